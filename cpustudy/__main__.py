@@ -1,0 +1,3 @@
+from cpustudy.cli import main
+
+raise SystemExit(main())

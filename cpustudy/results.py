@@ -1,0 +1,147 @@
+"""Stored results as rows for people (a table) and programs (CSV, JSON)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any, Iterable, Sequence
+
+from cpustudy.store import Store
+
+RUN_COLUMNS = (
+    "run_id",
+    "status",
+    "workload",
+    "device",
+    "build",
+    "vcpus",
+    "cpu_list",
+    "threads",
+    "data",
+    "batch_size",
+    "epochs",
+    "steps_per_epoch",
+    "epoch_time_s",
+    "samples_per_s",
+    "gflops_per_s",
+    "startup_s",
+    "projected",
+    "timed_epochs",
+    "error",
+    "cpu_model",
+    "tf_version",
+    "keras_version",
+    "keras_backend",
+    "onednn",
+    "xla",
+    "tf_missing_isa",
+    "oversubscribed",
+    "repeat",
+    "machine",
+    "created_at",
+)
+
+EPOCH_COLUMNS = (
+    "run_id",
+    "workload",
+    "build",
+    "vcpus",
+    "epoch",
+    "elapsed_s",
+    "steps",
+    "samples_per_s",
+    "loss",
+    "accuracy",
+    "warmup",
+)
+
+# Columns the human table shows (CSV and JSON have every column).
+TABLE_COLUMNS = (
+    "run_id",
+    "status",
+    "workload",
+    "build",
+    "vcpus",
+    "data",
+    "epochs",
+    "steps_per_epoch",
+    "epoch_time_s",
+    "samples_per_s",
+    "startup_s",
+    "projected",
+    "error",
+)
+
+
+def run_rows(store: Store) -> list[dict[str, Any]]:
+    rows = []
+    for r in store.runs():
+        threads = (
+            f"{r['intra_threads']}/{r['inter_threads']}" if r.get("intra_threads") is not None else None
+        )
+        gflops = (
+            r["samples_per_s"] * r["flops_per_sample"] / 1e9
+            if r.get("samples_per_s") and r.get("flops_per_sample")
+            else None
+        )
+        error = (r.get("error") or "").splitlines()[0] if r.get("error") else None
+        rows.append(
+            {
+                **{k: r.get(k) for k in RUN_COLUMNS},
+                "run_id": r["id"],
+                "threads": threads,
+                "steps_per_epoch": r.get("steps_per_epoch") or r.get("full_steps_per_epoch"),
+                "gflops_per_s": gflops,
+                "projected": bool(r.get("projected")),
+                "oversubscribed": bool(r.get("oversubscribed")),
+                "onednn": None if r.get("onednn") is None else bool(r["onednn"]),
+                "xla": None if r.get("xla") is None else bool(r["xla"]),
+                "error": error,
+            }
+        )
+    return rows
+
+
+def epoch_rows(store: Store) -> list[dict[str, Any]]:
+    return [
+        {**{k: e.get(k) for k in EPOCH_COLUMNS}, "warmup": bool(e["warmup"])} for e in store.epochs()
+    ]
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e5 else f"{value:,.0f}"
+    return str(value)
+
+
+def to_csv(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})
+    return buf.getvalue()
+
+
+def to_json(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> str:
+    return json.dumps([{k: row.get(k) for k in columns} for row in rows], indent=2, default=str) + "\n"
+
+
+def to_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str | None = None) -> Any:
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold")
+    for c in columns:
+        if c == "error":
+            table.add_column(c, overflow="ellipsis", max_width=60, no_wrap=True)
+        else:
+            table.add_column(c, no_wrap=True)
+    for row in rows:
+        table.add_row(*(_cell(row.get(c)) for c in columns))
+    return table

@@ -1,0 +1,343 @@
+"""The parent side of one measurement: plan it, spawn its worker, store what it reports.
+
+The parent never imports TensorFlow. It resolves the data source, picks the CPUs, starts
+``python -m cpustudy.worker`` (under the build's interpreter), stores each epoch as it arrives, and
+finishes the run as ``ok`` or ``failed`` (with the exit code and the tail of the worker's stderr).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from cpustudy import machine as machine_mod
+from cpustudy.errors import UserError
+from cpustudy.store import Store
+from cpustudy.workloads import Workload
+
+DATA_MODES = ("auto", "real", "synthetic")
+PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+
+
+def keras_datasets_dir() -> Path:
+    return Path(os.environ.get("KERAS_HOME") or Path.home() / ".keras") / "datasets"
+
+
+def real_data_cached(workload: Workload) -> bool:
+    d = keras_datasets_dir()
+    return any((d / name).exists() for name in workload.real_files)
+
+
+def resolve_data(workload: Workload, mode: str) -> str:
+    """``auto`` -> real when Keras' cache has the dataset, else synthetic; ``real`` must be cached."""
+    if mode not in DATA_MODES:
+        raise UserError(f"unknown data mode {mode!r}: use --data auto, real or synthetic")
+    if mode == "synthetic":
+        return "synthetic"
+    if real_data_cached(workload):
+        return "real"
+    if mode == "auto":
+        return "synthetic"
+    raise UserError(
+        f"real {workload.dataset} data is not in the Keras cache and cannot be downloaded here: place "
+        f"{workload.real_files[0]} in {keras_datasets_dir()}, or use --data synthetic"
+    )
+
+
+@dataclass
+class RunSpec:
+    """What the user asked for; ``plan`` turns it into a worker configuration."""
+
+    workload: Workload
+    vcpus: int
+    epochs: int | None = None
+    steps_per_epoch: int | None = None
+    batch_size: int | None = None
+    data: str = "auto"
+    seed: int = 0
+    repeat: int = 0
+    build: str = "tf"
+    oversubscribe: bool = False
+    intra_threads: int | None = None
+    inter_threads: int | None = None
+    jit_compile: bool | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    device: str = "cpu"
+    timeout_s: float | None = None
+    cell_key: str | None = None
+
+
+def check_positive(name: str, value: int | None) -> None:
+    if value is not None and value <= 0:
+        raise UserError(f"{name} must be a positive whole number, got {value}")
+
+
+def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str, Any]:
+    """The worker configuration for ``spec``: validated, with CPUs, threads and data resolved."""
+    w = spec.workload
+    for name, value in (
+        ("--vcpus", spec.vcpus),
+        ("--epochs", spec.epochs),
+        ("--steps-per-epoch", spec.steps_per_epoch),
+        ("--batch-size", spec.batch_size),
+        ("--intra-threads", spec.intra_threads),
+        ("--inter-threads", spec.inter_threads),
+    ):
+        check_positive(name, value)
+    topo = topo or machine_mod.read_topology()
+    cpus = machine_mod.choose_cpus(spec.vcpus, topo, oversubscribe=spec.oversubscribe)
+    batch = spec.batch_size or w.batch_size
+    full_steps = -(-w.samples_per_epoch // batch)
+    steps = spec.steps_per_epoch
+    if steps is not None and steps >= full_steps:
+        steps = None  # a cap at or above a full epoch is a full epoch
+    intra = spec.intra_threads or spec.vcpus
+    inter = spec.inter_threads or spec.vcpus
+    return {
+        "workload": w.name,
+        "device": spec.device,
+        "build": spec.build,
+        "vcpus": spec.vcpus,
+        "cpus": cpus,
+        "cpu_list": machine_mod.format_cpu_list(cpus),
+        "oversubscribed": spec.vcpus > len(cpus) or spec.vcpus > topo.logical,
+        "intra_threads": intra,
+        "inter_threads": inter,
+        "batch_size": batch,
+        "epochs": spec.epochs or w.epochs,
+        "steps_per_epoch": steps,
+        "full_steps_per_epoch": full_steps,
+        "samples_per_epoch": w.samples_per_epoch,
+        "data_requested": spec.data,
+        "data": resolve_data(w, spec.data),
+        "seed": spec.seed,
+        "repeat": spec.repeat,
+        "jit_compile": spec.jit_compile,
+        "options": {**w.options, **spec.options},
+        "params": spec.params,
+        "flops_per_sample": w.flops(spec.params or None).train,
+        "cell_key": spec.cell_key,
+    }
+
+
+def summarize(config: Mapping[str, Any], epochs: list[Mapping[str, Any]], startup_s: float | None) -> dict[str, Any]:
+    """The run's figures from its epochs: median of the timed (non-warm-up) epochs.
+
+    With a step cap below a full epoch, the full-epoch time is projected from the steady-state step
+    time and flagged ``projected``. With no timed epoch (``--epochs 1``) the warm-up epoch is used
+    and ``timed_epochs`` is 0.
+    """
+    timed = [e for e in epochs if not e.get("warmup")]
+    basis = timed or list(epochs)
+    if not basis:
+        return {"startup_s": startup_s, "timed_epochs": 0, "projected": False}
+    measured = statistics.median(e["elapsed_s"] for e in basis)
+    steps = config.get("steps_per_epoch") or config["full_steps_per_epoch"]
+    samples = basis[0].get("samples") or steps * config["batch_size"]
+    step_time = measured / steps
+    projected = config.get("steps_per_epoch") is not None
+    return {
+        "epoch_time_s": step_time * config["full_steps_per_epoch"] if projected else measured,
+        "measured_epoch_time_s": measured,
+        "step_time_s": step_time,
+        "samples_per_s": samples / measured if measured > 0 else None,
+        "startup_s": startup_s,
+        "projected": projected,
+        "timed_epochs": len(timed),
+    }
+
+
+@dataclass
+class RunOutcome:
+    run_id: int
+    status: str
+    summary: dict[str, Any]
+    error: str | None = None
+    exit_code: int | None = None
+
+
+Listener = Callable[[str, Mapping[str, Any]], None]
+
+
+def stderr_tail(path: Path, lines: int = 25, chars: int = 4000) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.rstrip().splitlines()[-lines:])[-chars:]
+
+
+def execute(
+    store: Store,
+    machine_id: int,
+    config: dict[str, Any],
+    *,
+    python: str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float | None = None,
+    listener: Listener | None = None,
+) -> RunOutcome:
+    """Run one measurement in a fresh worker and store it; never raises for a failed measurement."""
+    run_id = store.start_run(machine_id, config)
+    worker_env = dict(os.environ)
+    worker_env.update(env or {})
+    worker_env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (PACKAGE_PARENT, worker_env.get("PYTHONPATH", "")) if p
+    )
+    worker_env["PYTHONUNBUFFERED"] = "1"
+    if config.get("device", "cpu") == "cpu":
+        worker_env["CUDA_VISIBLE_DEVICES"] = "-1"
+    epochs: list[dict[str, Any]] = []
+    startup: float | None = None
+    error: str | None = None
+    read_fd, write_fd = os.pipe()
+    errlog = tempfile.NamedTemporaryFile(prefix="cpustudy-worker-", suffix=".log", delete=False)
+    errpath = Path(errlog.name)
+    spawn_wall = time.time()
+    try:
+        proc = subprocess.Popen(
+            [python or sys.executable, "-m", "cpustudy.worker", json.dumps(config), str(write_fd)],
+            pass_fds=(write_fd,),
+            stdin=subprocess.DEVNULL,
+            stdout=errlog,
+            stderr=subprocess.STDOUT,
+            env=worker_env,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        os.close(read_fd)
+        os.close(write_fd)
+        errlog.close()
+        msg = f"could not start the worker: {exc}"
+        store.finish_run(run_id, "failed", {}, error=msg)
+        return RunOutcome(run_id, "failed", {}, msg)
+    os.close(write_fd)
+    deadline = time.monotonic() + timeout_s if timeout_s else None
+    buffer = b""
+    timed_out = False
+    try:
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([read_fd], [], [], wait)
+            if not ready:
+                timed_out = True
+                break
+            chunk = os.read(read_fd, 65536)
+            if not chunk:
+                break
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                kind = event.pop("type", "")
+                if kind == "software":
+                    store.set_software(run_id, event)
+                elif kind == "model" and event.get("xla") is not None:
+                    store.set_xla(run_id, bool(event["xla"]))
+                elif kind == "train_start":
+                    startup = float(event["wall"]) - spawn_wall
+                elif kind == "epoch":
+                    store.add_epoch(run_id, event)
+                    epochs.append(event)
+                elif kind == "error":
+                    error = event.get("message")
+                if listener:
+                    listener(kind, event)
+    except KeyboardInterrupt:
+        _kill(proc)
+        os.close(read_fd)
+        errlog.close()
+        store.finish_run(run_id, "failed", summarize(config, epochs, startup), exit_code=None,
+                         error="interrupted by the user")
+        raise
+    os.close(read_fd)
+    if timed_out:
+        _kill(proc)
+        error = f"timed out after {timeout_s:g} s"
+    code = proc.wait()
+    errlog.close()
+    summary = summarize(config, epochs, startup)
+    expected = int(config["epochs"])
+    if code == 0 and not timed_out and len(epochs) == expected:
+        store.finish_run(run_id, "ok", summary, exit_code=0)
+        errpath.unlink(missing_ok=True)
+        return RunOutcome(run_id, "ok", summary, exit_code=0)
+    if error is None:
+        if code < 0:
+            error = f"worker killed by signal {signal.Signals(-code).name}"
+            if -code == signal.SIGKILL:
+                error += " (out of memory?)"
+        elif code == 0:
+            error = f"worker ended after {len(epochs)} of {expected} epochs"
+        else:
+            error = f"worker exited with code {code}"
+    tail = stderr_tail(errpath)
+    errpath.unlink(missing_ok=True)
+    full = error + ("\n--- worker stderr (tail) ---\n" + tail if tail else "")
+    store.finish_run(run_id, "failed", summary, exit_code=code, error=full)
+    return RunOutcome(run_id, "failed", summary, error, code)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def probe_software(python: str | None = None, env: Mapping[str, str] | None = None,
+                   timeout_s: float = 180) -> dict[str, Any]:
+    """Import the frameworks in a worker (under ``python``) and return what they report."""
+    worker_env = {**os.environ, **(env or {})}
+    worker_env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (PACKAGE_PARENT, worker_env.get("PYTHONPATH", "")) if p
+    )
+    worker_env["CUDA_VISIBLE_DEVICES"] = worker_env.get("CUDA_VISIBLE_DEVICES", "-1")
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [python or sys.executable, "-m", "cpustudy.worker", "--probe", str(write_fd)],
+            pass_fds=(write_fd,),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=worker_env,
+        )
+    except OSError as exc:
+        os.close(read_fd)
+        os.close(write_fd)
+        raise UserError(f"cannot start {python or sys.executable}: {exc}") from None
+    os.close(write_fd)
+    with os.fdopen(read_fd) as events:
+        try:
+            _, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+        lines = events.read().splitlines()
+    result: dict[str, Any] = {}
+    for line in lines:
+        event = json.loads(line)
+        if event.pop("type") == "software":
+            result = event
+        elif not result:
+            result = {"error": event.get("message")}
+    if not result:
+        tail = (err or b"").decode(errors="replace").strip().splitlines()[-1:]
+        result = {"error": tail[0] if tail else f"exit code {proc.returncode}"}
+    return result

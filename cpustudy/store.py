@@ -1,0 +1,435 @@
+"""Results in SQLite, with a versioned schema.
+
+One file holds machines, runs (one measurement each: configuration, software, status, summary) and
+epochs (committed as they finish, so an interrupted run keeps what it measured). The file is marked
+with SQLite's ``application_id`` so a file that is not a cpustudy database is refused, never altered,
+and ``user_version`` carries the schema version for migrations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from cpustudy.errors import UserError
+
+APPLICATION_ID = 0x43505553  # "CPUS"
+SCHEMA_VERSION = 1
+DEFAULT_DB = "cpustudy.sqlite"
+
+# Each entry upgrades the schema from version i to i + 1.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE machines (
+        id INTEGER PRIMARY KEY,
+        fingerprint TEXT NOT NULL UNIQUE,
+        hostname TEXT,
+        cpu_model TEXT,
+        cpu_vendor TEXT,
+        arch TEXT,
+        flags TEXT,               -- space-separated, as Linux names them
+        isa TEXT,                 -- JSON: {flag: bool} for the instruction sets that matter
+        physical_cores INTEGER,
+        logical_cpus INTEGER,
+        threads_per_core INTEGER,
+        sockets INTEGER,
+        numa_nodes INTEGER,
+        memory_bytes INTEGER,
+        os TEXT,
+        info TEXT,                -- JSON: everything collected
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        uuid TEXT NOT NULL UNIQUE,
+        machine_id INTEGER REFERENCES machines(id),
+        study TEXT NOT NULL DEFAULT 'cpustudy',
+        status TEXT NOT NULL CHECK (status IN ('running', 'ok', 'failed')),
+        workload TEXT NOT NULL,
+        device TEXT NOT NULL DEFAULT 'cpu',
+        build TEXT NOT NULL,
+        vcpus INTEGER,
+        cpu_list TEXT,
+        oversubscribed INTEGER NOT NULL DEFAULT 0,
+        intra_threads INTEGER,
+        inter_threads INTEGER,
+        batch_size INTEGER,
+        epochs INTEGER,
+        steps_per_epoch INTEGER,      -- steps run per epoch
+        full_steps_per_epoch INTEGER, -- steps of a full epoch of the workload
+        data TEXT,                    -- real | synthetic
+        seed INTEGER,
+        repeat INTEGER NOT NULL DEFAULT 0,
+        cell_key TEXT,                -- identifies the configuration, for sweeps to resume
+        settings TEXT,                -- JSON: every setting of the measurement
+        software TEXT,                -- JSON: Python, TF, Keras, backend, oneDNN, XLA, ISA report
+        python_version TEXT,
+        tf_version TEXT,
+        keras_version TEXT,
+        keras_backend TEXT,
+        onednn INTEGER,
+        xla INTEGER,
+        tf_missing_isa TEXT,          -- what TF says it was not compiled for ("AVX2 FMA")
+        flops_per_sample INTEGER,     -- analytic training FLOPs (forward + backward)
+        epoch_time_s REAL,            -- full-epoch time: median of timed epochs, or projected
+        measured_epoch_time_s REAL,   -- median wall time of the timed epochs as run
+        step_time_s REAL,
+        samples_per_s REAL,
+        startup_s REAL,               -- worker spawn -> first training step
+        projected INTEGER NOT NULL DEFAULT 0,
+        timed_epochs INTEGER,
+        exit_code INTEGER,
+        error TEXT,
+        created_at TEXT NOT NULL,
+        finished_at TEXT
+    );
+    CREATE INDEX runs_cell ON runs(cell_key, status);
+    CREATE INDEX runs_workload ON runs(workload, build, vcpus);
+    CREATE TABLE epochs (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        epoch INTEGER NOT NULL,
+        elapsed_s REAL NOT NULL,
+        steps INTEGER,
+        samples_per_s REAL,
+        loss REAL,
+        accuracy REAL,
+        warmup INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (run_id, epoch)
+    );
+    """,
+]
+
+RUN_SUMMARY_FIELDS = (
+    "epoch_time_s",
+    "measured_epoch_time_s",
+    "step_time_s",
+    "samples_per_s",
+    "startup_s",
+    "projected",
+    "timed_epochs",
+)
+
+SOFTWARE_FIELDS = (
+    "python_version",
+    "tf_version",
+    "keras_version",
+    "keras_backend",
+    "onednn",
+    "xla",
+    "tf_missing_isa",
+)
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def default_path() -> Path:
+    return Path(os.environ.get("CPUSTUDY_DB") or DEFAULT_DB)
+
+
+def _header_is_sqlite(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(16) == b"SQLite format 3\x00"
+
+
+class Store:
+    """A cpustudy database. Use ``Store.open`` (writes, creating it) or ``Store.read`` (never creates)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, readonly: bool) -> None:
+        self.conn = conn
+        self.path = path
+        self.readonly = readonly
+
+    # -- opening -----------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | Path | None = None) -> "Store":
+        path = Path(path) if path is not None else default_path()
+        if path.is_dir():
+            raise UserError(f"{path} is a folder: give --db a file path such as {path / DEFAULT_DB}")
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise UserError(f"folder {parent} does not exist: create it or pass another --db path")
+        fresh = not path.exists() or path.stat().st_size == 0
+        if not fresh:
+            cls._check_file(path)
+        try:
+            conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise UserError(f"cannot open {path} ({exc}): check the path and its permissions") from None
+        store = cls(conn, path, readonly=False)
+        store._configure()
+        store._migrate()
+        return store
+
+    @classmethod
+    def read(cls, path: str | Path | None = None) -> "Store":
+        path = Path(path) if path is not None else default_path()
+        if not path.is_file():
+            raise UserError(
+                f"no database at {path}: run a measurement first (`cpustudy run ...`) or pass --db "
+                "with an existing file"
+            )
+        cls._check_file(path)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
+        store = cls(conn, path, readonly=True)
+        store._configure()
+        version = store.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise UserError(
+                f"{path} has schema version {version}, newer than this cpustudy knows "
+                f"({SCHEMA_VERSION}): upgrade cpustudy"
+            )
+        if version < SCHEMA_VERSION:
+            conn.close()  # an old file: upgrade it in place (a migration never loses rows)
+            return cls.open(path)
+        return store
+
+    @staticmethod
+    def _check_file(path: Path) -> None:
+        try:
+            ok = _header_is_sqlite(path)
+        except OSError as exc:
+            raise UserError(f"cannot read {path} ({exc.strerror}): check the path and permissions") from None
+        if ok:
+            try:
+                conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+                app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+                tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+                conn.close()
+            except sqlite3.Error:
+                ok = False
+            else:
+                ok = app_id == APPLICATION_ID or (app_id == 0 and tables == 0)
+        if not ok:
+            raise UserError(
+                f"{path} is not a cpustudy database: pass --db with a new file name or an existing "
+                "cpustudy database"
+            )
+
+    def _configure(self) -> None:
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        self.conn.execute("PRAGMA busy_timeout = 60000")
+
+    def _migrate(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise UserError(
+                f"{self.path} has schema version {version}, newer than this cpustudy knows "
+                f"({SCHEMA_VERSION}): upgrade cpustudy"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        with self.transaction():
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]  # re-read under lock
+            for i in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[i].split(";"):
+                    if statement.strip():
+                        self.conn.execute(statement)
+            self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def transaction(self) -> "_Transaction":
+        return _Transaction(self.conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def machine_id(self, machine: Mapping[str, Any]) -> int:
+        """The id of this machine, inserting it the first time it is seen."""
+        fp = machine["fingerprint"]
+        row = self.conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (fp,)).fetchone()
+        if row:
+            return int(row[0])
+        with self.transaction():
+            cur = self.conn.execute(
+                """INSERT OR IGNORE INTO machines (fingerprint, hostname, cpu_model, cpu_vendor, arch,
+                flags, isa, physical_cores, logical_cpus, threads_per_core, sockets, numa_nodes,
+                memory_bytes, os, info, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+                (
+                    fp,
+                    machine.get("hostname"),
+                    machine.get("cpu_model"),
+                    machine.get("cpu_vendor"),
+                    machine.get("arch"),
+                    " ".join(machine.get("flags") or []),
+                    json.dumps(machine.get("isa") or {}),
+                    machine.get("physical_cores"),
+                    machine.get("logical_cpus"),
+                    machine.get("threads_per_core"),
+                    machine.get("sockets"),
+                    machine.get("numa_nodes"),
+                    machine.get("memory_bytes"),
+                    machine.get("os"),
+                    json.dumps(dict(machine), default=str),
+                    now(),
+                ),
+            )
+            if cur.rowcount:
+                return int(cur.lastrowid)
+        row = self.conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (fp,)).fetchone()
+        return int(row[0])
+
+    def start_run(self, machine_id: int, config: Mapping[str, Any]) -> int:
+        """Record a measurement about to start (status ``running``)."""
+        cols = {
+            "uuid": config.get("uuid") or uuid.uuid4().hex,
+            "machine_id": machine_id,
+            "study": config.get("study", "cpustudy"),
+            "status": "running",
+            "workload": config["workload"],
+            "device": config.get("device", "cpu"),
+            "build": config.get("build", "tf"),
+            "vcpus": config.get("vcpus"),
+            "cpu_list": config.get("cpu_list"),
+            "oversubscribed": int(bool(config.get("oversubscribed"))),
+            "intra_threads": config.get("intra_threads"),
+            "inter_threads": config.get("inter_threads"),
+            "batch_size": config.get("batch_size"),
+            "epochs": config.get("epochs"),
+            "steps_per_epoch": config.get("steps_per_epoch"),
+            "full_steps_per_epoch": config.get("full_steps_per_epoch"),
+            "data": config.get("data"),
+            "seed": config.get("seed"),
+            "repeat": config.get("repeat", 0),
+            "cell_key": config.get("cell_key"),
+            "settings": json.dumps(dict(config), default=str, sort_keys=True),
+            "flops_per_sample": config.get("flops_per_sample"),
+            "created_at": now(),
+        }
+        with self.transaction():
+            cur = self.conn.execute(
+                f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                tuple(cols.values()),
+            )
+        return int(cur.lastrowid)
+
+    def set_software(self, run_id: int, software: Mapping[str, Any]) -> None:
+        values = {k: software.get(k) for k in SOFTWARE_FIELDS}
+        for k in ("onednn", "xla"):
+            if values[k] is not None:
+                values[k] = int(bool(values[k]))
+        with self.transaction():
+            self.conn.execute(
+                f"UPDATE runs SET software = ?, {', '.join(f'{k} = ?' for k in values)} WHERE id = ?",
+                (json.dumps(dict(software), default=str, sort_keys=True), *values.values(), run_id),
+            )
+
+    def set_xla(self, run_id: int, xla: bool) -> None:
+        """Whether the model was compiled with XLA, as Keras resolved it."""
+        with self.transaction():
+            self.conn.execute("UPDATE runs SET xla = ? WHERE id = ?", (int(xla), run_id))
+
+    def add_epoch(self, run_id: int, epoch: Mapping[str, Any]) -> None:
+        with self.transaction():
+            self.conn.execute(
+                """INSERT OR REPLACE INTO epochs (run_id, epoch, elapsed_s, steps, samples_per_s, loss,
+                accuracy, warmup) VALUES (?,?,?,?,?,?,?,?)""",
+                (
+                    run_id,
+                    epoch["epoch"],
+                    epoch["elapsed_s"],
+                    epoch.get("steps"),
+                    epoch.get("samples_per_s"),
+                    epoch.get("loss"),
+                    epoch.get("accuracy"),
+                    int(bool(epoch.get("warmup"))),
+                ),
+            )
+
+    def finish_run(
+        self,
+        run_id: int,
+        status: str,
+        summary: Mapping[str, Any] | None = None,
+        *,
+        exit_code: int | None = None,
+        error: str | None = None,
+    ) -> None:
+        summary = dict(summary or {})
+        values = {k: summary.get(k) for k in RUN_SUMMARY_FIELDS}
+        values["projected"] = int(bool(values["projected"]))
+        with self.transaction():
+            self.conn.execute(
+                f"""UPDATE runs SET status = ?, exit_code = ?, error = ?, finished_at = ?,
+                {', '.join(f'{k} = ?' for k in values)} WHERE id = ?""",
+                (status, exit_code, error, now(), *values.values(), run_id),
+            )
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def runs(
+        self,
+        *,
+        run_ids: Iterable[int] | None = None,
+        status: str | None = None,
+        cell_keys: Iterable[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        where, args = [], []
+        if run_ids is not None:
+            ids = list(run_ids)
+            where.append(f"r.id IN ({', '.join('?' * len(ids))})")
+            args += ids
+        if status is not None:
+            where.append("r.status = ?")
+            args.append(status)
+        if cell_keys is not None:
+            keys = list(cell_keys)
+            where.append(f"r.cell_key IN ({', '.join('?' * len(keys))})")
+            args += keys
+        sql = """SELECT r.*, m.cpu_model, m.hostname, m.fingerprint AS machine, m.logical_cpus,
+                 m.physical_cores, m.threads_per_core, m.flags AS cpu_flags
+                 FROM runs r LEFT JOIN machines m ON m.id = r.machine_id"""
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY r.id"
+        return [dict(row) for row in self.conn.execute(sql, args)]
+
+    def epochs(self, run_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
+        sql = """SELECT e.*, r.workload, r.build, r.vcpus, r.device, r.status
+                 FROM epochs e JOIN runs r ON r.id = e.run_id"""
+        args: list[Any] = []
+        if run_ids is not None:
+            ids = list(run_ids)
+            sql += f" WHERE e.run_id IN ({', '.join('?' * len(ids))})"
+            args = ids
+        sql += " ORDER BY e.run_id, e.epoch"
+        return [dict(row) for row in self.conn.execute(sql, args)]
+
+    def machines(self) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute("SELECT * FROM machines ORDER BY id")]
+
+    def count(self, table: str) -> int:
+        if table not in {"runs", "epochs", "machines"}:
+            raise ValueError(table)
+        return int(self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+@dataclass
+class _Transaction:
+    conn: sqlite3.Connection
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: Any, *_: Any) -> None:
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+

@@ -1,0 +1,258 @@
+"""One measurement, in a fresh process: ``python -m cpustudy.worker CONFIG_JSON EVENTS_FD``.
+
+The worker pins itself to its CPUs and sets its thread counts *before* TensorFlow (or NumPy's BLAS)
+is imported, so every thread pool is sized for and confined to those CPUs. It then builds the
+workload, trains it with a per-epoch wall-clock callback and writes one JSON object per line to the
+file descriptor ``EVENTS_FD``: ``software``, ``data``, ``model``, ``train_start``, one ``epoch`` per
+epoch as it ends, then ``done`` (or ``error``). The parent stores each as it arrives.
+
+``python -m cpustudy.worker --probe EVENTS_FD`` only imports the frameworks and reports the software
+(versions, oneDNN, the instruction sets TensorFlow says it was not compiled for).
+
+This module must run under any build's interpreter (Python >= 3.9, NumPy 1 or 2, Keras 3 or
+tf.keras 2.x): it imports only the standard library at module level.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import sys
+import tempfile
+import time
+import traceback
+from typing import Any, Callable
+
+Emit = Callable[..., None]
+
+MISSING_ISA = re.compile(r"To enable the following instructions:\s*([A-Za-z0-9_ ]+?)\s*,? in other operations")
+ONEDNN_ON = "oneDNN custom operations are on"
+
+THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")
+RECORDED_ENV = (
+    "TF_ENABLE_ONEDNN_OPTS",
+    "TF_USE_LEGACY_KERAS",
+    "KERAS_BACKEND",
+    "XLA_FLAGS",
+    "TF_XLA_FLAGS",
+    "OMP_NUM_THREADS",
+    "KMP_BLOCKTIME",
+    "KMP_AFFINITY",
+    "TF_NUM_INTRAOP_THREADS",
+    "TF_NUM_INTEROP_THREADS",
+    "CUDA_VISIBLE_DEVICES",
+)
+
+
+def pin_and_size(cpus: list[int] | None, intra: int | None, inter: int | None) -> None:
+    """Pin this process to ``cpus`` and size thread pools; must run before any heavy import."""
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+    if intra:
+        for var in THREAD_ENV:
+            os.environ[var] = str(intra)
+    if inter:
+        os.environ["TF_NUM_INTEROP_THREADS"] = str(inter)
+
+
+def _capture_stderr(fn: Callable[[], Any]) -> tuple[Any, str]:
+    """Run ``fn`` with file descriptor 2 captured (TensorFlow's C++ logging writes there)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            result = fn()
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            text = tmp.read().decode("utf-8", "replace")
+            sys.stderr.write(text)
+    return result, text
+
+
+def import_frameworks(intra: int | None, inter: int | None) -> tuple[Any, dict[str, Any]]:
+    """Import TensorFlow (when used) and Keras; return the Keras module and what they report."""
+    backend = os.environ.get("KERAS_BACKEND", "tensorflow")
+    legacy = os.environ.get("TF_USE_LEGACY_KERAS") == "1"
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")  # so TF states the ISA it lacks
+    software: dict[str, Any] = {
+        "python_version": platform.python_version(),
+        "python_executable": sys.executable,
+        "env": {k: os.environ[k] for k in RECORDED_ENV if k in os.environ},
+    }
+    tf = None
+    import_log = ""
+    t0 = time.perf_counter()
+    if backend == "tensorflow" or legacy:
+        tf, import_log = _capture_stderr(lambda: __import__("tensorflow"))
+        if intra:
+            tf.config.threading.set_intra_op_parallelism_threads(intra)
+        if inter:
+            tf.config.threading.set_inter_op_parallelism_threads(inter)
+    if legacy:
+        keras = tf.keras  # tf_keras (Keras 2) on TF >= 2.16, Keras 2 itself on older TF
+    else:
+        import keras  # type: ignore[no-redef]
+    software["import_s"] = time.perf_counter() - t0
+    software["keras_version"] = getattr(keras, "__version__", None)
+    try:
+        software["keras_backend"] = keras.backend.backend()
+    except AttributeError:
+        software["keras_backend"] = backend
+    if backend == "torch" and not legacy:
+        import torch
+
+        software["torch_version"] = torch.__version__
+        if intra:
+            torch.set_num_threads(intra)
+        if inter:
+            torch.set_num_interop_threads(inter)
+    if backend == "jax" and not legacy:
+        import jax
+
+        software["jax_version"] = jax.__version__
+    if tf is not None:
+        software["tf_version"] = tf.__version__
+        software["tf_git_version"] = getattr(tf, "__git_version__", None)
+        try:
+            software["tf_build_info"] = dict(tf.sysconfig.get_build_info())
+        except Exception:  # older builds
+            software["tf_build_info"] = {}
+        software["onednn"] = _onednn_enabled(import_log)
+        match = MISSING_ISA.search(import_log)
+        software["tf_missing_isa"] = match.group(1).strip() if match else ""
+        software["tf_isa_report"] = bool(match) or "optimized to use available CPU" in import_log
+        software["intra_threads"] = tf.config.threading.get_intra_op_parallelism_threads()
+        software["inter_threads"] = tf.config.threading.get_inter_op_parallelism_threads()
+    try:
+        import numpy
+
+        software["numpy_version"] = numpy.__version__
+    except ImportError:  # pragma: no cover - Keras needs NumPy
+        pass
+    software["affinity"] = sorted(os.sched_getaffinity(0))
+    return keras, software
+
+
+def _onednn_enabled(import_log: str) -> bool | None:
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+
+        return bool(_pywrap_util_port.IsMklEnabled())
+    except Exception:
+        return ONEDNN_ON in import_log if import_log else None
+
+
+def _xla_state(model: Any) -> bool | None:
+    for attr in ("jit_compile", "_jit_compile"):
+        value = getattr(model, attr, None)
+        if isinstance(value, bool):
+            return value
+    return None
+
+
+def train(config: dict[str, Any], emit: Emit) -> None:
+    from cpustudy.workloads import WORKLOADS
+
+    workload = WORKLOADS[config["workload"]]
+    intra, inter = config.get("intra_threads"), config.get("inter_threads")
+    keras, software = import_frameworks(intra, inter)
+    emit("software", **software)
+
+    seed = int(config.get("seed", 0))
+    keras.utils.set_random_seed(seed)
+    params = dict(config.get("params") or {})
+    batch = int(config["batch_size"])
+    steps_cap = config.get("steps_per_epoch")
+    t0 = time.perf_counter()
+    if config["data"] == "real":
+        data = workload.real(keras, params)
+    else:
+        n = workload.samples_per_epoch if steps_cap is None else int(steps_cap) * batch
+        data = workload.synthetic(n, params, seed)
+    data_s = time.perf_counter() - t0
+    params.update(data.derived)
+    steps = int(steps_cap) if steps_cap else -(-len(data) // batch)
+    samples_per_epoch = min(len(data), steps * batch)
+    emit("data", source=config["data"], samples=len(data), seconds=data_s, derived=data.derived,
+         x_shape=list(data.x.shape), x_dtype=str(data.x.dtype))
+
+    t0 = time.perf_counter()
+    options = dict(config.get("options") or {})
+    model = workload.build(keras, params, jit_compile=config.get("jit_compile"), **options)
+    emit("model", parameters=int(model.count_params()), seconds=time.perf_counter() - t0,
+         xla=_xla_state(model), params=params)
+
+    class EpochTimer(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
+            if epoch == 0:
+                emit("train_start", wall=time.time())
+            self._t0 = time.perf_counter()
+
+        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+            elapsed = time.perf_counter() - self._t0
+            logs = logs or {}
+            acc = logs.get("accuracy", logs.get("acc"))
+            emit(
+                "epoch",
+                epoch=epoch + 1,
+                elapsed_s=elapsed,
+                steps=steps,
+                samples=samples_per_epoch,
+                samples_per_s=samples_per_epoch / elapsed if elapsed > 0 else None,
+                loss=float(logs["loss"]) if "loss" in logs else None,
+                accuracy=float(acc) if acc is not None else None,
+                warmup=epoch == 0,
+            )
+
+    model.fit(
+        data.x,
+        data.y,
+        batch_size=batch,
+        epochs=int(config["epochs"]),
+        steps_per_epoch=int(steps_cap) if steps_cap else None,
+        shuffle=True,
+        verbose=0,
+        callbacks=[EpochTimer()],
+    )
+    emit("done")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    probe = bool(argv) and argv[0] == "--probe"
+    if probe:
+        argv = argv[1:]
+    if len(argv) != (1 if probe else 2):
+        print("usage: python -m cpustudy.worker CONFIG_JSON EVENTS_FD | --probe EVENTS_FD", file=sys.stderr)
+        return 2
+    config: dict[str, Any] = {} if probe else json.loads(argv[0])
+    out = os.fdopen(int(argv[-1]), "w", buffering=1)
+
+    def emit(kind: str, **fields: Any) -> None:
+        out.write(json.dumps({"type": kind, **fields}, default=str) + "\n")
+        out.flush()
+
+    try:
+        pin_and_size(config.get("cpus"), config.get("intra_threads"), config.get("inter_threads"))
+        if probe:
+            _, software = import_frameworks(None, None)
+            emit("software", **software)
+        else:
+            train(config, emit)
+        return 0
+    except BaseException as exc:  # report every failure to the parent, then fail
+        traceback.print_exc()
+        emit("error", message=f"{type(exc).__name__}: {exc}".strip()[:2000])
+        return 1
+    finally:
+        out.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""What a workload is, and the FLOP-counting convention every workload follows.
+
+A workload module never imports TensorFlow or Keras at import time: the Keras module is handed to
+``build`` by the worker, which picks it (Keras 3 or tf.keras 2.x) after pinning its CPUs.
+
+FLOP convention (per training sample, forward + backward):
+
+* matmul and convolution: 2 FLOPs per multiply-add; bias add: 1 FLOP per output element. This is
+  exactly what TensorFlow's graph profiler counts for MatMul/Conv2D/BiasAdd, which the tests use as an
+  independent check.
+* backward of a weight layer: the weight gradient (2 x MACs, plus 1 per output for the bias gradient)
+  and the input gradient (2 x MACs), the latter omitted where the layer's input is raw data that needs
+  no gradient (the first layer on images, the one-hot characters).
+* LSTM: per time step the four gate matmuls on [x, h] plus their biases; backward as above, where the
+  gradient with respect to h is always needed (back-propagation through time).
+* pooling: 1 FLOP per input element forward and backward; activations, dropout, softmax, losses and
+  the optimizer update are not counted (they are small next to the matmuls, and per-step not
+  per-sample for the optimizer).
+* embedding lookups are gathers: 0 FLOPs. Memory-bound workloads say so with ``memory_bound``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+Params = Mapping[str, Any]
+Arrays = tuple[np.ndarray, np.ndarray]
+
+
+@dataclass
+class Dataset:
+    """Training inputs and targets, plus parameters the data decides (fastText's vocabulary)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    derived: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.x.shape[0])
+
+
+def _dataset(out: Any) -> Dataset:
+    if isinstance(out, Dataset):
+        return out
+    x, y, *rest = out
+    return Dataset(x, y, dict(rest[0]) if rest else {})
+
+
+@dataclass(frozen=True)
+class Flops:
+    """FLOPs per sample."""
+
+    forward: int
+    backward: int
+
+    @property
+    def train(self) -> int:
+        return self.forward + self.backward
+
+    def __add__(self, other: "Flops") -> "Flops":
+        return Flops(self.forward + other.forward, self.backward + other.backward)
+
+
+ZERO = Flops(0, 0)
+
+
+def dense(n_in: int, n_out: int, *, input_grad: bool = True, bias: bool = True) -> Flops:
+    macs = n_in * n_out
+    b = n_out if bias else 0
+    return Flops(2 * macs + b, 2 * macs + b + (2 * macs if input_grad else 0))
+
+
+def conv2d(
+    h_out: int, w_out: int, k: int, c_in: int, c_out: int, *, input_grad: bool = True
+) -> Flops:
+    macs = h_out * w_out * k * k * c_in * c_out
+    b = h_out * w_out * c_out
+    return Flops(2 * macs + b, 2 * macs + b + (2 * macs if input_grad else 0))
+
+
+def pool(n_in: int) -> Flops:
+    return Flops(n_in, n_in)
+
+
+def lstm(timesteps: int, n_in: int, units: int, *, input_grad: bool = True) -> Flops:
+    x_macs = 4 * units * n_in
+    h_macs = 4 * units * units
+    b = 4 * units
+    fwd = 2 * (x_macs + h_macs) + b
+    bwd = 2 * (x_macs + h_macs) + b + 2 * h_macs + (2 * x_macs if input_grad else 0)
+    return Flops(timesteps * fwd, timesteps * bwd)
+
+
+def conv_out(size: int, k: int, padding: str) -> int:
+    return size if padding == "same" else size - k + 1
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One model of the study, faithful to the Keras example it used."""
+
+    name: str
+    title: str
+    dataset: str  # mnist | cifar10 | imdb | nietzsche
+    batch_size: int
+    epochs: int
+    samples_per_epoch: int
+    optimizer: str
+    loss: str
+    params: Mapping[str, Any]
+    _build: Callable[..., Any]
+    _flops: Callable[[Params], Flops]
+    _synthetic: Callable[[int, Params, int], Any]  # returns (x, y) or (x, y, derived params)
+    _real: Callable[[Any, Params], Any]
+    real_files: tuple[str, ...]  # names in the Keras dataset cache, any of which means "cached"
+    input_desc: str = ""  # the model's input per sample, e.g. "28x28x1 float32"
+    memory_bound: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)  # workload switches and defaults
+    notes: str = ""
+
+    def resolved_params(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        p = dict(self.params)
+        for k, v in (overrides or {}).items():
+            if k not in p:
+                raise KeyError(f"{self.name} has no parameter {k!r} (it has {', '.join(p)})")
+            p[k] = v
+        return p
+
+    def build(self, keras: Any, params: Params | None = None, **options: Any) -> Any:
+        """A compiled Keras model. ``keras`` is the Keras module to use (Keras 3 or tf.keras)."""
+        opts = {**self.options, **options}
+        return self._build(keras, self.resolved_params(params), **opts)
+
+    def flops(self, params: Params | None = None) -> Flops:
+        return self._flops(self.resolved_params(params))
+
+    def synthetic(self, n: int, params: Params | None = None, seed: int = 0) -> Dataset:
+        """``n`` samples of synthetic data with the real data's shapes and statistics."""
+        return _dataset(self._synthetic(n, self.resolved_params(params), seed))
+
+    def real(self, keras: Any, params: Params | None = None) -> Dataset:
+        """The real training set through Keras' loaders (and their cache)."""
+        return _dataset(self._real(keras, self.resolved_params(params)))
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return -(-self.samples_per_epoch // self.batch_size)
+
+
+def one_hot(labels: np.ndarray, classes: int) -> np.ndarray:
+    out = np.zeros((labels.shape[0], classes), dtype=np.float32)
+    out[np.arange(labels.shape[0]), labels] = 1.0
+    return out
+
+
+def compile_model(
+    model: Any, optimizer: Any, loss: str, metrics: list[str], jit_compile: bool | None = None
+) -> Any:
+    """Compile the same way on Keras 3 and tf.keras 2.x.
+
+    ``jit_compile=None`` keeps the framework's default (Keras 3 on TensorFlow: XLA off on a CPU-only
+    machine; on JAX: always XLA), ``True``/``False`` force it.
+    """
+    kwargs: dict[str, Any] = {} if jit_compile is None else {"jit_compile": jit_compile}
+    model.compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+    return model
