@@ -282,6 +282,9 @@ def build_parser() -> Parser:
     _add_db(p)
     p.set_defaults(func=cmd_results)
 
+    from cpustudy import cli_report  # light: its commands import pandas/plotnine when they run
+
+    cli_report.register(sub)
     return parser
 
 

@@ -13,7 +13,8 @@ FLOP convention (per training sample, forward + backward):
   no gradient (the first layer on images, the one-hot characters).
 * LSTM: per time step the four gate matmuls on [x, h] plus their biases; backward as above, where the
   gradient with respect to h is always needed (back-propagation through time).
-* pooling: 1 FLOP per input element forward and backward; activations, dropout, softmax, losses and
+* pooling: 1 FLOP per window element of each output (max) or input element (average), forward
+  and backward; activations, dropout, softmax, losses and
   the optimizer update are not counted (they are small next to the matmuls, and per-step not
   per-sample for the optimizer).
 * embedding lookups are gathers: 0 FLOPs. Memory-bound workloads say so with ``memory_bound``.
@@ -82,7 +83,14 @@ def conv2d(
 
 
 def pool(n_in: int) -> Flops:
+    """Global average pooling: one add per input element, forward and backward."""
     return Flops(n_in, n_in)
+
+
+def maxpool2d(h_out: int, w_out: int, channels: int, k: int = 2) -> Flops:
+    """One comparison per window element of each output (what TensorFlow's profiler counts)."""
+    n = h_out * w_out * channels * k * k
+    return Flops(n, n)
 
 
 def lstm(timesteps: int, n_in: int, units: int, *, input_grad: bool = True) -> Flops:

@@ -24,7 +24,7 @@ from cpustudy.workloads.base import (
     conv_out,
     dense,
     one_hot,
-    pool,
+    maxpool2d,
 )
 
 
@@ -71,10 +71,10 @@ def flops(p: Params) -> Flops:
     return (
         conv2d(a, a, 3, 3, f1, input_grad=False)
         + conv2d(b, b, 3, f1, f1)
-        + pool(b * b * f1)
+        + maxpool2d(c, c, f1)
         + conv2d(d, d, 3, f1, f2)
         + conv2d(e, e, 3, f2, f2)
-        + pool(e * e * f2)
+        + maxpool2d(g, g, f2)
         + dense(g * g * f2, p["dense"])
         + dense(p["dense"], p["classes"])
     )

@@ -16,7 +16,7 @@ from cpustudy.workloads.base import (
     conv2d,
     dense,
     one_hot,
-    pool,
+    maxpool2d,
 )
 
 
@@ -48,7 +48,7 @@ def flops(p: Params) -> Flops:
     return (
         conv2d(s1, s1, 3, 1, p["filters1"], input_grad=False)
         + conv2d(s2, s2, 3, p["filters1"], p["filters2"])
-        + pool(s2 * s2 * p["filters2"])
+        + maxpool2d(s3, s3, p["filters2"])
         + dense(s3 * s3 * p["filters2"], p["dense"])
         + dense(p["dense"], p["classes"])
     )

@@ -1,0 +1,146 @@
+"""The command line, in-process: the issue's end-to-end scenario, every workload, bad input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cpustudy.workloads import WORKLOADS
+
+RUN_COLUMNS = ("run_id status workload device build vcpus threads data batch_size epochs steps_per_epoch "
+               "epoch_time_s samples_per_s startup_s projected error cpu_model tf_version keras_backend "
+               "created_at").split()
+EPOCH_COLUMNS = "run_id workload build vcpus epoch elapsed_s steps loss warmup".split()
+
+
+def test_help_does_not_import_tensorflow():
+    code = (
+        "import sys\n"
+        "from cpustudy.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('tensorflow', 'keras', 'pandas', 'plotnine', 'numpy') if m in sys.modules]\n"
+        "print('HEAVY=' + ','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "COMMAND" in out and "run" in out and "results" in out
+    assert out.strip().splitlines()[-1] == "HEAVY="
+
+
+def test_run_then_results(run_cli, db, empty_keras_home):
+    r = run_cli("run", "mnist_mlp", "--vcpus", 1, "--epochs", 3, "--steps-per-epoch", 20,
+                "--data", "synthetic", "--db", db)
+    assert r.code == 0, r.err
+    assert r.out.startswith("run 1 ok: mnist_mlp 1 vCPU(s), synthetic data")
+
+    r = run_cli("results", "--db", db, "--format", "csv")
+    assert r.code == 0
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    assert len(rows) == 1
+    row = rows[0]
+    assert set(RUN_COLUMNS) <= set(row)
+    assert row["status"] == "ok" and row["data"] == "synthetic" and row["vcpus"] == "1"
+    assert row["cpu_model"] and row["tf_version"] and row["keras_backend"] == "tensorflow"
+    assert row["threads"] == "1/1" and row["steps_per_epoch"] == "20" and row["projected"] == "True"
+    # Projected full epoch = steady-state step time x 469 steps.
+    per_epoch = json.loads(run_cli("results", "--db", db, "--per-epoch", "--format", "json").out)
+    assert [e["epoch"] for e in per_epoch] == [1, 2, 3]
+    assert set(EPOCH_COLUMNS) <= set(per_epoch[0])
+    assert [e["warmup"] for e in per_epoch] == [True, False, False]
+    timed = sorted(e["elapsed_s"] for e in per_epoch[1:])
+    median = (timed[0] + timed[1]) / 2
+    assert float(row["epoch_time_s"]) == pytest.approx(median / 20 * 469)
+    assert float(row["samples_per_s"]) == pytest.approx(20 * 128 / median)
+    assert all(e["steps"] == 20 and e["loss"] > 0 for e in per_epoch)
+
+    table = run_cli("results", "--db", db)
+    assert table.code == 0 and "mnist_mlp" in table.out
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_every_workload_trains(run_cli, db, name, empty_keras_home):
+    r = run_cli("run", name, "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 3, "--db", db)
+    assert r.code == 0, r.err
+    rows = json.loads(run_cli("results", "--db", db, "--format", "json").out)
+    (row,) = rows
+    assert row["status"] == "ok" and row["workload"] == name and row["data"] == "synthetic"
+    assert row["epoch_time_s"] > 0 and row["startup_s"] > 0
+    epochs = json.loads(run_cli("results", "--db", db, "--per-epoch", "--format", "json").out)
+    assert len(epochs) == 2 and all(e["steps"] == 3 for e in epochs)
+
+
+def _more_cpus_than_allowed() -> str:
+    return str(len(os.sched_getaffinity(0)) + 1)
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["run", "mnist_mlpp"], "unknown workload 'mnist_mlpp'"),
+        (["run", "mnist_mlp", "--vcpus", "0"], "positive"),
+        (["run", "mnist_mlp", "--vcpus", "two"], "not a whole number"),
+        (["run", "mnist_mlp", "--vcpus", _more_cpus_than_allowed()], "--oversubscribe"),
+        (["run", "mnist_mlp", "--epochs", "0"], "positive"),
+        (["run", "mnist_mlp", "--steps-per-epoch", "-3"], "positive"),
+        (["run", "mnist_mlp", "--batch-size", "0"], "positive"),
+        (["run", "mnist_mlp", "--data", "fake"], "invalid choice"),
+        (["run", "mnist_mlp", "--data", "real"], "mnist.npz"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(run_cli, db, args, needle, empty_keras_home):
+    r = run_cli(*args, "--db", db) if args[0] == "run" else run_cli(*args)
+    assert r.code == 2
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cpustudy")
+    assert needle in lines[0]
+    assert "Traceback" not in r.err
+    assert not db.exists()  # refused before anything was created
+
+
+def test_db_in_missing_folder(run_cli, tmp_path, empty_keras_home):
+    r = run_cli("run", "mnist_mlp", "--vcpus", 1, "--db", tmp_path / "missing" / "x.sqlite")
+    assert r.code == 2 and "does not exist" in r.err and len(r.err.strip().splitlines()) == 1
+
+
+def test_not_a_database_is_left_alone(run_cli, tmp_path, empty_keras_home):
+    path = tmp_path / "notes.sqlite"
+    path.write_text("my notes\n")
+    for args in (["run", "mnist_mlp", "--vcpus", "1", "--epochs", "1", "--steps-per-epoch", "1"], ["results"]):
+        r = run_cli(*args, "--db", path)
+        assert r.code == 2 and "not a cpustudy database" in r.err
+    assert path.read_text() == "my notes\n"
+
+
+def test_read_on_missing_database_creates_nothing(run_cli, tmp_path):
+    path = tmp_path / "none.sqlite"
+    for args in (["results"], ["results", "--per-epoch"]):
+        r = run_cli(*args, "--db", path)
+        assert r.code == 2 and "no database" in r.err
+    assert not path.exists()
+
+
+def test_cpustudy_db_environment_variable(run_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("CPUSTUDY_DB", str(tmp_path / "env.sqlite"))
+    r = run_cli("results")
+    assert r.code == 2 and "env.sqlite" in r.err
+
+
+def test_workloads_command(run_cli):
+    r = run_cli("workloads", "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    assert [row["workload"] for row in rows] == list(WORKLOADS)
+    mlp = rows[0]
+    assert mlp["batch_size"] == "128" and mlp["epochs"] == "20" and mlp["samples_per_epoch"] == "60000"
+    assert float(mlp["train_mflops_per_sample"]) == pytest.approx(WORKLOADS["mnist_mlp"].flops().train / 1e6, abs=1e-3)
+
+
+def test_machine_command_without_probe(run_cli):
+    r = run_cli("machine", "--no-probe", "--format", "json")
+    info = json.loads(r.out)
+    assert r.code == 0 and info["logical_cpus"] >= 1 and "isa" in info and "software" not in info

@@ -1,0 +1,103 @@
+"""The worker and its parent: pinning, software report, failures stored as failures, real data."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from cpustudy import machine, runner, workloads
+from cpustudy.store import Store
+
+
+def _plan(name="mnist_mlp", **kw):
+    spec = runner.RunSpec(workload=workloads.get(name), vcpus=1, epochs=2, steps_per_epoch=2,
+                          data="synthetic", **kw)
+    return runner.plan(spec)
+
+
+def _store(db):
+    s = Store.open(db)
+    return s, s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
+
+
+def test_worker_pins_itself_and_reports_software(db):
+    s, mid = _store(db)
+    config = _plan()
+    outcome = runner.execute(s, mid, config)
+    assert outcome.status == "ok", outcome.error
+    (run,) = s.runs()
+    software = json.loads(run["software"])
+    assert software["affinity"] == config["cpus"] and len(config["cpus"]) == 1
+    assert software["intra_threads"] == 1 and software["inter_threads"] == 1
+    assert software["env"]["OMP_NUM_THREADS"] == "1"
+    assert run["tf_version"] == software["tf_version"] and run["onednn"] in (0, 1)
+    assert run["xla"] == 0  # Keras 3 on a CPU-only TensorFlow: XLA off by default
+    assert isinstance(software["tf_missing_isa"], str)
+
+
+def test_a_crashing_worker_is_stored_as_failed(db):
+    s, mid = _store(db)
+    config = _plan()
+    config["workload"] = "no_such_workload"  # the worker fails after importing TensorFlow
+    outcome = runner.execute(s, mid, config)
+    assert outcome.status == "failed" and outcome.exit_code == 1
+    (run,) = s.runs()
+    assert run["status"] == "failed" and "KeyError" in run["error"]
+    assert "worker stderr" in run["error"]  # the tail of what it printed
+
+
+def test_a_timeout_is_stored_as_failed(db):
+    s, mid = _store(db)
+    outcome = runner.execute(s, mid, _plan(), timeout_s=0.5)
+    assert outcome.status == "failed" and "timed out" in outcome.error
+    assert s.runs()[0]["status"] == "failed"
+
+
+def test_summarize_projects_capped_epochs():
+    config = {"steps_per_epoch": 10, "full_steps_per_epoch": 100, "batch_size": 32}
+    epochs = [
+        {"elapsed_s": 5.0, "warmup": True, "samples": 320},
+        {"elapsed_s": 1.0, "samples": 320},
+        {"elapsed_s": 3.0, "samples": 320},
+        {"elapsed_s": 2.0, "samples": 320},
+    ]
+    s = runner.summarize(config, epochs, 4.0)
+    assert s["measured_epoch_time_s"] == 2.0 and s["timed_epochs"] == 3
+    assert s["step_time_s"] == pytest.approx(0.2) and s["epoch_time_s"] == pytest.approx(20.0)
+    assert s["projected"] and s["samples_per_s"] == pytest.approx(160.0)
+    full = runner.summarize({**config, "steps_per_epoch": None}, epochs, 4.0)
+    assert not full["projected"] and full["epoch_time_s"] == 2.0
+
+
+def test_a_cap_of_a_full_epoch_or_more_is_not_a_projection():
+    cfg = runner.plan(runner.RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, steps_per_epoch=10_000,
+                                     data="synthetic"))
+    assert cfg["steps_per_epoch"] is None and cfg["full_steps_per_epoch"] == 469
+
+
+def test_real_data_through_the_keras_loader(db, tmp_path, monkeypatch):
+    """Real Nietzsche text placed in the Keras cache goes through the example's real loading code."""
+    home = tmp_path / "keras"
+    (home / "datasets").mkdir(parents=True)
+    text = ("Supposing that Truth is a woman--what then? Is there not ground for suspecting "
+            "that all philosophers, in so far as they have been dogmatists, have failed. ") * 40
+    (home / "datasets" / "nietzsche.txt").write_text(text)
+    monkeypatch.setenv("KERAS_HOME", str(home))
+    w = workloads.get("lstm_text_generation")
+    assert runner.resolve_data(w, "auto") == "real"
+    spec = runner.RunSpec(workload=w, vcpus=1, epochs=2, steps_per_epoch=2, data="real")
+    s, mid = _store(db)
+    outcome = runner.execute(s, mid, runner.plan(spec))
+    assert outcome.status == "ok", outcome.error
+    (run,) = s.runs()
+    assert run["data"] == "real"
+
+
+def test_auto_without_cache_is_synthetic(empty_keras_home):
+    assert runner.resolve_data(workloads.get("mnist_cnn"), "auto") == "synthetic"
+    from cpustudy.errors import UserError
+
+    with pytest.raises(UserError, match="mnist.npz"):
+        runner.resolve_data(workloads.get("mnist_cnn"), "real")

@@ -1,0 +1,101 @@
+"""The SQLite store: round trip, durability of epochs, refusal of foreign files."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from cpustudy import machine, store
+from cpustudy.errors import UserError
+from cpustudy.store import Store
+
+CONFIG = {
+    "workload": "mnist_mlp",
+    "build": "tf",
+    "vcpus": 1,
+    "cpu_list": "0",
+    "batch_size": 128,
+    "epochs": 2,
+    "steps_per_epoch": 5,
+    "full_steps_per_epoch": 469,
+    "data": "synthetic",
+}
+
+
+def test_round_trip(db):
+    m = machine.collect(use_cpuinfo=False).as_dict()
+    with Store.open(db) as s:
+        mid = s.machine_id(m)
+        assert s.machine_id(m) == mid  # same machine, same row
+        rid = s.start_run(mid, CONFIG)
+        s.set_software(rid, {"tf_version": "2.x", "keras_backend": "tensorflow", "onednn": False})
+        s.add_epoch(rid, {"epoch": 1, "elapsed_s": 1.5, "steps": 5, "loss": 2.0, "warmup": True})
+        s.add_epoch(rid, {"epoch": 2, "elapsed_s": 0.5, "steps": 5, "loss": 1.0, "accuracy": 0.5})
+        s.finish_run(rid, "ok", {"epoch_time_s": 46.9, "projected": True, "timed_epochs": 1})
+    with Store.read(db) as s:
+        (run,) = s.runs()
+        assert run["status"] == "ok" and run["workload"] == "mnist_mlp"
+        assert run["epoch_time_s"] == pytest.approx(46.9) and run["projected"] == 1
+        assert run["cpu_model"] == m["cpu_model"] and run["tf_version"] == "2.x"
+        assert run["onednn"] == 0
+        epochs = s.epochs()
+        assert [e["warmup"] for e in epochs] == [1, 0]
+        assert [e["elapsed_s"] for e in epochs] == [1.5, 0.5]
+
+
+def test_epochs_are_durable_before_the_run_finishes(db):
+    s = Store.open(db)
+    rid = s.start_run(s.machine_id(machine.collect(use_cpuinfo=False).as_dict()), CONFIG)
+    s.add_epoch(rid, {"epoch": 1, "elapsed_s": 1.0, "warmup": True})
+    # A second connection (another process, or after a crash) sees the committed epoch.
+    other = sqlite3.connect(db)
+    assert other.execute("SELECT count(*) FROM epochs").fetchone()[0] == 1
+    assert other.execute("SELECT status FROM runs").fetchone()[0] == "running"
+    other.close()
+    s.close()
+
+
+def test_schema_is_versioned(db):
+    Store.open(db).close()
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == store.APPLICATION_ID
+    conn.execute(f"PRAGMA user_version = {store.SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    with pytest.raises(UserError, match="newer"):
+        Store.read(db)
+
+
+def test_foreign_sqlite_file_is_refused_and_untouched(tmp_path):
+    path = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    for opener in (Store.open, Store.read):
+        with pytest.raises(UserError, match="not a cpustudy database"):
+            opener(path)
+    assert path.read_bytes() == before
+
+
+def test_text_file_is_refused(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello\n")
+    with pytest.raises(UserError, match="not a cpustudy database"):
+        Store.open(path)
+    assert path.read_text() == "hello\n"
+
+
+def test_read_never_creates(tmp_path):
+    path = tmp_path / "missing.sqlite"
+    with pytest.raises(UserError, match="no database"):
+        Store.read(path)
+    assert not path.exists()
+
+
+def test_missing_folder_is_refused(tmp_path):
+    with pytest.raises(UserError, match="does not exist"):
+        Store.open(tmp_path / "nope" / "x.sqlite")
