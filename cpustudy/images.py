@@ -1,0 +1,290 @@
+"""Container images and -march targets for running the study on a chosen TensorFlow build.
+
+Pure library: standard library only, no TensorFlow import. It knows
+
+* the three images under ``docker/`` (``IMAGES``) and the exact ``docker build`` argv for each
+  (``docker_build_command``), which ``build_image`` prints and, where a Docker engine answers,
+  runs;
+* the well-known ``-march`` values and the instruction sets they let the compiler use
+  (``MARCH_TARGETS``, ``march_isa``), named as TensorFlow's "rebuild TensorFlow with the
+  appropriate compiler flags" notice names them (``AVX512_VNNI``, ``AMX_BF16``...);
+* the one rule for a safe ``-march`` value (``validate_march``), the same pattern that
+  ``builds/build_tensorflow.sh`` enforces.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from cpustudy.errors import UserError
+
+#: Image name -> Dockerfile, relative to the repository root (the build context).
+IMAGES: Mapping[str, str] = {
+    "cpu-pip": "docker/cpu-pip.Dockerfile",
+    "cpu-compiled": "docker/cpu-compiled.Dockerfile",
+    "gpu": "docker/gpu.Dockerfile",
+}
+
+#: The image that takes ``--march`` (a ``MARCH`` build-arg).
+COMPILED_IMAGE = "cpu-compiled"
+#: ``ARG MARCH`` default in docker/cpu-compiled.Dockerfile: AVX2 + FMA, any x86 CPU since 2013.
+DEFAULT_MARCH = "x86-64-v3"
+#: ``ARG TF_VERSION`` default in every Dockerfile, and build_tensorflow.sh's default ``--tf``.
+DEFAULT_TF_VERSION = "2.21.0"
+#: Repository part of the default image tags.
+DEFAULT_REPOSITORY = "cpustudy"
+
+# --- instruction sets ---------------------------------------------------------------------------
+
+_BASE = frozenset({"SSE", "SSE2"})
+_V2 = _BASE | {"SSE3", "SSSE3", "SSE4.1", "SSE4.2", "POPCNT", "CX16"}
+_V3 = _V2 | {"AVX", "AVX2", "FMA", "BMI1", "BMI2", "F16C", "LZCNT", "MOVBE"}
+_AVX512_CORE = frozenset({"AVX512F", "AVX512BW", "AVX512CD", "AVX512DQ", "AVX512VL"})
+_V4 = _V3 | _AVX512_CORE
+_SKYLAKE_AVX512 = _V4 | {"CLWB"}
+_CASCADELAKE = _SKYLAKE_AVX512 | {"AVX512_VNNI"}
+_ICELAKE_EXTRAS = frozenset(
+    {
+        "AVX512_VBMI",
+        "AVX512_VBMI2",
+        "AVX512_BITALG",
+        "AVX512_VPOPCNTDQ",
+        "AVX512_IFMA",
+        "VAES",
+        "VPCLMULQDQ",
+        "GFNI",
+        "SHA",
+    }
+)
+_ICELAKE_SERVER = _CASCADELAKE | _ICELAKE_EXTRAS
+_SAPPHIRERAPIDS = _ICELAKE_SERVER | {
+    "AVX512_BF16",
+    "AVX512_FP16",
+    "AVX_VNNI",
+    "AMX_TILE",
+    "AMX_INT8",
+    "AMX_BF16",
+}
+_ZNVER3 = _V3 | {"SHA", "VAES", "VPCLMULQDQ"}
+_ZNVER4 = _ZNVER3 | _V4 | _ICELAKE_EXTRAS | {"AVX512_VNNI", "AVX512_BF16"}
+
+#: Well-known ``-march`` values -> the instruction sets they enable (cumulative: each set holds
+#: everything the compiler may emit for that target, not only what is new). ``native`` is
+#: whatever the build machine has, so it maps to None: unknown until build time.
+MARCH_TARGETS: Mapping[str, frozenset[str] | None] = {
+    "x86-64-v2": _V2,
+    "x86-64-v3": _V3,  # AVX2 + FMA: Haswell (2013) and Zen 1 onwards
+    "x86-64-v4": _V4,  # AVX-512 F/BW/CD/DQ/VL: Skylake-SP and Zen 4 onwards
+    "haswell": _V3,
+    "skylake-avx512": _SKYLAKE_AVX512,
+    "cascadelake": _CASCADELAKE,  # adds AVX512_VNNI (int8 dot products)
+    "icelake-server": _ICELAKE_SERVER,
+    "sapphirerapids": _SAPPHIRERAPIDS,  # adds AVX512_BF16, AVX512_FP16 and AMX tiles
+    "znver3": _ZNVER3,  # AVX2, no AVX-512
+    "znver4": _ZNVER4,  # AVX-512 incl. VNNI and BF16, no AMX
+    "native": None,
+}
+
+
+def march_isa(march: str) -> set[str] | None:
+    """The instruction sets ``-march=MARCH`` enables, or None if unknown (and for ``native``)."""
+    isa = MARCH_TARGETS.get(march)
+    return None if isa is None else set(isa)
+
+
+#: Instruction-set name used here -> the flag Linux shows in /proc/cpuinfo (as
+#: ``cpustudy.machine`` reports it). Mostly lower case, with a few historical names.
+LINUX_FLAGS: Mapping[str, str] = {
+    **{
+        name: name.lower().replace(".", "_")
+        for name in set().union(*(isa for isa in MARCH_TARGETS.values() if isa is not None))
+    },
+    "SSE3": "pni",
+    "LZCNT": "abm",
+    "SHA": "sha_ni",
+    "AVX512_IFMA": "avx512ifma",
+    "AVX512_VBMI": "avx512vbmi",
+}
+
+
+def missing_instructions(march: str, cpu_flags: set[str] | frozenset[str]) -> set[str] | None:
+    """Instruction sets a wheel built for MARCH uses that a CPU with CPU_FLAGS lacks.
+
+    CPU_FLAGS are Linux /proc/cpuinfo flags (``avx512f``, ``amx_tile``...). An empty set means
+    the wheel can run there; a non-empty one means "Illegal instruction". None when MARCH's
+    instruction sets are not known (``native``, or a value not in MARCH_TARGETS).
+    """
+    isa = MARCH_TARGETS.get(march)
+    if isa is None:
+        return None
+    flags = {flag.lower() for flag in cpu_flags}
+    return {name for name in isa if LINUX_FLAGS[name] not in flags}
+
+
+# --- validation ---------------------------------------------------------------------------------
+
+# Alphanumeric runs joined by single '-', '_' or '.', at most 64 characters: every real -march
+# value fits, nothing a shell or a Docker tag would read specially does. build_tensorflow.sh
+# uses the same pattern (MARCH_RE).
+_MARCH_RE = re.compile(r"[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*")
+_MARCH_MAX = 64
+_TF_VERSION_RE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+(?:rc[0-9]+)?")
+
+
+def validate_march(march: str) -> str:
+    """Return MARCH if it is a safe ``-march`` value, else raise UserError naming the fix."""
+    if not march:
+        raise UserError(
+            "--march is empty: pass a -march value such as x86-64-v3, x86-64-v4, native "
+            "or a CPU name like sapphirerapids"
+        )
+    if len(march) > _MARCH_MAX or not _MARCH_RE.fullmatch(march):
+        raise UserError(
+            f"--march {march!r} is not a valid -march value: use letters and digits joined by "
+            "single '-', '_' or '.' (e.g. x86-64-v4, sapphirerapids, native)"
+        )
+    return march
+
+
+def validate_tf_version(tf_version: str) -> str:
+    """Return TF_VERSION if it looks like a TensorFlow release (2.21.0, 2.21.0rc1)."""
+    if not _TF_VERSION_RE.fullmatch(tf_version):
+        raise UserError(
+            f"--tf {tf_version!r} is not a TensorFlow release: pass one such as "
+            f"{DEFAULT_TF_VERSION}"
+        )
+    return tf_version
+
+
+def wheel_local_version(march: str) -> str:
+    """The PEP 440 local version build_tensorflow.sh gives a wheel built for MARCH.
+
+    ``x86-64-v4`` -> ``march.x86_64_v4``, as in
+    ``tensorflow_cpu-2.21.0+march.x86_64_v4-cp311-cp311-linux_x86_64.whl``.
+    """
+    return "march." + validate_march(march).replace("-", "_").lower()
+
+
+# --- docker build -------------------------------------------------------------------------------
+
+
+def repo_root() -> Path:
+    """The directory holding ``docker/``: the package's parent directory in a checkout."""
+    root = Path(__file__).resolve().parent.parent
+    if (root / IMAGES["cpu-pip"]).is_file():
+        return root
+    raise UserError(
+        f"no docker/ directory next to the cpustudy package (looked in {root}); "
+        "building images needs a checkout of the cpustudy repository"
+    )
+
+
+def default_tag(image: str, *, march: str | None = None, tf_version: str | None = None) -> str:
+    """``cpustudy:IMAGE[-MARCH][-tfVERSION]``, e.g. ``cpustudy:cpu-compiled-x86-64-v4``."""
+    tag = f"{DEFAULT_REPOSITORY}:{image}"
+    if march is not None:
+        tag += f"-{march}"
+    if tf_version is not None:
+        tag += f"-tf{tf_version}"
+    return tag
+
+
+def docker_build_command(
+    image: str,
+    *,
+    march: str | None = None,
+    tag: str | None = None,
+    tf_version: str | None = None,
+    context: Path | None = None,
+) -> list[str]:
+    """The exact ``docker build`` argv for IMAGE.
+
+    ``-f`` is CONTEXT/docker/IMAGE.Dockerfile (docker resolves ``-f`` against the current
+    directory, not the context), so the command works from anywhere; with ``context=Path(".")``
+    it reads ``docker build -f docker/IMAGE.Dockerfile ... .``. ``--march`` is for the
+    cpu-compiled image only, which always gets an explicit ``MARCH`` (default x86-64-v3);
+    ``TF_VERSION`` is passed when given, else the Dockerfile's pinned default applies.
+    """
+    if image not in IMAGES:
+        raise UserError(f"unknown image {image!r}: choose one of {', '.join(IMAGES)}")
+    if march is not None and image != COMPILED_IMAGE:
+        raise UserError(
+            f"--march applies only to the {COMPILED_IMAGE} image; {image} uses a stock "
+            f"TensorFlow wheel (drop --march, or build {COMPILED_IMAGE})"
+        )
+    if image == COMPILED_IMAGE:
+        march = validate_march(march if march is not None else DEFAULT_MARCH)
+    if tf_version is not None:
+        validate_tf_version(tf_version)
+    if tag is None:
+        tag = default_tag(image, march=march, tf_version=tf_version)
+    elif not tag or tag.startswith("-") or any(ch.isspace() for ch in tag):
+        raise UserError(f"--tag {tag!r} is not a Docker image tag (e.g. cpustudy:{image})")
+    if context is None:
+        context = repo_root()
+
+    argv = ["docker", "build", "-f", str(context / IMAGES[image])]
+    if march is not None:
+        argv += ["--build-arg", f"MARCH={march}"]
+    if tf_version is not None:
+        argv += ["--build-arg", f"TF_VERSION={tf_version}"]
+    argv += ["-t", tag, str(context)]
+    return argv
+
+
+def docker_engine_available(timeout: float = 5.0) -> tuple[bool, str]:
+    """Whether a Docker engine answers ``docker info``, and a plain sentence saying so."""
+    advice = "run the printed command on a machine with Docker"
+    if shutil.which("docker") is None:
+        return False, f"no Docker client is installed here (docker is not on PATH); {advice}"
+    try:
+        proc = subprocess.run(
+            ["docker", "info", "--format", "{{.ServerVersion}}"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return False, (
+            f"no Docker engine is running here (docker info: no answer in {timeout:g} s); "
+            f"{advice}"
+        )
+    except OSError as exc:
+        return False, f"no Docker engine is running here (docker info: {exc}); {advice}"
+    version = proc.stdout.strip()
+    if proc.returncode == 0 and version:
+        return True, f"Docker engine {version} answers"
+    detail = " ".join((proc.stderr or proc.stdout).split()) or f"exit code {proc.returncode}"
+    return False, f"no Docker engine is running here (docker info: {detail}); {advice}"
+
+
+def build_image(
+    image: str,
+    *,
+    march: str | None = None,
+    tag: str | None = None,
+    tf_version: str | None = None,
+    context: Path | None = None,
+    dry_run: bool = False,
+) -> int:
+    """Print the ``docker build`` command for IMAGE and, unless DRY_RUN, run it.
+
+    Returns docker's exit code (0 for a dry run). Raises UserError for bad arguments, and
+    when no Docker engine answers, with the sentence from ``docker_engine_available``.
+    """
+    argv = docker_build_command(
+        image, march=march, tag=tag, tf_version=tf_version, context=context
+    )
+    print(shlex.join(argv), flush=True)
+    if dry_run:
+        return 0
+    available, message = docker_engine_available()
+    if not available:
+        raise UserError(message)
+    return subprocess.run(argv, check=False).returncode
