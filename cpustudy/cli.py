@@ -119,8 +119,9 @@ def cmd_machine(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from cpustudy import machine, workloads
-    from cpustudy.runner import RunSpec, execute, plan
+    from cpustudy.runner import RunSpec, plan
     from cpustudy.store import Store
+    from cpustudy.sweep import SweepLock
 
     w = workloads.get(args.workload)
     topo = machine.read_topology()
@@ -135,19 +136,30 @@ def cmd_run(args: argparse.Namespace) -> int:
         oversubscribe=args.oversubscribe,
         intra_threads=args.intra_threads,
         inter_threads=args.inter_threads,
+        build=args.build,
         options={} if args.augment is None else {"augment": args.augment},
     )
     config = plan(spec, topo)  # every check happens before the database is touched
     store = Store.open(args.db)
-    machine_id = store.machine_id(machine.collect().as_dict())
+    with SweepLock(store.path):
+        store.fail_stale_running()
+        machine_id = store.machine_id(machine.collect().as_dict())
+        return _run_one(store, machine_id, config, args.timeout)
+
+
+def _run_one(store: Any, machine_id: int, config: dict[str, Any], timeout: float | None) -> int:
+    from cpustudy.runner import execute
+    from cpustudy.workloads import get
+
+    w = get(config["workload"])
     err = _console(stderr=True)
     steps = config["steps_per_epoch"] or config["full_steps_per_epoch"]
     err.print(
         f"{w.name}: {config['vcpus']} vCPU(s) on CPU(s) {config['cpu_list']}, "
-        f"{config['intra_threads']}/{config['inter_threads']} threads, batch {config['batch_size']}, "
-        f"{config['epochs']} epoch(s) x {steps} steps, {config['data']} data"
+        f"{config['intra_threads']}/{config['inter_threads']} threads, build {config['build']}, "
+        f"batch {config['batch_size']}, {config['epochs']} epoch(s) x {steps} steps, {config['data']} data"
     )
-    outcome = _execute_with_progress(execute, store, machine_id, config, args.timeout, err)
+    outcome = _execute_with_progress(execute, store, machine_id, config, timeout, err)
     s = outcome.summary
     if outcome.status != "ok":
         print(f"{PROG}: run {outcome.run_id} failed: {outcome.error} "
@@ -197,6 +209,152 @@ def _execute_with_progress(
         return execute(store, machine_id, config, timeout_s=timeout, listener=listener)
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from cpustudy import builds, machine, sweep, workloads
+    from cpustudy.store import Store, default_path
+
+    topo = machine.read_topology()
+    wls = workloads.parse_list(args.workloads)
+    build_names = [b.name for b in builds.parse_list(args.builds)]
+    vcpus = sweep.parse_vcpus(args.vcpus, topo)
+    m = machine.collect()
+    cells = sweep.plan_sweep(
+        wls, build_names, vcpus, repeats=args.repeats, machine_fingerprint=m.fingerprint, topo=topo,
+        epochs=args.epochs, steps_per_epoch=args.steps_per_epoch, batch_size=args.batch_size,
+        data=args.data, seed=args.seed, oversubscribe=args.oversubscribe,
+        options={} if args.augment is None else {"augment": args.augment},
+    )
+    from pathlib import Path
+
+    db_path = Path(args.db) if args.db else default_path()
+    if args.dry_run:
+        store = Store.read(db_path) if db_path.is_file() else None
+        return _print_plan(cells, sweep.pending(store, cells, args.fresh), store)
+    store = Store.open(db_path)
+    with sweep.SweepLock(store.path):
+        stale = store.fail_stale_running()
+        todo = sweep.pending(store, cells, args.fresh)
+        err = _console(stderr=True)
+        if stale:
+            err.print(f"{stale} run(s) left running by a killed process were marked failed")
+        err.print(f"sweep: {len(cells)} cell(s) planned, {len(cells) - len(todo)} already measured, "
+                  f"{len(todo)} to measure into {store.path}")
+        machine_id = store.machine_id(m.as_dict())
+        outcomes = _sweep_with_progress(sweep, store, machine_id, todo, args.timeout, err)
+        rows = sweep.summary_rows(store, cells)
+    from cpustudy import results
+
+    _console().print(results.to_table(rows, list(rows[0]), title="sweep summary (median over repeats)"))
+    failed = [o for _, o in outcomes if o.status != "ok"]
+    if failed:
+        print(f"{PROG}: {len(failed)} of {len(outcomes)} cell(s) failed (stored as failed; re-run the same "
+              "command to retry them)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_plan(cells: list[Any], todo: list[Any], store: Any) -> int:
+    from cpustudy import results, sweep
+
+    todo_keys = {c.key for c in todo}
+    rows, total, guessed = [], 0.0, False
+    for c in cells:
+        est, measured = sweep.estimate_seconds(store, c)
+        if c.key in todo_keys:
+            total += est
+            guessed = guessed or not measured
+        cfg = c.config
+        rows.append({"workload": cfg["workload"], "build": cfg["build"], "vcpus": cfg["vcpus"],
+                     "cpus": cfg["cpu_list"], "repeat": cfg["repeat"], "epochs": cfg["epochs"],
+                     "steps_per_epoch": cfg["steps_per_epoch"] or cfg["full_steps_per_epoch"],
+                     "data": cfg["data"], "status": "to measure" if c.key in todo_keys else "done",
+                     "estimate_s": round(est, 1)})
+    _console().print(results.to_table(rows, list(rows[0]), title="sweep plan (dry run: nothing measured)"))
+    basis = "partly a rough guess from FLOPs (no earlier runs)" if guessed else "from earlier runs"
+    print(f"{len(todo)} of {len(cells)} cell(s) to measure, estimated {total / 60:.1f} min ({basis})")
+    return 0
+
+
+def _sweep_with_progress(sweep: Any, store: Any, machine_id: int, todo: list[Any],
+                         timeout: float | None, console: Any) -> list[Any]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import TimeRemainingColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=console) as bar:
+        task = bar.add_task("sweep", total=len(todo))
+
+        def on_start(i: int, cell: Any) -> None:
+            bar.update(task, description=cell.label)
+
+        def on_done(i: int, cell: Any, outcome: Any) -> None:
+            bar.advance(task)
+            if outcome.status == "ok":
+                s = outcome.summary
+                bar.console.print(f"  ok     {cell.label}: epoch {s['epoch_time_s']:.2f} s"
+                                  + (" (projected)" if s.get("projected") else "")
+                                  + f", {s['samples_per_s']:,.0f} samples/s")
+            else:
+                bar.console.print(f"  FAILED {cell.label}: {outcome.error}")
+
+        return sweep.run_cells(store, machine_id, todo, timeout_s=timeout, on_start=on_start, on_done=on_done)
+
+
+def cmd_builds_list(args: argparse.Namespace) -> int:
+    from cpustudy import builds, machine
+    from cpustudy.runner import probe_software
+
+    m = machine.collect(use_cpuinfo=False)
+    cpu_isa = {f.upper() for f, on in m.isa.items() if on}
+    rows = []
+    for b in builds.all_builds().values():
+        ready, why = b.readiness(set(m.flags))
+        row: dict[str, Any] = {"build": b.name, "kind": b.kind, "ready": ready, "status": why,
+                               "description": b.description}
+        if ready and not args.no_probe:
+            sw = probe_software(b.python, b.worker_env())
+            if sw.get("error"):
+                row.update(ready=False, status=f"probe failed: {sw['error']}")
+            else:
+                missing = set((sw.get("tf_missing_isa") or "").split())
+                row.update(
+                    tf=sw.get("tf_version"), keras=sw.get("keras_version"), backend=sw.get("keras_backend"),
+                    onednn=sw.get("onednn"),
+                    tf_not_compiled_for=" ".join(sorted(missing)) if sw.get("tf_isa_report") else
+                    ("n/a" if sw.get("tf_version") is None else "nothing reported"),
+                    cpu_offers=" ".join(sorted(cpu_isa)),
+                )
+        rows.append(row)
+    columns = ["build", "kind", "ready", "tf", "keras", "backend", "onednn", "tf_not_compiled_for", "status"]
+    if args.format != "table":
+        columns = list(dict.fromkeys(columns + ["cpu_offers", "description"]))
+    else:
+        print(f"this CPU offers: {' '.join(sorted(cpu_isa))}")
+    return _emit_rows(args, rows, columns, "builds")
+
+
+def cmd_builds_setup(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cpustudy import builds
+
+    b = builds.load(args.name)
+    builds.setup(b, wheel=Path(args.wheel) if args.wheel else None, dry_run=args.dry_run,
+                 log=lambda line: print(line, file=sys.stderr))
+    if not args.dry_run and b.kind != "project":
+        print(f"build {b.name} is ready in {b.home}")
+    return 0
+
+
+def cmd_builds_image(args: argparse.Namespace) -> int:
+    from cpustudy import images
+
+    if args.name not in images.IMAGES:
+        raise UserError(f"unknown image {args.name!r}: choose one of {', '.join(images.IMAGES)}")
+    return images.build_image(args.name, march=args.march, tag=args.tag, tf_version=args.tf_version,
+                              context=None, dry_run=args.dry_run)
+
+
 def cmd_results(args: argparse.Namespace) -> int:
     from cpustudy import results
     from cpustudy.store import Store
@@ -236,6 +394,13 @@ def _add_format(p: argparse.ArgumentParser, choices: Sequence[str] = ("table", "
     p.add_argument("--format", choices=choices, default="table", help="output format (default: table)")
 
 
+def _add_measure_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-augment", dest="augment", action="store_false", default=None,
+                   help="cifar10_cnn: train without real-time augmentation")
+    p.add_argument("--timeout", type=positive_int, metavar="SECONDS",
+                   help="fail the measurement after this many seconds")
+
+
 def build_parser() -> Parser:
     parser = Parser(
         prog=PROG,
@@ -269,12 +434,53 @@ def build_parser() -> Parser:
     p.add_argument("--inter-threads", type=positive_int, help="TF inter-op threads (default: vCPUs)")
     p.add_argument("--oversubscribe", action="store_true",
                    help="allow more vCPUs than this machine has (stored as oversubscribed)")
+    p.add_argument("--build", default="tf", help="build to measure (default: tf; see `cpustudy builds list`)")
+    _add_measure_args(p)
+    _add_db(p)
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("sweep", help="measure the grid workloads x builds x vCPUs x repeats (resumable)")
+    p.add_argument("--vcpus", default="auto", help="comma-separated vCPU counts, or auto = 1,2,4,... "
+                   "up to this machine's CPUs (default: auto)")
+    p.add_argument("--builds", default="tf", help="comma-separated builds (default: tf)")
+    p.add_argument("--workloads", default="all", help="comma-separated workloads, or all (default: all)")
+    p.add_argument("--epochs", type=positive_int, help="epochs per cell (default: the study's)")
+    p.add_argument("--steps-per-epoch", type=positive_int,
+                   help="cap steps per epoch; full-epoch times are then projected and labelled so")
+    p.add_argument("--batch-size", type=positive_int, help="batch size (default: each workload's)")
+    p.add_argument("--repeats", type=positive_int, default=1, help="measurements per cell (default: 1)")
+    p.add_argument("--data", choices=("auto", "real", "synthetic"), default="auto",
+                   help="data source (default: auto = real when cached, else synthetic)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--oversubscribe", action="store_true",
+                   help="allow more vCPUs than this machine has (stored as oversubscribed)")
     p.add_argument("--no-augment", dest="augment", action="store_false", default=None,
                    help="cifar10_cnn: train without real-time augmentation")
     p.add_argument("--timeout", type=positive_int, metavar="SECONDS",
-                   help="fail the measurement after this many seconds")
+                   help="fail a cell after this many seconds and go on")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and its estimated time; run nothing")
+    p.add_argument("--fresh", action="store_true", help="measure every cell again, even those already ok")
     _add_db(p)
-    p.set_defaults(func=cmd_run)
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("builds", help="TensorFlow/Keras builds: list, set up, build images")
+    bsub = p.add_subparsers(dest="builds_command", metavar="ACTION", parser_class=Parser, required=True)
+    q = bsub.add_parser("list", help="every build, whether it is ready here, and what TF reports of it")
+    q.add_argument("--no-probe", action="store_true", help="do not start each build's TensorFlow")
+    _add_format(q)
+    q.set_defaults(func=cmd_builds_list)
+    q = bsub.add_parser("setup", help="make a build's environment (venv or overlay) in the user cache")
+    q.add_argument("name", help="build name (see `cpustudy builds list`)")
+    q.add_argument("--wheel", metavar="PATH", help="for `source`: the wheel built with builds/build_tensorflow.sh")
+    q.add_argument("--dry-run", action="store_true", help="print the commands; run nothing")
+    q.set_defaults(func=cmd_builds_setup)
+    q = bsub.add_parser("image", help="run (or print) the docker build command for an image in docker/")
+    q.add_argument("name", help="image: cpu-pip, cpu-compiled or gpu")
+    q.add_argument("--march", help="cpu-compiled: the -march target, e.g. x86-64-v4, znver4, native")
+    q.add_argument("--tag", help="image tag (default: cpustudy:NAME[-MARCH])")
+    q.add_argument("--tf", dest="tf_version", help="TensorFlow version to build (default: the project's)")
+    q.add_argument("--dry-run", action="store_true", help="print the command; run nothing")
+    q.set_defaults(func=cmd_builds_image)
 
     p = sub.add_parser("results", help="stored measurements, one row per run (or per epoch)")
     p.add_argument("--per-epoch", action="store_true", help="one row per epoch")

@@ -26,7 +26,39 @@ from cpustudy.store import Store
 from cpustudy.workloads import Workload
 
 DATA_MODES = ("auto", "real", "synthetic")
-PACKAGE_PARENT = str(Path(__file__).resolve().parent.parent)
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def worker_pythonpath() -> str:
+    """A folder holding only a link to this ``cpustudy`` package, for workers' PYTHONPATH.
+
+    Putting the package's parent on the path instead would also put every package installed beside
+    it (the project's TensorFlow) ahead of a build's own.
+    """
+    from cpustudy.builds import cache_dir
+
+    import hashlib
+
+    key = hashlib.sha256(str(PACKAGE_DIR).encode()).hexdigest()[:12]
+    folder = cache_dir() / "pkg" / key
+    link = folder / "cpustudy"
+    if not link.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".cpustudy-{os.getpid()}"
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(PACKAGE_DIR, target_is_directory=True)
+        os.replace(tmp, link)
+    return str(folder)
+
+
+def _worker_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    worker_env = dict(os.environ)
+    worker_env.update(env or {})
+    worker_env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (worker_pythonpath(), worker_env.get("PYTHONPATH", "")) if p
+    )
+    worker_env["PYTHONUNBUFFERED"] = "1"
+    return worker_env
 
 
 def keras_datasets_dir() -> Path:
@@ -95,8 +127,14 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
         ("--inter-threads", spec.inter_threads),
     ):
         check_positive(name, value)
+    from cpustudy import builds
+
+    build = builds.load(spec.build)
     topo = topo or machine_mod.read_topology()
     cpus = machine_mod.choose_cpus(spec.vcpus, topo, oversubscribe=spec.oversubscribe)
+    ready, why = build.readiness(_cpu_flags())
+    if not ready:
+        raise UserError(f"build {build.name} cannot run here: {why}")
     batch = spec.batch_size or w.batch_size
     full_steps = -(-w.samples_per_epoch // batch)
     steps = spec.steps_per_epoch
@@ -123,12 +161,21 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
         "data": resolve_data(w, spec.data),
         "seed": spec.seed,
         "repeat": spec.repeat,
-        "jit_compile": spec.jit_compile,
+        "jit_compile": spec.jit_compile if spec.jit_compile is not None else build.jit_compile,
+        "build_kind": build.kind,
+        "build_family": build.family,
+        "python": build.python,
+        "env": build.worker_env(),
         "options": {**w.options, **spec.options},
         "params": spec.params,
         "flops_per_sample": w.flops(spec.params or None).train,
         "cell_key": spec.cell_key,
     }
+
+
+def _cpu_flags() -> set[str] | None:
+    flags = machine_mod._proc_cpuinfo().get("flags")
+    return set(flags.split()) if flags else None
 
 
 def summarize(config: Mapping[str, Any], epochs: list[Mapping[str, Any]], startup_s: float | None) -> dict[str, Any]:
@@ -190,12 +237,7 @@ def execute(
 ) -> RunOutcome:
     """Run one measurement in a fresh worker and store it; never raises for a failed measurement."""
     run_id = store.start_run(machine_id, config)
-    worker_env = dict(os.environ)
-    worker_env.update(env or {})
-    worker_env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (PACKAGE_PARENT, worker_env.get("PYTHONPATH", "")) if p
-    )
-    worker_env["PYTHONUNBUFFERED"] = "1"
+    worker_env = _worker_env({**config.get("env", {}), **(env or {})})
     if config.get("device", "cpu") == "cpu":
         worker_env["CUDA_VISIBLE_DEVICES"] = "-1"
     epochs: list[dict[str, Any]] = []
@@ -207,7 +249,8 @@ def execute(
     spawn_wall = time.time()
     try:
         proc = subprocess.Popen(
-            [python or sys.executable, "-m", "cpustudy.worker", json.dumps(config), str(write_fd)],
+            [python or config.get("python") or sys.executable, "-m", "cpustudy.worker",
+             json.dumps(config), str(write_fd)],
             pass_fds=(write_fd,),
             stdin=subprocess.DEVNULL,
             stdout=errlog,
@@ -303,10 +346,7 @@ def _kill(proc: subprocess.Popen) -> None:
 def probe_software(python: str | None = None, env: Mapping[str, str] | None = None,
                    timeout_s: float = 180) -> dict[str, Any]:
     """Import the frameworks in a worker (under ``python``) and return what they report."""
-    worker_env = {**os.environ, **(env or {})}
-    worker_env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (PACKAGE_PARENT, worker_env.get("PYTHONPATH", "")) if p
-    )
+    worker_env = _worker_env(env)
     worker_env["CUDA_VISIBLE_DEVICES"] = worker_env.get("CUDA_VISIBLE_DEVICES", "-1")
     read_fd, write_fd = os.pipe()
     try:

@@ -373,6 +373,15 @@ class Store:
                 (status, exit_code, error, now(), *values.values(), run_id),
             )
 
+    def fail_stale_running(self) -> int:
+        """Mark runs left ``running`` by a killed process as failed (call only under the sweep lock)."""
+        with self.transaction():
+            cur = self.conn.execute(
+                "UPDATE runs SET status = 'failed', finished_at = ?, error = ? WHERE status = 'running'",
+                (now(), "interrupted: the process measuring it was killed before it finished"),
+            )
+        return cur.rowcount
+
     # -- reading -----------------------------------------------------------------------------
 
     def runs(

@@ -1,0 +1,117 @@
+"""Sweeps: planning, interleaving, resume after SIGKILL, locking, failures recorded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from cpustudy import machine, sweep, workloads
+from cpustudy.errors import UserError
+from cpustudy.store import Store
+
+TOPO = machine.CpuTopology(cpus={0: (0, 0, 0), 1: (0, 1, 0), 2: (0, 2, 0), 3: (0, 3, 0)})
+
+
+def test_parse_vcpus():
+    assert sweep.parse_vcpus("auto", TOPO) == [1, 2, 4]
+    assert sweep.parse_vcpus("auto", machine.CpuTopology(cpus={i: (0, i, 0) for i in range(6)})) == [1, 2, 4, 6]
+    assert sweep.parse_vcpus("2, 1,2", TOPO) == [1, 2]
+    for bad in ("x", "0", "1,-2", ""):
+        with pytest.raises(UserError, match="--vcpus"):
+            sweep.parse_vcpus(bad, TOPO)
+
+
+def test_interleaving_alternates_and_rotates_builds():
+    w = [workloads.get("mnist_mlp")]
+    order = [(b, v) for _, b, v, _ in sweep.interleave(w, ["a", "b"], [1, 2], repeats=2)]
+    assert order == [("a", 1), ("b", 1), ("b", 2), ("a", 2), ("a", 1), ("b", 1), ("b", 2), ("a", 2)]
+    builds_in_a_row = [b for b, _ in order]
+    assert all(x != y for x, y in zip(builds_in_a_row[::2], builds_in_a_row[1::2]))
+
+
+def test_plan_validates_before_running(empty_keras_home):
+    w = [workloads.get("mnist_mlp")]
+    with pytest.raises(UserError, match="--oversubscribe"):
+        sweep.plan_sweep(w, ["tf"], [8], machine_fingerprint="m", topo=TOPO)
+    with pytest.raises(UserError, match="unknown build"):
+        sweep.plan_sweep(w, ["tf", "nope"], [1], machine_fingerprint="m", topo=TOPO)
+    cells = sweep.plan_sweep(w, ["tf", "tf-eigen"], [1, 4], repeats=2, machine_fingerprint="m", topo=TOPO,
+                             epochs=2, steps_per_epoch=3, data="synthetic")
+    assert len(cells) == 8 and len({c.key for c in cells}) == 8
+    assert {c.config["cpu_list"] for c in cells} == {"0", "0-3"}
+    assert [c.config["env"] for c in cells if c.config["build"] == "tf-eigen"][0] == {"TF_ENABLE_ONEDNN_OPTS": "0"}
+    again = sweep.plan_sweep(w, ["tf", "tf-eigen"], [1, 4], repeats=2, machine_fingerprint="m", topo=TOPO,
+                             epochs=2, steps_per_epoch=3, data="synthetic")
+    assert [c.key for c in cells] == [c.key for c in again]  # keys are stable: that is how it resumes
+    other = sweep.plan_sweep(w, ["tf"], [1], machine_fingerprint="other-machine", topo=TOPO,
+                             epochs=2, steps_per_epoch=3, data="synthetic")
+    assert other[0].key not in {c.key for c in cells}
+
+
+SWEEP = ["sweep", "--vcpus", "1", "--builds", "tf,tf-eigen", "--workloads", "mnist_mlp",
+         "--epochs", "2", "--steps-per-epoch", "2", "--data", "synthetic"]
+
+
+def _ok_keys(db):
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT cell_key FROM runs WHERE status = 'ok'").fetchall()
+    conn.close()
+    return [r[0] for r in rows]
+
+
+def test_sigkill_then_resume_ends_with_exactly_the_planned_runs(db, empty_keras_home):
+    cmd = [sys.executable, "-m", "cpustudy", *SWEEP, "--db", str(db)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if db.exists() and len(_ok_keys(db)) >= 1:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, "the sweep ended before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its worker, mid-way
+    proc.wait()
+    assert len(_ok_keys(db)) == 1
+
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    keys = _ok_keys(db)
+    assert len(keys) == 2 and len(set(keys)) == 2  # nothing lost, nothing twice
+    assert "1 already measured" in done.stderr
+
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and "0 to measure" in again.stderr
+    assert len(_ok_keys(db)) == 2
+    with Store.read(db) as s:
+        assert not [r for r in s.runs() if r["status"] == "running"]
+
+
+def test_a_second_sweep_on_the_same_database_is_refused(run_cli, db, empty_keras_home):
+    Store.open(db).close()
+    with sweep.SweepLock(db):
+        r = run_cli(*SWEEP, "--db", db)
+    assert r.code == 2 and "being measured" in r.err and len(r.err.strip().splitlines()) == 1
+    with Store.read(db) as s:
+        assert s.count("runs") == 0
+
+
+def test_failed_cells_are_stored_and_the_sweep_goes_on(run_cli, db, empty_keras_home):
+    r = run_cli(*SWEEP, "--timeout", "1", "--db", db)
+    assert r.code == 1
+    assert "2 of 2 cell(s) failed" in r.err
+    with Store.read(db) as s:
+        runs = s.runs()
+    assert [x["status"] for x in runs] == ["failed", "failed"]
+    assert all("timed out" in x["error"] for x in runs)
+
+
+def test_dry_run_measures_nothing(run_cli, db, empty_keras_home):
+    r = run_cli(*SWEEP, "--dry-run", "--db", db)
+    assert r.code == 0 and "2 of 2 cell(s) to measure" in r.out
+    assert not db.exists()
