@@ -137,6 +137,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         intra_threads=args.intra_threads,
         inter_threads=args.inter_threads,
         build=args.build,
+        device=args.device,
         options={} if args.augment is None else {"augment": args.augment},
     )
     config = plan(spec, topo)  # every check happens before the database is touched
@@ -221,7 +222,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     cells = sweep.plan_sweep(
         wls, build_names, vcpus, repeats=args.repeats, machine_fingerprint=m.fingerprint, topo=topo,
         epochs=args.epochs, steps_per_epoch=args.steps_per_epoch, batch_size=args.batch_size,
-        data=args.data, seed=args.seed, oversubscribe=args.oversubscribe,
+        data=args.data, seed=args.seed, oversubscribe=args.oversubscribe, device=args.device,
         options={} if args.augment is None else {"augment": args.augment},
     )
     from pathlib import Path
@@ -395,6 +396,8 @@ def _add_format(p: argparse.ArgumentParser, choices: Sequence[str] = ("table", "
 
 
 def _add_measure_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
+                   help="train on the CPUs (default) or on a GPU, for the baseline")
     p.add_argument("--no-augment", dest="augment", action="store_false", default=None,
                    help="cifar10_cnn: train without real-time augmentation")
     p.add_argument("--timeout", type=positive_int, metavar="SECONDS",
@@ -454,6 +457,8 @@ def build_parser() -> Parser:
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--oversubscribe", action="store_true",
                    help="allow more vCPUs than this machine has (stored as oversubscribed)")
+    p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
+                   help="train on the CPUs (default) or on a GPU, for the baseline")
     p.add_argument("--no-augment", dest="augment", action="store_false", default=None,
                    help="cifar10_cnn: train without real-time augmentation")
     p.add_argument("--timeout", type=positive_int, metavar="SECONDS",

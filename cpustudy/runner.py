@@ -129,6 +129,11 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
         check_positive(name, value)
     from cpustudy import builds
 
+    if spec.device not in ("cpu", "gpu"):
+        raise UserError(f"unknown device {spec.device!r}: use --device cpu or gpu")
+    if spec.device == "gpu" and not gpu_names():
+        raise UserError("no GPU here (nvidia-smi lists none): run --device gpu on a machine with one, "
+                        "then bring its results over with `cpustudy merge`")
     build = builds.load(spec.build)
     topo = topo or machine_mod.read_topology()
     cpus = machine_mod.choose_cpus(spec.vcpus, topo, oversubscribe=spec.oversubscribe)
@@ -171,6 +176,20 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
         "flops_per_sample": w.flops(spec.params or None).train,
         "cell_key": spec.cell_key,
     }
+
+
+def gpu_names() -> list[str]:
+    """NVIDIA GPUs that ``nvidia-smi`` lists (empty where there is none or no driver)."""
+    import shutil
+
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return []
+    try:
+        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line.split(":", 1)[1].split("(")[0].strip() for line in out.splitlines() if line.startswith("GPU")]
 
 
 def _cpu_flags() -> set[str] | None:

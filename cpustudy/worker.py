@@ -148,6 +148,25 @@ def _onednn_enabled(import_log: str) -> bool | None:
         return ONEDNN_ON in import_log if import_log else None
 
 
+def _gpus(backend: str | None) -> list[str]:
+    """Names of the GPUs the backend sees."""
+    if backend == "jax":
+        import jax
+
+        return [d.device_kind for d in jax.devices() if d.platform == "gpu"]
+    if backend == "torch":
+        import torch
+
+        return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    import tensorflow as tf
+
+    names = []
+    for gpu in tf.config.list_physical_devices("GPU"):
+        details = tf.config.experimental.get_device_details(gpu)
+        names.append(details.get("device_name", gpu.name))
+    return names
+
+
 def _xla_state(model: Any) -> bool | None:
     for attr in ("jit_compile", "_jit_compile"):
         value = getattr(model, attr, None)
@@ -162,6 +181,10 @@ def train(config: dict[str, Any], emit: Emit) -> None:
     workload = WORKLOADS[config["workload"]]
     intra, inter = config.get("intra_threads"), config.get("inter_threads")
     keras, software = import_frameworks(intra, inter)
+    if config.get("device") == "gpu":
+        software["gpus"] = _gpus(software.get("keras_backend"))
+        if not software["gpus"]:
+            raise RuntimeError("device gpu was asked for, but the framework sees no GPU")
     emit("software", **software)
 
     seed = int(config.get("seed", 0))
