@@ -144,3 +144,19 @@ def test_machine_command_without_probe(run_cli):
     r = run_cli("machine", "--no-probe", "--format", "json")
     info = json.loads(r.out)
     assert r.code == 0 and info["logical_cpus"] >= 1 and "isa" in info and "software" not in info
+
+
+def test_gpu_device_without_a_gpu_is_refused(run_cli, db, empty_keras_home):
+    from cpustudy.runner import gpu_names
+
+    if gpu_names():
+        pytest.skip("this machine has a GPU")
+    r = run_cli("run", "mnist_mlp", "--vcpus", 1, "--device", "gpu", "--db", db)
+    assert r.code == 2 and "no GPU here" in r.err and not db.exists()
+
+
+def test_machine_command_probes_tensorflow(run_cli):
+    info = json.loads(run_cli("machine", "--format", "json").out)
+    sw = info["software"]
+    assert sw["tf_version"] and sw["keras_backend"] == "tensorflow"
+    assert isinstance(sw["tf_missing_isa"], str) and sw["onednn"] in (True, False)
