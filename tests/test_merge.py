@@ -1,0 +1,138 @@
+"""`cpustudy merge`: results measured elsewhere join this database without duplicates."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cpustudy import merge
+from cpustudy.errors import UserError
+from cpustudy.store import Store
+
+
+def add_run(store, machine, workload, vcpus, times, *, uuid=None, status="ok", build="tf"):
+    run = store.start_run(machine, {"workload": workload, "build": build, "vcpus": vcpus,
+                                    "epochs": len(times), "uuid": uuid, "data": "synthetic"})
+    for i, t in enumerate(times):
+        store.add_epoch(run, {"epoch": i + 1, "elapsed_s": t, "warmup": i == 0, "loss": 0.5 / (i + 1)})
+    if status != "running":
+        store.finish_run(run, status, {"epoch_time_s": times[-1], "timed_epochs": len(times) - 1})
+    return run
+
+
+def machine(store, fp, model):
+    return store.machine_id({"fingerprint": fp, "cpu_model": model, "logical_cpus": 4, "hostname": fp})
+
+
+@pytest.fixture
+def here(tmp_path: Path) -> Path:
+    """This database: one machine (A) with one run."""
+    path = tmp_path / "here.sqlite"
+    with Store.open(path) as s:
+        a = machine(s, "fp-a", "CPU A")
+        add_run(s, a, "mnist_mlp", 1, [3.0, 2.0], uuid="run-shared")
+    return path
+
+
+@pytest.fixture
+def other(tmp_path: Path) -> Path:
+    """Measured elsewhere: a decoy machine with no runs first (so ids differ), machine A again (same
+    fingerprint), machine B; the shared run, two new runs, a failed one and one still running."""
+    path = tmp_path / "other.sqlite"
+    with Store.open(path) as s:
+        machine(s, "fp-unused", "CPU U")
+        b = machine(s, "fp-b", "CPU B")
+        a = machine(s, "fp-a", "CPU A")
+        add_run(s, a, "mnist_mlp", 1, [3.0, 2.0], uuid="run-shared")
+        add_run(s, a, "mnist_mlp", 2, [2.0, 1.5, 1.4], uuid="run-a2")
+        add_run(s, b, "mnist_cnn", 4, [9.0, 8.0], uuid="run-b4")
+        add_run(s, b, "mnist_cnn", 8, [5.0], uuid="run-b8-failed", status="failed")
+        add_run(s, b, "mnist_cnn", 16, [5.0], uuid="run-b16-running", status="running")
+    return path
+
+
+def snapshot(path: Path) -> dict:
+    with Store.read(path) as s:
+        runs = {r["uuid"]: r for r in s.runs()}
+        epochs = {}
+        for e in s.epochs():
+            uuid = next(u for u, r in runs.items() if r["id"] == e["run_id"])
+            epochs.setdefault(uuid, []).append((e["epoch"], e["elapsed_s"], e["warmup"], e["loss"]))
+        return {"runs": runs, "epochs": epochs, "machines": {m["fingerprint"]: m for m in s.machines()}}
+
+
+def test_merge_adds_new_runs_remaps_machines_and_is_idempotent(run_cli, here, other):
+    theirs = snapshot(other)
+    r = run_cli("merge", other, "--db", here)
+    assert r.code == 0, r.err
+    assert "merged 3 run(s) with 6 epochs and 1 new machine(s)" in r.out
+    assert "1 run(s) were already there" in r.out
+    assert "skipped 1 run(s) still running" in r.err
+    ours = snapshot(here)
+    assert set(ours["runs"]) == {"run-shared", "run-a2", "run-b4", "run-b8-failed"}
+    assert set(ours["machines"]) == {"fp-a", "fp-b"}  # the unused machine is not copied
+    # each run still points at the machine it ran on, under this database's ids
+    for uuid in ("run-a2", "run-b4", "run-b8-failed"):
+        assert ours["runs"][uuid]["machine"] == theirs["runs"][uuid]["machine"]
+        assert ours["runs"][uuid]["cpu_model"] == theirs["runs"][uuid]["cpu_model"]
+        assert ours["epochs"].get(uuid, []) == theirs["epochs"].get(uuid, [])
+        for col in ("workload", "build", "vcpus", "status", "epoch_time_s", "settings", "created_at"):
+            assert ours["runs"][uuid][col] == theirs["runs"][uuid][col]
+    assert ours["runs"]["run-a2"]["machine_id"] == ours["machines"]["fp-a"]["id"]
+    assert ours["runs"]["run-b4"]["machine_id"] == ours["machines"]["fp-b"]["id"]
+    assert ours["epochs"]["run-shared"] == [(1, 3.0, 1, 0.5), (2, 2.0, 0, 0.25)]  # not doubled
+
+    r = run_cli("merge", other, "--db", here)
+    assert r.code == 0 and "merged 0 run(s) with 0 epochs and 0 new machine(s)" in r.out
+    again = snapshot(here)
+    assert {u: x["id"] for u, x in again["runs"].items()} == {u: x["id"] for u, x in ours["runs"].items()}
+    assert again["epochs"] == ours["epochs"] and set(again["machines"]) == set(ours["machines"])
+    assert snapshot(other)["runs"].keys() == theirs["runs"].keys()  # the other file is not changed
+
+
+def test_merge_into_a_new_database(run_cli, tmp_path, other):
+    new = tmp_path / "new.sqlite"
+    r = run_cli("merge", other, "--db", new)
+    assert r.code == 0 and "merged 4 run(s)" in r.out
+    assert set(snapshot(new)["machines"]) == {"fp-a", "fp-b"}
+
+
+def test_non_cpustudy_files_are_refused_and_nothing_is_created(run_cli, tmp_path, here):
+    text = tmp_path / "notes.txt"
+    text.write_text("not a database\n")
+    plain = tmp_path / "plain.sqlite"
+    conn = sqlite3.connect(plain)
+    conn.execute("CREATE TABLE runs (id INTEGER PRIMARY KEY, uuid TEXT)")
+    conn.execute("INSERT INTO runs (uuid) VALUES ('x')")
+    conn.commit()
+    conn.close()
+    before = snapshot(here)
+    for bad in (text, plain):
+        r = run_cli("merge", bad, "--db", here)
+        assert r.code == 2
+        assert r.err.count("\n") == 1 and f"{bad} is not a cpustudy database" in r.err
+    assert snapshot(here)["runs"].keys() == before["runs"].keys()
+    r = run_cli("merge", tmp_path / "absent.sqlite", "--db", here)
+    assert r.code == 2 and "no such file" in r.err
+    new = tmp_path / "fresh.sqlite"
+    r = run_cli("merge", text, "--db", new)
+    assert r.code == 2 and not new.exists()  # refused before --db was created
+    r = run_cli("merge", here, "--db", here)
+    assert r.code == 2 and "is the database itself" in r.err
+
+
+def test_a_failure_while_merging_leaves_the_database_as_it_was(here, other):
+    """One transaction: an insert failing after other runs were inserted rolls all of them back."""
+    before = snapshot(here)
+    with Store.open(here) as store:
+        # run-a2 goes in first; run-b4's first epoch (9.0 s) then fails
+        store.conn.execute("CREATE TRIGGER boom BEFORE INSERT ON epochs WHEN NEW.elapsed_s = 9.0 "
+                           "BEGIN SELECT RAISE(ABORT, 'simulated failure'); END")
+        with pytest.raises(UserError, match="simulated failure.*nothing merged"):
+            merge.merge(store, other)
+    after = snapshot(here)
+    assert after["runs"].keys() == before["runs"].keys()
+    assert after["machines"].keys() == before["machines"].keys()
+    assert after["epochs"] == before["epochs"]

@@ -1,0 +1,366 @@
+"""`cpustudy report`: summary.csv values, baselines and their fallbacks, charts and the report page.
+
+Databases are written through the store's real API (no TensorFlow) or imported from the invented 2017-style
+logs in tests/fixtures/woolf2017/. Charts render at low dpi, PNG only except in one test.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cpustudy import analysis, cli, prices, report
+from cpustudy.errors import UserError
+from cpustudy.store import Store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "woolf2017" / "logs"
+CPU8 = 0.060 * 1.0607  # the study's preemptible n1-highcpu-8 rate with the Skylake premium
+GPU = 0.745  # n1-standard-1 + K80
+
+
+def read_summary(path: Path) -> dict[tuple, dict[str, str]]:
+    with open(path, newline="") as f:
+        return {(r["study"], r["workload"], r["label"]): r for r in csv.DictReader(f)}
+
+
+def add_run(store, machine, workload, build, vcpus, epoch_times, *, device="cpu", study="cpustudy",
+            status="ok", projected=False, software=None, uuid=None, repeat=0):
+    """One measured run as the runner stores it: a warm-up epoch, timed epochs, their median."""
+    run = store.start_run(machine, {
+        "workload": workload, "build": build, "vcpus": vcpus, "device": device, "study": study,
+        "epochs": len(epoch_times) + 1, "data": "synthetic", "repeat": repeat, "uuid": uuid,
+    })
+    store.add_epoch(run, {"epoch": 1, "elapsed_s": 99.0, "warmup": True})
+    for i, t in enumerate(epoch_times):
+        store.add_epoch(run, {"epoch": i + 2, "elapsed_s": t, "samples_per_s": 60000 / t})
+    if software:
+        store.set_software(run, software)
+    median = statistics.median(epoch_times)
+    store.finish_run(run, status, {"epoch_time_s": median, "measured_epoch_time_s": median,
+                                   "samples_per_s": 60000 / median, "timed_epochs": len(epoch_times),
+                                   "projected": projected})
+    return run
+
+
+def make_local_db(path: Path) -> Path:
+    """CPU-only results of this project's own kind (builds tf and tf-eigen at 1 and 2 vCPUs)."""
+    with Store.open(path) as s:
+        m = s.machine_id({"fingerprint": "fp-local", "cpu_model": "Test CPU @ 2.0GHz", "logical_cpus": 2,
+                          "hostname": "testbox"})
+        add_run(s, m, "mnist_mlp", "tf", 1, [4.0, 4.0])
+        for rep, t in enumerate((2.5, 3.0, 2.0)):  # three repeats: median 2.5, IQR 0.5
+            add_run(s, m, "mnist_mlp", "tf", 2, [t, t], repeat=rep)
+        add_run(s, m, "mnist_mlp", "tf-eigen", 1, [3.2])
+        add_run(s, m, "mnist_mlp", "tf-eigen", 2, [2.0])
+        add_run(s, m, "mnist_mlp", "tf", 2, [0.1], status="failed")  # never used
+        add_run(s, m, "mnist_cnn", "tf", 1, [10.0], projected=True)
+    return path
+
+
+def import_fixtures(db: Path) -> None:
+    assert cli.main(["import", "woolf2017", str(FIXTURES), "--db", str(db)]) == 0
+
+
+@pytest.fixture(scope="module")
+def woolf_report(tmp_path_factory):
+    """The fixtures imported and reported once, into the default folder reports/woolf2017/."""
+    base = tmp_path_factory.mktemp("woolf")
+    db = base / "study.sqlite"
+    import_fixtures(db)
+    cwd = os.getcwd()
+    os.chdir(base)
+    try:
+        code = cli.main(["report", "--db", str(db), "--no-svg", "--dpi", "40"])
+    finally:
+        os.chdir(cwd)
+    assert code == 0
+    return db, base / "reports" / "woolf2017"
+
+
+def test_woolf_report_matches_hand_computed_values(woolf_report):
+    _, out = woolf_report
+    s = read_summary(out / "summary.csv")
+    pip8 = s[("woolf2017", "mnist_mlp", "cpu8pip")]
+    assert float(pip8["total_time_s"]) == pytest.approx(21.0)
+    assert float(pip8["epoch_time_s"]) == pytest.approx(7.0)
+    assert int(pip8["epochs"]) == 3 and int(pip8["n_runs"]) == 1
+    assert float(pip8["time_rel_baseline"]) == pytest.approx(3.0)
+    assert float(pip8["cost_usd"]) == pytest.approx(21.0 * CPU8 / 3600)
+    assert float(pip8["cost_rel_baseline"]) == pytest.approx(21.0 * CPU8 / (7.0 * GPU))
+    assert float(pip8["cost_per_epoch_usd"]) == pytest.approx(7.0 * CPU8 / 3600)
+    assert pip8["price_kind"] == "spot" and pip8["instance"] == "gcp-2017:n1-highcpu-8"
+    assert pip8["baseline"] == "gpu" and pip8["baseline_kind"] == "gpu" and pip8["projected"] == "False"
+    cmp16 = s[("woolf2017", "mnist_mlp", "cpu16cmp")]
+    assert float(cmp16["time_rel_baseline"]) == pytest.approx(10.0 / 7.0)
+    assert float(cmp16["cost_rel_baseline"]) == pytest.approx(10.0 * 2 * CPU8 / (7.0 * GPU))
+    assert float(cmp16["speedup_vs_fewest_vcpus"]) == pytest.approx(14.0 / 10.0)
+    assert float(cmp16["parallel_efficiency"]) == pytest.approx(14.0 / 10.0 / 2)
+    assert float(cmp16["build_speedup_vs_stock"]) == pytest.approx(14.0 / 10.0)
+    gpu = s[("woolf2017", "mnist_mlp", "gpu")]
+    assert float(gpu["time_rel_baseline"]) == 1.0 and float(gpu["cost_rel_baseline"]) == 1.0
+    assert float(gpu["price_usd_per_hour"]) == pytest.approx(GPU) and gpu["price_kind"] == "on-demand"
+    assert float(s[("woolf2017", "text_generator_keras", "cpu8cmp")]["time_rel_baseline"]) == pytest.approx(2.5)
+    assert float(s[("woolf2017", "lstm_text_generation", "cpu8pip")]["time_rel_baseline"]) == pytest.approx(3.0)
+    assert len(s) == 12
+    header = next(csv.reader(open(out / "summary.csv")))
+    for col in ("workload", "device", "vcpus", "build", "epochs", "total_time_s", "epoch_time_s", "cost_usd",
+                "time_rel_baseline", "cost_rel_baseline", "projected", "epoch_time_iqr_s", "n_runs"):
+        assert col in header
+
+
+def test_woolf_fixture_bars_follow_the_studys_formulas(woolf_report):
+    """Every CPU bar from the raw CSVs with the study's formulas (sum of elapsed; rates 8/16 vCPUs =
+    1x/2x the preemptible n1-highcpu-8 rate; GPU 0.745 USD/h), independently of cpustudy's code."""
+    _, out = woolf_report
+    s = read_summary(out / "summary.csv")
+
+    def total(path):
+        with open(path, newline="") as f:
+            return sum(float(r["elapsed"]) for r in csv.DictReader(f))
+
+    checked = 0
+    for gpu_log in glob.glob(str(FIXTURES / "gpu" / "*_tensorflow.csv")):
+        workload = Path(gpu_log).name[: -len("_tensorflow.csv")]
+        for folder, short in (("cpu-pip", "pip"), ("cpu-compiled", "cmp")):
+            for v in (8, 16):
+                log = FIXTURES / folder / f"cpu{v}" / f"{workload}_tensorflow.csv"
+                if not log.exists():
+                    continue
+                t = total(log) / total(gpu_log)
+                c = total(log) * CPU8 * (v // 8) / (total(gpu_log) * GPU)
+                row = s[("woolf2017", workload, f"cpu{v}{short}")]
+                assert abs(float(row["time_rel_baseline"]) - t) < 1e-9
+                assert abs(float(row["cost_rel_baseline"]) - c) < 1e-9
+                checked += 1
+    assert checked == 9
+
+
+def test_woolf_report_writes_charts_and_a_self_contained_page(woolf_report):
+    _, out = woolf_report
+    for w in ("mnist_mlp", "text_generator_keras", "lstm_text_generation"):
+        for metric in ("time", "cost"):
+            assert (out / f"woolf2017-{w}-{metric}.png").stat().st_size > 1000
+    for stem in ("speedup", "build-heatmap", "time-vs-cost"):
+        assert (out / f"woolf2017-{stem}.png").is_file()
+    assert not (out / "then-vs-now.png").exists()  # only one study in the database
+    page = (out / "index.html").read_text()
+    assert page.count("data:image/png;base64,") == 9
+    assert "<script" not in page and "<link" not in page and not re.search(r"""(src|href)=["']https?:""", page)
+    assert "8 vCPUs compiled is the cheapest configuration for mnist_mlp: " in page
+    ratio = 14.0 * CPU8 / (7.0 * GPU)
+    assert f"{ratio:.2f}× the GPU&#x27;s cost at 2.00× its time" in page
+    assert "GCE Skylake (2017)" in page and "GCE n1-standard-1 + Tesla K80 (2017)" in page  # machines
+    assert "gcp-2017:n1-highcpu-16" in page  # prices used
+    md = (out / "report.md").read_text()
+    for image in re.findall(r"\]\(([^)]+\.png)\)", md):
+        assert (out / image).is_file()
+    assert "## Findings" in md and "| cpu8pip |" in md
+
+
+def test_local_cpu_only_report_uses_a_labelled_fallback_baseline(run_cli, tmp_path, monkeypatch):
+    db = make_local_db(tmp_path / "local.sqlite")
+    monkeypatch.chdir(tmp_path)
+    r = run_cli("report", "--db", db, "--dpi", "30")  # PNG and SVG
+    assert r.code == 0, r.err
+    out = tmp_path / "reports" / "local"  # the database's name: not an imported study
+    assert "fallback baseline cpu1 tf" in r.err
+    s = read_summary(out / "summary.csv")
+    base = s[("cpustudy", "mnist_mlp", "cpu1 tf")]
+    assert base["baseline"] == "cpu1 tf" and base["baseline_kind"] == "fallback"
+    assert "no GPU run" in base["baseline_note"]
+    assert float(base["total_time_s"]) == pytest.approx(4.0 * 20)  # epoch time x the default 20 epochs
+    tf2 = s[("cpustudy", "mnist_mlp", "cpu2 tf")]
+    assert int(tf2["n_runs"]) == 3  # the failed run is not counted
+    assert float(tf2["epoch_time_s"]) == pytest.approx(2.5)
+    assert float(tf2["epoch_time_iqr_s"]) == pytest.approx(0.5)
+    assert float(tf2["time_rel_baseline"]) == pytest.approx(50.0 / 80.0)
+    spot = prices.Catalog.load().instance("gcp:n2-highcpu-2").spot
+    assert float(tf2["cost_usd"]) == pytest.approx(50.0 * spot / 3600)
+    assert float(tf2["cost_per_million_samples_usd"]) == pytest.approx(spot / 3600 * 1e6 / (60000 / 2.5))
+    assert "next larger" in base["price_note"]  # no 1-vCPU n2-highcpu: priced as n2-highcpu-2
+    assert float(base["cost_rel_baseline"]) == 1.0
+    assert float(s[("cpustudy", "mnist_mlp", "cpu2 tf-eigen")]["build_speedup_vs_stock"]) == pytest.approx(50 / 40)
+    cnn = s[("cpustudy", "mnist_cnn", "cpu1 tf")]
+    assert cnn["projected"] == "True" and float(cnn["total_time_s"]) == pytest.approx(120.0)
+    page = (out / "index.html").read_text()
+    assert "Fallback baseline" in page and "projected" in page
+    assert (out / "cpustudy-mnist_mlp-time.svg").read_text().lstrip().startswith("<?xml")
+    assert (out / "cpustudy-build-heatmap.png").is_file()
+
+
+@pytest.fixture(scope="module")
+def local_analysis(tmp_path_factory):
+    db = make_local_db(tmp_path_factory.mktemp("local") / "local.sqlite")
+    with Store.read(db) as s:
+        return analysis.analyze(s, analysis.Options())
+
+
+def test_figures_say_which_baseline(local_analysis):
+    fig = report.fig_time_relative(local_analysis, "cpustudy", "mnist_mlp")
+    assert "relative to cpu1 tf" in fig.labels.title
+    assert fig.labels.subtitle.startswith("Fallback baseline (no GPU run of mnist_mlp)")
+    cost = report.fig_cost_relative(local_analysis, "cpustudy", "mnist_mlp")
+    assert "Training cost of mnist_mlp" in cost.labels.title and "spot rates" in cost.labels.caption
+    cnn = report.fig_time_relative(local_analysis, "cpustudy", "mnist_cnn")
+    assert list(cnn.data["bar"]) == ["cpu1 tf*"] and "projected" in cnn.labels.caption
+    facts = analysis.findings(local_analysis)
+    assert ("2 vCPUs tf-eigen is the cheapest configuration for mnist_mlp: 0.50× the cost of 1 vCPU tf (the "
+            "fallback baseline, no GPU run of mnist_mlp) at 0.50× its time.") in facts
+    assert "Only one configuration of mnist_cnn was measured: 1 vCPU tf (projected)." in facts
+    assert report.fig_speedup(local_analysis, "cpustudy").data["workload"].unique().tolist() == ["mnist_mlp"]
+
+
+def test_requested_baseline_and_its_fallback(tmp_path):
+    db = make_local_db(tmp_path / "local.sqlite")
+    with Store.read(db) as s:
+        a = analysis.analyze(s, analysis.Options(baseline="tf@2"))
+    tf1 = a.summary[(a.summary["workload"] == "mnist_mlp") & (a.summary["label"] == "cpu1 tf")].iloc[0]
+    assert tf1["time_rel_baseline"] == pytest.approx(80.0 / 50.0) and tf1["baseline_kind"] == "requested"
+    cnn = a.baselines[("cpustudy", "mnist_cnn")]
+    assert cnn.kind == "fallback" and "tf@2 not measured" in cnn.note and cnn.label == "cpu1 tf"
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--baseline", "gpu"], "no GPU runs in the results"),
+        (["--baseline", "tf@64"], "--baseline tf@64: no such configuration"),
+        (["--baseline", "banana"], "write gpu, or BUILD@VCPUS"),
+        (["--deadline", "-5"], "must be a positive number"),
+        (["--study", "nope"], "no finished runs of study 'nope'"),
+        (["--gpu-instance", "gcp:nope"], "no instance 'gcp:nope'"),
+    ],
+)
+def test_bad_report_options_are_one_line_errors(run_cli, tmp_path, args, message):
+    db = make_local_db(tmp_path / "local.sqlite")
+    r = run_cli("report", "--db", db, "--out", tmp_path / "out", *args)
+    assert r.code == 2
+    assert r.err.count("\n") == 1 and message in r.err and "Traceback" not in r.err
+    assert not (tmp_path / "out" / "index.html").exists()
+
+
+def test_empty_and_missing_databases(run_cli, tmp_path):
+    empty = tmp_path / "empty.sqlite"
+    Store.open(empty).close()
+    r = run_cli("report", "--db", empty)
+    assert r.code == 2 and "no finished runs" in r.err and r.err.count("\n") == 1
+    r = run_cli("report", "--db", tmp_path / "absent.sqlite")
+    assert r.code == 2 and "no database at" in r.err
+    not_ours = tmp_path / "notes.sqlite"
+    not_ours.write_text("hello")
+    r = run_cli("report", "--db", not_ours)
+    assert r.code == 2 and "not a cpustudy database" in r.err
+
+
+def test_then_and_now_when_both_are_in_the_database(tmp_path):
+    db = make_local_db(tmp_path / "both.sqlite")
+    import_fixtures(db)
+    with Store.read(db) as s:
+        a = analysis.analyze(s, analysis.Options())
+    assert a.studies == ["woolf2017", "cpustudy"]
+    fig = report.fig_then_now(a)
+    assert fig is not None
+    d = fig.data
+    assert set(d["workload"]) == {"mnist_mlp"}  # the one workload in both
+    assert set(d["series"]) == {"2017 GPU", "2017 best CPU", "now best CPU"}
+    best_2017 = d[d["series"] == "2017 best CPU"].iloc[0]
+    assert best_2017["label"] == "cpu16cmp" and best_2017["total_time_s"] == pytest.approx(10.0)
+    assert d[d["series"] == "now best CPU"].iloc[0]["label"] == "cpu2 tf-eigen"
+    # each study keeps its own baseline: the 2017 GPU there, the fallback here
+    assert a.baselines[("woolf2017", "mnist_mlp")].kind == "gpu"
+    assert a.baselines[("cpustudy", "mnist_mlp")].kind == "fallback"
+    facts = analysis.findings(a)
+    assert any(f.startswith("Woolf (2017): ") for f in facts) and any(f.startswith("cpustudy: ") for f in facts)
+    assert report.fig_time_relative(a, "woolf2017", "mnist_mlp").labels.title.endswith("relative to GPU")
+
+
+def test_gpu_runs_are_the_baseline_and_priced_by_their_accelerator(tmp_path):
+    db = make_local_db(tmp_path / "gpu.sqlite")
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp-gpu", "cpu_model": "Host CPU", "logical_cpus": 16})
+        add_run(s, m, "mnist_mlp", "tf", 8, [1.0, 1.0], device="gpu",
+                software={"tf_version": "2.21.0", "gpus": ["NVIDIA H100 80GB HBM3"]})
+    with Store.read(db) as s:
+        a = analysis.analyze(s, analysis.Options(on_demand=True))
+        gpu = a.summary[(a.summary["device"] == "gpu")].iloc[0]
+        assert gpu["label"] == "gpu" and gpu["instance"] == "gcp:a3-highgpu-1g" and gpu["price_kind"] == "on-demand"
+        b = a.baselines[("cpustudy", "mnist_mlp")]
+        assert b.kind == "gpu" and b.total_time_s == pytest.approx(20.0)
+        tf2 = a.summary[a.summary["label"] == "cpu2 tf"].iloc[0]
+        assert tf2["time_rel_baseline"] == pytest.approx(50.0 / 20.0)
+        n2 = prices.Catalog.load().instance("gcp:n2-highcpu-2").on_demand
+        h100 = prices.Catalog.load().instance("gcp:a3-highgpu-1g").on_demand
+        assert tf2["cost_rel_baseline"] == pytest.approx(50.0 * n2 / (20.0 * h100))
+        assert a.baselines[("cpustudy", "mnist_cnn")].kind == "fallback"  # no GPU run of mnist_cnn
+        facts = analysis.findings(a)
+        assert any("is the cheapest configuration for mnist_mlp: " in f and "the GPU's cost" in f for f in facts)
+        a = analysis.analyze(s, analysis.Options(gpu_instance="aws:g6.xlarge"))
+        assert a.summary[a.summary["device"] == "gpu"].iloc[0]["instance"] == "aws:g6.xlarge"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp-gpu"})
+        add_run(s, m, "mnist_cnn", "tf", 8, [1.0], device="gpu")  # nothing says which GPU
+    with Store.read(db) as s, pytest.raises(UserError, match="pass --gpu-instance"):
+        analysis.analyze(s, analysis.Options())
+
+
+def test_bars_are_ordered_and_coloured_like_the_study(woolf_report):
+    db, _ = woolf_report
+    with Store.read(db) as s:
+        a = analysis.analyze(s, analysis.Options(deadline=45))
+    fig = report.fig_time_relative(a, "woolf2017", "mnist_mlp")
+    # coord_flip draws the last level on top: gpu first, then 16 vCPUs, pip before compiled
+    assert list(fig.data["bar"].cat.categories)[::-1] == ["gpu", "cpu16pip", "cpu16cmp", "cpu8pip", "cpu8cmp"]
+    hline = [l for l in fig.layers if type(l.geom).__name__ == "geom_hline"]
+    assert hline and hline[0].geom.aes_params["linetype"] == "dashed"
+    colours = report.colour_map(a.summary[a.summary["workload"] == "mnist_mlp"])
+    assert colours["gpu"] in report.FAMILIES["gpu"]
+    assert colours["cpu8pip"] == report.FAMILIES["stock"][1] and colours["cpu16pip"] == report.FAMILIES["stock"][3]
+    assert colours["cpu16cmp"] == report.FAMILIES["compiled"][3]
+    # the deadline: 45 s of training -> the cheapest configuration that finishes in time
+    tc = report.fig_time_cost(a, "woolf2017", 45)
+    picks = tc.data[tc.data["pick"]]
+    assert set(zip(picks["workload"], picks["label"])) == {
+        ("mnist_mlp", "cpu8cmp"), ("text_generator_keras", "cpu16cmp"), ("lstm_text_generation", "gpu")}
+    facts = analysis.findings(a)
+    assert "Within the 45 s deadline, 8 vCPUs compiled is the cheapest configuration for mnist_mlp: 14 s" in \
+        " ".join(facts)
+    assert "No configuration trains" not in " ".join(facts)
+    with Store.read(db) as s:
+        tight = analysis.findings(analysis.analyze(s, analysis.Options(deadline=5)))
+    assert "No configuration trains mnist_mlp within the 5 s deadline; the fastest, the GPU, takes 7 s." in tight
+    heat = report.fig_build_heatmap(a, "woolf2017")
+    cell = heat.data[(heat.data["workload"] == "mnist_mlp") & (heat.data["vcpus"] == 8)].iloc[0]
+    assert cell["build_speedup_vs_stock"] == pytest.approx(21.0 / 14.0)
+    sp = report.fig_speedup(a, "woolf2017")
+    assert "ideal" in sp.labels.subtitle and sp is not None
+    assert isinstance(report.theme_cpustudy(), type(report.theme_minimal()))
+
+
+def test_pareto_front_and_cheapest():
+    import pandas as pd
+
+    df = pd.DataFrame({
+        "total_time_s": [10, 20, 30, 15, 40],
+        "cost_usd": [5.0, 2.0, 1.0, 6.0, 3.0],
+    })
+    assert list(analysis.pareto_front(df)) == [True, True, True, False, False]
+    assert analysis.cheapest(df) == 2
+    assert analysis.cheapest(df, deadline=25) == 1
+    assert analysis.cheapest(df, deadline=5) is None
+
+
+def test_cli_report_does_not_import_heavy_modules():
+    code = (
+        "import sys; from cpustudy import cli; cli.build_parser(); "
+        "print(sorted(m for m in ('pandas', 'plotnine', 'matplotlib') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

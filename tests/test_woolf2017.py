@@ -1,0 +1,181 @@
+"""`cpustudy import woolf2017`: the 2017 study's per-epoch logs as a study of their own.
+
+Uses the small invented logs in tests/fixtures/woolf2017/ (same layout and format as the study's).
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cpustudy import woolf2017
+from cpustudy.store import Store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "woolf2017"
+LOGS = FIXTURES / "logs"
+N_FILES = 12
+N_EPOCHS = 5 * 3 + 5 * 2 + 2 * 2
+
+
+def counts(db: Path) -> tuple[int, int, int]:
+    with Store.read(db) as s:
+        return s.count("runs"), s.count("epochs"), s.count("machines")
+
+
+@pytest.fixture
+def logs_copy(tmp_path: Path) -> Path:
+    dest = tmp_path / "copy" / "logs"
+    shutil.copytree(LOGS, dest)
+    return dest
+
+
+def test_import_stores_one_run_per_log_and_one_epoch_per_line(run_cli, db):
+    r = run_cli("import", "woolf2017", LOGS, "--db", db)
+    assert r.code == 0, r.err
+    assert f"imported {N_FILES} run(s) with {N_EPOCHS} epochs" in r.out
+    assert counts(db) == (N_FILES, N_EPOCHS, 2)
+
+    with Store.read(db) as s:
+        runs = {(r["workload"], r["device"], r["build"], r["vcpus"]): r for r in s.runs()}
+        machines = {m["fingerprint"]: m for m in s.machines()}
+        run = runs[("mnist_mlp", "cpu", "pip", 8)]
+        epochs = s.epochs([run["id"]])
+        gpu = runs[("mnist_mlp", "gpu", "gpu", 1)]
+        textgen = runs[("text_generator_keras", "cpu", "compiled", 16)]
+        textgen_epochs = s.epochs([textgen["id"]])
+    assert {r["study"] for r in runs.values()} == {"woolf2017"}
+    assert {r["status"] for r in runs.values()} == {"ok"}
+    assert {r["data"] for r in runs.values()} == {"real"}
+    assert {r["build"] for r in runs.values()} == {"pip", "compiled", "gpu"}
+    assert {r["vcpus"] for r in runs.values() if r["device"] == "cpu"} == {8, 16}
+    # epoch_time_s is the mean, so epoch_time_s x epochs = the study's total (sum of elapsed)
+    assert run["epochs"] == 3 and run["timed_epochs"] == 3
+    assert run["epoch_time_s"] == pytest.approx(21.0 / 3)
+    assert [e["epoch"] for e in epochs] == [1, 2, 3]
+    assert [e["elapsed_s"] for e in epochs] == [8.0, 7.0, 6.0]
+    assert [e["warmup"] for e in epochs] == [0, 0, 0]
+    assert epochs[0]["loss"] == pytest.approx(1.333333333) and epochs[0]["accuracy"] == pytest.approx(0.8)
+    assert run["tf_version"] == "1.2" and run["projected"] == 0
+    # the author's own model is imported too; it logs no accuracy
+    assert textgen["epoch_time_s"] == pytest.approx(15.0)
+    assert [e["accuracy"] for e in textgen_epochs] == [None, None]
+    # CPU and GPU runs come from two fixed machines
+    assert run["machine"] == "woolf2017-gce-skylake" and run["cpu_model"] == "GCE Skylake (2017)"
+    assert gpu["machine"] == "woolf2017-gce-n1-standard-1-k80"
+    assert set(machines) == {"woolf2017-gce-skylake", "woolf2017-gce-n1-standard-1-k80"}
+
+
+def test_empty_accuracy_columns_are_stored_as_null(run_cli, db):
+    assert run_cli("import", "woolf2017", LOGS, "--db", db).code == 0
+    with Store.read(db) as s:
+        run = next(r for r in s.runs() if r["workload"] == "lstm_text_generation" and r["device"] == "gpu")
+        ep = s.epochs([run["id"]])
+    assert [e["elapsed_s"] for e in ep] == [12.0, 13.0]
+    assert [e["accuracy"] for e in ep] == [None, None]
+
+
+def test_reimport_adds_nothing_even_from_another_copy(run_cli, db, logs_copy):
+    assert run_cli("import", "woolf2017", LOGS, "--db", db).code == 0
+    with Store.read(db) as s:
+        uuids = sorted(r["uuid"] for r in s.runs())
+    r = run_cli("import", "woolf2017", LOGS, "--db", db)
+    assert r.code == 0 and "imported 0 run(s)" in r.out and f"{N_FILES} already imported" in r.out
+    # the uuids depend on the path relative to logs/, not on where the copy lives
+    r = run_cli("import", "woolf2017", logs_copy.parent, "--db", db)  # the folder holding logs/ works too
+    assert r.code == 0 and "imported 0 run(s)" in r.out
+    assert counts(db) == (N_FILES, N_EPOCHS, 2)
+    with Store.read(db) as s:
+        assert sorted(r["uuid"] for r in s.runs()) == uuids
+
+
+def test_missing_folder_is_one_line_error_and_creates_no_database(run_cli, db, tmp_path):
+    missing = tmp_path / "nowhere"
+    r = run_cli("import", "woolf2017", missing, "--db", db)
+    assert r.code == 2
+    assert r.err.count("\n") == 1 and str(missing) in r.err and "no such folder" in r.err
+    assert not db.exists()
+
+
+def test_folder_without_study_layout_is_refused(run_cli, db, tmp_path):
+    (tmp_path / "empty").mkdir()
+    r = run_cli("import", "woolf2017", tmp_path / "empty", "--db", db)
+    assert r.code == 2 and "does not look like the study's logs folder" in r.err
+
+
+def test_import_needs_a_source(run_cli):
+    r = run_cli("import")
+    assert r.code == 2 and "SOURCE" in r.err and r.err.startswith("cpustudy: error:")
+
+
+@pytest.mark.parametrize(
+    "content,line,message",
+    [
+        ("epoch,elapsed,loss\n0,1.0,0.5\n1,abc,0.4\n", 3, "elapsed 'abc' is not a number"),
+        ("epoch,elapsed,loss\n0,1.0,0.5\n2,1.0,0.4\n", 3, "epoch 2 where epoch 1 was expected"),
+        ("epoch,elapsed,loss\n0,1.0,0.5\n1,1.0\n", 3, "2 fields where the header has 3"),
+        ("epoch,elapsed,loss\n0,-1.0,0.5\n", 2, "must be greater than zero"),
+        ("epoch,elapsed,loss\n0,1.0,lots\n", 2, "loss 'lots' is not a number"),
+        ("time,loss\n0,1.0\n", 1, "does not start with epoch,elapsed"),
+        ("epoch,elapsed,loss\n", 2, "no epochs after the header"),
+        ("", 1, "empty file"),
+    ],
+)
+def test_malformed_log_is_refused_with_path_and_line(run_cli, db, logs_copy, content, line, message):
+    assert run_cli("import", "woolf2017", LOGS, "--db", db, ).code == 0  # something already stored
+    before = counts(db)
+    bad = logs_copy / "cpu-compiled" / "cpu16" / "mnist_mlp_tensorflow.csv"
+    bad.write_text(content)
+    # a new file that would be imported if the malformed one did not stop everything
+    extra = logs_copy / "cpu-pip" / "cpu32"
+    extra.mkdir()
+    shutil.copy(LOGS / "cpu-pip" / "cpu16" / "mnist_mlp_tensorflow.csv", extra / "mnist_mlp_tensorflow.csv")
+    r = run_cli("import", "woolf2017", logs_copy, "--db", db)
+    assert r.code == 2
+    assert r.err.count("\n") == 1, r.err
+    assert f"{bad}:{line}:" in r.err and message in r.err
+    assert counts(db) == before  # nothing half-imported
+
+
+def test_a_failure_while_writing_rolls_back_every_run(db, monkeypatch):
+    """The writes are one transaction: an error after some runs were inserted leaves nothing."""
+    calls = {"n": 0}
+    real = woolf2017._insert_run
+
+    def failing(conn, machine_id, log):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise sqlite3.OperationalError("disk I/O error (simulated)")
+        real(conn, machine_id, log)
+
+    monkeypatch.setattr(woolf2017, "_insert_run", failing)
+    with Store.open(db) as s:
+        with pytest.raises(sqlite3.OperationalError):
+            woolf2017.import_logs(s, LOGS)
+    assert calls["n"] == 5
+    assert counts(db) == (0, 0, 0)
+
+
+def test_other_files_are_skipped_and_said_so(run_cli, db, logs_copy):
+    (logs_copy / "gpu" / "notes.csv").write_text("a,b\n1,2\n")
+    (logs_copy / "gpu" / "README.txt").write_text("not a log\n")
+    r = run_cli("import", "woolf2017", logs_copy, "--db", db)
+    assert r.code == 0
+    assert "skipped gpu/notes.csv" in r.err
+    assert counts(db)[0] == N_FILES
+
+
+def test_totals_are_sums_of_elapsed(db):
+    with Store.open(db) as s:
+        result = woolf2017.import_logs(s, LOGS)
+        assert result.added == N_FILES
+        totals = {
+            (r["workload"], r["build"], r["vcpus"]): r["epoch_time_s"] * r["epochs"] for r in s.runs()
+        }
+    assert math.isclose(totals[("mnist_mlp", "gpu", 1)], 7.0)
+    assert math.isclose(totals[("mnist_mlp", "compiled", 16)], 10.0)
+    assert math.isclose(totals[("text_generator_keras", "compiled", 8)], 50.0)
+    assert math.isclose(totals[("lstm_text_generation", "pip", 8)], 75.0)
