@@ -1,0 +1,84 @@
+"""Is this machine quiet enough to measure on? Load, busy processes, frequency governor, SMT, turbo.
+
+The state is read at the start of every measurement and stored with the run, so a noisy figure
+can be traced to a busy machine; ``cpustudy machine --check`` prints it and a sweep warns first.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+SYS_CPU = Path("/sys/devices/system/cpu")
+BUSY_PROCESS_PERCENT = 10.0
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def busy_processes(sample_s: float = 0.3, threshold: float = BUSY_PROCESS_PERCENT) -> list[dict[str, Any]]:
+    """Other processes using more than ``threshold`` % of one CPU over a short sample."""
+    import time
+
+    import psutil
+
+    me = {os.getpid(), os.getppid()}
+    procs = []
+    for p in psutil.process_iter(["pid", "name"]):
+        try:
+            p.cpu_percent(None)
+            procs.append(p)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    time.sleep(sample_s)
+    out = []
+    for p in procs:
+        try:
+            pct = p.cpu_percent(None)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        if pct >= threshold and p.pid not in me:
+            out.append({"pid": p.pid, "name": p.info.get("name"), "cpu_percent": round(pct, 1)})
+    return sorted(out, key=lambda d: -d["cpu_percent"])
+
+
+def machine_state(sample_s: float = 0.3) -> dict[str, Any]:
+    """The state that disturbs measurements, as far as this machine lets it be read."""
+    load1, load5, load15 = os.getloadavg()
+    governors = sorted({g for g in (_read(p) for p in SYS_CPU.glob("cpu[0-9]*/cpufreq/scaling_governor")) if g})
+    smt = _read(SYS_CPU / "smt" / "active")
+    no_turbo = _read(SYS_CPU / "intel_pstate" / "no_turbo")
+    boost = _read(SYS_CPU / "cpufreq" / "boost")
+    turbo: bool | None = None
+    if no_turbo is not None:
+        turbo = no_turbo == "0"
+    elif boost is not None:
+        turbo = boost == "1"
+    return {
+        "loadavg": [round(load1, 2), round(load5, 2), round(load15, 2)],
+        "cpus": os.cpu_count(),
+        "busy_processes": busy_processes(sample_s) if sample_s > 0 else [],
+        "governor": ",".join(governors) or None,
+        "smt_active": None if smt is None else smt == "1",
+        "turbo": turbo,
+    }
+
+
+def warnings(state: dict[str, Any]) -> list[str]:
+    """Plain-language reasons this state may distort timings (empty when it looks quiet)."""
+    out = []
+    cpus = state.get("cpus") or 1
+    load1 = state["loadavg"][0]
+    if load1 > 0.5 * cpus:
+        out.append(f"load average {load1:.2f} on {cpus} CPU(s): other work competes for the CPUs")
+    for p in state.get("busy_processes", [])[:3]:
+        out.append(f"process {p['pid']} ({p['name']}) uses {p['cpu_percent']:.0f} % of a CPU")
+    gov = state.get("governor")
+    if gov and gov != "performance":
+        out.append(f"CPU frequency governor is {gov!r}, not 'performance': clocks may vary between runs")
+    return out

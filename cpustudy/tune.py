@@ -1,0 +1,165 @@
+"""``cpustudy tune``: find the fastest runtime setting for a workload on N vCPUs with one build.
+
+The search is coordinate descent from TensorFlow's defaults over: input pipeline (NumPy arrays or
+tf.data), oneDNN (off/on), XLA (off/on), intra-op and inter-op threads, and batch size only when
+asked (``--batch-sizes``; a different batch size is a different workload setting and is stored as
+such). Each trial is a short measurement in a fresh worker, stored with ``study = 'tune'``. The
+winner is then confirmed against the default in interleaved pairs; the gain is the median of the
+paired ratios default/best, with their range as its spread.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Callable
+
+from cpustudy.errors import UserError
+from cpustudy.runner import RunSpec, execute, plan
+from cpustudy.store import Store
+from cpustudy.workloads import Workload
+
+IMPROVEMENT = 0.97  # a change is kept only when it is at least 3 % faster
+
+
+@dataclass(frozen=True)
+class Setting:
+    intra_threads: int
+    inter_threads: int
+    onednn: bool | None = None  # None: TensorFlow's default for this CPU
+    xla: bool | None = None  # None: Keras' default (off on a CPU-only TensorFlow)
+    input_pipeline: str = "numpy"
+    batch_size: int | None = None  # None: the workload's
+
+    def spec_args(self) -> dict[str, Any]:
+        env = {} if self.onednn is None else {"TF_ENABLE_ONEDNN_OPTS": "1" if self.onednn else "0"}
+        return {"intra_threads": self.intra_threads, "inter_threads": self.inter_threads,
+                "jit_compile": self.xla, "input_pipeline": self.input_pipeline,
+                "batch_size": self.batch_size, "env": env}
+
+    def label(self) -> str:
+        parts = [f"threads {self.intra_threads}/{self.inter_threads}",
+                 f"oneDNN {'default' if self.onednn is None else 'on' if self.onednn else 'off'}",
+                 f"XLA {'default' if self.xla is None else 'on' if self.xla else 'off'}",
+                 f"input {self.input_pipeline}"]
+        if self.batch_size:
+            parts.append(f"batch {self.batch_size}")
+        return ", ".join(parts)
+
+
+def default_setting(vcpus: int) -> Setting:
+    return Setting(intra_threads=vcpus, inter_threads=vcpus)
+
+
+def dimensions(vcpus: int, backend_tf: bool, batch_sizes: list[int] | None) -> dict[str, list[Any]]:
+    dims: dict[str, list[Any]] = {}
+    if backend_tf:
+        dims["input_pipeline"] = ["numpy", "tfdata"]
+        dims["onednn"] = [False, True]
+    dims["xla"] = [False, True]
+    dims["intra_threads"] = sorted({1, max(1, vcpus // 2), vcpus})
+    dims["inter_threads"] = sorted({1, min(2, vcpus), vcpus})
+    if batch_sizes:
+        dims["batch_size"] = list(batch_sizes)
+    return dims
+
+
+@dataclass
+class Trial:
+    setting: Setting
+    epoch_time_s: float | None
+    run_id: int
+
+
+def tune(
+    store: Store,
+    machine_id: int,
+    workload: Workload,
+    vcpus: int,
+    build: str,
+    *,
+    epochs: int = 3,
+    steps_per_epoch: int = 20,
+    confirm: int = 3,
+    batch_sizes: list[int] | None = None,
+    data: str = "synthetic",
+    backend_tf: bool = True,
+    pinned_by_build: tuple[str, ...] = (),
+    progress: Callable[[str], None] = lambda s: None,
+) -> dict[str, Any]:
+    """Search, confirm, store and return the tuning (see the module's docstring)."""
+    trials: list[Trial] = []
+
+    def measure(setting: Setting, tag: str) -> float | None:
+        spec = RunSpec(workload=workload, vcpus=vcpus, build=build, epochs=epochs,
+                       steps_per_epoch=steps_per_epoch, data=data, **setting.spec_args())
+        config = plan(spec)
+        config["study"] = "tune"
+        config["tune"] = {"tag": tag, "setting": asdict(setting)}
+        outcome = execute(store, machine_id, config)
+        # Seconds per sample, so that settings with other batch sizes compare fairly.
+        rate = outcome.summary.get("samples_per_s") if outcome.status == "ok" else None
+        t = 1.0 / rate if rate else None
+        trials.append(Trial(setting, t, outcome.run_id))
+        shown = f"{t * 1e6:.1f} us/sample" if t else f"failed: {outcome.error}"
+        progress(f"{tag}: {setting.label()}: {shown}")
+        return t
+
+    default = default_setting(vcpus)
+    best, best_t = default, measure(default, "default")
+    if best_t is None:
+        raise UserError(f"the default setting of {workload.name} on {build} failed to run: "
+                        f"see `cpustudy results --db {store.path}` for its error")
+    pinned = set(pinned_by_build or ())
+    for dim, values in dimensions(vcpus, backend_tf, batch_sizes).items():
+        if dim in pinned:
+            continue  # the build fixes this switch: changing it would measure another build
+        for value in values:
+            if getattr(best, dim) == value:
+                continue
+            candidate = replace(best, **{dim: value})
+            t = measure(candidate, f"try {dim}")
+            if t is not None and t < best_t * IMPROVEMENT:
+                best, best_t = candidate, t
+    ratios: list[float] = []
+    default_times: list[float] = []
+    best_times: list[float] = []
+    if best != default:
+        for r in range(confirm):
+            order = [("default", default), ("best", best)]
+            if r % 2:
+                order.reverse()
+            got: dict[str, float | None] = {tag: measure(s, f"confirm {tag}") for tag, s in order}
+            if got["default"] and got["best"]:
+                default_times.append(got["default"])
+                best_times.append(got["best"])
+                ratios.append(got["default"] / got["best"])
+    per_epoch = workload.samples_per_epoch  # seconds per sample -> seconds per full epoch (projected)
+    result = {
+        "workload": workload.name, "build": build, "vcpus": vcpus,
+        "setting": asdict(best), "label": best.label(), "changed": best != default,
+        "default_time_s": per_epoch * (statistics.median(default_times) if default_times else best_t),
+        "best_time_s": per_epoch * (statistics.median(best_times) if best_times else best_t),
+        # No change found: gain 1 by definition; a change whose confirmation pairs all failed: unknown.
+        "gain": statistics.median(ratios) if ratios else (1.0 if best == default else None),
+        "gain_low": min(ratios) if ratios else None,
+        "gain_high": max(ratios) if ratios else None,
+        "confirmed_pairs": len(ratios),
+        "trials": len(trials),
+    }
+    result["id"] = store.add_tuning(machine_id, result)
+    return result
+
+
+def setting_from(tuning: dict[str, Any]) -> Setting:
+    return Setting(**tuning["setting"])
+
+
+def pinned_dimensions(build: Any) -> tuple[str, ...]:
+    """The tuner's dimensions a build fixes (``tf-eigen`` fixes oneDNN, ``tf-xla`` fixes XLA)."""
+    pinned = []
+    if "TF_ENABLE_ONEDNN_OPTS" in build.env:
+        pinned.append("onednn")
+    if build.jit_compile is not None:
+        pinned.append("xla")
+    return tuple(pinned)
