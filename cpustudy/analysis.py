@@ -35,6 +35,7 @@ from cpustudy.errors import UserError
 from cpustudy.store import Store
 
 KEYS = ["study", "workload", "device", "vcpus", "build"]
+INTERNAL_STUDIES = ("tune", "bench-overhead")
 STOCK_BUILDS = ("tf", "pip")
 #: Studies whose full-training time is the sum of their logged epochs (imported logs).
 SUMMED_STUDIES = {"woolf2017"}
@@ -53,7 +54,7 @@ SUMMARY_COLUMNS = [
     "cost_per_million_samples_usd", "price_usd_per_hour", "price_kind", "instance", "region",
     "price_note", "price_source", "price_as_of", "baseline", "baseline_kind", "baseline_note",
     "speedup_vs_fewest_vcpus", "parallel_efficiency", "build_speedup_vs_stock", "projected", "data",
-    "machines", "tf_version",
+    "machines", "tf_version", "gflops_per_s", "peak_gflops", "pct_of_peak", "within_run_iqr_s", "unstable",
 ]
 
 
@@ -107,6 +108,45 @@ class Analysis:
 # -- loading -----------------------------------------------------------------------------------------
 
 
+def build_with_setting(run: dict[str, Any]) -> str:
+    """The build name, plus what was set differently from the defaults (so runs of different
+    settings are never pooled into one median): ``tf+tfdata``, ``tf+b64``, ``tf+t1/2``, ``tf+tuned``."""
+    import json
+
+    build = str(run.get("build"))
+    if run.get("study") == "woolf2017":
+        return build
+    try:
+        settings = json.loads(run.get("settings") or "{}")
+    except ValueError:
+        settings = {}
+    parts = []
+    if settings.get("tuning_id"):
+        parts.append("tuned")
+    else:
+        if run.get("input_pipeline") not in (None, "numpy"):
+            parts.append(str(run["input_pipeline"]))
+        workload = _workload_info(str(run.get("workload")))
+        if workload is not None and run.get("batch_size") not in (None, workload.batch_size):
+            parts.append(f"b{run['batch_size']}")
+        vcpus = run.get("vcpus")
+        if (run.get("intra_threads"), run.get("inter_threads")) not in ((None, None), (vcpus, vcpus)):
+            parts.append(f"t{run.get('intra_threads')}/{run.get('inter_threads')}")
+        extra_env = {k: v for k, v in (settings.get("env") or {}).items()
+                     if k not in _recipe_env(build)}
+        parts += [f"{k}={v}" for k, v in sorted(extra_env.items())]
+    return "+".join([build, *parts])
+
+
+def _recipe_env(build: str) -> dict[str, str]:
+    from cpustudy import builds
+
+    try:
+        return dict(builds.load(build).env)
+    except UserError:
+        return {}
+
+
 def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
     """Runs with status ok, one row each, with their epochs' sum and the machine they ran on."""
     rows = store.runs(status="ok")
@@ -123,6 +163,20 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
         df = df[df["study"] == study]
         if df.empty:
             raise UserError(f"no finished runs of study {study!r} in {store.path}: it has {', '.join(studies)}")
+    else:
+        # The tuner's trials and the overhead benchmark's runs are not configurations to compare.
+        df = df[~df["study"].isin(INTERNAL_STUDIES)]
+        if df.empty:
+            raise UserError(f"{store.path} holds only tuner or benchmark runs: pass --study tune to report them")
+    # Not comparable as a configuration: more vCPUs than the machine had, or no timed epoch (only the
+    # warm-up, tracing included). Left out of every figure.
+    keep = (df["oversubscribed"].fillna(0).astype(int) == 0) & ~(
+        (df["study"] != "woolf2017") & (df["timed_epochs"].fillna(1).astype(int) == 0))
+    df = df[keep]
+    if df.empty:
+        raise UserError(f"{store.path} has no comparable runs: all are oversubscribed or warm-up only "
+                        "(measure with --epochs 2 or more, without --oversubscribe)")
+    df["build"] = [build_with_setting(r) for r in df.to_dict("records")]
     epochs = pd.DataFrame(store.epochs())
     if epochs.empty:
         sums = pd.DataFrame(columns=["run_id", "epochs_sum", "epochs_logged"])
@@ -135,7 +189,7 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
 
 
 def _workload_info(name: str) -> Any:
-    from cpustudy.workloads import WORKLOADS
+    from cpustudy.workloads import ALL as WORKLOADS
 
     return WORKLOADS.get(name)
 
@@ -269,6 +323,27 @@ def _join(x: pd.Series) -> str:
     return "; ".join(str(v) for v in dict.fromkeys(v for v in x if v is not None and not pd.isna(v)))
 
 
+def _column(g: pd.DataFrame, name: str) -> pd.Series:
+    return pd.to_numeric(g[name], errors="coerce") if name in g else pd.Series(math.nan, index=g.index)
+
+
+def _efficiency(g: pd.DataFrame) -> dict[str, Any]:
+    """Achieved training GFLOP/s (analytic FLOPs x samples/s), the measured FP32 peak at the same
+    threads, the share of it, and whether any run's timed epochs varied by more than 5 % (CV)."""
+    achieved = _column(g, "samples_per_s") * _column(g, "flops_per_sample") / 1e9
+    peak = _column(g, "peak_gflops")
+    pct = 100 * achieved / peak
+    unstable = _column(g, "unstable")
+    return {
+        "gflops_per_s": float(achieved.median()) if achieved.notna().any() else math.nan,
+        "peak_gflops": float(peak.median()) if peak.notna().any() else math.nan,
+        "pct_of_peak": float(pct.median()) if pct.notna().any() else math.nan,
+        "within_run_iqr_s": float(_column(g, "epoch_time_iqr_s").median())
+        if _column(g, "epoch_time_iqr_s").notna().any() else math.nan,
+        "unstable": bool((unstable.fillna(0) > 0).any()),
+    }
+
+
 def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     runs = runs.copy()
     runs["vcpus"] = runs["vcpus"].astype("Int64")
@@ -288,6 +363,7 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "data": _join(g["data"]),
             "machines": _join(g["cpu_model"]),
             "tf_version": _join(g["tf_version"]),
+            **_efficiency(g),
         })
     df = pd.DataFrame(rows)
     df["vcpus"] = df["vcpus"].astype("Int64")

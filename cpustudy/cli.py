@@ -48,10 +48,10 @@ def _console(stderr: bool = False) -> Any:
 
 
 def cmd_workloads(args: argparse.Namespace) -> int:
-    from cpustudy.workloads import WORKLOADS
+    from cpustudy.workloads import ALL
 
     rows = []
-    for w in WORKLOADS.values():
+    for w in ALL.values():
         f = w.flops()
         rows.append(
             {
@@ -82,6 +82,12 @@ def cmd_machine(args: argparse.Namespace) -> int:
 
     m = machine.collect()
     info: dict[str, Any] = m.as_dict()
+    if args.check:
+        from cpustudy import checks
+
+        state = checks.machine_state()
+        info["state"] = state
+        info["warnings"] = checks.warnings(state)
     if not args.no_probe:
         info["software"] = probe_software()
     if args.format == "json":
@@ -98,6 +104,17 @@ def cmd_machine(args: argparse.Namespace) -> int:
         ("OS", m.os),
         ("fingerprint", m.fingerprint),
     ]
+    if args.check:
+        st = info["state"]
+        lines += [
+            ("load average", " ".join(f"{x:.2f}" for x in st["loadavg"])),
+            ("busy processes", ", ".join(f"{p['name']} ({p['pid']}) {p['cpu_percent']:.0f} %"
+                                         for p in st["busy_processes"]) or "none"),
+            ("governor", st["governor"] or "not readable here"),
+            ("SMT active", {True: "yes", False: "no"}.get(st["smt_active"], "not readable here")),
+            ("turbo", {True: "on", False: "off"}.get(st["turbo"], "not readable here")),
+            ("verdict", "; ".join(info["warnings"]) or "quiet enough to measure"),
+        ]
     sw = info.get("software")
     if sw:
         if sw.get("error"):
@@ -120,8 +137,7 @@ def cmd_machine(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from cpustudy import machine, workloads
     from cpustudy.runner import RunSpec, plan
-    from cpustudy.store import Store
-    from cpustudy.sweep import SweepLock
+    from cpustudy.sweep import measuring
 
     w = workloads.get(args.workload)
     topo = machine.read_topology()
@@ -138,14 +154,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         inter_threads=args.inter_threads,
         build=args.build,
         device=args.device,
+        warmup_steps=args.warmup_steps,
+        input_pipeline=args.input,
         options={} if args.augment is None else {"augment": args.augment},
     )
     config = plan(spec, topo)  # every check happens before the database is touched
-    store = Store.open(args.db)
-    with SweepLock(store.path):
-        store.fail_stale_running()
-        machine_id = store.machine_id(machine.collect().as_dict())
-        return _run_one(store, machine_id, config, args.timeout)
+    with measuring(args.db) as session:
+        return _run_one(session.store, session.machine_id, config, args.timeout)
 
 
 def _run_one(store: Any, machine_id: int, config: dict[str, Any], timeout: float | None) -> int:
@@ -223,24 +238,29 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         wls, build_names, vcpus, repeats=args.repeats, machine_fingerprint=m.fingerprint, topo=topo,
         epochs=args.epochs, steps_per_epoch=args.steps_per_epoch, batch_size=args.batch_size,
         data=args.data, seed=args.seed, oversubscribe=args.oversubscribe, device=args.device,
+        warmup_steps=args.warmup_steps, input_pipeline=args.input,
         options={} if args.augment is None else {"augment": args.augment},
     )
     from pathlib import Path
 
     db_path = Path(args.db) if args.db else default_path()
+    if args.tuned:
+        _apply_tunings(cells, db_path, m, sweep)
     if args.dry_run:
         store = Store.read(db_path) if db_path.is_file() else None
         return _print_plan(cells, sweep.pending(store, cells, args.fresh), store)
-    store = Store.open(db_path)
-    with sweep.SweepLock(store.path):
-        stale = store.fail_stale_running()
+    with sweep.measuring(db_path, m) as session:
+        store, stale, machine_id = session.store, session.stale, session.machine_id
         todo = sweep.pending(store, cells, args.fresh)
         err = _console(stderr=True)
+        from cpustudy import checks
+
+        for warning in checks.warnings(checks.machine_state()):
+            err.print(f"warning: {warning} (timings may be noisy; see `cpustudy machine --check`)")
         if stale:
             err.print(f"{stale} run(s) left running by a killed process were marked failed")
         err.print(f"sweep: {len(cells)} cell(s) planned, {len(cells) - len(todo)} already measured, "
                   f"{len(todo)} to measure into {store.path}")
-        machine_id = store.machine_id(m.as_dict())
         outcomes = _sweep_with_progress(sweep, store, machine_id, todo, args.timeout, err)
         rows = sweep.summary_rows(store, cells)
     from cpustudy import results
@@ -252,6 +272,33 @@ def cmd_sweep(args: argparse.Namespace) -> int:
               "command to retry them)", file=sys.stderr)
         return 1
     return 0
+
+
+def _apply_tunings(cells: list[Any], db_path: Any, m: Any, sweep: Any) -> None:
+    """Replace each cell's runtime setting by the one `cpustudy tune` stored for it."""
+    from cpustudy import runner, workloads
+    from cpustudy.store import Store
+    from cpustudy.tune import setting_from
+
+    with Store.read(db_path) as store:
+        row = store.conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (m.fingerprint,)).fetchone()
+        for cell in cells:
+            c = cell.config
+            tuning = store.tuning(row[0], c["workload"], c["build"], c["vcpus"]) if row else None
+            if tuning is None:
+                raise UserError(f"no tuning stored for {c['workload']} {c['build']} at {c['vcpus']} vCPU(s) "
+                                f"on this machine: run `cpustudy tune {c['workload']} --vcpus {c['vcpus']} "
+                                f"--builds {c['build']} --db {db_path}` first, or drop --tuned")
+            setting = setting_from(tuning).spec_args()
+            spec = runner.RunSpec(workload=workloads.get(c["workload"]), vcpus=c["vcpus"], build=c["build"],
+                                  repeat=c["repeat"], epochs=c["epochs"], steps_per_epoch=c["steps_per_epoch"],
+                                  data=c["data_requested"], seed=c["seed"], oversubscribe=c["oversubscribed"],
+                                  device=c["device"], warmup_steps=c["warmup_steps"], options=c["options"],
+                                  **setting)
+            new = runner.plan(spec)
+            new["tuning_id"] = tuning["id"]
+            new["cell_key"] = sweep.cell_key(new, m.fingerprint)
+            cell.config = new
 
 
 def _print_plan(cells: list[Any], todo: list[Any], store: Any) -> int:
@@ -299,6 +346,85 @@ def _sweep_with_progress(sweep: Any, store: Any, machine_id: int, todo: list[Any
                 bar.console.print(f"  FAILED {cell.label}: {outcome.error}")
 
         return sweep.run_cells(store, machine_id, todo, timeout_s=timeout, on_start=on_start, on_done=on_done)
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from cpustudy import builds, tune, workloads
+    from cpustudy.runner import RunSpec, plan
+    from cpustudy.sweep import measuring
+
+    w = workloads.get(args.workload)
+    build_list = builds.parse_list(args.builds)
+    batch_sizes = _int_list(args.batch_sizes, "--batch-sizes") if args.batch_sizes else None
+    for b in build_list:  # every check before anything runs
+        plan(RunSpec(workload=w, vcpus=args.vcpus, build=b.name, epochs=args.epochs,
+                     steps_per_epoch=args.steps_per_epoch, data=args.data))
+    err = _console(stderr=True)
+    with measuring(args.db) as session:
+        store, machine_id = session.store, session.machine_id
+        for b in build_list:
+            backend_tf = b.env.get("KERAS_BACKEND", "tensorflow") == "tensorflow"
+            result = tune.tune(store, machine_id, w, args.vcpus, b.name, epochs=args.epochs,
+                               steps_per_epoch=args.steps_per_epoch, confirm=args.confirm,
+                               batch_sizes=batch_sizes, data=args.data, backend_tf=backend_tf,
+                               pinned_by_build=tune.pinned_dimensions(b),
+                               progress=lambda line: err.print("  " + line))
+            head = f"{w.name} {b.name} {args.vcpus} vCPU(s): "
+            if not result["changed"]:
+                print(head + f"no setting beat the default by 3 % or more in {result['trials']} trials "
+                      "(gain 1.00x)")
+            elif result["gain"] is None:
+                print(head + f"fastest in the search: {result['label']}, but its confirmation runs failed "
+                      "(gain unknown)")
+            else:
+                print(head + f"fastest {result['label']}: {result['gain']:.2f}x the default (range "
+                      f"{result['gain_low']:.2f}-{result['gain_high']:.2f} over {result['confirmed_pairs']} "
+                      "paired repeats)")
+    return 0
+
+
+def _int_list(text: str, flag: str) -> list[int]:
+    try:
+        values = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise UserError(f"{flag}: give whole numbers separated by commas, e.g. 32,64,128") from None
+    if not values or min(values) <= 0:
+        raise UserError(f"{flag}: give positive whole numbers separated by commas, e.g. 32,64,128")
+    return values
+
+
+def cmd_bench_overhead(args: argparse.Namespace) -> int:
+    import statistics
+
+    from cpustudy import bench, machine, workloads
+    from cpustudy.runner import RunSpec, plan
+    from cpustudy.sweep import measuring
+
+    wls = workloads.parse_list(args.workloads)
+    if args.epochs < 2:
+        raise UserError("--epochs must be 2 or more: the first epoch is a warm-up, the rest are timed")
+    topo = machine.read_topology()
+    vcpus = args.vcpus or topo.logical
+    configs = [plan(RunSpec(workload=w, vcpus=vcpus, build=args.build, epochs=args.epochs,
+                            steps_per_epoch=args.steps_per_epoch, data="synthetic", measure_peak=False), topo)
+               for w in wls]
+    err = _console(stderr=True)
+    rows = []
+    with measuring(args.db) as session:
+        store, machine_id = session.store, session.machine_id
+        for config in configs:
+            config["study"] = "bench-overhead"
+            try:
+                res = bench.overhead(store, machine_id, config, args.rounds,
+                                     progress=lambda line: err.print(f"  {config['workload']} {line}"))
+            except RuntimeError as exc:
+                raise UserError(f"{config['workload']}: {exc}") from None
+            rows.append({"workload": res.workload, "vcpus": res.vcpus,
+                         "cpustudy_epoch_s": statistics.median(res.cpustudy_s),
+                         "plain_keras_epoch_s": statistics.median(res.plain_s),
+                         "ratio": res.ratio, "ratio_min": min(res.ratios), "ratio_max": max(res.ratios),
+                         "rounds": args.rounds})
+    return _emit_rows(args, rows, list(rows[0]), "cpustudy epoch time / plain Keras fit (1.00 = no overhead)")
 
 
 def cmd_builds_list(args: argparse.Namespace) -> int:
@@ -395,9 +521,19 @@ def _add_format(p: argparse.ArgumentParser, choices: Sequence[str] = ("table", "
     p.add_argument("--format", choices=choices, default="table", help="output format (default: table)")
 
 
-def _add_measure_args(p: argparse.ArgumentParser) -> None:
+def _add_settings_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
                    help="train on the CPUs (default) or on a GPU, for the baseline")
+    p.add_argument("--input", choices=("numpy", "tfdata"), default="numpy",
+                   help="input pipeline: NumPy arrays into fit (the study's way, default) or a cached, "
+                   "shuffled, prefetched tf.data pipeline")
+    p.add_argument("--warmup-steps", type=int, default=0, metavar="N",
+                   help="untimed training steps before the first epoch (default: 0; the first epoch is "
+                   "always flagged warm-up)")
+
+
+def _add_measure_args(p: argparse.ArgumentParser) -> None:
+    _add_settings_args(p)
     p.add_argument("--no-augment", dest="augment", action="store_false", default=None,
                    help="cifar10_cnn: train without real-time augmentation")
     p.add_argument("--timeout", type=positive_int, metavar="SECONDS",
@@ -419,6 +555,8 @@ def build_parser() -> Parser:
 
     p = sub.add_parser("machine", help="this machine: CPU, instruction sets, topology, TF build")
     p.add_argument("--no-probe", action="store_true", help="do not start TensorFlow to read its build")
+    p.add_argument("--check", action="store_true",
+                   help="also check whether the machine is quiet: load, busy processes, governor, SMT, turbo")
     _add_format(p, ("table", "json"))
     p.set_defaults(func=cmd_machine)
 
@@ -457,8 +595,9 @@ def build_parser() -> Parser:
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--oversubscribe", action="store_true",
                    help="allow more vCPUs than this machine has (stored as oversubscribed)")
-    p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
-                   help="train on the CPUs (default) or on a GPU, for the baseline")
+    _add_settings_args(p)
+    p.add_argument("--tuned", action="store_true",
+                   help="use the setting `cpustudy tune` found for each workload, build and vCPU count")
     p.add_argument("--no-augment", dest="augment", action="store_false", default=None,
                    help="cifar10_cnn: train without real-time augmentation")
     p.add_argument("--timeout", type=positive_int, metavar="SECONDS",
@@ -467,6 +606,34 @@ def build_parser() -> Parser:
     p.add_argument("--fresh", action="store_true", help="measure every cell again, even those already ok")
     _add_db(p)
     p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("tune", help="search threads, oneDNN, XLA and input pipeline for the fastest setting")
+    p.add_argument("workload", help="workload name (see `cpustudy workloads`)")
+    p.add_argument("--vcpus", type=positive_int, required=True, help="vCPUs to tune for")
+    p.add_argument("--builds", default="tf", help="comma-separated builds to tune (default: tf)")
+    p.add_argument("--batch-sizes", metavar="LIST",
+                   help="also try these batch sizes (a different batch size is a different workload setting)")
+    p.add_argument("--epochs", type=positive_int, default=3, help="epochs per trial (default: 3)")
+    p.add_argument("--steps-per-epoch", type=positive_int, default=20, help="steps per trial epoch (default: 20)")
+    p.add_argument("--confirm", type=positive_int, default=3,
+                   help="paired default-vs-best repeats that give the gain and its spread (default: 3)")
+    p.add_argument("--data", choices=("auto", "real", "synthetic"), default="synthetic",
+                   help="data source (default: synthetic)")
+    _add_db(p)
+    p.set_defaults(func=cmd_tune)
+
+    p = sub.add_parser("bench", help="benchmarks of cpustudy itself")
+    bsub = p.add_subparsers(dest="bench_command", metavar="ACTION", parser_class=Parser, required=True)
+    q = bsub.add_parser("overhead", help="cpustudy's epoch time against a plain Keras fit, interleaved")
+    q.add_argument("--workloads", default="mnist_mlp,cifar10_cnn", help="default: mnist_mlp,cifar10_cnn")
+    q.add_argument("--vcpus", type=positive_int, help="vCPUs (default: all this process may use)")
+    q.add_argument("--build", default="tf", help="build (default: tf)")
+    q.add_argument("--epochs", type=positive_int, default=4, help="epochs per run, the first untimed (default: 4)")
+    q.add_argument("--steps-per-epoch", type=positive_int, default=60, help="steps per epoch (default: 60)")
+    q.add_argument("--rounds", type=positive_int, default=5, help="interleaved rounds (default: 5)")
+    _add_format(q)
+    _add_db(q)
+    q.set_defaults(func=cmd_bench_overhead)
 
     p = sub.add_parser("builds", help="TensorFlow/Keras builds: list, set up, build images")
     bsub = p.add_subparsers(dest="builds_command", metavar="ACTION", parser_class=Parser, required=True)

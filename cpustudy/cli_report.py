@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cpustudy.errors import UserError
+from cpustudy.cli import _add_db, positive_int  # noqa: E402  (cli imports us lazily)
 
 
 def _positive_float(text: str) -> float:
@@ -24,21 +25,6 @@ def _positive_float(text: str) -> float:
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
     return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive whole number")
-    return value
-
-
-def _add_db(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", metavar="PATH", default=None,
-                   help="SQLite results database (default: $CPUSTUDY_DB or ./cpustudy.sqlite)")
 
 
 def _say(text: str, err: bool = False) -> None:
@@ -166,7 +152,7 @@ def register(sub: Any) -> None:
     p.add_argument("--deadline", type=_positive_float, metavar="SECONDS",
                    help="find the cheapest configuration whose full training takes at most SECONDS")
     p.add_argument("--study", metavar="NAME", help="report only this study (e.g. woolf2017 or cpustudy)")
-    p.add_argument("--dpi", type=_positive_int, default=110, help="PNG resolution (default: 110)")
+    p.add_argument("--dpi", type=positive_int, default=110, help="PNG resolution (default: 110)")
     p.add_argument("--no-svg", action="store_true", help="write PNG charts only")
     p.set_defaults(func=cmd_report)
 

@@ -145,9 +145,10 @@ class Machine:
 
     @property
     def fingerprint(self) -> str:
-        """Stable identity: same host, CPU, flags, topology and memory."""
+        """Stable identity of the hardware: CPU, flags, topology and memory (not the hostname, which a
+        container gets anew on every start)."""
         key = json.dumps(
-            [self.hostname, self.cpu_model, self.flags, self.logical_cpus, self.physical_cores,
+            [self.cpu_model, self.flags, self.logical_cpus, self.physical_cores,
              self.sockets, self.memory_bytes],
             sort_keys=True,
         )

@@ -459,7 +459,8 @@ def fig_then_now(a: Analysis) -> ggplot | None:
             fill="",
             title="Then and now: the fastest GPU and CPU configuration per workload",
             subtitle=f"2017: Woolf's study (K80 GPU, Skylake vCPUs); now: {', '.join(newer)}",
-            caption=f"* projected.  cpustudy {__version__}",
+            caption="2017 totals sum every logged epoch (first one included); now = steady-state epoch time x "
+                    f"epochs, without warm-up or start-up, which favours now.  * projected.  cpustudy {__version__}",
         )
         + theme_cpustudy()
         + theme(panel_grid_major_y=element_blank(), figure_size=(9, 1.2 + 0.9 * len(workloads)))
@@ -513,7 +514,9 @@ def figures(a: Analysis, deadline: float | None = None) -> list[tuple[str, str, 
 
 TABLE_COLUMNS = [
     ("study", "study"), ("workload", "workload"), ("label", "config"), ("n_runs", "runs"),
-    ("epochs", "epochs"), ("epoch_time_s", "epoch s"), ("total_time_s", "total s"),
+    ("epochs", "epochs"), ("epoch_time_s", "epoch s (median)"), ("epoch_time_iqr_s", "IQR over runs s"),
+    ("within_run_iqr_s", "IQR within runs s"), ("unstable", "stability"), ("pct_of_peak", "% of FP32 peak"),
+    ("total_time_s", "total s"),
     ("time_rel_baseline", "time ×"), ("cost_usd", "cost USD"), ("cost_rel_baseline", "cost ×"),
     ("cost_per_million_samples_usd", "USD / M samples"), ("instance", "priced as"), ("price_kind", "rate"),
     ("baseline", "baseline"), ("projected", "projected"),
@@ -523,8 +526,12 @@ TABLE_COLUMNS = [
 def _fmt(col: str, v: Any) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
         return ""
+    if col == "unstable":
+        return "unstable: CV > 5 %" if bool(v) else ""
     if isinstance(v, bool) or col == "projected":
         return "projected" if bool(v) else ""
+    if col == "pct_of_peak":
+        return f"{float(v):.0f} %"
     if col in ("time_rel_baseline", "cost_rel_baseline"):
         return _times(float(v)).replace("x", "×")
     if col in ("cost_usd", "cost_per_million_samples_usd", "cost_per_epoch_usd"):

@@ -26,6 +26,8 @@ from cpustudy.store import Store
 from cpustudy.workloads import Workload
 
 DATA_MODES = ("auto", "real", "synthetic")
+INPUTS = ("numpy", "tfdata")
+UNSTABLE_CV = 0.05  # timed epochs varying more than this (coefficient of variation) are flagged
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -108,6 +110,10 @@ class RunSpec:
     device: str = "cpu"
     timeout_s: float | None = None
     cell_key: str | None = None
+    warmup_steps: int = 0
+    input_pipeline: str = "numpy"
+    env: dict[str, str] = field(default_factory=dict)  # extra switches on top of the build's
+    measure_peak: bool = True
 
 
 def check_positive(name: str, value: int | None) -> None:
@@ -127,6 +133,12 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
         ("--inter-threads", spec.inter_threads),
     ):
         check_positive(name, value)
+    if spec.warmup_steps < 0:
+        raise UserError(f"--warmup-steps must be 0 or more, got {spec.warmup_steps}")
+    if spec.input_pipeline == "tfdata" and spec.build in ("jax", "torch"):
+        raise UserError("--input tfdata needs a TensorFlow build; use --input numpy with jax or torch")
+    if spec.input_pipeline not in INPUTS:
+        raise UserError(f"unknown input pipeline {spec.input_pipeline!r}: use --input numpy or tfdata")
     from cpustudy import builds
 
     if spec.device not in ("cpu", "gpu"):
@@ -137,6 +149,13 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
     build = builds.load(spec.build)
     topo = topo or machine_mod.read_topology()
     cpus = machine_mod.choose_cpus(spec.vcpus, topo, oversubscribe=spec.oversubscribe)
+    quota = machine_mod.cgroup_cpu_quota()
+    throttled = quota is not None and spec.vcpus > quota + 1e-9
+    if throttled and not spec.oversubscribe:
+        raise UserError(
+            f"{spec.vcpus} vCPUs cannot be measured honestly here: a cgroup CPU quota (docker --cpus) allows "
+            f"{quota:g} CPUs; use --vcpus {max(1, int(quota))} or fewer, pin with --cpuset-cpus instead of "
+            "--cpus, or --oversubscribe to measure anyway")
     ready, why = build.readiness(_cpu_flags())
     if not ready:
         raise UserError(f"build {build.name} cannot run here: {why}")
@@ -154,7 +173,7 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
         "vcpus": spec.vcpus,
         "cpus": cpus,
         "cpu_list": machine_mod.format_cpu_list(cpus),
-        "oversubscribed": spec.vcpus > len(cpus) or spec.vcpus > topo.logical,
+        "oversubscribed": spec.vcpus > len(cpus) or spec.vcpus > topo.logical or throttled,
         "intra_threads": intra,
         "inter_threads": inter,
         "batch_size": batch,
@@ -170,7 +189,10 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
         "build_kind": build.kind,
         "build_family": build.family,
         "python": build.python,
-        "env": build.worker_env(),
+        "env": {**build.worker_env(), **spec.env},
+        "warmup_steps": spec.warmup_steps,
+        "input_pipeline": spec.input_pipeline,
+        "measure_peak": spec.measure_peak,
         "options": {**w.options, **spec.options},
         "params": spec.params,
         "flops_per_sample": w.flops(spec.params or None).train,
@@ -208,12 +230,23 @@ def summarize(config: Mapping[str, Any], epochs: list[Mapping[str, Any]], startu
     basis = timed or list(epochs)
     if not basis:
         return {"startup_s": startup_s, "timed_epochs": 0, "projected": False}
-    measured = statistics.median(e["elapsed_s"] for e in basis)
+    times = [e["elapsed_s"] for e in basis]
+    measured = statistics.median(times)
     steps = config.get("steps_per_epoch") or config["full_steps_per_epoch"]
     samples = basis[0].get("samples") or steps * config["batch_size"]
     step_time = measured / steps
     projected = config.get("steps_per_epoch") is not None
+    scale = config["full_steps_per_epoch"] / steps if projected else 1.0
+    iqr = cv = None
+    if len(times) >= 2:
+        q = statistics.quantiles(times, n=4, method="inclusive")
+        iqr = (q[2] - q[0]) * scale
+        mean = statistics.fmean(times)
+        cv = statistics.stdev(times) / mean if mean > 0 else None
     return {
+        "epoch_time_iqr_s": iqr,
+        "epoch_time_cv": cv,
+        "unstable": None if cv is None else cv > UNSTABLE_CV,
         "epoch_time_s": step_time * config["full_steps_per_epoch"] if projected else measured,
         "measured_epoch_time_s": measured,
         "step_time_s": step_time,
@@ -255,11 +288,38 @@ def execute(
     listener: Listener | None = None,
 ) -> RunOutcome:
     """Run one measurement in a fresh worker and store it; never raises for a failed measurement."""
-    run_id = store.start_run(machine_id, config)
+    from cpustudy import checks
+
+    config = dict(config)
+    config["machine_state"] = checks.machine_state(sample_s=0.2)
+    peak_key = _peak_key(config)
+    cached_peak = None
+    if config.get("measure_peak"):
+        cached_peak = store.peak(machine_id, peak_key) or _file_peak(store, machine_id, peak_key)
+    config["measure_peak_now"] = bool(config.get("measure_peak")) and cached_peak is None
     worker_env = _worker_env({**config.get("env", {}), **(env or {})})
     if config.get("device", "cpu") == "cpu":
         worker_env["CUDA_VISIBLE_DEVICES"] = "-1"
+    run_id = store.start_run(machine_id, config)
+    try:
+        return _measure(store, machine_id, run_id, config, worker_env, python, timeout_s, listener,
+                        peak_key, cached_peak)
+    except BaseException as exc:
+        # Whatever went wrong in the parent (an interrupt, a full disk, a listener's bug), the run
+        # must not stay "running": finish it as failed, then let the exception go on.
+        if store.runs(run_ids=[run_id])[0]["status"] == "running":
+            reason = "interrupted by the user" if isinstance(exc, KeyboardInterrupt) else f"parent error: {exc!r}"
+            store.finish_run(run_id, "failed", {}, error=reason)
+        raise
+
+
+def _measure(
+    store: Store, machine_id: int, run_id: int, config: dict[str, Any], worker_env: dict[str, str],
+    python: str | None, timeout_s: float | None, listener: Listener | None, peak_key: str,
+    cached_peak: dict[str, Any] | None,
+) -> RunOutcome:
     epochs: list[dict[str, Any]] = []
+    software: dict[str, Any] = {}
     startup: float | None = None
     error: str | None = None
     read_fd, write_fd = os.pipe()
@@ -307,9 +367,14 @@ def execute(
                     continue
                 kind = event.pop("type", "")
                 if kind == "software":
-                    store.set_software(run_id, event)
-                elif kind == "model" and event.get("xla") is not None:
-                    store.set_xla(run_id, bool(event["xla"]))
+                    software = event
+                    store.set_software(run_id, software)
+                elif kind in ("data", "model", "warmup"):
+                    # How long data preparation (and from where), model building and warm-up took.
+                    software[{"data": "data_prep"}.get(kind, kind)] = event
+                    store.set_software(run_id, software)
+                    if kind == "model" and event.get("xla") is not None:
+                        store.set_xla(run_id, bool(event["xla"]))
                 elif kind == "train_start":
                     startup = float(event["wall"]) - spawn_wall
                 elif kind == "epoch":
@@ -317,14 +382,18 @@ def execute(
                     epochs.append(event)
                 elif kind == "error":
                     error = event.get("message")
+                elif kind == "peak":
+                    store.set_peak(machine_id, peak_key, event.get("gflops"), event.get("bandwidth_gbs"), event)
+                    _save_file_peak(store, machine_id, peak_key, event)
+                    cached_peak = {"peak_gflops": event.get("gflops"),
+                                   "mem_bandwidth_gbs": event.get("bandwidth_gbs")}
                 if listener:
                     listener(kind, event)
-    except KeyboardInterrupt:
-        _kill(proc)
+    except BaseException:
+        _kill(proc)  # never leave a worker training behind; the caller finishes the run as failed
         os.close(read_fd)
         errlog.close()
-        store.finish_run(run_id, "failed", summarize(config, epochs, startup), exit_code=None,
-                         error="interrupted by the user")
+        errpath.unlink(missing_ok=True)
         raise
     os.close(read_fd)
     if timed_out:
@@ -333,6 +402,9 @@ def execute(
     code = proc.wait()
     errlog.close()
     summary = summarize(config, epochs, startup)
+    if cached_peak:
+        summary["peak_gflops"] = cached_peak.get("peak_gflops")
+        summary["mem_bandwidth_gbs"] = cached_peak.get("mem_bandwidth_gbs")
     expected = int(config["epochs"])
     if code == 0 and not timed_out and len(epochs) == expected:
         store.finish_run(run_id, "ok", summary, exit_code=0)
@@ -352,6 +424,42 @@ def execute(
     full = error + ("\n--- worker stderr (tail) ---\n" + tail if tail else "")
     store.finish_run(run_id, "failed", summary, exit_code=code, error=full)
     return RunOutcome(run_id, "failed", summary, error, code)
+
+
+def _peak_key(config: Mapping[str, Any]) -> str:
+    """What the hardware peak depends on: the build, its switches, the CPUs and threads."""
+    import hashlib
+
+    key = {k: config.get(k) for k in ("build", "python", "env", "cpu_list", "intra_threads",
+                                      "inter_threads", "device")}
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+
+
+def _peak_file(store: Store, machine_id: int, peak_key: str) -> Path:
+    from cpustudy.builds import cache_dir
+
+    fp = store.conn.execute("SELECT fingerprint FROM machines WHERE id = ?", (machine_id,)).fetchone()[0]
+    return cache_dir() / "peaks" / f"{fp}-{peak_key}.json"
+
+
+def _file_peak(store: Store, machine_id: int, peak_key: str) -> dict[str, Any] | None:
+    """A peak measured on this machine for this configuration into another database: copied into
+    this one (with its original date), so the peak is measured once per machine, not per file."""
+    try:
+        event = json.loads(_peak_file(store, machine_id, peak_key).read_text())
+    except (OSError, ValueError):
+        return None
+    store.set_peak(machine_id, peak_key, event.get("gflops"), event.get("bandwidth_gbs"), event)
+    return {"peak_gflops": event.get("gflops"), "mem_bandwidth_gbs": event.get("bandwidth_gbs")}
+
+
+def _save_file_peak(store: Store, machine_id: int, peak_key: str, event: Mapping[str, Any]) -> None:
+    path = _peak_file(store, machine_id, peak_key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({**event, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
+    except OSError:
+        pass  # an unwritable cache only means measuring again
 
 
 def _kill(proc: subprocess.Popen) -> None:

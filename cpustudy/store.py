@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping
 from cpustudy.errors import UserError
 
 APPLICATION_ID = 0x43505553  # "CPUS"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_DB = "cpustudy.sqlite"
 
 # Each entry upgrades the schema from version i to i + 1.
@@ -103,9 +103,51 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (run_id, epoch)
     );
     """,
+    # v2: spread and stability of the timed epochs, the input pipeline and warm-up steps, this
+    # machine's measured FP32 peak and memory bandwidth at the run's threads, the machine's state
+    # when the run started; peaks measured once per configuration; tuner results.
+    """
+    ALTER TABLE runs ADD COLUMN epoch_time_iqr_s REAL;
+    ALTER TABLE runs ADD COLUMN epoch_time_cv REAL;
+    ALTER TABLE runs ADD COLUMN unstable INTEGER;
+    ALTER TABLE runs ADD COLUMN warmup_steps INTEGER;
+    ALTER TABLE runs ADD COLUMN input_pipeline TEXT;
+    ALTER TABLE runs ADD COLUMN peak_gflops REAL;
+    ALTER TABLE runs ADD COLUMN mem_bandwidth_gbs REAL;
+    ALTER TABLE runs ADD COLUMN machine_state TEXT;
+    CREATE TABLE peaks (
+        machine_id INTEGER NOT NULL REFERENCES machines(id),
+        config_key TEXT NOT NULL,     -- build, interpreter, switches, CPU list and threads
+        peak_gflops REAL,             -- FP32 matmul through the build's framework
+        mem_bandwidth_gbs REAL,       -- streaming read + write through the build's framework
+        details TEXT,
+        measured_at TEXT NOT NULL,
+        PRIMARY KEY (machine_id, config_key)
+    );
+    CREATE TABLE tunings (
+        id INTEGER PRIMARY KEY,
+        machine_id INTEGER REFERENCES machines(id),
+        workload TEXT NOT NULL,
+        build TEXT NOT NULL,
+        vcpus INTEGER NOT NULL,
+        setting TEXT NOT NULL,        -- JSON: the fastest setting found
+        default_time_s REAL,          -- full-epoch time of the default, projected from the trials
+        best_time_s REAL,             -- full-epoch time of the best setting, likewise
+        gain REAL,                    -- default / best, median over paired repeats
+        gain_low REAL,
+        gain_high REAL,
+        trials INTEGER,
+        created_at TEXT NOT NULL
+    );
+    """,
 ]
 
 RUN_SUMMARY_FIELDS = (
+    "epoch_time_iqr_s",
+    "epoch_time_cv",
+    "unstable",
+    "peak_gflops",
+    "mem_bandwidth_gbs",
     "epoch_time_s",
     "measured_epoch_time_s",
     "step_time_s",
@@ -165,8 +207,12 @@ class Store:
         except sqlite3.Error as exc:
             raise UserError(f"cannot open {path} ({exc}): check the path and its permissions") from None
         store = cls(conn, path, readonly=False)
-        store._configure()
-        store._migrate()
+        try:
+            store._configure()
+            store._migrate()
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            raise UserError(f"cannot write to {path} ({exc}): check its permissions and free space") from None
         return store
 
     @classmethod
@@ -312,6 +358,9 @@ class Store:
             "cell_key": config.get("cell_key"),
             "settings": json.dumps(dict(config), default=str, sort_keys=True),
             "flops_per_sample": config.get("flops_per_sample"),
+            "warmup_steps": config.get("warmup_steps"),
+            "input_pipeline": config.get("input_pipeline", "numpy"),
+            "machine_state": json.dumps(config.get("machine_state")) if config.get("machine_state") else None,
             "created_at": now(),
         }
         with self.transaction():
@@ -322,13 +371,13 @@ class Store:
         return int(cur.lastrowid)
 
     def set_software(self, run_id: int, software: Mapping[str, Any]) -> None:
-        values = {k: software.get(k) for k in SOFTWARE_FIELDS}
+        values = {k: software[k] for k in SOFTWARE_FIELDS if k in software}  # others stay as they are
         for k in ("onednn", "xla"):
-            if values[k] is not None:
+            if values.get(k) is not None:
                 values[k] = int(bool(values[k]))
         with self.transaction():
             self.conn.execute(
-                f"UPDATE runs SET software = ?, {', '.join(f'{k} = ?' for k in values)} WHERE id = ?",
+                f"UPDATE runs SET {', '.join(['software = ?'] + [f'{k} = ?' for k in values])} WHERE id = ?",
                 (json.dumps(dict(software), default=str, sort_keys=True), *values.values(), run_id),
             )
 
@@ -366,12 +415,51 @@ class Store:
         summary = dict(summary or {})
         values = {k: summary.get(k) for k in RUN_SUMMARY_FIELDS}
         values["projected"] = int(bool(values["projected"]))
+        if values["unstable"] is not None:
+            values["unstable"] = int(bool(values["unstable"]))
         with self.transaction():
             self.conn.execute(
                 f"""UPDATE runs SET status = ?, exit_code = ?, error = ?, finished_at = ?,
                 {', '.join(f'{k} = ?' for k in values)} WHERE id = ?""",
                 (status, exit_code, error, now(), *values.values(), run_id),
             )
+
+    def peak(self, machine_id: int, config_key: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT * FROM peaks WHERE machine_id = ? AND config_key = ?",
+                                (machine_id, config_key)).fetchone()
+        return dict(row) if row else None
+
+    def set_peak(self, machine_id: int, config_key: str, peak_gflops: float | None,
+                 bandwidth_gbs: float | None, details: Mapping[str, Any]) -> None:
+        with self.transaction():
+            self.conn.execute(
+                """INSERT OR REPLACE INTO peaks (machine_id, config_key, peak_gflops, mem_bandwidth_gbs,
+                details, measured_at) VALUES (?,?,?,?,?,?)""",
+                (machine_id, config_key, peak_gflops, bandwidth_gbs, json.dumps(dict(details)), now()),
+            )
+
+    def add_tuning(self, machine_id: int, tuning: Mapping[str, Any]) -> int:
+        cols = ("workload", "build", "vcpus", "setting", "default_time_s", "best_time_s", "gain",
+                "gain_low", "gain_high", "trials")
+        values = [json.dumps(tuning[c], sort_keys=True) if c == "setting" else tuning.get(c) for c in cols]
+        with self.transaction():
+            cur = self.conn.execute(
+                f"INSERT INTO tunings (machine_id, {', '.join(cols)}, created_at) "
+                f"VALUES (?, {', '.join('?' * len(cols))}, ?)",
+                (machine_id, *values, now()),
+            )
+        return int(cur.lastrowid)
+
+    def tuning(self, machine_id: int, workload: str, build: str, vcpus: int) -> dict[str, Any] | None:
+        """The latest tuner result for this configuration on this machine."""
+        row = self.conn.execute(
+            """SELECT * FROM tunings WHERE machine_id = ? AND workload = ? AND build = ? AND vcpus = ?
+            ORDER BY id DESC LIMIT 1""", (machine_id, workload, build, vcpus)).fetchone()
+        if not row:
+            return None
+        out = dict(row)
+        out["setting"] = json.loads(out["setting"])
+        return out
 
     def fail_stale_running(self) -> int:
         """Mark runs left ``running`` by a killed process as failed (call only under the sweep lock)."""

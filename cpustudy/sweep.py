@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -19,7 +20,7 @@ import os
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from cpustudy import machine as machine_mod
 from cpustudy.errors import UserError
@@ -30,6 +31,7 @@ from cpustudy.workloads import Workload
 KEY_FIELDS = (
     "workload", "device", "build", "vcpus", "repeat", "epochs", "steps_per_epoch", "batch_size",
     "data", "seed", "intra_threads", "inter_threads", "jit_compile", "options", "params",
+    "input_pipeline", "env", "warmup_steps", "tuning_id",
 )
 DEFAULT_STARTUP_S = 10.0
 
@@ -172,6 +174,27 @@ class SweepLock:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
+
+
+@contextlib.contextmanager
+def measuring(db: str | Path | None, machine: machine_mod.Machine | None = None) -> Iterator[Session]:
+    """Open the database for measuring: the lock held, runs left ``running`` by a killed process
+    marked failed, and this machine's row. Every measuring command goes through here."""
+    store = Store.open(db)
+    try:
+        with SweepLock(store.path):
+            stale = store.fail_stale_running()
+            m = machine or machine_mod.collect()
+            yield Session(store, store.machine_id(m.as_dict()), stale)
+    finally:
+        store.close()
+
+
+@dataclass
+class Session:
+    store: Store
+    machine_id: int
+    stale: int
 
 
 @dataclass

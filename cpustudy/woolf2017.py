@@ -272,7 +272,9 @@ def _insert_run(conn: Any, machine_id: int, log: LogFile) -> None:
     else:
         platform = f"GCE {log.vcpus} Skylake vCPUs, TensorFlow 1.2 compiled with SSE4.2/AVX/FMA"
     software = {"tf_version": TF_VERSION, "keras_backend": "tensorflow", "platform": platform,
-                "source": SOURCE_URL}
+                "source": SOURCE_URL,
+                # What the study says its compiled build added; TF 1.2 itself was not probed.
+                "compiled_for_per_study": "SSE4.2 AVX FMA" if log.build == "compiled" else None}
     stamp = now()
     cur = conn.execute(
         """INSERT INTO runs (uuid, machine_id, study, status, workload, device, build, vcpus, epochs, data,
@@ -282,7 +284,7 @@ def _insert_run(conn: Any, machine_id: int, log: LogFile) -> None:
         (
             log.uuid, machine_id, STUDY, "ok", log.workload, log.device, log.build, log.vcpus, n, "real",
             0, json.dumps(settings, sort_keys=True), json.dumps(software, sort_keys=True), TF_VERSION,
-            "tensorflow", "SSE4.2 AVX FMA" if log.build == "pip" else None, mean, mean, 0, n, 0, stamp, stamp,
+            "tensorflow", None, mean, mean, 0, n, 0, stamp, stamp,
         ),
     )
     run_id = int(cur.lastrowid)

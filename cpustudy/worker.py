@@ -79,7 +79,7 @@ def import_frameworks(intra: int | None, inter: int | None) -> tuple[Any, dict[s
     """Import TensorFlow (when used) and Keras; return the Keras module and what they report."""
     backend = os.environ.get("KERAS_BACKEND", "tensorflow")
     legacy = os.environ.get("TF_USE_LEGACY_KERAS") == "1"
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0")  # so TF states the ISA it lacks
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"  # so TF states the ISA it lacks (its stderr is captured)
     software: dict[str, Any] = {
         "python_version": platform.python_version(),
         "python_executable": sys.executable,
@@ -125,8 +125,10 @@ def import_frameworks(intra: int | None, inter: int | None) -> tuple[Any, dict[s
             software["tf_build_info"] = {}
         software["onednn"] = _onednn_enabled(import_log)
         match = MISSING_ISA.search(import_log)
-        software["tf_missing_isa"] = match.group(1).strip() if match else ""
-        software["tf_isa_report"] = bool(match) or "optimized to use available CPU" in import_log
+        reported = bool(match) or "optimized to use available CPU" in import_log
+        software["tf_isa_report"] = reported
+        # "" = TF reported and lacks nothing; None = TF said nothing about instruction sets
+        software["tf_missing_isa"] = match.group(1).strip() if match else ("" if reported else None)
         software["intra_threads"] = tf.config.threading.get_intra_op_parallelism_threads()
         software["inter_threads"] = tf.config.threading.get_inter_op_parallelism_threads()
     try:
@@ -176,9 +178,9 @@ def _xla_state(model: Any) -> bool | None:
 
 
 def train(config: dict[str, Any], emit: Emit) -> None:
-    from cpustudy.workloads import WORKLOADS
+    from cpustudy.workloads import ALL
 
-    workload = WORKLOADS[config["workload"]]
+    workload = ALL[config["workload"]]
     intra, inter = config.get("intra_threads"), config.get("inter_threads")
     keras, software = import_frameworks(intra, inter)
     if config.get("device") == "gpu":
@@ -193,16 +195,22 @@ def train(config: dict[str, Any], emit: Emit) -> None:
     batch = int(config["batch_size"])
     steps_cap = config.get("steps_per_epoch")
     t0 = time.perf_counter()
+    cached = False
     if config["data"] == "real":
         data = workload.real(keras, params)
     else:
         n = workload.samples_per_epoch if steps_cap is None else int(steps_cap) * batch
-        data = workload.synthetic(n, params, seed)
+        data, cached = synthetic_cached(workload, n, params, seed)
+    if steps_cap and len(data) > int(steps_cap) * batch:
+        # Exactly the capped number of batches per epoch, as with synthetic data (Keras would
+        # otherwise carry one iterator across epochs and cut the last one short).
+        data = type(data)(data.x[: int(steps_cap) * batch], data.y[: int(steps_cap) * batch], data.derived)
     data_s = time.perf_counter() - t0
     params.update(data.derived)
     steps = int(steps_cap) if steps_cap else -(-len(data) // batch)
     samples_per_epoch = min(len(data), steps * batch)
     emit("data", source=config["data"], samples=len(data), seconds=data_s, derived=data.derived,
+         from_cache=config["data"] == "synthetic" and cached,
          x_shape=list(data.x.shape), x_dtype=str(data.x.dtype))
 
     t0 = time.perf_counter()
@@ -233,17 +241,109 @@ def train(config: dict[str, Any], emit: Emit) -> None:
                 warmup=epoch == 0,
             )
 
-    model.fit(
-        data.x,
-        data.y,
-        batch_size=batch,
-        epochs=int(config["epochs"]),
-        steps_per_epoch=int(steps_cap) if steps_cap else None,
-        shuffle=True,
-        verbose=0,
-        callbacks=[EpochTimer()],
-    )
+    if config.get("input_pipeline", "numpy") == "tfdata":
+        inputs: dict[str, Any] = {"x": _tf_dataset(data.x, data.y, batch, seed), "steps_per_epoch": steps}
+    else:
+        inputs = {"x": data.x, "y": data.y, "batch_size": batch, "shuffle": True,
+                  "steps_per_epoch": int(steps_cap) if steps_cap else None}
+    warmup_steps = int(config.get("warmup_steps") or 0)
+    if warmup_steps:
+        t0 = time.perf_counter()
+        model.fit(**{**inputs, "steps_per_epoch": warmup_steps}, epochs=1, verbose=0)
+        emit("warmup", steps=warmup_steps, seconds=time.perf_counter() - t0)
+    model.fit(**inputs, epochs=int(config["epochs"]), verbose=0, callbacks=[EpochTimer()])
+    if config.get("measure_peak_now"):
+        emit("peak", **measure_peak(software.get("keras_backend") or "tensorflow"))
     emit("done")
+
+
+def synthetic_cached(workload: Any, n: int, params: dict[str, Any], seed: int) -> tuple[Any, bool]:
+    """Synthetic data, generated once per shape and seed and kept in the user cache for later
+    workers (``CPUSTUDY_CACHE``); set ``CPUSTUDY_NO_DATA_CACHE=1`` to generate afresh every time."""
+    import hashlib
+
+    import numpy as np
+
+    from cpustudy import __version__
+    from cpustudy.workloads.base import Dataset
+
+    if os.environ.get("CPUSTUDY_NO_DATA_CACHE") == "1":
+        return workload.synthetic(n, params, seed), False
+    key = json.dumps([__version__, workload.name, n, sorted(workload.resolved_params(params).items()), seed],
+                     default=str)
+    base = os.environ.get("CPUSTUDY_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "cpustudy")
+    path = os.path.join(base, "data", hashlib.sha256(key.encode()).hexdigest()[:24] + ".npz")
+    try:
+        with np.load(path) as f:
+            return Dataset(f["x"], f["y"], json.loads(str(f["derived"]))), True
+    except (OSError, KeyError, ValueError):
+        pass
+    data = workload.synthetic(n, params, seed)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp.npz"
+        np.savez(tmp, x=data.x, y=data.y, derived=json.dumps(data.derived))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache only costs time
+    return data, False
+
+
+def _tf_dataset(x: Any, y: Any, batch: int, seed: int) -> Any:
+    """Cached, shuffled each epoch, batched and prefetched: the tf.data input path."""
+    import tensorflow as tf
+
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).cache()
+    ds = ds.shuffle(len(x), seed=seed, reshuffle_each_iteration=True).repeat()
+    return ds.batch(batch).prefetch(tf.data.AUTOTUNE)
+
+
+def measure_peak(backend: str, n: int = 4096, budget_s: float = 1.5) -> dict[str, Any]:
+    """This machine's practical FP32 peak (an n x n matmul) and streaming memory bandwidth (read +
+    write of 256 MiB), through the build's own framework at the worker's CPUs and threads."""
+    import numpy as np
+
+    if backend == "jax":
+        import jax
+        import jax.numpy as jnp
+
+        a = jnp.asarray(np.random.default_rng(0).standard_normal((n, n), dtype=np.float32))
+        mm = jax.jit(lambda u: u @ u)
+        big = jnp.ones((1 << 26,), dtype=jnp.float32)
+        add = jax.jit(lambda u: u + 1.0)
+        sync: Callable[[Any], Any] = lambda t: t.block_until_ready()
+    elif backend == "torch":
+        import torch
+
+        a = torch.randn(n, n)
+        mm = lambda u: u @ u  # noqa: E731
+        big = torch.ones(1 << 26)
+        add = lambda u: u + 1.0  # noqa: E731
+        sync = lambda t: t
+    else:
+        import tensorflow as tf
+
+        a = tf.random.normal((n, n))
+        mm = tf.function(lambda u: tf.matmul(u, u))
+        big = tf.ones((1 << 26,))
+        add = tf.function(lambda u: u + 1.0)
+        sync = lambda t: t  # TensorFlow runs CPU ops to completion before returning them
+
+    def best_rate(fn: Callable[[], Any], work: float) -> tuple[float, int]:
+        fn()  # warm-up: tracing, allocation
+        best, iters, start = 0.0, 0, time.perf_counter()
+        while iters < 2 or time.perf_counter() - start < budget_s:
+            t0 = time.perf_counter()
+            fn()
+            best = max(best, work / (time.perf_counter() - t0))
+            iters += 1
+        return best, iters
+
+    gflops, mm_iters = best_rate(lambda: sync(mm(a)), 2.0 * n**3 / 1e9)
+    gbs, bw_iters = best_rate(lambda: sync(add(big)), 2.0 * 4 * (1 << 26) / 1e9)
+    return {"gflops": gflops, "bandwidth_gbs": gbs, "matmul_n": n, "matmul_iterations": mm_iters,
+            "bandwidth_bytes": 2 * 4 * (1 << 26), "bandwidth_iterations": bw_iters, "backend": backend}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -134,7 +134,9 @@ def test_cpustudy_db_environment_variable(run_cli, tmp_path, monkeypatch):
 def test_workloads_command(run_cli):
     r = run_cli("workloads", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(r.out)))
-    assert [row["workload"] for row in rows] == list(WORKLOADS)
+    from cpustudy.workloads import VARIANTS
+
+    assert [row["workload"] for row in rows] == list(WORKLOADS) + list(VARIANTS)
     mlp = rows[0]
     assert mlp["batch_size"] == "128" and mlp["epochs"] == "20" and mlp["samples_per_epoch"] == "60000"
     assert float(mlp["train_mflops_per_sample"]) == pytest.approx(WORKLOADS["mnist_mlp"].flops().train / 1e6, abs=1e-3)
@@ -159,4 +161,6 @@ def test_machine_command_probes_tensorflow(run_cli):
     info = json.loads(run_cli("machine", "--format", "json").out)
     sw = info["software"]
     assert sw["tf_version"] and sw["keras_backend"] == "tensorflow"
-    assert isinstance(sw["tf_missing_isa"], str) and sw["onednn"] in (True, False)
+    assert sw["onednn"] in (True, False) and sw["tf_isa_report"] in (True, False)
+    if "avx2" in info["flags"]:
+        assert "AVX2" in (sw["tf_missing_isa"] or "").split()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -34,7 +33,11 @@ def test_worker_pins_itself_and_reports_software(db):
     assert software["env"]["OMP_NUM_THREADS"] == "1"
     assert run["tf_version"] == software["tf_version"] and run["onednn"] in (0, 1)
     assert run["xla"] == 0  # Keras 3 on a CPU-only TensorFlow: XLA off by default
-    assert isinstance(software["tf_missing_isa"], str)
+    assert software["tf_isa_report"] in (True, False)
+    flags = set(machine.collect(use_cpuinfo=False).flags)
+    if "avx2" in flags and software["tf_version"].startswith("2."):
+        # The stock wheels are built for AVX; on an AVX2 CPU TensorFlow says it lacks AVX2.
+        assert "AVX2" in software["tf_missing_isa"].split()
 
 
 def test_a_crashing_worker_is_stored_as_failed(db):
@@ -93,6 +96,10 @@ def test_real_data_through_the_keras_loader(db, tmp_path, monkeypatch):
     assert outcome.status == "ok", outcome.error
     (run,) = s.runs()
     assert run["data"] == "real"
+    # The capped epochs ran exactly 2 steps each although the text yields far more windows.
+    assert [e["steps"] for e in s.epochs()] == [2, 2]
+    prep = json.loads(run["software"])["data_prep"]
+    assert prep["samples"] == 2 * 128 and prep["source"] == "real"
 
 
 def test_auto_without_cache_is_synthetic(empty_keras_home):

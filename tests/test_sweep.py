@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sqlite3
@@ -53,6 +52,13 @@ def test_plan_validates_before_running(empty_keras_home):
     other = sweep.plan_sweep(w, ["tf"], [1], machine_fingerprint="other-machine", topo=TOPO,
                              epochs=2, steps_per_epoch=3, data="synthetic")
     assert other[0].key not in {c.key for c in cells}
+    # Every setting that changes the measurement changes the key.
+    keys = {c.key for c in cells}
+    for extra in ({"input_pipeline": "tfdata"}, {"env": {"TF_ENABLE_ONEDNN_OPTS": "1"}}, {"warmup_steps": 5},
+                  {"batch_size": 64}, {"inter_threads": 2}):
+        varied = sweep.plan_sweep(w, ["tf"], [1], machine_fingerprint="m", topo=TOPO, epochs=2,
+                                  steps_per_epoch=3, data="synthetic", **extra)
+        assert varied[0].key not in keys, extra
 
 
 SWEEP = ["sweep", "--vcpus", "1", "--builds", "tf,tf-eigen", "--workloads", "mnist_mlp",

@@ -158,3 +158,38 @@ def test_unknown_parameter_is_refused():
 
 def test_flops_add():
     assert (base.Flops(1, 2) + base.Flops(3, 4)).train == 10
+
+
+def test_lazy_adam_variant_updates_only_the_rows_a_batch_touches():
+    """Step 1: lazy and dense Adam agree (moments start at zero). Step 2 on other rows: dense Adam
+    still moves the rows of step 1 (their momentum), lazy Adam leaves them alone."""
+    import keras
+
+    from cpustudy.workloads import VARIANTS, imdb_fasttext
+
+    params = {"num_words": 10, "maxlen": 3, "embedding": 4, "reviews": 1, "vocab": 30}
+    # No id twice in a batch: with duplicates, Keras' dense Adam squares the per-occurrence gradients
+    # before summing them, whereas lazy Adam (like Adam on the summed gradient) sums first.
+    x1 = np.array([[1, 2, 3], [4, 5, 6]], dtype="int32")
+    x2 = np.array([[7, 8, 9], [10, 11, 12]], dtype="int32")
+    y = np.array([1.0, 0.0], dtype="float32")
+
+    def train(workload):
+        keras.utils.set_random_seed(0)
+        model = workload.build(keras, params)
+        w0 = model.layers[0].get_weights()[0].copy()
+        model.train_on_batch(x1, y)
+        w1 = model.layers[0].get_weights()[0].copy()
+        model.train_on_batch(x2, y)
+        return w0, w1, model.layers[0].get_weights()[0]
+
+    d0, d1, d2 = train(imdb_fasttext.WORKLOAD)
+    l0, l1, l2 = train(VARIANTS["imdb_fasttext_lazy"])
+    assert np.array_equal(d0, l0)
+    assert np.allclose(d1, l1, atol=1e-6)  # the same first step
+    touched1, touched2, never = [1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11, 12], [0, 13, 20, 29]
+    assert not np.allclose(l1[touched1], l0[touched1])
+    assert np.array_equal(l1[touched2 + never], l0[touched2 + never])
+    assert not np.allclose(d2[touched1], d1[touched1])  # dense Adam: momentum moves them again
+    assert np.array_equal(l2[touched1], l1[touched1])  # lazy Adam: untouched in step 2, unchanged
+    assert not np.allclose(l2[touched2], l1[touched2])

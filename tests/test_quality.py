@@ -1,0 +1,152 @@
+"""Trustworthy measurements: spread and stability, schema upgrade, peak, input pipelines, machine
+state, the tuner, the overhead benchmark."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+
+import pytest
+
+from cpustudy import machine, runner, store, workloads
+from cpustudy.store import Store
+
+
+def test_spread_and_stability_of_timed_epochs():
+    config = {"steps_per_epoch": None, "full_steps_per_epoch": 10, "batch_size": 4}
+    steady = [{"elapsed_s": 9.0, "warmup": True}] + [{"elapsed_s": t} for t in (1.0, 1.01, 0.99, 1.0)]
+    s = runner.summarize(config, steady, 1.0)
+    assert s["epoch_time_cv"] < 0.05 and s["unstable"] is False
+    assert s["epoch_time_iqr_s"] == pytest.approx(0.005, abs=1e-9)
+    noisy = [{"elapsed_s": 9.0, "warmup": True}] + [{"elapsed_s": t} for t in (1.0, 1.3, 0.8)]
+    s = runner.summarize(config, noisy, 1.0)
+    assert s["unstable"] is True and s["epoch_time_cv"] > 0.05
+    capped = runner.summarize({**config, "steps_per_epoch": 2}, noisy, 1.0)
+    assert capped["epoch_time_iqr_s"] == pytest.approx(s["epoch_time_iqr_s"] * 5)  # scaled to a full epoch
+
+
+def test_a_version_1_database_is_upgraded_without_losing_rows(db):
+    conn = sqlite3.connect(db)
+    for statement in store.MIGRATIONS[0].split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute(f"PRAGMA application_id = {store.APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO runs (uuid, status, workload, build, created_at) VALUES ('u1', 'ok', 'mnist_mlp', 'tf', 'now')")
+    conn.commit()
+    conn.close()
+    with Store.read(db) as s:  # reading upgrades in place
+        (run,) = s.runs()
+        assert run["uuid"] == "u1" and "epoch_time_cv" in run and run["unstable"] is None
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
+    assert conn.execute("SELECT count(*) FROM tunings").fetchone()[0] == 0
+    conn.close()
+
+
+def _store(db):
+    s = Store.open(db)
+    return s, s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
+
+
+def test_peak_is_measured_once_per_configuration_and_stored_with_runs(db, empty_keras_home):
+    s, mid = _store(db)
+    spec = runner.RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=2,
+                          data="synthetic")
+    first = runner.execute(s, mid, runner.plan(spec))
+    assert first.status == "ok", first.error
+    (peak,) = [dict(r) for r in s.conn.execute("SELECT * FROM peaks")]
+    assert peak["peak_gflops"] > 1 and peak["mem_bandwidth_gbs"] > 0.1
+    second = runner.execute(s, mid, runner.plan(spec))
+    assert second.status == "ok"
+    assert s.conn.execute("SELECT count(*) FROM peaks").fetchone()[0] == 1
+    runs = s.runs()
+    assert runs[0]["peak_gflops"] == runs[1]["peak_gflops"] == peak["peak_gflops"]
+    assert not json.loads(runs[1]["settings"])["measure_peak_now"]
+    state = json.loads(runs[0]["machine_state"])
+    assert len(state["loadavg"]) == 3
+
+
+def test_tfdata_input_and_warmup_steps(run_cli, db, empty_keras_home):
+    r = run_cli("run", "mnist_cnn", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 3, "--input", "tfdata",
+                "--warmup-steps", 2, "--db", db)
+    assert r.code == 0, r.err
+    (row,) = json.loads(run_cli("results", "--db", db, "--format", "json").out)
+    assert row["input_pipeline"] == "tfdata" and row["warmup_steps"] == 2 and row["status"] == "ok"
+    assert row["peak_gflops"] > 1 and 0 < row["pct_of_peak"] < 100
+
+
+def test_machine_check(run_cli):
+    r = run_cli("machine", "--check", "--no-probe", "--format", "json")
+    info = json.loads(r.out)
+    assert r.code == 0 and len(info["state"]["loadavg"]) == 3 and isinstance(info["warnings"], list)
+
+
+def test_tune_stores_trials_and_the_best_setting(run_cli, db, empty_keras_home):
+    r = run_cli("tune", "mnist_mlp", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 2, "--confirm", 1,
+                "--db", db)
+    assert r.code == 0, r.err
+    assert r.out.startswith("mnist_mlp tf 1 vCPU(s): ") and "1.00x" in r.out or "the default (range" in r.out
+    with Store.read(db) as s:
+        runs = s.runs()
+        assert runs and all(x["study"] == "tune" for x in runs)
+        (tuning,) = [dict(t) for t in s.conn.execute("SELECT * FROM tunings")]
+    # 1 vCPU: input pipeline (1 alternative), oneDNN (2), XLA (2); no thread counts to try.
+    assert tuning["workload"] == "mnist_mlp" and tuning["trials"] >= 6
+    assert len(runs) == tuning["trials"]
+    assert tuning["default_time_s"] > 0 and tuning["best_time_s"] <= tuning["default_time_s"] * 1.5
+    setting = json.loads(tuning["setting"])
+    assert setting["input_pipeline"] in ("numpy", "tfdata") and setting["intra_threads"] == 1
+    # A sweep can now use the tuned setting; without a tuning it refuses.
+    plan = run_cli("sweep", "--vcpus", 1, "--workloads", "mnist_mlp", "--epochs", 2, "--steps-per-epoch", 2,
+                   "--tuned", "--dry-run", "--db", db)
+    assert plan.code == 0 and "1 of 1 cell(s) to measure" in plan.out
+    refused = run_cli("sweep", "--vcpus", 1, "--workloads", "mnist_cnn", "--tuned", "--dry-run", "--db", db)
+    assert refused.code == 2 and "no tuning stored" in refused.err
+
+
+def test_bench_overhead(run_cli, db, empty_keras_home):
+    r = run_cli("bench", "overhead", "--workloads", "mnist_mlp", "--vcpus", 1, "--epochs", 3,
+                "--steps-per-epoch", 3, "--rounds", 1, "--format", "csv", "--db", db)
+    assert r.code == 0, r.err
+    (row,) = list(csv.DictReader(io.StringIO(r.out)))
+    assert float(row["cpustudy_epoch_s"]) > 0 and float(row["plain_keras_epoch_s"]) > 0
+    assert float(row["ratio"]) == pytest.approx(float(row["cpustudy_epoch_s"]) / float(row["plain_keras_epoch_s"]))
+
+
+def test_bad_settings(run_cli, db):
+    r = run_cli("run", "mnist_mlp", "--vcpus", 1, "--warmup-steps", -1, "--db", db)
+    assert r.code == 2 and "--warmup-steps" in r.err
+    r = run_cli("tune", "mnist_mlp", "--vcpus", 1, "--batch-sizes", "32,x", "--db", db)
+    assert r.code == 2 and "--batch-sizes" in r.err
+    assert not db.exists()
+
+
+def test_tuner_leaves_alone_what_a_build_pins():
+    from cpustudy import builds, tune
+
+    assert tune.pinned_dimensions(builds.load("tf-eigen")) == ("onednn",)
+    assert tune.pinned_dimensions(builds.load("tf-xla")) == ("xla",)
+    assert tune.pinned_dimensions(builds.load("tf")) == ()
+
+
+def test_settings_show_in_the_reported_build():
+    from cpustudy.analysis import build_with_setting
+
+    base = {"study": "cpustudy", "workload": "mnist_mlp", "build": "tf", "vcpus": 2, "intra_threads": 2,
+            "inter_threads": 2, "batch_size": 128, "input_pipeline": "numpy", "settings": "{}"}
+    assert build_with_setting(base) == "tf"
+    assert build_with_setting({**base, "input_pipeline": "tfdata"}) == "tf+tfdata"
+    assert build_with_setting({**base, "batch_size": 64, "intra_threads": 1}) == "tf+b64+t1/2"
+    assert build_with_setting({**base, "build": "tf-eigen",
+                               "settings": '{"env": {"TF_ENABLE_ONEDNN_OPTS": "0"}}'}) == "tf-eigen"
+    assert build_with_setting({**base, "settings": '{"env": {"TF_ENABLE_ONEDNN_OPTS": "1"}}'}) == \
+        "tf+TF_ENABLE_ONEDNN_OPTS=1"
+    assert build_with_setting({**base, "settings": '{"tuning_id": 3}'}) == "tf+tuned"
+
+
+def test_bench_needs_two_epochs(run_cli, db):
+    r = run_cli("bench", "overhead", "--epochs", 1, "--db", db)
+    assert r.code == 2 and "--epochs must be 2 or more" in r.err and not db.exists()
