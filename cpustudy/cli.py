@@ -370,7 +370,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
                                pinned_by_build=tune.pinned_dimensions(b),
                                progress=lambda line: err.print("  " + line))
             head = f"{w.name} {b.name} {args.vcpus} vCPU(s): "
-            if not result["changed"]:
+            if result["rejected_by_confirmation"]:
+                print(head + f"the search's fastest ({result['search_winner']}) was slower than the default in "
+                      f"the paired confirmation (ratios {result['gain_low']:.2f}-{result['gain_high']:.2f}): "
+                      "keeping the default (gain 1.00x)")
+            elif not result["changed"]:
                 print(head + f"no setting beat the default by 3 % or more in {result['trials']} trials "
                       "(gain 1.00x)")
             elif result["gain"] is None:

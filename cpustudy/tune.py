@@ -134,14 +134,21 @@ def tune(
                 default_times.append(got["default"])
                 best_times.append(got["best"])
                 ratios.append(got["default"] / got["best"])
+    search_winner = best
+    if ratios and statistics.median(ratios) < 1.0:
+        # The search's winner lost the paired confirmation (a lucky trial on a noisy machine): keep
+        # the default, and say so, rather than store a setting that is slower.
+        best = default
     per_epoch = workload.samples_per_epoch  # seconds per sample -> seconds per full epoch (projected)
     result = {
         "workload": workload.name, "build": build, "vcpus": vcpus,
         "setting": asdict(best), "label": best.label(), "changed": best != default,
+        "search_winner": search_winner.label(), "rejected_by_confirmation": best != search_winner,
         "default_time_s": per_epoch * (statistics.median(default_times) if default_times else best_t),
         "best_time_s": per_epoch * (statistics.median(best_times) if best_times else best_t),
-        # No change found: gain 1 by definition; a change whose confirmation pairs all failed: unknown.
-        "gain": statistics.median(ratios) if ratios else (1.0 if best == default else None),
+        # No change found (or the winner lost its confirmation): gain 1, the default stays; a change
+        # whose confirmation pairs all failed: unknown.
+        "gain": 1.0 if best == default else (statistics.median(ratios) if ratios else None),
         "gain_low": min(ratios) if ratios else None,
         "gain_high": max(ratios) if ratios else None,
         "confirmed_pairs": len(ratios),
