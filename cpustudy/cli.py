@@ -541,7 +541,7 @@ def _add_measure_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-augment", dest="augment", action="store_false", default=None,
                    help="cifar10_cnn: train without real-time augmentation")
     p.add_argument("--timeout", type=positive_int, metavar="SECONDS",
-                   help="fail the measurement after this many seconds")
+                   help="fail a measurement after this many seconds (a sweep records it and goes on)")
 
 
 def build_parser() -> Parser:
@@ -599,13 +599,9 @@ def build_parser() -> Parser:
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--oversubscribe", action="store_true",
                    help="allow more vCPUs than this machine has (stored as oversubscribed)")
-    _add_settings_args(p)
+    _add_measure_args(p)
     p.add_argument("--tuned", action="store_true",
                    help="use the setting `cpustudy tune` found for each workload, build and vCPU count")
-    p.add_argument("--no-augment", dest="augment", action="store_false", default=None,
-                   help="cifar10_cnn: train without real-time augmentation")
-    p.add_argument("--timeout", type=positive_int, metavar="SECONDS",
-                   help="fail a cell after this many seconds and go on")
     p.add_argument("--dry-run", action="store_true", help="print the plan and its estimated time; run nothing")
     p.add_argument("--fresh", action="store_true", help="measure every cell again, even those already ok")
     _add_db(p)
