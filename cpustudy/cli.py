@@ -426,9 +426,9 @@ def cmd_bench_overhead(args: argparse.Namespace) -> int:
             rows.append({"workload": res.workload, "vcpus": res.vcpus,
                          "cpustudy_epoch_s": statistics.median(res.cpustudy_s),
                          "plain_keras_epoch_s": statistics.median(res.plain_s),
-                         "ratio": res.ratio, "ratio_min": min(res.ratios), "ratio_max": max(res.ratios),
-                         "rounds": args.rounds})
-    return _emit_rows(args, rows, list(rows[0]), "cpustudy epoch time / plain Keras fit (1.00 = no overhead)")
+                         "ratio": res.ratio, "ci95_low": res.interval()[0], "ci95_high": res.interval()[1],
+                         "ratio_min": min(res.ratios), "ratio_max": max(res.ratios), "rounds": args.rounds})
+    return _emit_rows(args, rows, list(rows[0]), "cpustudy epoch time / plain Keras fit (1.00 = no overhead; median over rounds, 95 % bootstrap interval)")
 
 
 def cmd_builds_list(args: argparse.Namespace) -> int:
@@ -628,9 +628,9 @@ def build_parser() -> Parser:
     q.add_argument("--workloads", default="mnist_mlp,cifar10_cnn", help="default: mnist_mlp,cifar10_cnn")
     q.add_argument("--vcpus", type=positive_int, help="vCPUs (default: all this process may use)")
     q.add_argument("--build", default="tf", help="build (default: tf)")
-    q.add_argument("--epochs", type=positive_int, default=4, help="epochs per run, the first untimed (default: 4)")
+    q.add_argument("--epochs", type=positive_int, default=6, help="epochs per run, the first untimed (default: 6)")
     q.add_argument("--steps-per-epoch", type=positive_int, default=60, help="steps per epoch (default: 60)")
-    q.add_argument("--rounds", type=positive_int, default=5, help="interleaved rounds (default: 5)")
+    q.add_argument("--rounds", type=positive_int, default=6, help="interleaved rounds (default: 6)")
     _add_format(q)
     _add_db(q)
     q.set_defaults(func=cmd_bench_overhead)
