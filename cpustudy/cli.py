@@ -356,6 +356,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     w = workloads.get(args.workload)
     build_list = builds.parse_list(args.builds)
     batch_sizes = _int_list(args.batch_sizes, "--batch-sizes") if args.batch_sizes else None
+    if args.rechecks < 0:
+        raise UserError(f"--rechecks must be 0 or more, got {args.rechecks}")
     for b in build_list:  # every check before anything runs
         plan(RunSpec(workload=w, vcpus=args.vcpus, build=b.name, epochs=args.epochs,
                      steps_per_epoch=args.steps_per_epoch, data=args.data))
@@ -365,7 +367,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         for b in build_list:
             backend_tf = b.env.get("KERAS_BACKEND", "tensorflow") == "tensorflow"
             result = tune.tune(store, machine_id, w, args.vcpus, b.name, epochs=args.epochs,
-                               steps_per_epoch=args.steps_per_epoch, confirm=args.confirm,
+                               steps_per_epoch=args.steps_per_epoch, confirm=args.confirm, rechecks=args.rechecks,
                                batch_sizes=batch_sizes, data=args.data, backend_tf=backend_tf,
                                pinned_by_build=tune.pinned_dimensions(b),
                                progress=lambda line: err.print("  " + line))
@@ -617,6 +619,8 @@ def build_parser() -> Parser:
     p.add_argument("--steps-per-epoch", type=positive_int, default=20, help="steps per trial epoch (default: 20)")
     p.add_argument("--confirm", type=positive_int, default=3,
                    help="paired default-vs-best repeats that give the gain and its spread (default: 3)")
+    p.add_argument("--rechecks", type=int, default=1, metavar="N",
+                   help="more runs of a candidate (and of the best) whose first trial is close or faster (default: 1)")
     p.add_argument("--data", choices=("auto", "real", "synthetic"), default="synthetic",
                    help="data source (default: synthetic)")
     _add_db(p)

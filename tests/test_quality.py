@@ -96,6 +96,9 @@ def test_tune_stores_trials_and_the_best_setting(run_cli, db, empty_keras_home):
     # 1 vCPU: input pipeline (1 alternative), oneDNN (2), XLA (2); no thread counts to try.
     assert tuning["workload"] == "mnist_mlp" and tuning["trials"] >= 6
     assert len(runs) == tuning["trials"]
+    tags = [json.loads(x["settings"])["tune"]["tag"] for x in runs]
+    rechecked = [t for t in tags if t.startswith("recheck ") and t != "recheck best"]
+    assert tags.count("recheck best") == len(rechecked)  # a close candidate is re-run beside the best
     assert tuning["default_time_s"] > 0 and tuning["best_time_s"] <= tuning["default_time_s"] * 1.5
     setting = json.loads(tuning["setting"])
     assert setting["input_pipeline"] in ("numpy", "tfdata") and setting["intra_threads"] == 1
@@ -135,6 +138,8 @@ def test_bad_settings(run_cli, db):
     assert r.code == 2 and "--warmup-steps" in r.err
     r = run_cli("tune", "mnist_mlp", "--vcpus", 1, "--batch-sizes", "32,x", "--db", db)
     assert r.code == 2 and "--batch-sizes" in r.err
+    r = run_cli("tune", "mnist_mlp", "--vcpus", 1, "--rechecks", -1, "--db", db)
+    assert r.code == 2 and "--rechecks must be 0 or more" in r.err
     assert not db.exists()
 
 
