@@ -383,6 +383,8 @@ def _measure(
                 elif kind == "error":
                     error = event.get("message")
                 elif kind == "peak":
+                    software["peak"] = {"seconds": event.get("seconds")}  # time spent measuring it
+                    store.set_software(run_id, software)
                     store.set_peak(machine_id, peak_key, event.get("gflops"), event.get("bandwidth_gbs"), event)
                     _save_file_peak(store, machine_id, peak_key, event)
                     cached_peak = {"peak_gflops": event.get("gflops"),
