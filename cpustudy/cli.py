@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any, Callable, NoReturn, Sequence
 
 from cpustudy import __version__
@@ -261,11 +262,18 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             err.print(f"{stale} run(s) left running by a killed process were marked failed")
         err.print(f"sweep: {len(cells)} cell(s) planned, {len(cells) - len(todo)} already measured, "
                   f"{len(todo)} to measure into {store.path}")
+        t0 = time.perf_counter()
         outcomes = _sweep_with_progress(sweep, store, machine_id, todo, args.timeout, err)
+        account = sweep.time_accounting(store, [o.run_id for _, o in outcomes], time.perf_counter() - t0)
         rows = sweep.summary_rows(store, cells)
     from cpustudy import results
 
     _console().print(results.to_table(rows, list(rows[0]), title="sweep summary (median over repeats)"))
+    if account["overhead"]:
+        a = account
+        err.print(f"sweep time: {a['wall_s']:.0f} s wall for {a['timed_s']:.0f} s of timed training "
+                  f"({a['overhead']:.2f}x): worker start-up {a['startup_s']:.0f} s, warm-up {a['warmup_s']:.0f} s, "
+                  f"peak measurements {a['peak_s']:.0f} s, other {a['other_s']:.0f} s")
     failed = [o for _, o in outcomes if o.status != "ok"]
     if failed:
         print(f"{PROG}: {len(failed)} of {len(outcomes)} cell(s) failed (stored as failed; re-run the same "

@@ -251,3 +251,25 @@ def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
             "projected": any(r["projected"] for r in ok),
         })
     return rows
+
+
+def time_accounting(store: Store, run_ids: Sequence[int], wall_s: float) -> dict[str, float | None]:
+    """Where a sweep's wall time went: timed training (what the results are made of), warm-up
+    (first epochs and ``--warmup-steps``), worker start-up (spawn to first step: mostly importing
+    TensorFlow), peak measurements, and the rest (process exit, machine-state samples, bookkeeping).
+    ``overhead`` is wall time / timed training (1.00 = every second went into timed epochs)."""
+    runs = store.runs(run_ids=run_ids) if run_ids else []
+    epochs = store.epochs(run_ids) if run_ids else []
+    timed = sum(e["elapsed_s"] for e in epochs if not e["warmup"])
+    warmup = sum(e["elapsed_s"] for e in epochs if e["warmup"])
+    startup = peak = 0.0
+    for r in runs:
+        startup += r["startup_s"] or 0.0
+        software = json.loads(r["software"] or "{}")
+        warmup += (software.get("warmup") or {}).get("seconds") or 0.0
+        peak += (software.get("peak") or {}).get("seconds") or 0.0
+    return {
+        "wall_s": wall_s, "timed_s": timed, "warmup_s": warmup, "startup_s": startup, "peak_s": peak,
+        "other_s": max(0.0, wall_s - timed - warmup - startup - peak),
+        "overhead": wall_s / timed if timed > 0 else None,
+    }

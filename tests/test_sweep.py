@@ -121,3 +121,20 @@ def test_dry_run_measures_nothing(run_cli, db, empty_keras_home):
     r = run_cli(*SWEEP, "--dry-run", "--db", db)
     assert r.code == 0 and "2 of 2 cell(s) to measure" in r.out
     assert not db.exists()
+
+
+def test_a_sweep_accounts_for_its_wall_time(run_cli, db, empty_keras_home):
+    r = run_cli(*SWEEP, "--db", db)
+    assert r.code == 0, r.err
+    line = [x for x in r.err.splitlines() if x.startswith("sweep time:")]
+    assert len(line) == 1 and "of timed training" in line[0] and "worker start-up" in line[0]
+    with Store.read(db) as s:
+        runs = s.runs()
+        ids = [x["id"] for x in runs]
+        a = sweep.time_accounting(s, ids, wall_s=1000.0)
+        epochs = s.epochs(ids)
+    assert a["timed_s"] == pytest.approx(sum(e["elapsed_s"] for e in epochs if not e["warmup"]))
+    assert a["warmup_s"] >= sum(e["elapsed_s"] for e in epochs if e["warmup"]) > 0
+    assert a["startup_s"] == pytest.approx(sum(x["startup_s"] for x in runs)) and a["startup_s"] > 0
+    parts = a["timed_s"] + a["warmup_s"] + a["startup_s"] + a["peak_s"] + a["other_s"]
+    assert parts == pytest.approx(1000.0) and a["overhead"] == pytest.approx(1000.0 / a["timed_s"])
