@@ -3,7 +3,9 @@
 The search is coordinate descent from TensorFlow's defaults over: input pipeline (NumPy arrays or
 tf.data), oneDNN (off/on), XLA (off/on), intra-op and inter-op threads, and batch size only when
 asked (``--batch-sizes``; a different batch size is a different workload setting and is stored as
-such). Each trial is a short measurement in a fresh worker, stored with ``study = 'tune'``.
+such). Each trial is a short measurement in a fresh worker, stored with ``study = 'tune'``. A switch
+left at its default is not tried at the value the default resolved to (oneDNN as TensorFlow reports
+it, XLA as Keras resolved it): that would run the same program again.
 
 Fresh processes on a shared machine differ by 10-30 % and are sometimes bimodal, so one trial per
 setting is not evidence. A candidate whose trial comes within ``RECHECK`` of the best so far (or
@@ -124,12 +126,17 @@ def tune(
     if best_t is None:
         raise UserError(f"the default setting of {workload.name} on {build} failed to run: "
                         f"see `cpustudy results --db {store.path}` for its error")
+    # What the defaults resolved to in that run (oneDNN as TensorFlow reports it, XLA as Keras
+    # resolved it): asking explicitly for the same would measure the same program again.
+    (row,) = store.runs(run_ids=[trials[-1].run_id])
+    resolved = {dim: None if row[dim] is None else bool(row[dim]) for dim in ("onednn", "xla")}
     pinned = set(pinned_by_build or ())
     for dim, values in dimensions(vcpus, backend_tf, batch_sizes).items():
         if dim in pinned:
             continue  # the build fixes this switch: changing it would measure another build
         for value in values:
-            if getattr(best, dim) == value:
+            current = getattr(best, dim)
+            if current == value or (current is None and resolved.get(dim) == value):
                 continue
             candidate = replace(best, **{dim: value})
             t = measure(candidate, f"try {dim}")

@@ -93,9 +93,16 @@ def test_tune_stores_trials_and_the_best_setting(run_cli, db, empty_keras_home):
         runs = s.runs()
         assert runs and all(x["study"] == "tune" for x in runs)
         (tuning,) = [dict(t) for t in s.conn.execute("SELECT * FROM tunings")]
-    # 1 vCPU: input pipeline (1 alternative), oneDNN (2), XLA (2); no thread counts to try.
-    assert tuning["workload"] == "mnist_mlp" and tuning["trials"] >= 6
+    # 1 vCPU: input pipeline, oneDNN and XLA each have one alternative to the default (the value the
+    # default resolved to is not tried again); no thread counts to try.
+    assert tuning["workload"] == "mnist_mlp" and tuning["trials"] >= 4
     assert len(runs) == tuning["trials"]
+    default_run = runs[0]
+    assert json.loads(default_run["settings"])["tune"]["tag"] == "default"
+    tried = [json.loads(x["settings"])["tune"]["setting"] for x in runs[1:]]
+    for dim in ("onednn", "xla"):
+        resolved = bool(default_run[dim])
+        assert {t[dim] for t in tried} >= {not resolved} and resolved not in {t[dim] for t in tried}
     tags = [json.loads(x["settings"])["tune"]["tag"] for x in runs]
     rechecked = [t for t in tags if t.startswith("recheck ") and t != "recheck best"]
     assert tags.count("recheck best") == len(rechecked)  # a close candidate is re-run beside the best
