@@ -234,8 +234,14 @@ class Store:
                 f"({SCHEMA_VERSION}): upgrade cpustudy"
             )
         if version < SCHEMA_VERSION:
-            conn.close()  # an old file: upgrade it in place (a migration never loses rows)
-            return cls.open(path)
+            # An old file: read an upgraded copy in memory and leave the file as it is (reading
+            # never writes; the next measuring command upgrades the file in place).
+            memory = sqlite3.connect(":memory:")
+            conn.backup(memory)
+            conn.close()
+            store = cls(memory, path, readonly=True)
+            store._configure()
+            store._migrate()
         return store
 
     @staticmethod

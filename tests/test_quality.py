@@ -37,9 +37,16 @@ def test_a_version_1_database_is_upgraded_without_losing_rows(db):
     conn.execute("INSERT INTO runs (uuid, status, workload, build, created_at) VALUES ('u1', 'ok', 'mnist_mlp', 'tf', 'now')")
     conn.commit()
     conn.close()
-    with Store.read(db) as s:  # reading upgrades in place
+    before = db.read_bytes()
+    with Store.read(db) as s:  # reading sees the upgraded schema, in memory
         (run,) = s.runs()
         assert run["uuid"] == "u1" and "epoch_time_cv" in run and run["unstable"] is None
+    assert db.read_bytes() == before  # ... and leaves the file as it was
+    db.chmod(0o444)
+    with Store.read(db) as s:  # so a read-only old file can be read
+        assert [r["uuid"] for r in s.runs()] == ["u1"]
+    db.chmod(0o644)
+    Store.open(db).close()  # a measuring command upgrades it in place
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
     assert conn.execute("SELECT count(*) FROM tunings").fetchone()[0] == 0
