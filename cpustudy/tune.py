@@ -126,10 +126,13 @@ def tune(
     if best_t is None:
         raise UserError(f"the default setting of {workload.name} on {build} failed to run: "
                         f"see `cpustudy results --db {store.path}` for its error")
-    # What the defaults resolved to in that run (oneDNN as TensorFlow reports it, XLA as Keras
-    # resolved it): asking explicitly for the same would measure the same program again.
-    (row,) = store.runs(run_ids=[trials[-1].run_id])
-    resolved = {dim: None if row[dim] is None else bool(row[dim]) for dim in ("onednn", "xla")}
+    def resolved_switches() -> dict[str, bool | None]:
+        """oneDNN as TensorFlow reported it and XLA as Keras resolved it, in the last trial's run."""
+        (row,) = store.runs(run_ids=[trials[-1].run_id])
+        return {dim: None if row[dim] is None else bool(row[dim]) for dim in ("onednn", "xla")}
+
+    # Asking explicitly for what the default resolved to would measure the same program again.
+    resolved = resolved_switches()
     pinned = set(pinned_by_build or ())
     for dim, values in dimensions(vcpus, backend_tf, batch_sizes).items():
         if dim in pinned:
@@ -142,12 +145,19 @@ def tune(
             t = measure(candidate, f"try {dim}")
             if t is None:
                 continue
+            if resolved.get(dim) is not None and resolved_switches()[dim] == resolved[dim]:
+                # Asked for, but not applied (Keras turns XLA off for a model it cannot compile,
+                # such as cifar10_cnn with its augmentation layers): the same program as the best.
+                progress(f"  {dim} {value} was not applied by the framework: not a change")
+                continue
             if t < estimate(best) * RECHECK:
                 for _ in range(rechecks):  # close or better: measure both again before deciding
                     measure(best, "recheck best")
                     measure(candidate, f"recheck {dim}")
             if estimate(candidate) < estimate(best) * IMPROVEMENT:
                 best = candidate
+                if dim in resolved:
+                    resolved[dim] = value
     best_t = estimate(best)
     ratios: list[float] = []
     default_times: list[float] = []

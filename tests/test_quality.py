@@ -183,3 +183,18 @@ def test_settings_show_in_the_reported_build():
 def test_bench_needs_two_epochs(run_cli, db):
     r = run_cli("bench", "overhead", "--epochs", 1, "--db", db)
     assert r.code == 2 and "--epochs must be 2 or more" in r.err and not db.exists()
+
+
+def test_tuner_does_not_keep_a_switch_the_framework_did_not_apply(run_cli, db, empty_keras_home):
+    # cifar10_cnn's augmentation layers cannot be compiled by XLA: Keras turns jit_compile off, so
+    # "XLA on" is the same program as the default and must never be reported as the tuned setting.
+    r = run_cli("tune", "cifar10_cnn", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 2, "--confirm", 1,
+                "--rechecks", 0, "--db", db)
+    assert r.code == 0, r.err
+    assert "xla True was not applied by the framework" in r.err
+    with Store.read(db) as s:
+        runs = s.runs()
+        (tuning,) = [dict(t) for t in s.conn.execute("SELECT * FROM tunings")]
+    asked = [x for x in runs if json.loads(x["settings"])["tune"]["setting"]["xla"]]
+    assert asked and all(x["xla"] == 0 for x in asked)
+    assert json.loads(tuning["setting"])["xla"] is None
