@@ -365,12 +365,18 @@ def fig_build_heatmap(a: Analysis, study: str) -> ggplot | None:
 
 
 def _log2_breaks(lim: float) -> list[float]:
-    """Legend breaks for a speedup scale on log2, at round speedups within +-lim."""
-    nice = [1 / 4, 1 / 3, 1 / 2, 2 / 3, 4 / 5, 1, 5 / 4, 3 / 2, 2, 3, 4]
-    picks = [math.log2(v) for v in nice if abs(math.log2(v)) <= lim + 1e-9]
-    if len(picks) > 5:
-        picks = [p for p in picks if p == 0 or abs(p) >= lim / 2.5]
-    return picks
+    """Legend breaks for a speedup scale on log2, at round speedups within +-lim, at least 2*lim/7
+    apart so that their labels never overlap on the colour bar (1x always among them)."""
+    nice = [math.log2(v) for v in (1 / 4, 1 / 3, 1 / 2, 2 / 3, 4 / 5, 5 / 4, 3 / 2, 2, 3, 4)]
+    gap = 2 * lim / 7
+    picks = [0.0]
+    for side in (-1, 1):
+        last = 0.0
+        for p in sorted((p for p in nice if p * side > 0 and abs(p) <= lim + 1e-9), key=abs):
+            if abs(p - last) >= gap - 1e-9:
+                picks.append(p)
+                last = p
+    return sorted(picks)
 
 
 def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggplot | None:

@@ -364,3 +364,12 @@ def test_cli_report_does_not_import_heavy_modules():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("lim", [0.1, 0.5, 1.0, 1.6, 2.0, 2.2, 3.0])
+def test_heatmap_legend_breaks_are_spaced_so_labels_do_not_overlap(lim):
+    breaks = report._log2_breaks(lim)
+    assert 0.0 in breaks and all(abs(b) <= lim + 1e-9 for b in breaks)
+    assert all(b2 - b1 >= 2 * lim / 7 - 1e-9 for b1, b2 in zip(breaks, breaks[1:]))
+    if lim >= 1.0:
+        assert len(breaks) >= 3  # a scale wide enough for labels on both sides has them
