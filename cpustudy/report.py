@@ -360,7 +360,8 @@ def fig_build_heatmap(a: Analysis, study: str) -> ggplot | None:
         )
         + theme_cpustudy()
         + theme(panel_grid_major=element_blank(),
-                figure_size=(max(7.0, 1.0 + len(counts) * (1.1 + 0.9 * builds)), max(3.8, 2.6 + 0.45 * len(workloads))))
+                legend_key_width=200,  # a colour bar long enough for its labels to stand apart
+                figure_size=(max(9.0, 1.0 + len(counts) * (1.1 + 0.9 * builds)), max(3.8, 2.6 + 0.45 * len(workloads))))
     )
 
 
