@@ -126,6 +126,7 @@ def tune(
     if best_t is None:
         raise UserError(f"the default setting of {workload.name} on {build} failed to run: "
                         f"see `cpustudy results --db {store.path}` for its error")
+
     def resolved_switches() -> dict[str, bool | None]:
         """oneDNN as TensorFlow reported it and XLA as Keras resolved it, in the last trial's run."""
         (row,) = store.runs(run_ids=[trials[-1].run_id])
