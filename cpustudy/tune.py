@@ -99,10 +99,10 @@ def tune(
 ) -> dict[str, Any]:
     """Search, confirm, store and return the tuning (see the module's docstring)."""
     trials: list[Trial] = []
-    samples: dict[Setting, list[float]] = {}
 
     def estimate(setting: Setting) -> float:
-        return statistics.median(samples[setting])
+        """Median seconds per sample over every successful trial of ``setting``."""
+        return statistics.median(t.epoch_time_s for t in trials if t.setting == setting and t.epoch_time_s)
 
     def measure(setting: Setting, tag: str) -> float | None:
         spec = RunSpec(workload=workload, vcpus=vcpus, build=build, epochs=epochs,
@@ -115,8 +115,6 @@ def tune(
         rate = outcome.summary.get("samples_per_s") if outcome.status == "ok" else None
         t = 1.0 / rate if rate else None
         trials.append(Trial(setting, t, outcome.run_id))
-        if t is not None:
-            samples.setdefault(setting, []).append(t)
         shown = f"{t * 1e6:.1f} us/sample" if t else f"failed: {outcome.error}"
         progress(f"{tag}: {setting.label()}: {shown}")
         return t
