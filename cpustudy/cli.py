@@ -433,10 +433,11 @@ def cmd_bench_overhead(args: argparse.Namespace) -> int:
                                      progress=lambda line: err.print(f"  {config['workload']} {line}"))
             except RuntimeError as exc:
                 raise UserError(f"{config['workload']}: {exc}") from None
+            low, high = res.interval()
             rows.append({"workload": res.workload, "vcpus": res.vcpus,
                          "cpustudy_epoch_s": statistics.median(res.cpustudy_s),
                          "plain_keras_epoch_s": statistics.median(res.plain_s),
-                         "ratio": res.ratio, "ci95_low": res.interval()[0], "ci95_high": res.interval()[1],
+                         "ratio": res.ratio, "ci95_low": low, "ci95_high": high,
                          "ratio_min": min(res.ratios), "ratio_max": max(res.ratios), "rounds": args.rounds})
     return _emit_rows(args, rows, list(rows[0]), "cpustudy epoch time / plain Keras fit (1.00 = no overhead; median over rounds, 95 % bootstrap interval)")
 
