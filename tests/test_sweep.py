@@ -67,8 +67,16 @@ SWEEP = ["sweep", "--vcpus", "1", "--builds", "tf,tf-eigen", "--workloads", "mni
 
 def _ok_keys(db):
     conn = sqlite3.connect(db)
-    rows = conn.execute("SELECT cell_key FROM runs WHERE status = 'ok'").fetchall()
-    conn.close()
+    try:
+        rows = conn.execute("SELECT cell_key FROM runs WHERE status = 'ok'").fetchall()
+    except sqlite3.OperationalError as exc:
+        # Polled while the sweep is still creating the file (it exists, its schema's
+        # transaction has not committed yet): nothing is measured so far.
+        if "no such table" not in str(exc):
+            raise
+        rows = []
+    finally:
+        conn.close()
     return [r[0] for r in rows]
 
 
