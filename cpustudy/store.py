@@ -223,7 +223,8 @@ class Store:
                 f"no database at {path}: run a measurement first (`cpustudy run ...`) or pass --db "
                 "with an existing file"
             )
-        cls._check_file(path)
+        if path.stat().st_size:  # an empty file is a database another process is creating now
+            cls._check_file(path)
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
         store = cls(conn, path, readonly=True)
         store._configure()

@@ -96,6 +96,15 @@ def test_read_never_creates(tmp_path):
     assert not path.exists()
 
 
+def test_reading_a_database_being_created_sees_no_runs(tmp_path):
+    # sqlite creates the file before it writes anything: a reader can meet it empty.
+    path = tmp_path / "new.sqlite"
+    path.touch()
+    with Store.read(path) as s:
+        assert s.count("runs") == 0 and s.runs() == []
+    assert path.stat().st_size == 0  # reading never writes
+
+
 def test_missing_folder_is_refused(tmp_path):
     with pytest.raises(UserError, match="does not exist"):
         Store.open(tmp_path / "nope" / "x.sqlite")
