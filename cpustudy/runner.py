@@ -222,9 +222,12 @@ def _cpu_flags() -> set[str] | None:
 def summarize(config: Mapping[str, Any], epochs: list[Mapping[str, Any]], startup_s: float | None) -> dict[str, Any]:
     """The run's figures from its epochs: median of the timed (non-warm-up) epochs.
 
-    With a step cap below a full epoch, the full-epoch time is projected from the steady-state step
-    time and flagged ``projected``. With no timed epoch (``--epochs 1``) the warm-up epoch is used
-    and ``timed_epochs`` is 0.
+    With a step cap below a full epoch, the full-epoch time is projected and flagged ``projected``:
+    the median time inside the steps scaled to a full epoch's steps, plus the median time the epoch
+    spends outside its steps (iterator set-up and tear-down happen once per epoch, whatever its
+    length; scaling them with the steps would inflate a 20-step epoch's 2.5 s stall 23-fold). Epochs
+    stored without that split (older runs) are projected as a whole. With no timed epoch
+    (``--epochs 1``) the warm-up epoch is used and ``timed_epochs`` is 0.
     """
     timed = [e for e in epochs if not e.get("warmup")]
     basis = timed or list(epochs)
@@ -234,26 +237,41 @@ def summarize(config: Mapping[str, Any], epochs: list[Mapping[str, Any]], startu
     measured = statistics.median(times)
     steps = config.get("steps_per_epoch") or config["full_steps_per_epoch"]
     samples = basis[0].get("samples") or steps * config["batch_size"]
-    step_time = measured / steps
+    split = all(e.get("steps_s") is not None and e.get("boundary_s") is not None for e in basis)
+    boundary = statistics.median(e["boundary_s"] for e in basis) if split else None
+    step_time = statistics.median(e["steps_s"] for e in basis) / steps if split else measured / steps
+    vcpus = config.get("vcpus") or 0
+    utilization = None
+    if vcpus and all(e.get("cpu_s") is not None and e["elapsed_s"] > 0 for e in basis):
+        utilization = statistics.median(e["cpu_s"] / (e["elapsed_s"] * vcpus) for e in basis)
     projected = config.get("steps_per_epoch") is not None
     scale = config["full_steps_per_epoch"] / steps if projected else 1.0
     iqr = cv = None
     if len(times) >= 2:
-        q = statistics.quantiles(times, n=4, method="inclusive")
-        iqr = (q[2] - q[0]) * scale
+        # The spread of the figure reported: each epoch as run, or each epoch projected like the median.
+        shown = ([e["steps_s"] * scale + e["boundary_s"] for e in basis] if projected and split
+                 else [t * scale for t in times])
+        q = statistics.quantiles(shown, n=4, method="inclusive")
+        iqr = q[2] - q[0]
         mean = statistics.fmean(times)
         cv = statistics.stdev(times) / mean if mean > 0 else None
+    epoch_time = (step_time * config["full_steps_per_epoch"] + (boundary or 0.0)) if projected else measured
+    # Throughput of the epoch reported: a projected full epoch where its outside-steps time is known.
+    rate = (samples / steps * config["full_steps_per_epoch"] / epoch_time if projected and split
+            else samples / measured) if measured > 0 and epoch_time > 0 else None
     return {
         "epoch_time_iqr_s": iqr,
         "epoch_time_cv": cv,
         "unstable": None if cv is None else cv > UNSTABLE_CV,
-        "epoch_time_s": step_time * config["full_steps_per_epoch"] if projected else measured,
+        "epoch_time_s": epoch_time,
         "measured_epoch_time_s": measured,
         "step_time_s": step_time,
-        "samples_per_s": samples / measured if measured > 0 else None,
+        "samples_per_s": rate,
         "startup_s": startup_s,
         "projected": projected,
         "timed_epochs": len(timed),
+        "epoch_boundary_s": boundary,
+        "cpu_utilization": utilization,
     }
 
 

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping
 from cpustudy.errors import UserError
 
 APPLICATION_ID = 0x43505553  # "CPUS"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DEFAULT_DB = "cpustudy.sqlite"
 
 # Each entry upgrades the schema from version i to i + 1.
@@ -140,6 +140,16 @@ MIGRATIONS: list[str] = [
         created_at TEXT NOT NULL
     );
     """,
+    # v3: where an epoch's time goes. Process CPU time per epoch, the time inside its training steps
+    # and the time outside them (the data iterator's set-up and tear-down, a per-epoch cost that
+    # must not be scaled with the steps when a capped epoch is projected to a full one).
+    """
+    ALTER TABLE epochs ADD COLUMN cpu_s REAL;
+    ALTER TABLE epochs ADD COLUMN steps_s REAL;
+    ALTER TABLE epochs ADD COLUMN boundary_s REAL;
+    ALTER TABLE runs ADD COLUMN epoch_boundary_s REAL;
+    ALTER TABLE runs ADD COLUMN cpu_utilization REAL;
+    """,
 ]
 
 RUN_SUMMARY_FIELDS = (
@@ -155,6 +165,8 @@ RUN_SUMMARY_FIELDS = (
     "startup_s",
     "projected",
     "timed_epochs",
+    "epoch_boundary_s",
+    "cpu_utilization",
 )
 
 SOFTWARE_FIELDS = (
@@ -397,7 +409,7 @@ class Store:
         with self.transaction():
             self.conn.execute(
                 """INSERT OR REPLACE INTO epochs (run_id, epoch, elapsed_s, steps, samples_per_s, loss,
-                accuracy, warmup) VALUES (?,?,?,?,?,?,?,?)""",
+                accuracy, warmup, cpu_s, steps_s, boundary_s) VALUES (?,?,?,?,?,?,?,?,?,?,?)""",
                 (
                     run_id,
                     epoch["epoch"],
@@ -407,6 +419,9 @@ class Store:
                     epoch.get("loss"),
                     epoch.get("accuracy"),
                     int(bool(epoch.get("warmup"))),
+                    epoch.get("cpu_s"),
+                    epoch.get("steps_s"),
+                    epoch.get("boundary_s"),
                 ),
             )
 

@@ -220,13 +220,33 @@ def train(config: dict[str, Any], emit: Emit) -> None:
          xla=_xla_state(model), params=params)
 
     class EpochTimer(keras.callbacks.Callback):
+        # Only epoch hooks and the step *start* hook: a step-end hook would turn off Keras 3's
+        # asynchronous callback dispatch (JAX, torch) and make Keras convert the logs every step.
         def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
             if epoch == 0:
                 emit("train_start", wall=time.time())
+            self._first = self._last = None
+            self._began = 0
+            self._c0 = time.process_time()
             self._t0 = time.perf_counter()
 
+        def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
+            self._last = time.perf_counter()
+            if self._first is None:
+                self._first = self._last
+            self._began += 1
+
         def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
-            elapsed = time.perf_counter() - self._t0
+            end = time.perf_counter()
+            elapsed = end - self._t0
+            cpu = time.process_time() - self._c0
+            # Steps are timed from the starts of the first and the last step (n - 1 whole steps);
+            # what the epoch spends outside its steps (the data iterator's set-up and tear-down,
+            # which TensorFlow can stall for seconds) is per epoch, not per step.
+            steps_s = boundary_s = None
+            if self._began >= 3 and self._first is not None and self._last is not None:
+                steps_s = min(elapsed, (self._last - self._first) * self._began / (self._began - 1))
+                boundary_s = elapsed - steps_s
             logs = logs or {}
             acc = logs.get("accuracy", logs.get("acc"))
             emit(
@@ -239,6 +259,9 @@ def train(config: dict[str, Any], emit: Emit) -> None:
                 loss=float(logs["loss"]) if "loss" in logs else None,
                 accuracy=float(acc) if acc is not None else None,
                 warmup=epoch == 0,
+                cpu_s=cpu,
+                steps_s=steps_s,
+                boundary_s=boundary_s,
             )
 
     if config.get("input_pipeline", "numpy") == "tfdata":

@@ -47,15 +47,17 @@ def test_run_then_results(run_cli, db, empty_keras_home):
     assert row["status"] == "ok" and row["data"] == "synthetic" and row["vcpus"] == "1"
     assert row["cpu_model"] and row["tf_version"] and row["keras_backend"] == "tensorflow"
     assert row["threads"] == "1/1" and row["steps_per_epoch"] == "20" and row["projected"] == "True"
-    # Projected full epoch = steady-state step time x 469 steps.
+    # Projected full epoch = time inside the steps x 469 / 20 + the time outside them, once.
     per_epoch = json.loads(run_cli("results", "--db", db, "--per-epoch", "--format", "json").out)
     assert [e["epoch"] for e in per_epoch] == [1, 2, 3]
     assert set(EPOCH_COLUMNS) <= set(per_epoch[0])
     assert [e["warmup"] for e in per_epoch] == [True, False, False]
-    timed = sorted(e["elapsed_s"] for e in per_epoch[1:])
-    median = (timed[0] + timed[1]) / 2
-    assert float(row["epoch_time_s"]) == pytest.approx(median / 20 * 469)
-    assert float(row["samples_per_s"]) == pytest.approx(20 * 128 / median)
+    steps_s = sum(e["steps_s"] for e in per_epoch[1:]) / 2  # the median of two
+    outside = sum(e["boundary_s"] for e in per_epoch[1:]) / 2
+    full = steps_s / 20 * 469 + outside
+    assert float(row["epoch_time_s"]) == pytest.approx(full)
+    assert float(row["epoch_boundary_s"]) == pytest.approx(outside)
+    assert float(row["samples_per_s"]) == pytest.approx(469 * 128 / full)
     assert all(e["steps"] == 20 and e["loss"] > 0 for e in per_epoch)
 
     table = run_cli("results", "--db", db)

@@ -40,6 +40,22 @@ def test_worker_pins_itself_and_reports_software(db):
         assert "AVX2" in software["tf_missing_isa"].split()
 
 
+def test_each_epoch_splits_its_time_into_steps_and_the_rest(db):
+    s, mid = _store(db)
+    spec = runner.RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=4,
+                          data="synthetic")
+    outcome = runner.execute(s, mid, runner.plan(spec))
+    assert outcome.status == "ok", outcome.error
+    for e in s.epochs():
+        assert e["steps_s"] > 0 and e["boundary_s"] >= 0 and e["cpu_s"] > 0
+        assert e["steps_s"] + e["boundary_s"] == pytest.approx(e["elapsed_s"], rel=1e-6)
+    (run,) = s.runs()
+    (timed,) = [e for e in s.epochs() if not e["warmup"]]
+    assert run["epoch_boundary_s"] == pytest.approx(timed["boundary_s"])
+    assert run["epoch_time_s"] == pytest.approx(timed["steps_s"] / 4 * 469 + timed["boundary_s"])
+    assert 0 < run["cpu_utilization"] < 4  # process CPU seconds per wall second per vCPU
+
+
 def test_a_crashing_worker_is_stored_as_failed(db):
     s, mid = _store(db)
     config = _plan()
@@ -72,6 +88,25 @@ def test_summarize_projects_capped_epochs():
     assert s["projected"] and s["samples_per_s"] == pytest.approx(160.0)
     full = runner.summarize({**config, "steps_per_epoch": None}, epochs, 4.0)
     assert not full["projected"] and full["epoch_time_s"] == 2.0
+
+
+def test_time_outside_the_steps_is_added_once_per_projected_epoch_not_scaled():
+    # 10 steps of 0.1 s plus a 2.5 s stall at the epoch's end (TensorFlow tearing down the data
+    # iterator): a full epoch of 100 steps takes 10 s + 2.5 s, not (1 s + 2.5 s) x 10.
+    config = {"steps_per_epoch": 10, "full_steps_per_epoch": 100, "batch_size": 32, "vcpus": 1}
+    epochs = [{"elapsed_s": 6.0, "warmup": True, "steps_s": 3.0, "boundary_s": 3.0, "cpu_s": 3.0}]
+    epochs += [{"elapsed_s": 1.0 + b, "steps_s": 1.0, "boundary_s": b, "cpu_s": 1.0, "samples": 320}
+               for b in (2.5, 0.0, 2.5)]
+    s = runner.summarize(config, epochs, 4.0)
+    assert s["projected"] and s["epoch_time_s"] == pytest.approx(12.5)
+    assert s["step_time_s"] == pytest.approx(0.1) and s["epoch_boundary_s"] == pytest.approx(2.5)
+    assert s["measured_epoch_time_s"] == pytest.approx(3.5)
+    assert s["samples_per_s"] == pytest.approx(3200 / 12.5)  # a full epoch's samples over its time
+    assert s["cpu_utilization"] == pytest.approx(1.0 / 3.5)  # the process slept through the stall
+    assert s["epoch_time_iqr_s"] == pytest.approx(1.25)  # spread of 10, 12.5, 12.5 (projected epochs)
+    # Epochs stored without the split (older runs) are projected as a whole, as before.
+    old = runner.summarize(config, [{k: v for k, v in e.items() if k == "elapsed_s"} for e in epochs[1:]], 4.0)
+    assert old["epoch_time_s"] == pytest.approx(35.0) and old["epoch_boundary_s"] is None
 
 
 def test_a_cap_of_a_full_epoch_or_more_is_not_a_projection():
