@@ -189,6 +189,12 @@ def _run_one(store: Any, machine_id: int, config: dict[str, Any], timeout: float
         f"{s['samples_per_s']:,.0f} samples/s, epoch {s['epoch_time_s']:.2f} s "
         f"({basis} {s['timed_epochs'] or 1} epoch(s) of {steps} steps), startup {s['startup_s']:.1f} s"
     )
+    boundary, measured = s.get("epoch_boundary_s"), s.get("measured_epoch_time_s")
+    if boundary and measured and boundary > 0.05 * measured:
+        print(f"{PROG}: note: {boundary:.2f} s of each {measured:.2f} s epoch was spent outside its training "
+              f"steps (data iterator set-up/tear-down; CPU busy {100 * (s.get('cpu_utilization') or 0):.0f} %); "
+              "counted once per epoch, not per step; `--input tfdata` keeps one iterator across epochs",
+              file=sys.stderr)
     if not s.get("timed_epochs"):
         print(f"{PROG}: note: only the warm-up epoch ran; use --epochs 2 or more for a steady-state time",
               file=sys.stderr)

@@ -31,6 +31,8 @@ RUN_COLUMNS = (
     "peak_gflops",
     "pct_of_peak",
     "mem_bandwidth_gbs",
+    "epoch_boundary_s",
+    "cpu_utilization",
     "startup_s",
     "projected",
     "timed_epochs",
@@ -62,6 +64,9 @@ EPOCH_COLUMNS = (
     "loss",
     "accuracy",
     "warmup",
+    "cpu_s",
+    "steps_s",
+    "boundary_s",
 )
 
 # Columns the human table shows (CSV and JSON have every column).
