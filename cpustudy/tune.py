@@ -172,9 +172,10 @@ def tune(
                 best_times.append(got["best"])
                 ratios.append(got["default"] / got["best"])
     search_winner = best
-    if ratios and statistics.median(ratios) < 1.0:
-        # The search's winner lost the paired confirmation (a lucky trial on a noisy machine): keep
-        # the default, and say so, rather than store a setting that is slower.
+    if ratios and not confirmed(ratios):
+        # The search's winner did not beat the default by the search's own margin in the paired
+        # confirmation (a lucky trial on a noisy machine): keep the default, and say so, rather than
+        # store a setting that is no faster.
         best = default
     per_epoch = workload.samples_per_epoch  # seconds per sample -> seconds per full epoch (projected)
     result = {
@@ -193,6 +194,12 @@ def tune(
     }
     result["id"] = store.add_tuning(machine_id, result)
     return result
+
+
+def confirmed(ratios: list[float]) -> bool:
+    """Whether paired default/best ratios confirm a change: their median clears the same 3 % margin
+    the search asks of a candidate (a tie is not a gain)."""
+    return bool(ratios) and statistics.median(ratios) * IMPROVEMENT >= 1.0
 
 
 def setting_from(tuning: dict[str, Any]) -> Setting:

@@ -157,6 +157,15 @@ def test_bad_settings(run_cli, db):
     assert not db.exists()
 
 
+def test_a_tie_in_the_confirmation_pairs_keeps_the_default():
+    from cpustudy import tune
+
+    assert tune.confirmed([1.05, 1.10, 0.99])
+    assert not tune.confirmed([1.00, 1.02, 0.92])  # median 1.00: a tie, not a gain
+    assert not tune.confirmed([1.02, 1.02, 1.02])  # under the search's 3 % margin
+    assert not tune.confirmed([])
+
+
 def test_tuner_leaves_alone_what_a_build_pins():
     from cpustudy import builds, tune
 
