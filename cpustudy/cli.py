@@ -387,8 +387,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
                                progress=lambda line: err.print("  " + line))
             head = f"{w.name} {b.name} {args.vcpus} vCPU(s): "
             if result["rejected_by_confirmation"]:
-                print(head + f"the search's fastest ({result['search_winner']}) was slower than the default in "
-                      f"the paired confirmation (ratios {result['gain_low']:.2f}-{result['gain_high']:.2f}): "
+                print(head + f"the search's fastest ({result['search_winner']}) did not beat the default by 3 % "
+                      f"in the paired confirmation (ratios {result['gain_low']:.2f}-{result['gain_high']:.2f}): "
                       "keeping the default (gain 1.00x)")
             elif not result["changed"]:
                 print(head + f"no setting beat the default by 3 % or more in {result['trials']} trials "
