@@ -237,14 +237,13 @@ def train(config: dict[str, Any], emit: Emit) -> None:
             self._began += 1
 
         def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
-            end = time.perf_counter()
-            elapsed = end - self._t0
+            elapsed = time.perf_counter() - self._t0
             cpu = time.process_time() - self._c0
             # Steps are timed from the starts of the first and the last step (n - 1 whole steps);
             # what the epoch spends outside its steps (the data iterator's set-up and tear-down,
             # which TensorFlow can stall for seconds) is per epoch, not per step.
             steps_s = boundary_s = None
-            if self._began >= 3 and self._first is not None and self._last is not None:
+            if self._began >= 3:  # then the first and the last step's starts are both set
                 steps_s = min(elapsed, (self._last - self._first) * self._began / (self._began - 1))
                 boundary_s = elapsed - steps_s
             logs = logs or {}
