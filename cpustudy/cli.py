@@ -158,6 +158,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         warmup_steps=args.warmup_steps,
         input_pipeline=args.input,
         options={} if args.augment is None else {"augment": args.augment},
+        validation=args.validation,
     )
     config = plan(spec, topo)  # every check happens before the database is touched
     with measuring(args.db) as session:
@@ -188,6 +189,9 @@ def _run_one(store: Any, machine_id: int, config: dict[str, Any], timeout: float
         f"run {outcome.run_id} ok: {w.name} {config['vcpus']} vCPU(s), {config['data']} data: "
         f"{s['samples_per_s']:,.0f} samples/s, epoch {s['epoch_time_s']:.2f} s "
         f"({basis} {s['timed_epochs'] or 1} epoch(s) of {steps} steps), startup {s['startup_s']:.1f} s"
+        + (f"; validation {s['validation_time_s']:.2f} s per epoch"
+           f"{' (projected)' if config.get('validation_steps') != config.get('full_validation_steps') else ''}, "
+           "timed apart from training" if s.get("validation_time_s") is not None else "; not validated")
     )
     boundary, measured = s.get("epoch_boundary_s"), s.get("measured_epoch_time_s")
     if boundary and measured and boundary > 0.05 * measured:
@@ -226,6 +230,9 @@ def _execute_with_progress(
                     f"  epoch {event['epoch']}/{total}: {event['elapsed_s']:.3f} s, "
                     f"{event['samples_per_s']:,.0f} samples/s, loss {event['loss']:.4f}"
                     + (f", acc {acc:.4f}" if acc is not None else "")
+                    + (f"; validation {event['validation_s']:.3f} s" if event.get("validation_s") is not None else "")
+                    + (f", val_acc {event['val_accuracy']:.4f}" if event.get("val_accuracy") is not None else "")
+                    + (f"; GPU busy {event['gpu_util']:.0f} %" if event.get("gpu_util") is not None else "")
                     + (" (warm-up)" if event.get("warmup") else "")
                 )
 
@@ -247,6 +254,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         data=args.data, seed=args.seed, oversubscribe=args.oversubscribe, device=args.device,
         warmup_steps=args.warmup_steps, input_pipeline=args.input,
         options={} if args.augment is None else {"augment": args.augment},
+        validation=args.validation,
     )
     from pathlib import Path
 
@@ -555,8 +563,15 @@ def _add_settings_args(p: argparse.ArgumentParser) -> None:
 
 def _add_measure_args(p: argparse.ArgumentParser) -> None:
     _add_settings_args(p)
-    p.add_argument("--no-augment", dest="augment", action="store_false", default=None,
-                   help="cifar10_cnn: train without real-time augmentation")
+    p.add_argument("--augment", choices=("host", "model", "none"), default=None,
+                   help="cifar10_cnn: where the real-time augmentation runs: host = in the input pipeline "
+                   "on host threads (default, as the study's ImageDataGenerator), model = as Keras layers on "
+                   "the training device, none")
+    p.add_argument("--no-augment", dest="augment", action="store_const", const="none",
+                   help="cifar10_cnn: train without real-time augmentation (= --augment none)")
+    p.add_argument("--validation", choices=("study", "none"), default="study",
+                   help="validate on the test set after every epoch as the study's examples did, timed apart "
+                   "from training (default: study), or not at all")
     p.add_argument("--timeout", type=positive_int, metavar="SECONDS",
                    help="fail a measurement after this many seconds (a sweep records it and goes on)")
 

@@ -26,6 +26,7 @@ from cpustudy.store import Store
 from cpustudy.workloads import Workload
 
 DATA_MODES = ("auto", "real", "synthetic")
+VALIDATIONS = ("study", "none")
 INPUTS = ("numpy", "tfdata")
 UNSTABLE_CV = 0.05  # timed epochs varying more than this (coefficient of variation) are flagged
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -114,6 +115,7 @@ class RunSpec:
     input_pipeline: str = "numpy"
     env: dict[str, str] = field(default_factory=dict)  # extra switches on top of the build's
     measure_peak: bool = True
+    validation: str = "study"  # validate every epoch as the example did, or not at all
 
 
 def check_positive(name: str, value: int | None) -> None:
@@ -141,6 +143,17 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
         raise UserError(f"unknown input pipeline {spec.input_pipeline!r}: use --input numpy or tfdata")
     from cpustudy import builds
 
+    if spec.validation not in VALIDATIONS:
+        raise UserError(f"unknown validation {spec.validation!r}: use --validation study or none")
+    # Workload switches apply to the workloads that have them (a sweep's --augment to cifar10_cnn).
+    options = {**w.options, **{k: v for k, v in spec.options.items() if k in w.options}}
+    if "augment" in options:
+        from cpustudy.workloads.cifar10_cnn import AUGMENT_MODES, augment_where
+
+        try:
+            options["augment"] = augment_where(options["augment"])
+        except ValueError:
+            raise UserError(f"--augment {options['augment']}: use one of {', '.join(AUGMENT_MODES)}") from None
     if spec.device not in ("cpu", "gpu"):
         raise UserError(f"unknown device {spec.device!r}: use --device cpu or gpu")
     if spec.device == "gpu" and not gpu_names():
@@ -164,6 +177,7 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
     steps = spec.steps_per_epoch
     if steps is not None and steps >= full_steps:
         steps = None  # a cap at or above a full epoch is a full epoch
+    validating = spec.validation == "study" and w.validation_samples > 0
     intra = spec.intra_threads or spec.vcpus
     inter = spec.inter_threads or spec.vcpus
     return {
@@ -181,6 +195,9 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
         "steps_per_epoch": steps,
         "full_steps_per_epoch": full_steps,
         "samples_per_epoch": w.samples_per_epoch,
+        "validation": spec.validation,
+        "validation_steps": w.validation_steps(batch, steps) if validating else 0,
+        "full_validation_steps": w.validation_steps(batch) if validating else 0,
         "data_requested": spec.data,
         "data": resolve_data(w, spec.data),
         "seed": spec.seed,
@@ -190,10 +207,11 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
         "build_family": build.family,
         "python": build.python,
         "env": {**build.worker_env(), **spec.env},
+        "build_env": build.worker_env(),  # the build's own switches, apart from extra settings
         "warmup_steps": spec.warmup_steps,
         "input_pipeline": spec.input_pipeline,
         "measure_peak": spec.measure_peak,
-        "options": {**w.options, **spec.options},
+        "options": options,
         "params": spec.params,
         "flops_per_sample": w.flops(spec.params or None).train,
         "cell_key": spec.cell_key,
@@ -256,6 +274,8 @@ def summarize(config: Mapping[str, Any], epochs: list[Mapping[str, Any]], startu
         mean = statistics.fmean(times)
         cv = statistics.stdev(times) / mean if mean > 0 else None
     epoch_time = (step_time * config["full_steps_per_epoch"] + (boundary or 0.0)) if projected else measured
+    validation = _validation_summary(config, basis)
+    gpu = [e["gpu_util"] for e in basis if e.get("gpu_util") is not None]
     # Throughput of the epoch reported: a projected full epoch where its outside-steps time is known.
     rate = (samples / steps * config["full_steps_per_epoch"] / epoch_time if projected and split
             else samples / measured) if measured > 0 and epoch_time > 0 else None
@@ -272,7 +292,33 @@ def summarize(config: Mapping[str, Any], epochs: list[Mapping[str, Any]], startu
         "timed_epochs": len(timed),
         "epoch_boundary_s": boundary,
         "cpu_utilization": utilization,
+        "gpu_utilization": statistics.median(gpu) if gpu else None,
+        **validation,
     }
+
+
+def _validation_summary(config: Mapping[str, Any], basis: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The validation each epoch ran, timed apart from training: its median time, projected to the
+    whole test set like training steps are (time inside the validation steps scaled to the full
+    number of steps, the rest added once), and the accuracy the last epoch reached."""
+    val = [e for e in basis if e.get("validation_s") is not None]
+    if not val:
+        return {"validation_time_s": None, "val_loss": None, "val_accuracy": None}
+    measured = statistics.median(e["validation_s"] for e in val)
+    ran = val[0].get("validation_steps") or config.get("validation_steps") or 0
+    full = config.get("full_validation_steps") or ran
+    split = all(e.get("validation_steps_s") is not None for e in val)
+    if ran and full and full != ran and split:
+        inside = statistics.median(e["validation_steps_s"] for e in val)
+        outside = statistics.median(e["validation_s"] - e["validation_steps_s"] for e in val)
+        projected = inside * full / ran + outside
+    elif ran and full and full != ran:
+        projected = measured * full / ran
+    else:
+        projected = measured
+    last = basis[-1]
+    return {"validation_time_s": projected, "val_loss": last.get("val_loss"),
+            "val_accuracy": last.get("val_accuracy")}
 
 
 @dataclass
@@ -313,7 +359,9 @@ def execute(
     peak_key = _peak_key(config)
     cached_peak = None
     if config.get("measure_peak"):
-        cached_peak = store.peak(machine_id, peak_key) or _file_peak(store, machine_id, peak_key)
+        cached_peak = _stored_peak(store.peak(machine_id, peak_key)) or _file_peak(store, machine_id, peak_key)
+        if cached_peak and (cached_peak.get("peak_device") or "cpu") != config.get("device", "cpu"):
+            cached_peak = None  # measured before peaks were taken on the training device: measure again
     config["measure_peak_now"] = bool(config.get("measure_peak")) and cached_peak is None
     worker_env = _worker_env({**config.get("env", {}), **(env or {})})
     if config.get("device", "cpu") == "cpu":
@@ -400,13 +448,15 @@ def _measure(
                     epochs.append(event)
                 elif kind == "error":
                     error = event.get("message")
+                elif kind == "gpu_monitor":
+                    software["gpu_monitor"] = event
+                    store.set_software(run_id, software)
                 elif kind == "peak":
                     software["peak"] = {"seconds": event.get("seconds")}  # time spent measuring it
                     store.set_software(run_id, software)
                     store.set_peak(machine_id, peak_key, event.get("gflops"), event.get("bandwidth_gbs"), event)
                     _save_file_peak(store, machine_id, peak_key, event)
-                    cached_peak = {"peak_gflops": event.get("gflops"),
-                                   "mem_bandwidth_gbs": event.get("bandwidth_gbs")}
+                    cached_peak = _peak_figures(event)
                 if listener:
                     listener(kind, event)
     except BaseException:
@@ -423,8 +473,7 @@ def _measure(
     errlog.close()
     summary = summarize(config, epochs, startup)
     if cached_peak:
-        summary["peak_gflops"] = cached_peak.get("peak_gflops")
-        summary["mem_bandwidth_gbs"] = cached_peak.get("mem_bandwidth_gbs")
+        summary.update(cached_peak)
     expected = int(config["epochs"])
     if code == 0 and not timed_out and len(epochs) == expected:
         store.finish_run(run_id, "ok", summary, exit_code=0)
@@ -444,6 +493,23 @@ def _measure(
     full = error + ("\n--- worker stderr (tail) ---\n" + tail if tail else "")
     store.finish_run(run_id, "failed", summary, exit_code=code, error=full)
     return RunOutcome(run_id, "failed", summary, error, code)
+
+
+def _peak_figures(event: Mapping[str, Any]) -> dict[str, Any]:
+    """A peak measurement as a run stores it: the rates, and the device and precision they were
+    measured on and at (older peaks, measured before devices were told apart, say neither)."""
+    return {"peak_gflops": event.get("gflops"), "mem_bandwidth_gbs": event.get("bandwidth_gbs"),
+            "peak_device": event.get("device"), "peak_precision": event.get("precision")}
+
+
+def _stored_peak(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if not row:
+        return None
+    try:
+        details = json.loads(row.get("details") or "{}")
+    except ValueError:
+        details = {}
+    return _peak_figures({**details, "gflops": row.get("peak_gflops"), "bandwidth_gbs": row.get("mem_bandwidth_gbs")})
 
 
 def _peak_key(config: Mapping[str, Any]) -> str:
@@ -470,7 +536,7 @@ def _file_peak(store: Store, machine_id: int, peak_key: str) -> dict[str, Any] |
     except (OSError, ValueError):
         return None
     store.set_peak(machine_id, peak_key, event.get("gflops"), event.get("bandwidth_gbs"), event)
-    return {"peak_gflops": event.get("gflops"), "mem_bandwidth_gbs": event.get("bandwidth_gbs")}
+    return _peak_figures(event)
 
 
 def _save_file_peak(store: Store, machine_id: int, peak_key: str, event: Mapping[str, Any]) -> None:

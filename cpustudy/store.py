@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping
 from cpustudy.errors import UserError
 
 APPLICATION_ID = 0x43505553  # "CPUS"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DEFAULT_DB = "cpustudy.sqlite"
 
 # Each entry upgrades the schema from version i to i + 1.
@@ -150,6 +150,30 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN epoch_boundary_s REAL;
     ALTER TABLE runs ADD COLUMN cpu_utilization REAL;
     """,
+    # v4: the study's per-epoch validation, timed apart from training (an epoch's elapsed_s stays
+    # its training time); GPU utilisation sampled during training; the device and float32 precision
+    # the run's peak was measured on and at (a % of peak is computed only against the same device);
+    # the precision the framework really used for float32 work.
+    """
+    ALTER TABLE epochs ADD COLUMN validation_s REAL;
+    ALTER TABLE epochs ADD COLUMN validation_steps INTEGER;
+    ALTER TABLE epochs ADD COLUMN validation_steps_s REAL;
+    ALTER TABLE epochs ADD COLUMN val_loss REAL;
+    ALTER TABLE epochs ADD COLUMN val_accuracy REAL;
+    ALTER TABLE epochs ADD COLUMN gpu_util REAL;
+    ALTER TABLE runs ADD COLUMN validation TEXT;
+    ALTER TABLE runs ADD COLUMN validation_time_s REAL;
+    ALTER TABLE runs ADD COLUMN val_loss REAL;
+    ALTER TABLE runs ADD COLUMN val_accuracy REAL;
+    ALTER TABLE runs ADD COLUMN gpu_utilization REAL;
+    ALTER TABLE runs ADD COLUMN peak_device TEXT;
+    ALTER TABLE runs ADD COLUMN peak_precision TEXT;
+    ALTER TABLE runs ADD COLUMN precision TEXT;
+    ALTER TABLE runs ADD COLUMN augment TEXT;
+    UPDATE runs SET validation = 'none' WHERE study != 'woolf2017';
+    UPDATE runs SET augment = CASE json_extract(settings, '$.options.augment')
+        WHEN 1 THEN 'model' WHEN 0 THEN 'none' END WHERE workload = 'cifar10_cnn';
+    """,
 ]
 
 RUN_SUMMARY_FIELDS = (
@@ -167,6 +191,12 @@ RUN_SUMMARY_FIELDS = (
     "timed_epochs",
     "epoch_boundary_s",
     "cpu_utilization",
+    "gpu_utilization",
+    "validation_time_s",
+    "val_loss",
+    "val_accuracy",
+    "peak_device",
+    "peak_precision",
 )
 
 SOFTWARE_FIELDS = (
@@ -177,7 +207,11 @@ SOFTWARE_FIELDS = (
     "onednn",
     "xla",
     "tf_missing_isa",
+    "precision",
 )
+
+
+EPOCH_V4_FIELDS = ("validation_s", "validation_steps", "validation_steps_s", "val_loss", "val_accuracy", "gpu_util")
 
 
 def now() -> str:
@@ -379,6 +413,8 @@ class Store:
             "flops_per_sample": config.get("flops_per_sample"),
             "warmup_steps": config.get("warmup_steps"),
             "input_pipeline": config.get("input_pipeline", "numpy"),
+            "validation": config.get("validation"),
+            "augment": (config.get("options") or {}).get("augment"),
             "machine_state": json.dumps(config.get("machine_state")) if config.get("machine_state") else None,
             "created_at": now(),
         }
@@ -409,7 +445,9 @@ class Store:
         with self.transaction():
             self.conn.execute(
                 """INSERT OR REPLACE INTO epochs (run_id, epoch, elapsed_s, steps, samples_per_s, loss,
-                accuracy, warmup, cpu_s, steps_s, boundary_s) VALUES (?,?,?,?,?,?,?,?,?,?,?)""",
+                accuracy, warmup, cpu_s, steps_s, boundary_s, validation_s, validation_steps,
+                validation_steps_s, val_loss, val_accuracy, gpu_util)
+                VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
                 (
                     run_id,
                     epoch["epoch"],
@@ -422,6 +460,7 @@ class Store:
                     epoch.get("cpu_s"),
                     epoch.get("steps_s"),
                     epoch.get("boundary_s"),
+                    *(epoch.get(k) for k in EPOCH_V4_FIELDS),
                 ),
             )
 

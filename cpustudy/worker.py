@@ -21,6 +21,7 @@ import platform
 import re
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from typing import Any, Callable
@@ -183,10 +184,12 @@ def train(config: dict[str, Any], emit: Emit) -> None:
     workload = ALL[config["workload"]]
     intra, inter = config.get("intra_threads"), config.get("inter_threads")
     keras, software = import_frameworks(intra, inter)
-    if config.get("device") == "gpu":
+    device = config.get("device") or "cpu"
+    if device == "gpu":
         software["gpus"] = _gpus(software.get("keras_backend"))
         if not software["gpus"]:
             raise RuntimeError("device gpu was asked for, but the framework sees no GPU")
+    software["precision"] = float32_precision(software.get("keras_backend") or "tensorflow", device)
     emit("software", **software)
 
     seed = int(config.get("seed", 0))
@@ -205,19 +208,49 @@ def train(config: dict[str, Any], emit: Emit) -> None:
         # Exactly the capped number of batches per epoch, as with synthetic data (Keras would
         # otherwise carry one iterator across epochs and cut the last one short).
         data = type(data)(data.x[: int(steps_cap) * batch], data.y[: int(steps_cap) * batch], data.derived)
-    data_s = time.perf_counter() - t0
     params.update(data.derived)
     steps = int(steps_cap) if steps_cap else -(-len(data) // batch)
     samples_per_epoch = min(len(data), steps * batch)
+    # The example's validation after every epoch (its test set; a capped epoch validates on the same
+    # share of it), timed apart from training.
+    val_steps = int(config.get("validation_steps") or 0)
+    val = None
+    if val_steps:
+        n_val = min(val_steps * batch, workload.validation_samples)
+        if config["data"] == "real":
+            val = workload.real(keras, params, split="test")
+        else:
+            val, _ = synthetic_cached(workload, n_val, params, seed + 1)
+        val = type(val)(val.x[:n_val], val.y[:n_val], val.derived)
+        val_steps = -(-len(val) // batch)
+    data_s = time.perf_counter() - t0
+    options = dict(config.get("options") or {})
+    augment = "none"
+    if "augment" in options:
+        from cpustudy.workloads.cifar10_cnn import augment_where
+
+        augment = augment_where(options["augment"])
+        options["augment"] = augment
+    pipeline = config.get("input_pipeline", "numpy")
+    augment_desc = {
+        "none": "none",
+        "model": f"in the model (Keras preprocessing layers, on the {device})",
+        "host": ("on the host: tf.data map on its thread pool" if pipeline == "tfdata" else
+                 f"on the host: NumPy in a Python data pipeline ({HOST_PIPELINE_THREADS} threads)"),
+    }[augment]
     emit("data", source=config["data"], samples=len(data), seconds=data_s, derived=data.derived,
          from_cache=config["data"] == "synthetic" and cached,
-         x_shape=list(data.x.shape), x_dtype=str(data.x.dtype))
+         x_shape=list(data.x.shape), x_dtype=str(data.x.dtype), augment=augment,
+         augment_where=augment_desc, validation_samples=len(val) if val is not None else 0,
+         validation_steps=val_steps)
 
     t0 = time.perf_counter()
-    options = dict(config.get("options") or {})
     model = workload.build(keras, params, jit_compile=config.get("jit_compile"), **options)
     emit("model", parameters=int(model.count_params()), seconds=time.perf_counter() - t0,
          xla=_xla_state(model), params=params)
+    sampler = GpuSampler.start() if device == "gpu" else None
+    if sampler:
+        emit("gpu_monitor", source=sampler.source, index=sampler.index)
 
     class EpochTimer(keras.callbacks.Callback):
         # Only epoch hooks and the step *start* hook: a step-end hook would turn off Keras 3's
@@ -225,29 +258,44 @@ def train(config: dict[str, Any], emit: Emit) -> None:
         def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
             if epoch == 0:
                 emit("train_start", wall=time.time())
-            self._first = self._last = None
-            self._began = 0
+            self._steps = _StepClock()
+            self._val: _StepClock | None = None
+            self._gpu_mark = sampler.mark() if sampler else 0
             self._c0 = time.process_time()
             self._t0 = time.perf_counter()
 
         def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
-            self._last = time.perf_counter()
-            if self._first is None:
-                self._first = self._last
-            self._began += 1
+            self._steps.tick()
+
+        # Validation runs inside the epoch, after its training steps (Keras calls these hooks from
+        # the evaluation it runs in fit); timed apart so that training time stays training time.
+        def on_test_begin(self, logs: Any = None) -> None:
+            self._val = _StepClock()
+
+        def on_test_batch_begin(self, batch: int, logs: Any = None) -> None:
+            if self._val is not None:
+                self._val.tick()
+
+        def on_test_end(self, logs: Any = None) -> None:
+            if self._val is not None:
+                self._val.end = time.perf_counter()
 
         def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
-            elapsed = time.perf_counter() - self._t0
+            end = time.perf_counter()
             cpu = time.process_time() - self._c0
+            validation_s = val_steps_s = None
+            if self._val is not None and self._val.end is not None:
+                validation_s = self._val.end - self._val.start
+                val_steps_s = self._val.steps_s(validation_s)
+            elapsed = end - self._t0 - (validation_s or 0.0)
             # Steps are timed from the starts of the first and the last step (n - 1 whole steps);
             # what the epoch spends outside its steps (the data iterator's set-up and tear-down,
             # which TensorFlow can stall for seconds) is per epoch, not per step.
-            steps_s = boundary_s = None
-            if self._began >= 3:  # then the first and the last step's starts are both set
-                steps_s = min(elapsed, (self._last - self._first) * self._began / (self._began - 1))
-                boundary_s = elapsed - steps_s
+            steps_s = self._steps.steps_s(elapsed)
+            boundary_s = elapsed - steps_s if steps_s is not None else None
             logs = logs or {}
             acc = logs.get("accuracy", logs.get("acc"))
+            val_acc = logs.get("val_accuracy", logs.get("val_acc"))
             emit(
                 "epoch",
                 epoch=epoch + 1,
@@ -261,22 +309,103 @@ def train(config: dict[str, Any], emit: Emit) -> None:
                 cpu_s=cpu,
                 steps_s=steps_s,
                 boundary_s=boundary_s,
+                validation_s=validation_s,
+                validation_steps=self._val.began if self._val is not None else None,
+                validation_steps_s=val_steps_s,
+                val_loss=float(logs["val_loss"]) if "val_loss" in logs else None,
+                val_accuracy=float(val_acc) if val_acc is not None else None,
+                gpu_util=sampler.mean(self._gpu_mark) if sampler else None,
             )
 
-    if config.get("input_pipeline", "numpy") == "tfdata":
-        inputs: dict[str, Any] = {"x": _tf_dataset(data.x, data.y, batch, seed), "steps_per_epoch": steps}
+    if augment == "host":
+        x = _HostAugmented.make(keras, workload, data, batch, steps, seed) if pipeline == "numpy" else \
+            _tf_dataset(data.x, data.y, batch, seed, workload.augment_batch_tf)
+        inputs: dict[str, Any] = {"x": x}
+        if pipeline == "tfdata":
+            inputs["steps_per_epoch"] = steps
+        elif not hasattr(keras.utils, "PyDataset"):  # tf.keras 2.x: fit runs a Sequence's threads
+            inputs.update(workers=HOST_PIPELINE_THREADS, use_multiprocessing=False)
+    elif pipeline == "tfdata":
+        inputs = {"x": _tf_dataset(data.x, data.y, batch, seed), "steps_per_epoch": steps}
     else:
         inputs = {"x": data.x, "y": data.y, "batch_size": batch, "shuffle": True,
                   "steps_per_epoch": int(steps_cap) if steps_cap else None}
     warmup_steps = int(config.get("warmup_steps") or 0)
-    if warmup_steps:
-        t0 = time.perf_counter()
-        model.fit(**{**inputs, "steps_per_epoch": warmup_steps}, epochs=1, verbose=0)
-        emit("warmup", steps=warmup_steps, seconds=time.perf_counter() - t0)
-    model.fit(**inputs, epochs=int(config["epochs"]), verbose=0, callbacks=[EpochTimer()])
+    try:
+        if warmup_steps:
+            t0 = time.perf_counter()
+            model.fit(**{**inputs, "steps_per_epoch": warmup_steps}, epochs=1, verbose=0)
+            emit("warmup", steps=warmup_steps, seconds=time.perf_counter() - t0)
+        validation: dict[str, Any] = {}
+        if val is not None:
+            validation = {"validation_data": (val.x, val.y), "validation_batch_size": batch,
+                          "validation_steps": val_steps}
+        model.fit(**inputs, **validation, epochs=int(config["epochs"]), verbose=0, callbacks=[EpochTimer()])
+    finally:
+        if sampler:
+            sampler.stop()
     if config.get("measure_peak_now"):
-        emit("peak", **measure_peak(software.get("keras_backend") or "tensorflow"))
+        emit("peak", **measure_peak(software.get("keras_backend") or "tensorflow", device))
     emit("done")
+
+
+HOST_PIPELINE_THREADS = 2  # ImageDataGenerator's fit_generator ran one producer thread beside training
+
+
+class _StepClock:
+    """Starts of the first and the last step of a loop, for its time inside steps."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.first: float | None = None
+        self.last: float | None = None
+        self.began = 0
+        self.end: float | None = None
+
+    def tick(self) -> None:
+        self.last = time.perf_counter()
+        if self.first is None:
+            self.first = self.last
+        self.began += 1
+
+    def steps_s(self, elapsed: float) -> float | None:
+        """Time inside the steps: n - 1 whole steps from the first start to the last, x n / (n - 1)."""
+        if self.began < 3 or self.first is None or self.last is None:
+            return None
+        return min(elapsed, (self.last - self.first) * self.began / (self.began - 1))
+
+
+class _HostAugmented:
+    """Batches shuffled and augmented on the host by background threads (Keras 3 ``PyDataset``, or a
+    ``Sequence`` under tf.keras 2.x): what ImageDataGenerator.flow with fit_generator did."""
+
+    @staticmethod
+    def make(keras: Any, workload: Any, data: Any, batch: int, steps: int, seed: int) -> Any:
+        import numpy as np
+
+        base = getattr(keras.utils, "PyDataset", None) or keras.utils.Sequence
+        augment = workload.augment_batch
+
+        class Batches(base):  # type: ignore[misc, valid-type]
+            def __init__(self) -> None:
+                if base is not keras.utils.Sequence:
+                    super().__init__(workers=HOST_PIPELINE_THREADS, use_multiprocessing=False)
+                self.epoch = 0
+                self.order = np.random.default_rng((seed, 0)).permutation(len(data.x))
+
+            def __len__(self) -> int:
+                return steps
+
+            def __getitem__(self, i: int) -> Any:
+                idx = np.sort(self.order[i * batch:(i + 1) * batch])
+                rng = np.random.default_rng((seed, self.epoch, i))
+                return augment(data.x[idx], rng), data.y[idx]
+
+            def on_epoch_end(self) -> None:
+                self.epoch += 1
+                self.order = np.random.default_rng((seed, self.epoch)).permutation(len(data.x))
+
+        return Batches()
 
 
 def synthetic_cached(workload: Any, n: int, params: dict[str, Any], seed: int) -> tuple[Any, bool]:
@@ -312,47 +441,94 @@ def synthetic_cached(workload: Any, n: int, params: dict[str, Any], seed: int) -
     return data, False
 
 
-def _tf_dataset(x: Any, y: Any, batch: int, seed: int) -> Any:
-    """Cached, shuffled each epoch, batched and prefetched: the tf.data input path."""
+def _tf_dataset(x: Any, y: Any, batch: int, seed: int, augment: Callable[[Any], Any] | None = None) -> Any:
+    """Cached, shuffled each epoch, batched (augmented in a parallel map) and prefetched: the tf.data
+    input path."""
     import tensorflow as tf
 
     ds = tf.data.Dataset.from_tensor_slices((x, y)).cache()
-    ds = ds.shuffle(len(x), seed=seed, reshuffle_each_iteration=True).repeat()
-    return ds.batch(batch).prefetch(tf.data.AUTOTUNE)
+    ds = ds.shuffle(len(x), seed=seed, reshuffle_each_iteration=True).repeat().batch(batch)
+    if augment is not None:
+        ds = ds.map(lambda u, v: (augment(u), v), num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)
 
 
-def measure_peak(backend: str, n: int = 2048, budget_s: float = 0.75) -> dict[str, Any]:
-    """This machine's practical FP32 peak (an n x n matmul, best of the runs that fit in ``budget_s``)
-    and streaming memory bandwidth (read + write of 256 MiB), through the build's own framework at the
-    worker's CPUs and threads. n = 2048 reaches the same peak as 4096 (within 2 %, measured on 1 and
-    2 threads) in a quarter of the time."""
+def float32_precision(backend: str, device: str) -> str:
+    """The arithmetic the framework really uses for float32 matmuls (and convolutions) on ``device``:
+    on NVIDIA GPUs since Ampere, TensorFlow and JAX default to TF32 (10-bit mantissa) and PyTorch's
+    cuDNN convolutions do too, while PyTorch's matmuls stay FP32 unless asked."""
+    if device != "gpu":
+        return "fp32"
+    try:
+        if backend == "torch":
+            import torch
+
+            if torch.cuda.get_device_capability(0) < (8, 0):
+                return "fp32"
+            mm = "fp32" if torch.get_float32_matmul_precision() == "highest" else "tf32"
+            conv = "tf32" if torch.backends.cudnn.allow_tf32 else "fp32"
+            return mm if mm == conv else f"matmul {mm}, conv {conv}"
+        if backend == "jax":
+            import jax
+
+            if float(getattr(jax.devices()[0], "compute_capability", "0") or 0) < 8.0:
+                return "fp32"
+            setting = jax.config.jax_default_matmul_precision
+            return "fp32" if str(setting).lower() in ("highest", "float32", "precision.highest") else "tf32"
+        import tensorflow as tf
+
+        return "tf32" if tf.config.experimental.tensor_float_32_execution_enabled() else "fp32"
+    except Exception as exc:  # a framework without these switches: say so rather than guess
+        return f"unknown ({type(exc).__name__})"
+
+
+def measure_peak(backend: str, device: str = "cpu", n: int | None = None, budget_s: float = 0.75) -> dict[str, Any]:
+    """The practical peak of the device the run trained on: the best rate of n x n float32 matmuls at
+    the framework's own precision (n = 2048 on CPUs, 8192 on a GPU, best of the runs that fit in
+    ``budget_s``) and streaming memory bandwidth (read + write of 256 MiB), through the build's own
+    framework at the worker's CPUs and threads. On CPUs n = 2048 reaches the same peak as 4096 (within
+    2 %, measured on 1 and 2 threads) in a quarter of the time."""
     import numpy as np
 
+    gpu = device == "gpu"
+    n = n or (8192 if gpu else 2048)
+    host = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
     if backend == "jax":
         import jax
         import jax.numpy as jnp
 
-        a = jnp.asarray(np.random.default_rng(0).standard_normal((n, n), dtype=np.float32))
+        target = jax.devices("gpu" if gpu else "cpu")[0]
+        a = jax.device_put(jnp.asarray(host), target)
         mm = jax.jit(lambda u: u @ u)
-        big = jnp.ones((1 << 26,), dtype=jnp.float32)
+        big = jax.device_put(jnp.ones((1 << 26,), dtype=jnp.float32), target)
         add = jax.jit(lambda u: u + 1.0)
         sync: Callable[[Any], Any] = lambda t: t.block_until_ready()
+        device_name = target.device_kind
     elif backend == "torch":
         import torch
 
-        a = torch.randn(n, n)
+        dev = torch.device("cuda" if gpu else "cpu")
+        a = torch.from_numpy(host).to(dev)
         mm = lambda u: u @ u  # noqa: E731
-        big = torch.ones(1 << 26)
+        big = torch.ones(1 << 26, device=dev)
         add = lambda u: u + 1.0  # noqa: E731
-        sync = lambda t: t
+        sync = (lambda t: torch.cuda.synchronize()) if gpu else (lambda t: t)
+        device_name = torch.cuda.get_device_name(0) if gpu else "cpu"
     else:
         import tensorflow as tf
 
-        a = tf.random.normal((n, n))
+        name = "/GPU:0" if gpu else "/CPU:0"
+        with tf.device(name):
+            a = tf.constant(host)
+            big = tf.ones((1 << 26,))
         mm = tf.function(lambda u: tf.matmul(u, u))
-        big = tf.ones((1 << 26,))
         add = tf.function(lambda u: u + 1.0)
-        sync = lambda t: t  # TensorFlow runs CPU ops to completion before returning them
+        if gpu:  # GPU ops return before they finish: wait for the device
+            sync = lambda t: tf.test.experimental.sync_devices()  # noqa: E731
+            device_name = (_gpus("tensorflow") or ["gpu"])[0]
+        else:
+            sync = lambda t: t  # TensorFlow runs CPU ops to completion before returning them
+            device_name = "cpu"
 
     def best_rate(fn: Callable[[], Any], work: float) -> tuple[float, int]:
         fn()  # warm-up: tracing, allocation
@@ -369,7 +545,77 @@ def measure_peak(backend: str, n: int = 2048, budget_s: float = 0.75) -> dict[st
     gbs, bw_iters = best_rate(lambda: sync(add(big)), 2.0 * 4 * (1 << 26) / 1e9)
     return {"gflops": gflops, "bandwidth_gbs": gbs, "matmul_n": n, "matmul_iterations": mm_iters,
             "bandwidth_bytes": 2 * 4 * (1 << 26), "bandwidth_iterations": bw_iters, "backend": backend,
+            "device": device, "device_name": device_name, "precision": float32_precision(backend, device),
             "seconds": time.perf_counter() - t0}
+
+
+class GpuSampler:
+    """GPU utilisation (the share of time a kernel was running, as the driver reports it) sampled
+    every 0.1 s through NVML (the ``nvidia-ml-py`` package), or every 0.2 s from ``nvidia-smi`` where
+    NVML's Python binding is not installed, in a background thread."""
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+        self.source = "none"
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._proc: Any = None
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
+        self.index = int(visible) if visible.isdigit() else 0
+
+    @classmethod
+    def start(cls) -> "GpuSampler":
+        sampler = cls()
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            handle = pynvml.nvmlDeviceGetHandleByIndex(sampler.index)
+            sampler.source = "nvml"
+            target: Callable[[], None] = lambda: sampler._poll_nvml(pynvml, handle)
+        except Exception:
+            import shutil
+            import subprocess
+
+            exe = shutil.which("nvidia-smi")
+            if not exe:
+                return sampler
+            sampler._proc = subprocess.Popen(
+                [exe, "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits", "-i",
+                 str(sampler.index), "-lms", "200"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                text=True)
+            sampler.source = "nvidia-smi"
+            target = sampler._read_smi
+        sampler._thread = threading.Thread(target=target, daemon=True)
+        sampler._thread.start()
+        return sampler
+
+    def _poll_nvml(self, pynvml: Any, handle: Any) -> None:
+        while not self._stop.wait(0.1):
+            try:
+                self.samples.append(float(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu))
+            except Exception:
+                return
+
+    def _read_smi(self) -> None:
+        for line in self._proc.stdout:
+            try:
+                self.samples.append(float(line.strip()))
+            except ValueError:
+                continue
+
+    def mark(self) -> int:
+        return len(self.samples)
+
+    def mean(self, since: int) -> float | None:
+        """Mean utilisation in % of the samples taken since ``mark()`` returned ``since``."""
+        taken = self.samples[since:]
+        return sum(taken) / len(taken) if taken else None
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._proc is not None:
+            self._proc.terminate()
 
 
 def main(argv: list[str] | None = None) -> int:

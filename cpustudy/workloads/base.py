@@ -122,8 +122,14 @@ class Workload:
     _build: Callable[..., Any]
     _flops: Callable[[Params], Flops]
     _synthetic: Callable[[int, Params, int], Any]  # returns (x, y) or (x, y, derived params)
-    _real: Callable[[Any, Params], Any]
+    _real: Callable[..., Any]  # (keras, params, split="train"|"test")
     real_files: tuple[str, ...]  # names in the Keras dataset cache, any of which means "cached"
+    # Samples the example validated on after every epoch (its test set); 0 = it did not validate.
+    validation_samples: int = 0
+    # Host-side augmentation of one batch, (x, rng) -> x, and the same in TensorFlow ops for a tf.data
+    # map: how the example augmented (cifar10_cnn's ImageDataGenerator), None where it did not.
+    augment_batch: Callable[[np.ndarray, np.random.Generator], np.ndarray] | None = None
+    augment_batch_tf: Callable[[Any], Any] | None = None
     input_desc: str = ""  # the model's input per sample, e.g. "28x28x1 float32"
     memory_bound: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)  # workload switches and defaults
@@ -149,9 +155,22 @@ class Workload:
         """``n`` samples of synthetic data with the real data's shapes and statistics."""
         return _dataset(self._synthetic(n, self.resolved_params(params), seed))
 
-    def real(self, keras: Any, params: Params | None = None) -> Dataset:
-        """The real training set through Keras' loaders (and their cache)."""
-        return _dataset(self._real(keras, self.resolved_params(params)))
+    def real(self, keras: Any, params: Params | None = None, split: str = "train") -> Dataset:
+        """The real training (or test) set through Keras' loaders (and their cache)."""
+        return _dataset(self._real(keras, self.resolved_params(params), split=split))
+
+    def validation_steps(self, batch_size: int, train_steps: int | None = None) -> int:
+        """Validation batches per epoch: the whole test set, or with ``train_steps`` capped below a full
+        epoch, the same share of it (at least one batch)."""
+        if not self.validation_samples:
+            return 0
+        full = -(-self.validation_samples // batch_size)
+        if train_steps is None or train_steps >= self.steps_for(batch_size):
+            return full
+        return max(1, min(full, -(-train_steps * self.validation_samples // self.samples_per_epoch)))
+
+    def steps_for(self, batch_size: int) -> int:
+        return -(-self.samples_per_epoch // batch_size)
 
     @property
     def steps_per_epoch(self) -> int:

@@ -35,8 +35,9 @@ def synthetic(n: int, p: Params, seed: int) -> tuple:
     return _data.pad_tail(tokens, lengths, p["maxlen"]), rng.integers(0, 2, size=n).astype("float32")
 
 
-def real(keras: Any, p: Params) -> tuple:
-    (x, y), _ = keras.datasets.imdb.load_data(num_words=p["num_words"])
+def real(keras: Any, p: Params, split: str = "train") -> tuple:
+    train, test = keras.datasets.imdb.load_data(num_words=p["num_words"])
+    x, y = train if split == "train" else test
     tokens, lengths = _data.flatten_sequences(list(x))
     return _data.pad_tail(tokens, lengths, p["maxlen"]), np.asarray(y, dtype="float32")
 
@@ -56,5 +57,6 @@ WORKLOAD = Workload(
     _flops=flops,
     _synthetic=synthetic,
     _real=real,
+    validation_samples=25_000,  # the example validated on the test set every epoch
     real_files=("imdb.npz",),
 )

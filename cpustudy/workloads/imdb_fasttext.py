@@ -36,8 +36,9 @@ def flops(p: Params) -> Flops:
     return pool(p["maxlen"] * p["embedding"]) + dense(p["embedding"], 1)
 
 
-def _prepare(tokens: np.ndarray, lengths: np.ndarray, y: np.ndarray, n: int, p: Params) -> tuple:
-    tokens, lengths, vocab = _data.add_bigrams(tokens, lengths, p["num_words"])
+def _prepare(tokens: np.ndarray, lengths: np.ndarray, y: np.ndarray, n: int, p: Params,
+             train_vocab: np.ndarray | None = None) -> tuple:
+    tokens, lengths, vocab = _data.add_bigrams(tokens, lengths, p["num_words"], train_vocab)
     x = _data.pad_tail(tokens, lengths, p["maxlen"])[:n]
     return x, np.asarray(y[:n], dtype="float32"), {"vocab": p["num_words"] + 1 + len(vocab)}
 
@@ -47,13 +48,27 @@ def synthetic(n: int, p: Params, seed: int) -> tuple:
     # The vocabulary comes from the whole training set even when fewer samples are trained on.
     reviews = max(n, p["reviews"])
     tokens, lengths = _data.imdb_sequences(reviews, p["num_words"], rng)
-    return _prepare(tokens, lengths, rng.integers(0, 2, size=reviews), n, p)
+    x, y, derived = _prepare(tokens, lengths, rng.integers(0, 2, size=reviews), n, p)
+    if p.get("vocab"):
+        # Validation data for a model whose vocabulary came from other (training) reviews: bigrams
+        # ranked in this set's own vocabulary are folded into the model's range (the test set of the
+        # example keeps only the bigrams seen in training; synthetic ids only need the same spread).
+        x = np.where(x >= p["vocab"], p["num_words"] + 1 + (x - p["num_words"] - 1) % (p["vocab"] - p["num_words"] - 1), x)
+        return x.astype(np.int32), y, {}
+    return x, y, derived
 
 
-def real(keras: Any, p: Params) -> tuple:
-    (x, y), _ = keras.datasets.imdb.load_data(num_words=p["num_words"])
+def real(keras: Any, p: Params, split: str = "train") -> tuple:
+    (x, y), (x_test, y_test) = keras.datasets.imdb.load_data(num_words=p["num_words"])
     tokens, lengths = _data.flatten_sequences(list(x))
-    return _prepare(tokens, lengths, np.asarray(y), len(x), p)
+    train = _prepare(tokens, lengths, np.asarray(y), len(x), p)
+    if split == "train":
+        return train
+    # The example adds to the test reviews only the bigrams seen in the training set.
+    _, _, vocab = _data.add_bigrams(tokens, lengths, p["num_words"])
+    tokens, lengths = _data.flatten_sequences(list(x_test))
+    x_t, y_t, _ = _prepare(tokens, lengths, np.asarray(y_test), len(x_test), p, vocab)
+    return x_t, y_t, {}
 
 
 WORKLOAD = Workload(
@@ -71,6 +86,7 @@ WORKLOAD = Workload(
     _flops=flops,
     _synthetic=synthetic,
     _real=real,
+    validation_samples=25_000,  # the example validated on the test set every epoch
     real_files=("imdb.npz",),
     memory_bound=True,
 )

@@ -69,6 +69,7 @@ WORKLOAD = Workload(
     _synthetic=imdb_fasttext.synthetic,
     _real=imdb_fasttext.real,
     real_files=imdb_fasttext.WORKLOAD.real_files,
+    validation_samples=imdb_fasttext.WORKLOAD.validation_samples,
     memory_bound=True,
     notes="variant of imdb_fasttext: lazy (sparse) Adam updates",
 )

@@ -39,7 +39,7 @@ def synthetic(n: int, p: Params, seed: int) -> tuple:
     return _data.char_windows(ids, p["chars"], p["maxlen"], p["step"], n)
 
 
-def real(keras: Any, p: Params) -> tuple:
+def real(keras: Any, p: Params, split: str = "train") -> tuple:
     path = keras.utils.get_file("nietzsche.txt", origin=NIETZSCHE_URL)
     with open(path, encoding="utf-8") as f:
         text = f.read().lower()

@@ -45,8 +45,9 @@ def synthetic(n: int, p: Params, seed: int) -> Arrays:
     return _prepare(_data.mnist_images(n, rng), _data.labels(n, p["classes"], rng), p)
 
 
-def real(keras: Any, p: Params) -> Arrays:
-    (x, y), _ = keras.datasets.mnist.load_data()
+def real(keras: Any, p: Params, split: str = "train") -> Arrays:
+    train, test = keras.datasets.mnist.load_data()
+    x, y = train if split == "train" else test
     return _prepare(x, y, p)
 
 
@@ -65,5 +66,6 @@ WORKLOAD = Workload(
     _flops=flops,
     _synthetic=synthetic,
     _real=real,
+    validation_samples=10_000,  # the example validated on the test set every epoch
     real_files=("mnist.npz",),
 )
