@@ -184,7 +184,7 @@ def baseline_phrase(b: Baseline) -> str:
 def baseline_subtitle(b: Baseline, machine: str) -> str:
     where = f" ({machine})" if machine else ""
     if b.kind == "gpu":
-        return f"1.0x = {b.label}{where}"
+        return f"1.0x = {b.label}{where}" + (f"  SUSPECT: {b.suspect}" if b.suspect else "")
     if b.kind == "requested":
         return f"1.0x = {b.label}{where}, as requested"
     why, _, what = b.note.partition(": ")
@@ -453,6 +453,12 @@ def fig_then_now(a: Analysis) -> ggplot | None:
     df["text"] = [f"{lab}{'*' if p else ''}  {t:,.0f} s" for lab, p, t in zip(df["label"], df["projected"],
                                                                         df["total_time_s"])]
     newer = sorted(set(df.loc[~df["study"].eq("woolf2017"), "study"]))
+    now = df[~df["study"].eq("woolf2017")]
+    trained_only = sorted(set(now.loc[now["basis"] == "training only", "label"]))
+    basis = ("now: training + its validation each epoch, as the study timed it" if not trained_only else
+             f"now: training + validation where measured; training only (not validated) for "
+             f"{len(trained_only)} of {len(now)} bars, marked †")
+    df["text"] = [t + (" †" if b == "training only" else "") for t, b in zip(df["text"], df["basis"])]
     return (
         ggplot(df, aes(x="workload", y="total_time_s", fill="series"))
         + geom_col(position="dodge", width=0.8)
@@ -465,7 +471,8 @@ def fig_then_now(a: Analysis) -> ggplot | None:
             y="Full training time (s, log scale)",
             fill="",
             title="Then and now: the fastest GPU and CPU configuration per workload",
-            subtitle=f"2017: Woolf's study (K80 GPU, Skylake vCPUs); now: {', '.join(newer)}",
+            subtitle=f"2017: Woolf's study (K80 GPU, Skylake vCPUs); now: {', '.join(newer)}\n"
+                     f"Epochs: 2017 = training + validation on the test set (the study's logs); {basis}",
             caption="2017 totals sum every logged epoch (first one included); now = steady-state epoch time x "
                     f"epochs, without warm-up or start-up, which favours now.  * projected.  cpustudy {__version__}",
         )
@@ -523,7 +530,7 @@ TABLE_COLUMNS = [
     ("study", "study"), ("workload", "workload"), ("label", "config"), ("n_runs", "runs"),
     ("epochs", "epochs"), ("epoch_time_s", "epoch s (median)"), ("epoch_time_iqr_s", "IQR over runs s"),
     ("within_run_iqr_s", "IQR within runs s"), ("unstable", "stability"), ("pct_of_peak", "% of FP32 peak"),
-    ("total_time_s", "total s"),
+    ("total_time_s", "total s"), ("gpu_utilization", "GPU busy"), ("suspect", "suspect"),
     ("time_rel_baseline", "time ×"), ("cost_usd", "cost USD"), ("cost_rel_baseline", "cost ×"),
     ("cost_per_million_samples_usd", "USD / M samples"), ("instance", "priced as"), ("price_kind", "rate"),
     ("baseline", "baseline"), ("projected", "projected"),
@@ -537,8 +544,10 @@ def _fmt(col: str, v: Any) -> str:
         return "unstable: CV > 5 %" if bool(v) else ""
     if isinstance(v, bool) or col == "projected":
         return "projected" if bool(v) else ""
-    if col == "pct_of_peak":
+    if col in ("pct_of_peak", "gpu_utilization"):
         return f"{float(v):.0f} %"
+    if col == "suspect":
+        return f"suspect: {v}" if v else ""
     if col in ("time_rel_baseline", "cost_rel_baseline"):
         return _times(float(v)).replace("x", "×")
     if col in ("cost_usd", "cost_per_million_samples_usd", "cost_per_epoch_usd"):
@@ -604,6 +613,22 @@ def write_report(a: Analysis, out_dir: Path, *, dpi: int = 110, formats: tuple[s
     return {"out": out_dir, "charts": [c[1] for c in charts], "skipped": skipped, "findings": facts}
 
 
+def _suspect_notes(a: Analysis) -> list[str]:
+    """GPU configurations that cannot be right, and GPU runs whose utilisation was not recorded."""
+    out = []
+    gpu = a.summary[a.summary["device"] == "gpu"]
+    for r in gpu.itertuples(index=False):
+        where = f"{study_title(r.study)}, {r.workload}, {r.label}"
+        if r.suspect:
+            role = " (the baseline: every finding that would compare with it is withheld)" \
+                if r.label == r.baseline else " (shown, compared with nothing)"
+            out.append(f"{where} is suspect{role}: {r.suspect}.")
+        elif r.study not in ("woolf2017",) and pd.isna(r.gpu_utilization):
+            out.append(f"{where}: GPU utilisation was not recorded (measured before cpustudy sampled it), "
+                       "so an idle GPU cannot be ruled out.")
+    return out
+
+
 def _fallback_notes(a: Analysis) -> list[str]:
     out = []
     for (study, workload), b in a.baselines.items():
@@ -626,6 +651,9 @@ def _header_lines(a: Analysis) -> list[str]:
         + (f"; GPU instance {o.gpu_instance}" if o.gpu_instance else "")
         + (f"; price file {o.prices}" if o.prices else "") + "; 2017 results use the 2017 rates.",
     ]
+    lines.append("Epoch times are training only; the validation on the test set that the study's examples ran "
+                 "after every epoch is timed apart (--validation study) and added only where the study's "
+                 "logged epochs are compared (then and now).")
     if o.deadline is not None:
         lines.append(f"Deadline: {o.deadline:g} s of full training.")
     return lines
@@ -661,6 +689,9 @@ def _write_html(a: Analysis, out: Path, charts: list[tuple[str, str, str]], fact
         "<h1>Which CPU configuration trains fastest and cheapest?</h1>",
         '<div class="meta">' + "<br>".join(e(line) for line in _header_lines(a)) + "</div>",
     ]
+    sus = _suspect_notes(a)
+    if sus:
+        parts.append('<p class="fallback"><strong>Suspect GPU results.</strong> ' + " ".join(e(x) for x in sus) + "</p>")
     fb = _fallback_notes(a)
     if fb:
         parts.append('<p class="fallback"><strong>Fallback baseline.</strong> ' + " ".join(e(x) for x in fb) + "</p>")
@@ -693,6 +724,9 @@ def _write_html(a: Analysis, out: Path, charts: list[tuple[str, str, str]], fact
 def _write_md(a: Analysis, out: Path, charts: list[tuple[str, str, str]], facts: list[str]) -> None:
     lines = ["# Which CPU configuration trains fastest and cheapest?", ""]
     lines += [f"- {line}" for line in _header_lines(a)] + [""]
+    sus = _suspect_notes(a)
+    if sus:
+        lines += ["> **Suspect GPU results.** " + " ".join(sus), ""]
     fb = _fallback_notes(a)
     if fb:
         lines += ["> **Fallback baseline.** " + " ".join(fb), ""]

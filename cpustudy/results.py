@@ -30,9 +30,19 @@ RUN_COLUMNS = (
     "gflops_per_s",
     "peak_gflops",
     "pct_of_peak",
+    "peak_device",
+    "peak_precision",
+    "precision",
     "mem_bandwidth_gbs",
     "epoch_boundary_s",
     "cpu_utilization",
+    "gpu_utilization",
+    "suspect",
+    "validation",
+    "validation_time_s",
+    "val_loss",
+    "val_accuracy",
+    "augment",
     "startup_s",
     "projected",
     "timed_epochs",
@@ -67,6 +77,11 @@ EPOCH_COLUMNS = (
     "cpu_s",
     "steps_s",
     "boundary_s",
+    "validation_s",
+    "validation_steps",
+    "val_loss",
+    "val_accuracy",
+    "gpu_util",
 )
 
 # Columns the human table shows (CSV and JSON have every column).
@@ -86,13 +101,45 @@ TABLE_COLUMNS = (
     "pct_of_peak",
     "startup_s",
     "projected",
+    "suspect",
     "error",
 )
 
 
+def _same_device_peak(r: dict[str, Any]) -> float | None:
+    """The run's peak when it was measured on the device the run trained on (older peaks were all
+    measured on the CPUs: right for CPU runs, wrong for GPU runs)."""
+    if (r.get("peak_device") or "cpu") != (r.get("device") or "cpu"):
+        return None
+    return r.get("peak_gflops")
+
+
+def gpu_suspicions(runs: list[dict[str, Any]]) -> dict[int, str]:
+    """Run id -> why an ok GPU run cannot be right (``cpustudy.suspect``), judged against the ok CPU
+    runs of the same workload, augmentation and batch size."""
+    from cpustudy import suspect
+
+    ok = [r for r in runs if r["status"] == "ok" and r.get("samples_per_s")]
+    out = {}
+    for g in ok:
+        if g.get("device") != "gpu":
+            continue
+        same = [c for c in ok if c.get("device") != "gpu" and c.get("vcpus")
+                and (c["workload"], c.get("augment"), c.get("batch_size"))
+                == (g["workload"], g.get("augment"), g.get("batch_size"))]
+        reasons = suspect.gpu_reasons(g["samples_per_s"], g.get("gpu_utilization"),
+                                      [c["samples_per_s"] / c["vcpus"] for c in same],
+                                      sum(c["samples_per_s"] > g["samples_per_s"] for c in same))
+        if reasons:
+            out[g["id"]] = "; ".join(reasons)
+    return out
+
+
 def run_rows(store: Store) -> list[dict[str, Any]]:
     rows = []
-    for r in store.runs():
+    runs = store.runs()
+    suspicious = gpu_suspicions(runs)
+    for r in runs:
         threads = (
             f"{r['intra_threads']}/{r['inter_threads']}" if r.get("intra_threads") is not None else None
         )
@@ -109,7 +156,9 @@ def run_rows(store: Store) -> list[dict[str, Any]]:
                 "threads": threads,
                 "steps_per_epoch": r.get("steps_per_epoch") or r.get("full_steps_per_epoch"),
                 "gflops_per_s": gflops,
-                "pct_of_peak": 100 * gflops / r["peak_gflops"] if gflops and r.get("peak_gflops") else None,
+                "peak_gflops": _same_device_peak(r),
+                "pct_of_peak": 100 * gflops / _same_device_peak(r) if gflops and _same_device_peak(r) else None,
+                "suspect": suspicious.get(r["id"]),
                 "unstable": None if r.get("unstable") is None else bool(r["unstable"]),
                 "projected": bool(r.get("projected")),
                 "oversubscribed": bool(r.get("oversubscribed")),

@@ -1,0 +1,129 @@
+"""Study-faithful epochs (validation every epoch, timed apart) and where cifar10_cnn's augmentation runs.
+
+Workers train real, tiny Keras models; the augmentation functions are checked against a direct
+reference of Keras 2.0's ImageDataGenerator shift (nearest-neighbour, edges repeated) and flip.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from cpustudy import machine, results, runner, workloads
+from cpustudy.store import Store
+from cpustudy.workloads import cifar10_cnn
+
+
+def _store(db):
+    s = Store.open(db)
+    return s, s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
+
+
+def _reference(img: np.ndarray, dy: int, dx: int, flip: bool) -> np.ndarray:
+    h, w = img.shape[:2]
+    out = np.empty_like(img)
+    for i in range(h):
+        for j in range(w):
+            out[i, j] = img[min(max(i - dy, 0), h - 1), min(max(j - dx, 0), w - 1)]
+    return out[:, ::-1] if flip else out
+
+
+def _explained(before: np.ndarray, after: np.ndarray) -> set[tuple[int, int, bool]]:
+    """The (dy, dx, flip) of ImageDataGenerator's range (+-10 % of 32 px, rounded) that give ``after``."""
+    return {(dy, dx, f) for dy in range(-3, 4) for dx in range(-3, 4) for f in (False, True)
+            if np.array_equal(_reference(before, dy, dx, f), after)}
+
+
+def test_host_augmentation_is_imagedatagenerators_shift_and_flip():
+    rng = np.random.default_rng(0)
+    x = rng.random((64, 32, 32, 3), dtype=np.float32)
+    y = cifar10_cnn.augment_batch(x, np.random.default_rng(1))
+    assert y.shape == x.shape and y.dtype == x.dtype
+    seen = set()
+    for before, after in zip(x, y):
+        found = _explained(before, after)
+        assert found, "an augmented image is no shift/flip in ImageDataGenerator's range"
+        seen |= found
+    assert any(f for _, _, f in seen) and any(not f for _, _, f in seen)  # both flipped and not
+    assert len({(dy, dx) for dy, dx, _ in seen}) > 10  # shifts vary per image
+
+
+@pytest.mark.parametrize("value, where", [("host", "host"), ("model", "model"), ("none", "none"),
+                                          (True, "model"), (False, "none")])
+def test_augment_modes_and_old_stored_values(value, where):
+    assert cifar10_cnn.augment_where(value) == where
+
+
+def test_tf_data_augmentation_matches_the_numpy_one():
+    tf = pytest.importorskip("tensorflow")
+    x = np.random.default_rng(2).random((16, 32, 32, 3), dtype=np.float32)
+    y = cifar10_cnn.augment_batch_tf(tf.constant(x)).numpy()
+    for before, after in zip(x, y):
+        assert _explained(before, after)
+
+
+def test_validation_per_epoch_is_stored_and_timed_apart(db):
+    s, mid = _store(db)
+    spec = runner.RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=5,
+                          data="synthetic")
+    config = runner.plan(spec)
+    assert config["validation"] == "study" and config["validation_steps"] == 1
+    assert config["full_validation_steps"] == 79  # MNIST's 10,000 test images in batches of 128
+    outcome = runner.execute(s, mid, config)
+    assert outcome.status == "ok", outcome.error
+    epochs = results.epoch_rows(s)
+    assert {"validation_s", "val_loss", "val_accuracy"} <= set(results.EPOCH_COLUMNS)
+    for e in epochs:
+        assert e["validation_s"] > 0 and e["val_loss"] is not None and 0 <= e["val_accuracy"] <= 1
+        # training time excludes validation: the epoch's training part is what elapsed_s holds
+        assert e["elapsed_s"] > 0
+    (run,) = s.runs()
+    assert run["validation"] == "study"
+    timed = [e for e in epochs if not e["warmup"]]
+    # projected to the whole test set: 79 batches from 1
+    assert run["validation_time_s"] == pytest.approx(timed[0]["validation_s"] * 79, rel=1e-6)
+
+    spec = runner.RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=5,
+                          data="synthetic", validation="none")
+    outcome = runner.execute(s, mid, runner.plan(spec))
+    assert outcome.status == "ok", outcome.error
+    rows = [e for e in results.epoch_rows(s) if e["run_id"] == outcome.run_id]
+    assert rows and all(e["validation_s"] is None and e["val_accuracy"] is None for e in rows)
+    assert s.runs(run_ids=[outcome.run_id])[0]["validation_time_s"] is None
+
+
+def test_text_generation_has_no_validation_as_in_the_example():
+    config = runner.plan(runner.RunSpec(workload=workloads.get("lstm_text_generation"), vcpus=1, epochs=2,
+                                        steps_per_epoch=2, data="synthetic"))
+    assert config["validation_steps"] == 0
+
+
+@pytest.mark.parametrize("augment, where", [("host", "on the host: NumPy"), ("model", "in the model")])
+def test_cifar_records_where_augmentation_ran(db, augment, where):
+    s, mid = _store(db)
+    spec = runner.RunSpec(workload=workloads.get("cifar10_cnn"), vcpus=1, epochs=2, steps_per_epoch=3,
+                          data="synthetic", options={"augment": augment}, validation="none")
+    outcome = runner.execute(s, mid, runner.plan(spec))
+    assert outcome.status == "ok", outcome.error
+    run = s.runs(run_ids=[outcome.run_id])[0]
+    assert run["augment"] == augment
+    assert json.loads(run["software"])["data_prep"]["augment_where"].startswith(where)
+
+
+def test_bad_augment_value_is_a_user_error():
+    from cpustudy.errors import UserError
+
+    with pytest.raises(UserError, match="--augment sideways: use one of host, model, none"):
+        runner.plan(runner.RunSpec(workload=workloads.get("cifar10_cnn"), vcpus=1, data="synthetic",
+                                   options={"augment": "sideways"}))
+
+
+def test_peak_is_measured_on_the_training_device_with_its_precision():
+    pytest.importorskip("tensorflow")
+    from cpustudy import worker
+
+    peak = worker.measure_peak("tensorflow", "cpu", n=256, budget_s=0.05)
+    assert peak["device"] == "cpu" and peak["precision"] == "fp32" and peak["gflops"] > 0
+    assert peak["matmul_n"] == 256
