@@ -15,9 +15,11 @@ The parent never imports TensorFlow: what a build really contains is probed in a
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
+import signal
 import site
 import subprocess
 import sys
@@ -89,16 +91,16 @@ class Build:
         except (OSError, ValueError):
             return None
 
-    def readiness(self, cpu_flags: set[str] | None = None) -> tuple[bool, str]:
-        """Whether this build can be measured here, and if not, what to do."""
+    def readiness(self, cpu_flags: set[str] | None = None, *, import_check: bool = True) -> tuple[bool, str]:
+        """Whether this build can be measured here, and if not, what to do. ``import_check=False``
+        skips the real import of a ``project`` build's backend (seconds) and only looks for it; a
+        measurement whose import then fails is stored as failed."""
         missing_isa = [f for f in self.requires_isa if cpu_flags is not None and f not in cpu_flags]
         if missing_isa:
             return False, (f"this CPU lacks {' '.join(f.upper() for f in missing_isa)}, which the build "
                            "is compiled for: measure it on a CPU that has it")
         if self.kind == "project":
-            if self.env.get("KERAS_BACKEND", "tensorflow") == "tensorflow" and not _importable("tensorflow"):
-                return False, "tensorflow is not installed in cpustudy's environment: pip install tensorflow"
-            return True, "ready"
+            return _project_readiness(self.python, self.env.get("KERAS_BACKEND", "tensorflow"), import_check)
         if self.marker() is None or not Path(self.python).exists():
             hint = " --wheel PATH" if self.kind == "wheel" else ""
             return False, f"not set up: run `cpustudy builds setup {self.name}{hint}`"
@@ -113,6 +115,76 @@ def _importable(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         return False
+
+
+# The module each Keras 3 backend imports (KERAS_BACKEND -> module).
+BACKEND_MODULES = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch", "numpy": "numpy",
+                   "openvino": "openvino"}
+IMPORT_CHECK_TIMEOUT_S = 180.0
+_CHECK_TAG = "cpustudy-import-check"
+# Run under the build's interpreter: import each module named on the command line, say which one is
+# being imported (so a crash such as SIGILL can be attributed) and, on failure, its one-line error.
+_IMPORT_CHECK = f"""\
+import importlib, sys
+for name in sys.argv[1:]:
+    print({_CHECK_TAG!r}, "import", name, sep="\\t", flush=True)
+    try:
+        importlib.import_module(name)
+    except BaseException as exc:
+        error = (type(exc).__name__ + ": " + str(exc)).strip().splitlines()[0]
+        print({_CHECK_TAG!r}, "failed", name, error, sep="\\t", flush=True)
+        sys.exit(1)
+"""
+
+
+def _project_readiness(python: str, backend: str, import_check: bool = True) -> tuple[bool, str]:
+    """A ``project`` build is ready when its Keras backend and Keras itself really import under
+    ``python``: first the cheap ``find_spec`` gate here, then a real import in a subprocess (the
+    parent never imports the frameworks), done once per interpreter and backend in this process."""
+    module = BACKEND_MODULES.get(backend, backend)
+    for name in (module, "keras"):
+        if not _importable(name):
+            return False, _not_importable(name, python, f"ModuleNotFoundError: No module named '{name}'")
+    failure = _import_failure(python, module, backend) if import_check else None
+    if failure is not None:
+        return False, _not_importable(failure[0], python, failure[1])
+    return True, "ready"
+
+
+def _not_importable(name: str, python: str, error: str) -> str:
+    fix = "install it" if name == "keras" else "install it, or use a build whose backend this interpreter has"
+    return f"{name} is not importable by {python} ({error}): {fix}"
+
+
+@functools.cache
+def _import_failure(python: str, module: str, backend: str) -> tuple[str, str] | None:
+    """``(module, error)`` for the first of ``module`` and ``keras`` that fails to import under
+    ``python`` with ``KERAS_BACKEND=backend``, or None when both import. Cached per process: the
+    check imports the framework (seconds), and ``runner.plan`` asks before every measurement."""
+    try:
+        proc = subprocess.run([python, "-c", _IMPORT_CHECK, module, "keras"], check=False, capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL, env={**os.environ, "KERAS_BACKEND": backend},
+                              timeout=IMPORT_CHECK_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return module, f"importing took over {IMPORT_CHECK_TIMEOUT_S:g} s"
+    except OSError as exc:
+        return module, f"{type(exc).__name__}: {exc}"
+    if proc.returncode == 0:
+        return None
+    tagged = [line.split("\t")[1:] for line in proc.stdout.splitlines() if line.startswith(_CHECK_TAG + "\t")]
+    for fields in reversed(tagged):
+        if fields[0] == "failed" and len(fields) >= 3:
+            return fields[1], "\t".join(fields[2:])
+    name = tagged[-1][1] if tagged and len(tagged[-1]) > 1 else module
+    if proc.returncode < 0:
+        try:
+            why = f"killed by {signal.Signals(-proc.returncode).name}"
+        except ValueError:
+            why = f"killed by signal {-proc.returncode}"
+    else:
+        tail = proc.stderr.strip().splitlines()[-1:]
+        why = tail[0] if tail else f"exit code {proc.returncode}"
+    return name, why
 
 
 def load(name: str) -> Build:

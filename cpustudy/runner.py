@@ -169,7 +169,7 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
             f"{spec.vcpus} vCPUs cannot be measured honestly here: a cgroup CPU quota (docker --cpus) allows "
             f"{quota:g} CPUs; use --vcpus {max(1, int(quota))} or fewer, pin with --cpuset-cpus instead of "
             "--cpus, or --oversubscribe to measure anyway")
-    ready, why = build.readiness(_cpu_flags())
+    ready, why = build.readiness(_cpu_flags(), import_check=False)  # `builds list` imports for real
     if not ready:
         raise UserError(f"build {build.name} cannot run here: {why}")
     batch = spec.batch_size or w.batch_size

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -10,7 +14,8 @@ from cpustudy import builds, machine, runner, workloads
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
-REQUIRED = {"tf", "tf-eigen", "tf-xla", "tf214-pip", "tf214-avx512", "tf-keras2", "jax", "source"}
+REQUIRED = {"tf", "tf-eigen", "tf-xla", "tf214-pip", "tf214-avx512", "tf-keras2", "jax", "source",
+            "jax-here", "torch-here"}
 
 
 def test_required_builds_exist_with_their_switches():
@@ -84,3 +89,96 @@ def test_build_switches_reach_the_worker(db, build, onednn, xla, empty_keras_hom
     if onednn is not None:
         assert run["onednn"] == onednn
     assert json.loads(run["settings"])["env"] == builds.load(build).env
+
+
+# -- builds on the interpreter's own frameworks, and readiness that really imports ------------------
+
+
+def test_here_builds_use_the_interpreters_own_frameworks():
+    all_ = builds.all_builds()
+    for name, backend in (("jax-here", "jax"), ("torch-here", "torch")):
+        b = all_[name]
+        assert (b.kind, b.family, dict(b.env), b.packages) == ("project", backend, {"KERAS_BACKEND": backend}, ())
+        assert b.python == sys.executable and builds.setup_commands(b) == []
+
+
+def test_a_project_build_whose_backend_is_missing_is_not_ready():
+    b = builds.Build(name="nowhere", description="", kind="project", family="jax",
+                     env={"KERAS_BACKEND": "cpustudy_no_such_backend"})
+    ready, why = b.readiness(set())
+    assert not ready
+    assert why == (f"cpustudy_no_such_backend is not importable by {sys.executable} (ModuleNotFoundError: "
+                   "No module named 'cpustudy_no_such_backend'): install it, or use a build whose backend "
+                   "this interpreter has")
+    if importlib.util.find_spec("jax") is None:  # the usual case in the test venv
+        ready, why = builds.load("jax-here").readiness(set())
+        assert not ready and why.startswith(f"jax is not importable by {sys.executable} (ModuleNotFoundError")
+
+
+def test_readiness_really_imports_the_backend(tmp_path, monkeypatch):
+    """find_spec finds a broken install; only importing it shows that it fails (or crashes)."""
+    (tmp_path / "cpustudy_broken_backend").mkdir()
+    (tmp_path / "cpustudy_broken_backend" / "__init__.py").write_text(
+        "raise ImportError('libbackend.so.1: cannot open shared object file')\n")
+    (tmp_path / "cpustudy_crashing_backend").mkdir()
+    (tmp_path / "cpustudy_crashing_backend" / "__init__.py").write_text("import os\nos.abort()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    paths = (str(tmp_path), os.environ.get("PYTHONPATH"))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
+    for module in ("cpustudy_broken_backend", "cpustudy_crashing_backend"):
+        assert importlib.util.find_spec(module) is not None
+    broken = builds.Build(name="broken", description="", kind="project", family="jax",
+                          env={"KERAS_BACKEND": "cpustudy_broken_backend"})
+    ready, why = broken.readiness(set())
+    assert not ready and why == (f"cpustudy_broken_backend is not importable by {sys.executable} (ImportError: "
+                                 "libbackend.so.1: cannot open shared object file): install it, or use a build "
+                                 "whose backend this interpreter has")
+    crashing = builds.Build(name="crashing", description="", kind="project", family="jax",
+                            env={"KERAS_BACKEND": "cpustudy_crashing_backend"})
+    ready, why = crashing.readiness(set())
+    assert not ready and why.startswith("cpustudy_crashing_backend is not importable") and "SIGABRT" in why
+
+
+def test_tf_is_ready_without_importing_tensorflow_here():
+    code = ("import sys; from cpustudy import builds; print(builds.load('tf').readiness(set())); "
+            "print('tensorflow' in sys.modules, 'keras' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-2:] == ["(True, 'ready')", "False False"]
+
+
+def test_builds_list_says_why_a_here_build_is_not_ready(run_cli):
+    r = run_cli("builds", "list", "--no-probe", "--format", "json")
+    assert r.code == 0, r.err
+    rows = {row["build"]: row for row in json.loads(r.out)}
+    assert rows["tf"]["ready"] is True
+    for name, module in (("jax-here", "jax"), ("torch-here", "torch")):
+        if importlib.util.find_spec(module) is None:
+            assert rows[name]["ready"] is False
+            assert rows[name]["status"].startswith(f"{module} is not importable by")
+
+
+def test_a_builds_own_env_is_not_a_setting():
+    from cpustudy.analysis import build_with_setting
+
+    base = {"study": "cpustudy", "workload": "mnist_mlp", "build": "jax-here", "vcpus": 2, "intra_threads": 2,
+            "inter_threads": 2, "batch_size": 128, "input_pipeline": "numpy"}
+
+    def label(build: str, **settings) -> str:
+        return build_with_setting({**base, "build": build, "settings": json.dumps(settings)})
+
+    jax_env = {"KERAS_BACKEND": "jax"}
+    assert label("jax-here", env=jax_env, build_env=jax_env) == "jax-here"
+    assert label("jax-here", env=jax_env) == "jax-here"  # stored before build_env: the recipe here
+    # A recipe this checkout does not have: stored build_env, or else all of its env is the build's own.
+    assert label("jax-elsewhere", env=jax_env, build_env=jax_env) == "jax-elsewhere"
+    assert label("jax-elsewhere", env=jax_env) == "jax-elsewhere"
+    assert label("jax-elsewhere", env={**jax_env, "OMP_NUM_THREADS": "1"}, build_env=jax_env) == \
+        "jax-elsewhere+OMP_NUM_THREADS=1"
+    # A setting that really differs from the build's env is still shown.
+    assert label("tf", env={"OMP_NUM_THREADS": "1"}, build_env={}) == "tf+OMP_NUM_THREADS=1"
+    assert label("tf", env={"OMP_NUM_THREADS": "1"}) == "tf+OMP_NUM_THREADS=1"
+    assert label("tf-eigen", env={"TF_ENABLE_ONEDNN_OPTS": "1"}, build_env={"TF_ENABLE_ONEDNN_OPTS": "0"}) == \
+        "tf-eigen+TF_ENABLE_ONEDNN_OPTS=1"
+    assert label("tf-eigen", env={"TF_ENABLE_ONEDNN_OPTS": "0"}, build_env={"TF_ENABLE_ONEDNN_OPTS": "0"}) == \
+        "tf-eigen"
