@@ -55,6 +55,7 @@ SUMMARY_COLUMNS = [
     "price_note", "price_source", "price_as_of", "baseline", "baseline_kind", "baseline_note",
     "speedup_vs_fewest_vcpus", "parallel_efficiency", "build_speedup_vs_stock", "projected", "data",
     "machines", "tf_version", "gflops_per_s", "peak_gflops", "pct_of_peak", "within_run_iqr_s", "unstable",
+    "gpu_utilization", "suspect", "validation", "validation_time_s", "val_accuracy", "total_with_validation_s",
 ]
 
 
@@ -80,6 +81,7 @@ class Baseline:
     note: str  # why this one (for fallbacks: what was missing)
     total_time_s: float
     cost_usd: float | None
+    suspect: str = ""  # why the baseline cannot be trusted (no finding rests on it), or ""
 
     @property
     def is_gpu(self) -> bool:
@@ -186,6 +188,8 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
         raise UserError(f"{store.path} has no comparable runs: all are oversubscribed or warm-up only "
                         "(measure with --epochs 2 or more, without --oversubscribe)")
     df["build"] = [build_with_setting(r) for r in df.to_dict("records")]
+    df["workload_base"] = df["workload"]
+    df["workload"] = [workload_variant(r) for r in df.to_dict("records")]
     epochs = pd.DataFrame(store.epochs())
     if epochs.empty:
         sums = pd.DataFrame(columns=["run_id", "epochs_sum", "epochs_logged"])
@@ -195,6 +199,20 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
     df = df.merge(sums, how="left", left_on="id", right_on="run_id")
     df["epochs_logged"] = df["epochs_logged"].fillna(0).astype(int)
     return df.reset_index(drop=True)
+
+
+def workload_variant(run: dict[str, Any]) -> str:
+    """The workload's name, plus where its augmentation ran when that differs from the study's way
+    (on the host): ``cifar10_cnn (augment: model)``. Augmentation inside the model is different work
+    on a GPU (25-60x slower there), so such runs get their own baseline and are never compared with
+    host-augmented ones; runs stored before ``host`` existed augmented in the model."""
+    name = str(run.get("workload"))
+    w = _workload_info(name)
+    default = (w.options.get("augment") if w is not None else None)
+    where = run.get("augment")
+    if run.get("study") in SUMMED_STUDIES or default is None or where is None or pd.isna(where) or where == default:
+        return name
+    return f"{name} (augment: {where})"
 
 
 def _workload_info(name: str) -> Any:
@@ -208,7 +226,7 @@ def run_totals(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
     totals, train_epochs, bases, sps = [], [], [], []
     for r in df.itertuples(index=False):
-        w = _workload_info(r.workload)
+        w = _workload_info(getattr(r, "workload_base", r.workload))
         epoch_time = r.epoch_time_s
         if r.study in SUMMED_STUDIES and r.epochs_logged:
             n = int(r.epochs_logged)
@@ -340,7 +358,11 @@ def _efficiency(g: pd.DataFrame) -> dict[str, Any]:
     """Achieved training GFLOP/s (analytic FLOPs x samples/s), the measured FP32 peak at the same
     threads, the share of it, and whether any run's timed epochs varied by more than 5 % (CV)."""
     achieved = _column(g, "samples_per_s") * _column(g, "flops_per_sample") / 1e9
-    peak = _column(g, "peak_gflops")
+    # Only a peak measured on the device the run trained on (runs from before peaks were told apart by
+    # device measured theirs on the CPUs: right for CPU runs, wrong for GPU runs).
+    peak_device = g["peak_device"] if "peak_device" in g else pd.Series(None, index=g.index, dtype=object)
+    same = peak_device.fillna("cpu") == g["device"].fillna("cpu")
+    peak = _column(g, "peak_gflops").where(same)
     pct = 100 * achieved / peak
     unstable = _column(g, "unstable")
     return {
@@ -360,6 +382,7 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     for key, g in runs.groupby(KEYS, dropna=False, sort=False):
         rows.append({
             **dict(zip(KEYS, key)),
+            "workload_base": g["workload_base"].iloc[0] if "workload_base" in g else key[1],
             "n_runs": len(g),
             "epochs": int(g["train_epochs"].max()),
             "epoch_time_s": float(g["epoch_time_s"].median()),
@@ -371,12 +394,43 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "projected": bool(g["projected"].fillna(0).astype(int).any()),
             "data": _join(g["data"]),
             "machines": _join(g["cpu_model"]),
+            "gpu_utilization": float(_column(g, "gpu_utilization").median())
+            if _column(g, "gpu_utilization").notna().any() else math.nan,
+            "validation": _join(g["validation"]) if "validation" in g else "",
+            "validation_time_s": float(_column(g, "validation_time_s").median())
+            if _column(g, "validation_time_s").notna().any() else math.nan,
+            "val_accuracy": float(_column(g, "val_accuracy").median())
+            if _column(g, "val_accuracy").notna().any() else math.nan,
             "tf_version": _join(g["tf_version"]),
             **_efficiency(g),
         })
     df = pd.DataFrame(rows)
     df["vcpus"] = df["vcpus"].astype("Int64")
+    # Training plus the example's validation each epoch, as the study's logged epochs were; the same as
+    # training alone for a workload whose example did not validate.
+    validated = [(_workload_info(w).validation_samples if _workload_info(w) is not None else 0) > 0
+                 for w in df["workload_base"]]
+    df["total_with_validation_s"] = df["total_time_s"].where(
+        ~pd.Series(validated, index=df.index), df["total_time_s"] + df["validation_time_s"] * df["epochs"])
+    df["suspect"] = suspect_column(df)
     return df
+
+
+def suspect_column(summary: pd.DataFrame) -> list[str]:
+    """Per configuration: why a GPU configuration cannot be trusted (``cpustudy.suspect``), or ""."""
+    from cpustudy import suspect
+
+    out = []
+    for r in summary.itertuples(index=False):
+        if r.device != "gpu" or r.study in SUMMED_STUDIES:
+            out.append("")
+            continue
+        cpu = summary[(summary["study"] == r.study) & (summary["workload"] == r.workload)
+                      & (summary["device"] != "gpu") & summary["vcpus"].notna()]
+        rates = (cpu["samples_per_s"] / cpu["vcpus"].astype(float)).tolist()
+        faster = int((cpu["total_time_s"] < r.total_time_s).sum())
+        out.append("; ".join(suspect.gpu_reasons(r.samples_per_s, r.gpu_utilization, rates, faster)))
+    return out
 
 
 def _order(df: pd.DataFrame) -> pd.DataFrame:
@@ -428,7 +482,9 @@ def choose_baselines(summary: pd.DataFrame, spec_text: str | None) -> dict[tuple
     matched_any = False
     for (study, workload), g in summary.groupby(["study", "workload"], sort=False):
         g = g[g["total_time_s"].notna()]
-        gpu = g[g["device"] == "gpu"].sort_values(["vcpus", "build"])
+        # A GPU run that cannot be right is the baseline only when no other GPU run is there.
+        gpu = g[g["device"] == "gpu"].assign(_bad=lambda d: d["suspect"].fillna("") != "")
+        gpu = gpu.sort_values(["_bad", "vcpus", "build"])
         if kind == "config":
             hit = g[(g["device"] != "gpu") & (g["build"] == build) & (g["vcpus"] == vcpus)]
             if not hit.empty:
@@ -476,6 +532,7 @@ def apply_baselines(summary: pd.DataFrame, spec_text: str | None) -> tuple[pd.Da
             kind=kind if not (kind == "fallback" and b["device"] == "gpu") else "fallback",
             note=note, total_time_s=float(b["total_time_s"]),
             cost_usd=None if pd.isna(b["cost_usd"]) else float(b["cost_usd"]),
+            suspect=str(b.get("suspect") or ""),
         )
         baselines[(study, workload)] = base
         mask = (summary["study"] == study) & (summary["workload"] == workload)
@@ -613,6 +670,11 @@ def findings(a: Analysis) -> list[str]:
             base = a.baselines.get((study, workload))
             if base is None:
                 continue
+            if base.suspect:
+                out.append(f"{prefix}Withheld for {workload}: its GPU baseline ({base.label}) is suspect "
+                           f"({base.suspect}), so no comparison with it is stated.")
+                continue
+            g = g[g["suspect"].fillna("") == ""]  # a suspect GPU run is shown, never compared
             star = lambda r: " (projected)" if r["projected"] else ""  # noqa: E731
             idx = cheapest(g)
             if len(g) == 1:
@@ -728,7 +790,8 @@ def _study_findings(ss: pd.DataFrame, prefix: str) -> list[str]:
             )
     gpu_beaten = []
     for workload, g in ss.groupby("workload", sort=False):
-        if (g["baseline_kind"] == "gpu").any():
+        base_rows = g[g["label"] == g["baseline"]]
+        if (g["baseline_kind"] == "gpu").any() and not (base_rows["suspect"].fillna("") != "").any():
             c = g[(g["device"] != "gpu") & (g["time_rel_baseline"] < 1)]
             n = int((g["device"] != "gpu").sum())
             if len(c):
@@ -740,12 +803,25 @@ def _study_findings(ss: pd.DataFrame, prefix: str) -> list[str]:
 
 def then_and_now(summary: pd.DataFrame) -> pd.DataFrame:
     """Per workload in both the 2017 study and newer results: the 2017 GPU, the best 2017 CPU, the best
-    CPU now and the GPU now (fastest full training of each)."""
+    CPU now and the GPU now (fastest full training of each; a suspect GPU run is left out).
+
+    Like with like: the study's logged epochs include its validation on the test set, so a newer
+    configuration counts training plus its measured validation where it validated
+    (``--validation study``); where it did not, its training time alone is shown and ``basis`` says so.
+    """
     old = summary[summary["study"] == "woolf2017"]
     new = summary[summary["study"] != "woolf2017"]
     rows = []
     if old.empty or new.empty:
-        return pd.DataFrame(columns=["workload", "series", "label", "study", "total_time_s", "cost_usd"])
+        return pd.DataFrame(columns=["workload", "series", "label", "study", "total_time_s", "cost_usd", "basis"])
+    new = new.copy()
+    with_val = pd.to_numeric(new.get("total_with_validation_s"), errors="coerce") if "total_with_validation_s" in new \
+        else pd.Series(math.nan, index=new.index)
+    new["basis"] = ["training + validation" if pd.notna(v) else "training only" for v in with_val]
+    new["total_time_s"] = with_val.fillna(new["total_time_s"])
+    if "suspect" in new:
+        new = new[new["suspect"].fillna("") == ""]
+    old = old.assign(basis="training + validation (logged)")
     for workload in [w for w in dict.fromkeys(old["workload"]) if w in set(new["workload"])]:
         for era, df in (("2017", old), ("now", new)):
             g = df[(df["workload"] == workload)].dropna(subset=["total_time_s"])
@@ -757,5 +833,5 @@ def then_and_now(summary: pd.DataFrame) -> pd.DataFrame:
                 series = f"{era} {'GPU' if device == 'gpu' else 'best CPU'}"
                 rows.append({"workload": workload, "series": series, "label": r["label"], "study": r["study"],
                              "total_time_s": r["total_time_s"], "cost_usd": r["cost_usd"],
-                             "projected": bool(r["projected"])})
+                             "projected": bool(r["projected"]), "basis": r["basis"]})
     return pd.DataFrame(rows)
