@@ -2,11 +2,12 @@
 #
 # tensorflow[and-cuda] brings CUDA and cuDNN as pip wheels (nvidia-*), so the base image
 # needs no CUDA toolkit; the host needs an NVIDIA driver and the NVIDIA Container Toolkit.
+# The `gpu` extra adds nvidia-ml-py, through which the worker samples GPU utilisation (NVML).
 #
 # Build (the context is the repository root):
 #   docker build -f docker/gpu.Dockerfile -t cpustudy:gpu .
 # Run:
-#   docker run --rm --gpus all -v "$PWD/results:/data" cpustudy:gpu sweep --vcpus 8
+#   docker run --rm --gpus all -v "$PWD/results:/data" cpustudy:gpu sweep --device gpu --vcpus 8
 # See docker/README.md.
 
 FROM python:3.11.10-slim-bookworm
@@ -26,7 +27,7 @@ RUN python -m pip install --no-cache-dir "pip==${PIP_VERSION}" "hatchling==${HAT
 
 COPY . /src
 RUN python -m pip install --no-cache-dir --no-build-isolation \
-        /src "tensorflow[and-cuda]==${TF_VERSION}" \
+        "/src[gpu]" "tensorflow[and-cuda]==${TF_VERSION}" \
     && rm -rf /src \
     && cpustudy --help >/dev/null
 
