@@ -12,8 +12,11 @@ Rules, applied to runs with status ``ok`` only:
   on-demand n1-standard-1 + K80). Other CPU results use ``--instance-family`` (default
   ``gcp:n2-highcpu``): the instance with that many vCPUs, or the next larger (``price_note`` says so).
   Other GPU results use ``--gpu-instance``, or the single-GPU instance of the same provider whose
-  accelerator appears in the run's software report. Spot rates by default, on-demand with
-  ``--on-demand``; a row with no spot price uses its on-demand rate and says so.
+  accelerator appears in the run's software report. One basis: spot rates by default (the study's
+  premise), on-demand with ``--on-demand``; a configuration whose instance has no rate on that basis is
+  not priced (``price_note`` says why), never priced on the other basis. The exception is the 2017
+  study's own pricing: its K80 is on-demand as that study priced it (``price_kind`` and ``price_note``
+  say so).
 * **Cost** = time x price per second: per epoch, per full training (``cost_usd``), per million samples.
 * **Baseline** (1.0x), per study and workload: ``--baseline gpu`` or the default = that study's GPU run of
   the workload when there is one; otherwise, and clearly labelled as a fallback, the stock build (``tf``
@@ -322,7 +325,12 @@ def _price_groups(summary: pd.DataFrame, runs: pd.DataFrame, catalog: prices.Cat
         if price is None:
             out.append({"instance": None, "price_note": note + ": not priced"})
             continue
-        q = prices.quote(price, spot=not opts.on_demand)
+        q = prices.quote(price, spot=not opts.on_demand,
+                         own_pricing_of=STUDY_TITLES.get(s.study, s.study) if sp else None)
+        if q is None:  # one basis per report: no rate on it means unpriced, not the other basis's rate
+            why = prices.unpriced_note(price, spot=not opts.on_demand)
+            out.append({"instance": None, "price_note": "; ".join(n for n in (note, why) if n)})
+            continue
         out.append({
             "instance": price.name,
             "region": price.region,

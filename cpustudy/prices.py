@@ -5,6 +5,12 @@ The catalog is ``cpustudy/data/prices.csv``: one row per instance type with its 
 date it refers to (``as_of``). Rows whose source says "as recalled" or "estimate" were not checked
 against the live pricing page; the report prints each row it used, source included.
 
+One cost basis per report (:func:`quote`, :func:`basis_sentence`): spot by default (the study's premise:
+preemptible instances), on-demand with ``--on-demand``. A row without a rate on that basis is not priced
+rather than priced on the other basis, so spot CPUs are never compared with on-demand GPUs. The one
+exception is a study's own pricing (the 2017 study priced its K80 on-demand: it had no preemptible GPU);
+such a quote says so in its note.
+
 ``--prices FILE`` *extends* the catalog: a row of FILE with the same ``provider``, ``instance_type`` and
 ``region`` as a shipped row replaces it; any other row is added. FILE has the same columns (``family``
 may be left out: it is then the instance type without its size, ``c3-highcpu-8`` -> ``c3-highcpu``,
@@ -331,17 +337,44 @@ class Catalog:
         return min(rows, key=lambda r: (r.on_demand if r.on_demand is not None else r.spot or 0.0))
 
 
-def quote(price: Price, spot: bool) -> Quote:
-    """The spot rate when asked for and known, else the on-demand rate (said so in the note)."""
-    if spot and price.spot is not None:
-        return Quote(price, price.spot, "spot")
+def basis_sentence(on_demand: bool) -> str:
+    """The cost basis of a report, in one sentence."""
+    if on_demand:
+        return ("Costs: on-demand prices (--on-demand); spot prices (the study's premise: preemptible "
+                "instances) by default")
+    return "Costs: spot prices (the study's premise: preemptible instances); on-demand with --on-demand"
+
+
+def _basis(spot: bool) -> str:
+    return "spot" if spot else "on-demand"
+
+
+def quote(price: Price, spot: bool, *, own_pricing_of: str | None = None) -> Quote | None:
+    """The rate of ``price`` on one basis: spot when ``spot``, else on-demand; ``None`` when the row has none.
+
+    A row without a rate on the asked basis is not priced on the other one (see :func:`unpriced_note`),
+    except where ``own_pricing_of`` names the study whose own rates these are and which priced the row
+    on the other basis itself (the 2017 study's K80, on-demand): then that rate is used and the note says so.
+    """
+    rate = price.spot if spot else price.on_demand
+    if rate is not None:
+        return Quote(price, rate, _basis(spot))
+    if own_pricing_of is None:
+        return None
+    other = price.on_demand if spot else price.spot
+    kind = _basis(not spot)
+    return Quote(price, float(other), kind,  # type: ignore[arg-type]
+                 f"{kind} by the study's own pricing: {own_pricing_of} priced {price.instance_type} {kind} "
+                 f"(it had no {'spot/preemptible' if spot else 'on-demand'} rate for it)")
+
+
+def unpriced_note(price: Price, spot: bool) -> str:
+    """Why ``quote(price, spot)`` gave no rate, and what to do about it."""
     if spot:
-        return Quote(price, float(price.on_demand), "on-demand",  # type: ignore[arg-type]
-                     f"no spot price for {price.instance_type} in the catalog: on-demand rate used")
-    if price.on_demand is not None:
-        return Quote(price, price.on_demand, "on-demand")
-    return Quote(price, float(price.spot), "spot",  # type: ignore[arg-type]
-                 f"no on-demand price for {price.instance_type} in the catalog: spot rate used")
+        return (f"no spot price for {price.name} in the catalog: not priced on the spot basis; add one with "
+                "--prices FILE or compare on-demand with --on-demand")
+    return (f"no on-demand price for {price.name} in the catalog: not priced on the on-demand basis; add one "
+            "with --prices FILE or compare spot prices without --on-demand")
 
 
 #: Accelerator names recognised in a run's software/machine description, most specific first.

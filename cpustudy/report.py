@@ -61,7 +61,7 @@ from plotnine import (  # noqa: E402
     theme_minimal,
 )
 
-from cpustudy import __version__
+from cpustudy import __version__, prices
 from cpustudy.analysis import (
     STOCK_BUILDS,
     STUDY_TITLES,
@@ -641,13 +641,13 @@ def _header_lines(a: Analysis) -> list[str]:
     o = a.options
     base = {None: "default (the GPU run of each workload; otherwise the stock build at the fewest vCPUs)"}.get(
         o.baseline, o.baseline or "")
-    rate = "on-demand" if o.on_demand else "spot (preemptible) where the catalog has a spot price"
+    rate = prices.basis_sentence(o.on_demand)
     lines = [
         f"Database: {a.db}; generated {time.strftime('%Y-%m-%d %H:%M %Z')} by cpustudy {__version__}.",
         f"Studies: {', '.join(study_title(s) for s in a.studies)}; {len(a.runs)} finished runs, "
         f"{len(a.summary)} configurations.",
         f"Baseline: {base}.",
-        f"Prices: {rate}; CPU family for new results {o.instance_family or 'gcp:n2-highcpu (default)'}"
+        f"{rate}; CPU family for new results {o.instance_family or 'gcp:n2-highcpu (default)'}"
         + (f"; GPU instance {o.gpu_instance}" if o.gpu_instance else "")
         + (f"; price file {o.prices}" if o.prices else "") + "; 2017 results use the 2017 rates.",
     ]

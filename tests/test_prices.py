@@ -7,9 +7,10 @@ import io
 from importlib import resources
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from cpustudy import prices
+from cpustudy import analysis, prices
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
@@ -28,9 +29,13 @@ def test_catalog_has_the_studys_2017_rates():
     assert gpu.on_demand == pytest.approx(0.045 + 0.70) and gpu.accelerator == "K80" and gpu.spot is None
 
 
-def test_every_row_names_its_source_and_date_and_unchecked_rows_say_so():
+def _shipped_csv_rows() -> list[dict[str, str]]:
     text = resources.files("cpustudy").joinpath("data/prices.csv").read_text(encoding="utf-8")
-    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    return list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+
+
+def test_every_row_names_its_source_and_date_and_unchecked_rows_say_so():
+    rows = _shipped_csv_rows()
     assert rows and set(prices.COLUMNS) <= set(rows[0])
     for r in rows:
         assert r["source"].strip() and r["as_of"].strip()
@@ -38,14 +43,46 @@ def test_every_row_names_its_source_and_date_and_unchecked_rows_say_so():
             assert "the study's rate" in r["source"], r
             if r["spot_usd_per_hour"]:  # the 2017 on-demand CPU figure is recalled, not the study's
                 assert "not verified on" in r["source"], r
-        else:
-            # current figures were not checked live: the source must say so rather than look verified
-            assert "not verified on" in r["source"], r
+            continue
+        # current figures either name the check they passed or say they were not checked
+        on_demand_part, _, spot_part = r["source"].partition("spot:")
+        checked = "SkyPilot's catalog (gcp vms.csv, us-central1), checked 2026-11-22"
+        assert "not verified on" in on_demand_part or checked in on_demand_part, r
+        if r["spot_usd_per_hour"]:
+            assert spot_part, r
+            assert "estimate" in spot_part or checked.replace("'s", "") in spot_part, r
     families = prices.Catalog.load().families()
     for fam in ("gcp:c3-highcpu", "gcp:n2-highcpu", "gcp:t2d-standard", "aws:c7i", "gcp-2017:n1-highcpu"):
         assert fam in families
     accelerators = {r.accelerator.split("-")[0] for r in prices.Catalog.load().rows if r.accelerator}
     assert {"T4", "L4", "A100", "K80"} <= accelerators
+
+
+def test_no_shipped_row_has_spot_above_on_demand():
+    rows = prices.shipped_rows()
+    both = [r for r in rows if r.spot is not None and r.on_demand is not None]
+    assert len(both) >= 30
+    for r in both:
+        assert r.spot <= r.on_demand, r.name
+
+
+def test_checked_spot_rows_from_skypilot():
+    cat = prices.Catalog.load()
+    checked = {8: 0.09379, 16: 0.18758, 32: 0.37517, 64: 0.75034}
+    for v, rate in checked.items():
+        row = cat.instance(f"gcp:n2-highcpu-{v}")
+        assert row.spot == rate, row
+        assert "spot: SkyPilot catalog (gcp vms.csv, us-central1), checked 2026-11-22" in row.source
+        assert "estimate" not in row.source
+    # the other sizes: the checked per-vCPU rate, labelled an estimate
+    per_vcpu = 0.09379 / 8
+    for v in (2, 4, 48, 80, 96):
+        row = cat.instance(f"gcp:n2-highcpu-{v}")
+        assert row.spot == pytest.approx(per_vcpu * v, abs=6e-6), row
+        assert "per-vCPU rate of the checked n2-highcpu sizes (0.011724 USD/vCPU-h), estimate" in row.source
+    h100 = cat.instance("gcp:a3-highgpu-1g")
+    assert h100.spot == 3.35377 and h100.spot == pytest.approx(0.36117 + 2.9926)
+    assert "checked 2026-11-22" in h100.source
 
 
 def test_instance_with_as_many_vcpus_or_the_next_larger():
@@ -64,7 +101,7 @@ def test_instance_with_as_many_vcpus_or_the_next_larger():
         prices.parse_family("c3-highcpu")
 
 
-def test_spot_by_default_and_on_demand_when_no_spot_price():
+def test_one_basis_no_fallback_to_the_other_rate():
     cat = prices.Catalog.load()
     n2 = cat.instance("gcp:n2-highcpu-8")
     q = prices.quote(n2, spot=True)
@@ -72,8 +109,81 @@ def test_spot_by_default_and_on_demand_when_no_spot_price():
     q = prices.quote(n2, spot=False)
     assert q.kind == "on-demand" and q.usd_per_hour == n2.on_demand
     c7i = cat.instance("aws:c7i.2xlarge")
-    q = prices.quote(c7i, spot=True)
-    assert q.kind == "on-demand" and "no spot price" in q.note and q.usd_per_second == pytest.approx(0.357 / 3600)
+    assert c7i.spot is None and prices.quote(c7i, spot=True) is None  # not priced on-demand instead
+    assert prices.unpriced_note(c7i, spot=True) == (
+        "no spot price for aws:c7i.2xlarge in the catalog: not priced on the spot basis; add one with "
+        "--prices FILE or compare on-demand with --on-demand")
+    q = prices.quote(c7i, spot=False)
+    assert q.kind == "on-demand" and q.usd_per_second == pytest.approx(0.357 / 3600)
+    # a study's own pricing is the one exception, and says so
+    k80 = cat.instance("gcp-2017:n1-standard-1+1xK80")
+    assert prices.quote(k80, spot=True) is None
+    q = prices.quote(k80, spot=True, own_pricing_of="Woolf (2017)")
+    assert q.kind == "on-demand" and q.usd_per_hour == pytest.approx(0.745)
+    assert q.note.startswith("on-demand by the study's own pricing")
+
+
+def test_basis_sentence():
+    assert prices.basis_sentence(False) == (
+        "Costs: spot prices (the study's premise: preemptible instances); on-demand with --on-demand")
+    od = prices.basis_sentence(True)
+    assert od.startswith("Costs: on-demand prices") and "spot" in od
+
+
+def _add_run(store, machine, device, vcpus, study="cpustudy"):
+    run = store.start_run(machine, {"workload": "mnist_mlp", "build": "tf", "vcpus": vcpus, "device": device,
+                                    "study": study, "epochs": 2})
+    store.add_epoch(run, {"epoch": 1, "elapsed_s": 9.0, "warmup": True})
+    store.add_epoch(run, {"epoch": 2, "elapsed_s": 2.0})
+    store.finish_run(run, "ok", {"epoch_time_s": 2.0, "timed_epochs": 1})
+
+
+def test_gpu_without_spot_price_is_not_priced_on_the_spot_basis(tmp_path, db):
+    f = tmp_path / "acme.csv"
+    f.write_text(
+        f"{HEADER}\n"
+        "acme,box-2,,2,4,,0,eu,0.10,0.03,acme sheet,2026-10-01\n"
+        "acme,gpu-1,,8,32,L4,1,eu,1.20,,acme sheet (no spot offer),2026-10-01\n"
+    )
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp-test", "cpu_model": "Test CPU", "logical_cpus": 8})
+        _add_run(s, m, "cpu", 2)
+        _add_run(s, m, "gpu", 8)
+    base = dict(prices=str(f), instance_family="acme:box", gpu_instance="acme:gpu-1")
+    with Store.read(db) as s:
+        a = analysis.analyze(s, analysis.Options(**base))
+        cpu = a.summary[a.summary["device"] == "cpu"].iloc[0]
+        gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
+        assert cpu["price_kind"] == "spot" and cpu["price_usd_per_hour"] == pytest.approx(0.03)
+        assert pd.isna(gpu["cost_usd"]) and pd.isna(gpu["price_usd_per_hour"])
+        assert gpu["price_kind"] is None or pd.isna(gpu["price_kind"])
+        assert gpu["price_note"] == (
+            "no spot price for acme:gpu-1 in the catalog: not priced on the spot basis; add one with "
+            "--prices FILE or compare on-demand with --on-demand")
+        assert set(a.prices_used["price_kind"]) == {"spot"}  # one basis in the report
+        assert any("could not be priced" in n for n in a.notes)
+
+        a = analysis.analyze(s, analysis.Options(on_demand=True, **base))
+        cpu = a.summary[a.summary["device"] == "cpu"].iloc[0]
+        gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
+        assert gpu["price_kind"] == "on-demand" and gpu["price_usd_per_hour"] == pytest.approx(1.20)
+        assert gpu["cost_usd"] == pytest.approx(gpu["total_time_s"] * 1.20 / 3600) and gpu["cost_usd"] > 0
+        assert cpu["price_kind"] == "on-demand" and cpu["price_usd_per_hour"] == pytest.approx(0.10)
+        assert set(a.prices_used["price_kind"]) == {"on-demand"}
+
+
+def test_the_2017_k80_keeps_the_studys_on_demand_rate_and_says_so(db):
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp-2017", "cpu_model": "Test CPU", "logical_cpus": 8})
+        _add_run(s, m, "cpu", 8, study="woolf2017")
+        _add_run(s, m, "gpu", 8, study="woolf2017")
+    with Store.read(db) as s:
+        a = analysis.analyze(s, analysis.Options())
+    cpu = a.summary[a.summary["device"] == "cpu"].iloc[0]
+    gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
+    assert cpu["price_kind"] == "spot" and cpu["instance"] == "gcp-2017:n1-highcpu-8"
+    assert gpu["price_kind"] == "on-demand" and gpu["price_usd_per_hour"] == pytest.approx(0.745)
+    assert "on-demand by the study's own pricing" in gpu["price_note"]
 
 
 def test_price_file_overrides_same_instance_and_adds_new_ones(tmp_path):

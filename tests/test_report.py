@@ -302,8 +302,15 @@ def test_gpu_runs_are_the_baseline_and_priced_by_their_accelerator(tmp_path):
         assert a.baselines[("cpustudy", "mnist_cnn")].kind == "fallback"  # no GPU run of mnist_cnn
         facts = analysis.findings(a)
         assert any("is the cheapest configuration for mnist_mlp: " in f and "the GPU's cost" in f for f in facts)
+        # One cost basis: an instance without a spot price is not priced on the (default) spot basis ...
         a = analysis.analyze(s, analysis.Options(gpu_instance="aws:g6.xlarge"))
-        assert a.summary[a.summary["device"] == "gpu"].iloc[0]["instance"] == "aws:g6.xlarge"
+        gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
+        assert "no spot price for aws:g6.xlarge" in gpu["price_note"] and gpu["cost_usd"] != gpu["cost_usd"]
+        # ... and is on-demand, like every other row, with --on-demand
+        a = analysis.analyze(s, analysis.Options(gpu_instance="aws:g6.xlarge", on_demand=True))
+        gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
+        assert gpu["instance"] == "aws:g6.xlarge" and gpu["price_kind"] == "on-demand"
+        assert set(a.summary["price_kind"].dropna()) == {"on-demand"}
     with Store.open(db) as s:
         m = s.machine_id({"fingerprint": "fp-gpu"})
         add_run(s, m, "mnist_cnn", "tf", 8, [1.0], device="gpu")  # nothing says which GPU
