@@ -205,8 +205,8 @@ def to_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str 
 
     table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold")
     for c in columns:
-        if c == "error":
-            table.add_column(c, overflow="ellipsis", max_width=60, no_wrap=True)
+        if c in ("error", "suspect"):  # the whole text is in --format csv / json
+            table.add_column(c, overflow="ellipsis", max_width=60 if c == "error" else 30, no_wrap=True)
         else:
             table.add_column(c, no_wrap=True)
     for row in rows:
