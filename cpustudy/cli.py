@@ -378,11 +378,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
     w = workloads.get(args.workload)
     build_list = builds.parse_list(args.builds)
     batch_sizes = _int_list(args.batch_sizes, "--batch-sizes") if args.batch_sizes else None
+    options = {} if args.augment is None else {"augment": args.augment}
     if args.rechecks < 0:
         raise UserError(f"--rechecks must be 0 or more, got {args.rechecks}")
     for b in build_list:  # every check before anything runs
         plan(RunSpec(workload=w, vcpus=args.vcpus, build=b.name, epochs=args.epochs,
-                     steps_per_epoch=args.steps_per_epoch, data=args.data))
+                     steps_per_epoch=args.steps_per_epoch, data=args.data, options=options))
     err = _console(stderr=True)
     with measuring(args.db) as session:
         store, machine_id = session.store, session.machine_id
@@ -391,7 +392,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
             result = tune.tune(store, machine_id, w, args.vcpus, b.name, epochs=args.epochs,
                                steps_per_epoch=args.steps_per_epoch, confirm=args.confirm, rechecks=args.rechecks,
                                batch_sizes=batch_sizes, data=args.data, backend_tf=backend_tf,
-                               pinned_by_build=tune.pinned_dimensions(b),
+                               pinned_by_build=tune.pinned_dimensions(b), options=options,
                                progress=lambda line: err.print("  " + line))
             head = f"{w.name} {b.name} {args.vcpus} vCPU(s): "
             if result["rejected_by_confirmation"]:
@@ -653,6 +654,8 @@ def build_parser() -> Parser:
                    help="more runs of a candidate (and of the best) whose first trial is close or faster (default: 1)")
     p.add_argument("--data", choices=("auto", "real", "synthetic"), default="synthetic",
                    help="data source (default: synthetic)")
+    p.add_argument("--augment", choices=("host", "model", "none"), default=None,
+                   help="cifar10_cnn: where its augmentation runs in every trial (default: host)")
     _add_db(p)
     p.set_defaults(func=cmd_tune)
 

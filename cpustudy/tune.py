@@ -96,6 +96,7 @@ def tune(
     backend_tf: bool = True,
     pinned_by_build: tuple[str, ...] = (),
     progress: Callable[[str], None] = lambda s: None,
+    options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Search, confirm, store and return the tuning (see the module's docstring)."""
     trials: list[Trial] = []
@@ -105,8 +106,10 @@ def tune(
         return statistics.median(t.epoch_time_s for t in trials if t.setting == setting and t.epoch_time_s)
 
     def measure(setting: Setting, tag: str) -> float | None:
+        # Trials compare training time, which validation does not enter: they skip it.
         spec = RunSpec(workload=workload, vcpus=vcpus, build=build, epochs=epochs,
-                       steps_per_epoch=steps_per_epoch, data=data, **setting.spec_args())
+                       steps_per_epoch=steps_per_epoch, data=data, options=dict(options or {}),
+                       validation="none", **setting.spec_args())
         config = plan(spec)
         config["study"] = "tune"
         config["tune"] = {"tag": tag, "setting": asdict(setting)}
