@@ -153,7 +153,10 @@ MIGRATIONS: list[str] = [
     # v4: the study's per-epoch validation, timed apart from training (an epoch's elapsed_s stays
     # its training time); GPU utilisation sampled during training; the device and float32 precision
     # the run's peak was measured on and at (a % of peak is computed only against the same device);
-    # the precision the framework really used for float32 work.
+    # the precision the framework really used for float32 work. Runs on JAX or PyTorch whose capped
+    # epochs were projected from the time between step starts measured only the steps' dispatch (the
+    # compute drained at the epoch's end): they are projected again from their whole epochs, the
+    # conservative way older runs were.
     """
     ALTER TABLE epochs ADD COLUMN validation_s REAL;
     ALTER TABLE epochs ADD COLUMN validation_steps INTEGER;
@@ -173,6 +176,13 @@ MIGRATIONS: list[str] = [
     UPDATE runs SET validation = 'none' WHERE study != 'woolf2017';
     UPDATE runs SET augment = CASE json_extract(settings, '$.options.augment')
         WHEN 1 THEN 'model' WHEN 0 THEN 'none' END WHERE workload = 'cifar10_cnn';
+    UPDATE runs SET
+        epoch_time_s = measured_epoch_time_s * full_steps_per_epoch / steps_per_epoch,
+        samples_per_s = steps_per_epoch * batch_size / measured_epoch_time_s,
+        step_time_s = measured_epoch_time_s / steps_per_epoch,
+        epoch_time_iqr_s = NULL, epoch_boundary_s = NULL
+        WHERE projected = 1 AND keras_backend IN ('jax', 'torch') AND measured_epoch_time_s > 0
+        AND steps_per_epoch > 0
     """,
 ]
 

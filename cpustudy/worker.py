@@ -238,7 +238,8 @@ def train(config: dict[str, Any], emit: Emit) -> None:
         "host": ("on the host: tf.data map on its thread pool" if pipeline == "tfdata" else
                  f"on the host: NumPy in a Python data pipeline ({HOST_PIPELINE_THREADS} threads)"),
     }[augment]
-    emit("data", source=config["data"], samples=len(data), seconds=data_s, derived=data.derived,
+    emit("data", source=config["data"], step_timing="until the epoch's training end (asynchronous dispatch)"
+         if (software.get("keras_backend") in ("jax", "torch") or device == "gpu") else "between step starts", samples=len(data), seconds=data_s, derived=data.derived,
          from_cache=config["data"] == "synthetic" and cached,
          x_shape=list(data.x.shape), x_dtype=str(data.x.dtype), augment=augment,
          augment_where=augment_desc, validation_samples=len(val) if val is not None else 0,
@@ -248,6 +249,12 @@ def train(config: dict[str, Any], emit: Emit) -> None:
     model = workload.build(keras, params, jit_compile=config.get("jit_compile"), **options)
     emit("model", parameters=int(model.count_params()), seconds=time.perf_counter() - t0,
          xla=_xla_state(model), params=params)
+    # Keras 3 on JAX, and any backend on a GPU, dispatches steps asynchronously: a step's start hook
+    # fires when it is queued, and the queue drains at the epoch's end. There the time inside the steps
+    # runs from the first step's start to the end of the last (the epoch's training end); TensorFlow
+    # on CPUs runs each step to completion, so n - 1 whole steps lie between the first and last starts.
+    backend = software.get("keras_backend") or "tensorflow"
+    drains = backend in ("jax", "torch") or device == "gpu"
     sampler = GpuSampler.start() if device == "gpu" else None
     if sampler:
         emit("gpu_monitor", source=sampler.source, index=sampler.index)
@@ -286,12 +293,13 @@ def train(config: dict[str, Any], emit: Emit) -> None:
             validation_s = val_steps_s = None
             if self._val is not None and self._val.end is not None:
                 validation_s = self._val.end - self._val.start
-                val_steps_s = self._val.steps_s(validation_s)
+                val_steps_s = self._val.steps_s(validation_s, self._val.end if drains else None)
             elapsed = end - self._t0 - (validation_s or 0.0)
+            trained = self._val.start if self._val is not None else end  # the training steps' end
             # Steps are timed from the starts of the first and the last step (n - 1 whole steps);
             # what the epoch spends outside its steps (the data iterator's set-up and tear-down,
             # which TensorFlow can stall for seconds) is per epoch, not per step.
-            steps_s = self._steps.steps_s(elapsed)
+            steps_s = self._steps.steps_s(elapsed, trained if drains else None)
             boundary_s = elapsed - steps_s if steps_s is not None else None
             logs = logs or {}
             acc = logs.get("accuracy", logs.get("acc"))
@@ -368,10 +376,13 @@ class _StepClock:
             self.first = self.last
         self.began += 1
 
-    def steps_s(self, elapsed: float) -> float | None:
-        """Time inside the steps: n - 1 whole steps from the first start to the last, x n / (n - 1)."""
+    def steps_s(self, elapsed: float, drained: float | None = None) -> float | None:
+        """Time inside the steps: n - 1 whole steps from the first start to the last, x n / (n - 1);
+        for asynchronously dispatched steps, the n steps from the first start to ``drained``."""
         if self.began < 3 or self.first is None or self.last is None:
             return None
+        if drained is not None:
+            return min(elapsed, drained - self.first)
         return min(elapsed, (self.last - self.first) * self.began / (self.began - 1))
 
 
