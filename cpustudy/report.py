@@ -454,10 +454,9 @@ def fig_then_now(a: Analysis) -> ggplot | None:
                                                                         df["total_time_s"])]
     newer = sorted(set(df.loc[~df["study"].eq("woolf2017"), "study"]))
     now = df[~df["study"].eq("woolf2017")]
-    trained_only = sorted(set(now.loc[now["basis"] == "training only", "label"]))
-    basis = ("now: training + its validation each epoch, as the study timed it" if not trained_only else
-             f"now: training + validation where measured; training only (not validated) for "
-             f"{len(trained_only)} of {len(now)} bars, marked †")
+    trained_only = int((now["basis"] == "training only").sum())
+    basis = ("now: training + validation, as the study timed it" if not trained_only else
+             f"now: training + validation; † = training only, not validated ({trained_only} of {len(now)} bars)")
     df["text"] = [t + (" †" if b == "training only" else "") for t, b in zip(df["text"], df["basis"])]
     return (
         ggplot(df, aes(x="workload", y="total_time_s", fill="series"))
@@ -472,9 +471,9 @@ def fig_then_now(a: Analysis) -> ggplot | None:
             fill="",
             title="Then and now: the fastest GPU and CPU configuration per workload",
             subtitle=f"2017: Woolf's study (K80 GPU, Skylake vCPUs); now: {', '.join(newer)}\n"
-                     f"Epochs: 2017 = training + validation on the test set (the study's logs); {basis}",
-            caption="2017 totals sum every logged epoch (first one included); now = steady-state epoch time x "
-                    f"epochs, without warm-up or start-up, which favours now.  * projected.  cpustudy {__version__}",
+                     f"Epochs: 2017 = training + validation (the study's logs);\n{basis}",
+            caption="2017 totals sum every logged epoch (first one included); now = steady-state epoch time x epochs,\n"
+                    f"without warm-up or start-up, which favours now.  * projected.  cpustudy {__version__}",
         )
         + theme_cpustudy()
         + theme(panel_grid_major_y=element_blank(), figure_size=(9, 1.2 + 0.9 * len(workloads)))

@@ -127,3 +127,25 @@ def test_peak_is_measured_on_the_training_device_with_its_precision():
     peak = worker.measure_peak("tensorflow", "cpu", n=256, budget_s=0.05)
     assert peak["device"] == "cpu" and peak["precision"] == "fp32" and peak["gflops"] > 0
     assert peak["matmul_n"] == 256
+
+
+def test_then_and_now_adds_validation_where_measured_and_says_which_basis():
+    import pandas as pd
+
+    from cpustudy import analysis
+
+    rows = [
+        {"study": "woolf2017", "workload": "mnist_mlp", "device": "gpu", "label": "gpu", "total_time_s": 65.0,
+         "total_with_validation_s": float("nan"), "cost_usd": 0.01, "projected": False, "suspect": ""},
+        {"study": "cpustudy", "workload": "mnist_mlp", "device": "cpu", "label": "cpu2 tf", "total_time_s": 40.0,
+         "total_with_validation_s": 46.0, "cost_usd": 0.01, "projected": True, "suspect": ""},
+        {"study": "cpustudy", "workload": "mnist_mlp", "device": "gpu", "label": "gpu", "total_time_s": 10.0,
+         "total_with_validation_s": float("nan"), "cost_usd": 0.02, "projected": False, "suspect": ""},
+        {"study": "cpustudy", "workload": "mnist_mlp", "device": "gpu", "label": "gpu torch", "total_time_s": 1.0,
+         "total_with_validation_s": 1.2, "cost_usd": 0.02, "projected": False, "suspect": "GPU busy only 9 %"},
+    ]
+    df = analysis.then_and_now(pd.DataFrame(rows)).set_index("series")
+    assert df.loc["now best CPU", "total_time_s"] == 46.0 and df.loc["now best CPU", "basis"] == "training + validation"
+    assert df.loc["now GPU", "label"] == "gpu"  # the suspect GPU is left out
+    assert df.loc["now GPU", "basis"] == "training only" and df.loc["now GPU", "total_time_s"] == 10.0
+    assert df.loc["2017 GPU", "basis"].startswith("training + validation")
