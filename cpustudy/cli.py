@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 import time
+from functools import partial
 from typing import Any, Callable, NoReturn, Sequence
 
 from cpustudy import __version__
@@ -34,6 +35,10 @@ def positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be a positive whole number")
     return value
+
+
+def _say(console: Any, prefix: str, line: str) -> None:
+    console.print(prefix + line)
 
 
 def _console(stderr: bool = False) -> Any:
@@ -435,7 +440,8 @@ def cmd_bench_overhead(args: argparse.Namespace) -> int:
     topo = machine.read_topology()
     vcpus = args.vcpus or topo.logical
     configs = [plan(RunSpec(workload=w, vcpus=vcpus, build=args.build, epochs=args.epochs,
-                            steps_per_epoch=args.steps_per_epoch, data="synthetic", measure_peak=False), topo)
+                            steps_per_epoch=args.steps_per_epoch, data="synthetic", measure_peak=False,
+                            validation="none"), topo)  # the plain Keras side does not validate
                for w in wls]
     err = _console(stderr=True)
     rows = []
@@ -445,7 +451,7 @@ def cmd_bench_overhead(args: argparse.Namespace) -> int:
             config["study"] = "bench-overhead"
             try:
                 res = bench.overhead(store, machine_id, config, args.rounds,
-                                     progress=lambda line: err.print(f"  {config['workload']} {line}"))
+                                     progress=partial(_say, err, f"  {config['workload']} "))
             except RuntimeError as exc:
                 raise UserError(f"{config['workload']}: {exc}") from None
             low, high = res.interval()
@@ -516,6 +522,7 @@ def cmd_results(args: argparse.Namespace) -> int:
     from cpustudy import results
     from cpustudy.store import Store
 
+    columns: Sequence[str]
     with Store.read(args.db) as store:
         if args.per_epoch:
             rows, columns, title = results.epoch_rows(store), results.EPOCH_COLUMNS, "epochs"
