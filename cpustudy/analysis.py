@@ -288,7 +288,7 @@ def config_name(device: str, vcpus: Any, build: str) -> str:
 def _price_groups(summary: pd.DataFrame, runs: pd.DataFrame, catalog: prices.Catalog,
                   opts: Options) -> pd.DataFrame:
     family = opts.instance_family or prices.DEFAULT_FAMILY
-    out = []
+    out: list[dict[str, Any]] = []
     texts: dict[tuple, str] = {}
     for r in runs.itertuples(index=False):
         key = (r.study, r.workload, r.device, _vcpus_int(r.vcpus), r.build)

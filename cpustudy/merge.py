@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cpustudy.errors import UserError
-from cpustudy.store import APPLICATION_ID, SCHEMA_VERSION, Store
+from cpustudy.store import APPLICATION_ID, SCHEMA_VERSION, Store, row_id
 
 
 @dataclass
@@ -111,7 +111,7 @@ def _merge(store: Store, other: sqlite3.Connection, other_path: Path) -> MergeRe
                 f"INSERT INTO machines ({', '.join(m_cols)}) VALUES ({', '.join('?' * len(m_cols))})",
                 tuple(m[c] for c in m_cols),
             )
-            machine_map[int(m["id"])] = int(cur.lastrowid)
+            machine_map[int(m["id"])] = row_id(cur)
             machines_added += 1
         for r in runs:
             if r["status"] == "running":
@@ -126,7 +126,7 @@ def _merge(store: Store, other: sqlite3.Connection, other_path: Path) -> MergeRe
                 f"INSERT INTO runs ({', '.join(r_cols)}) VALUES ({', '.join('?' * len(r_cols))})",
                 tuple(values[c] for c in r_cols),
             )
-            run_id = int(cur.lastrowid)
+            run_id = row_id(cur)
             rows = epochs_by_run.get(int(r["id"]), [])
             conn.executemany(
                 f"INSERT INTO epochs (run_id, {', '.join(e_cols)}) VALUES (?, {', '.join('?' * len(e_cols))})",

@@ -24,6 +24,7 @@ import math
 import textwrap
 import time
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -349,7 +350,7 @@ def fig_build_heatmap(a: Analysis, study: str) -> ggplot | None:
         + geom_text(aes(label="text"), size=8, color="#111111")
         + facet_wrap("vcpus_label", nrow=1)
         + scale_fill_gradient2(low="#d7301f", mid="#f7f7f7", high="#238b45", midpoint=0, limits=(-lim, lim),
-                               breaks=_log2_breaks(lim), labels=lambda v: [f"{2 ** x:.3g}x" for x in v])
+                               breaks=_log2_breaks(lim), labels=lambda v: [f"{2 ** float(x):.3g}x" for x in v])
         + labs(
             x="build",
             y="",
@@ -511,14 +512,14 @@ def figures(a: Analysis, deadline: float | None = None) -> list[tuple[str, str, 
         sec = study_title(study)
         for w in a.workloads(study):
             out.append((sec, f"{_slug(study)}-{_slug(w)}-time", f"{w}: training time relative to baseline",
-                        lambda s=study, w=w: fig_time_relative(a, s, w)))
+                        partial(fig_time_relative, a, study, w)))
             out.append((sec, f"{_slug(study)}-{_slug(w)}-cost", f"{w}: training cost relative to baseline",
-                        lambda s=study, w=w: fig_cost_relative(a, s, w)))
-        out.append((sec, f"{_slug(study)}-speedup", "speedup vs vCPUs per build", lambda s=study: fig_speedup(a, s)))
+                        partial(fig_cost_relative, a, study, w)))
+        out.append((sec, f"{_slug(study)}-speedup", "speedup vs vCPUs per build", partial(fig_speedup, a, study)))
         out.append((sec, f"{_slug(study)}-build-heatmap", "build speedup heatmap",
-                    lambda s=study: fig_build_heatmap(a, s)))
+                    partial(fig_build_heatmap, a, study)))
         out.append((sec, f"{_slug(study)}-time-vs-cost", "time vs cost with Pareto front",
-                    lambda s=study: fig_time_cost(a, s, deadline)))
+                    partial(fig_time_cost, a, study, deadline)))
     out.append(("Then and now", "then-vs-now", "then (2017) vs now per workload", lambda: fig_then_now(a)))
     return out
 
@@ -638,8 +639,7 @@ def _fallback_notes(a: Analysis) -> list[str]:
 
 def _header_lines(a: Analysis) -> list[str]:
     o = a.options
-    base = {None: "default (the GPU run of each workload; otherwise the stock build at the fewest vCPUs)"}.get(
-        o.baseline, o.baseline or "")
+    base = o.baseline or "default (the GPU run of each workload; otherwise the stock build at the fewest vCPUs)"
     rate = prices.basis_sentence(o.on_demand)
     lines = [
         f"Database: {a.db}; generated {time.strftime('%Y-%m-%d %H:%M %Z')} by cpustudy {__version__}.",

@@ -18,7 +18,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from cpustudy import machine as machine_mod
 from cpustudy.errors import UserError
@@ -167,7 +167,7 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
     if throttled and not spec.oversubscribe:
         raise UserError(
             f"{spec.vcpus} vCPUs cannot be measured honestly here: a cgroup CPU quota (docker --cpus) allows "
-            f"{quota:g} CPUs; use --vcpus {max(1, int(quota))} or fewer, pin with --cpuset-cpus instead of "
+            f"{quota:g} CPUs; use --vcpus {max(1, int(quota or 1))} or fewer, pin with --cpuset-cpus instead of "
             "--cpus, or --oversubscribe to measure anyway")
     ready, why = build.readiness(_cpu_flags(), import_check=False)  # `builds list` imports for real
     if not ready:
@@ -237,7 +237,7 @@ def _cpu_flags() -> set[str] | None:
     return set(flags.split()) if flags else None
 
 
-def summarize(config: Mapping[str, Any], epochs: list[Mapping[str, Any]], startup_s: float | None) -> dict[str, Any]:
+def summarize(config: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]], startup_s: float | None) -> dict[str, Any]:
     """The run's figures from its epochs: median of the timed (non-warm-up) epochs.
 
     With a step cap below a full epoch, the full-epoch time is projected and flagged ``projected``:
@@ -297,7 +297,7 @@ def summarize(config: Mapping[str, Any], epochs: list[Mapping[str, Any]], startu
     }
 
 
-def _validation_summary(config: Mapping[str, Any], basis: list[Mapping[str, Any]]) -> dict[str, Any]:
+def _validation_summary(config: Mapping[str, Any], basis: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The validation each epoch ran, timed apart from training: its median time, projected to the
     whole test set like training steps are (time inside the validation steps scaled to the full
     number of steps, the rest added once), and the accuracy the last epoch reached."""

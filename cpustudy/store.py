@@ -224,6 +224,12 @@ SOFTWARE_FIELDS = (
 EPOCH_V4_FIELDS = ("validation_s", "validation_steps", "validation_steps_s", "val_loss", "val_accuracy", "gpu_util")
 
 
+def row_id(cur: sqlite3.Cursor) -> int:
+    """The id of the row an INSERT just wrote (SQLite always sets it after an INSERT)."""
+    assert cur.lastrowid is not None
+    return int(cur.lastrowid)
+
+
 def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
@@ -392,7 +398,7 @@ class Store:
                 ),
             )
             if cur.rowcount:
-                return int(cur.lastrowid)
+                return row_id(cur)
         row = self.conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (fp,)).fetchone()
         return int(row[0])
 
@@ -433,7 +439,7 @@ class Store:
                 f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                 tuple(cols.values()),
             )
-        return int(cur.lastrowid)
+        return row_id(cur)
 
     def set_software(self, run_id: int, software: Mapping[str, Any]) -> None:
         values = {k: software[k] for k in SOFTWARE_FIELDS if k in software}  # others stay as they are
@@ -519,7 +525,7 @@ class Store:
                 f"VALUES (?, {', '.join('?' * len(cols))}, ?)",
                 (machine_id, *values, now()),
             )
-        return int(cur.lastrowid)
+        return row_id(cur)
 
     def tuning(self, machine_id: int, workload: str, build: str, vcpus: int) -> dict[str, Any] | None:
         """The latest tuner result for this configuration on this machine."""
@@ -550,7 +556,8 @@ class Store:
         status: str | None = None,
         cell_keys: Iterable[str] | None = None,
     ) -> list[dict[str, Any]]:
-        where, args = [], []
+        where: list[str] = []
+        args: list[Any] = []
         if run_ids is not None:
             ids = list(run_ids)
             where.append(f"r.id IN ({', '.join('?' * len(ids))})")

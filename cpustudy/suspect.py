@@ -32,10 +32,10 @@ def gpu_reasons(samples_per_s: float | None, gpu_utilization: float | None,
     """Why a GPU run cannot be trusted (empty when nothing is wrong that can be told); ``cpu_faster``
     is how many CPU configurations of the same workload trained faster."""
     reasons = []
-    if _known(gpu_utilization) and gpu_utilization < IDLE_BELOW:  # type: ignore[operator]
+    if gpu_utilization is not None and _known(gpu_utilization) and gpu_utilization < IDLE_BELOW:
         reasons.append(f"GPU busy only {gpu_utilization:.0f} % of its training time")
-    rates = [r for r in cpu_rates_per_vcpu if _known(r) and r > 0]  # type: ignore[operator]
-    if _known(samples_per_s) and rates and samples_per_s < max(rates):  # type: ignore[operator]
+    rates = [float(r) for r in cpu_rates_per_vcpu if r is not None and _known(r) and r > 0]
+    if samples_per_s is not None and _known(samples_per_s) and rates and samples_per_s < max(rates):
         reasons.append(f"slower than one vCPU ({samples_per_s:,.0f} vs at least {max(rates):,.0f} samples/s)")
     if not _known(gpu_utilization) and cpu_faster:
         reasons.append(f"{cpu_faster} CPU configuration{'s' if cpu_faster != 1 else ''} trained faster and its "

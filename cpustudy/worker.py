@@ -96,6 +96,7 @@ def import_frameworks(intra: int | None, inter: int | None) -> tuple[Any, dict[s
         if inter:
             tf.config.threading.set_inter_op_parallelism_threads(inter)
     if legacy:
+        assert tf is not None  # legacy Keras comes with TensorFlow
         keras = tf.keras  # tf_keras (Keras 2) on TF >= 2.16, Keras 2 itself on older TF
     else:
         import keras  # type: ignore[no-redef]
@@ -259,7 +260,7 @@ def train(config: dict[str, Any], emit: Emit) -> None:
     if sampler:
         emit("gpu_monitor", source=sampler.source, index=sampler.index)
 
-    class EpochTimer(keras.callbacks.Callback):
+    class EpochTimer(keras.callbacks.Callback):  # type: ignore[name-defined]
         # Only epoch hooks and the step *start* hook: a step-end hook would turn off Keras 3's
         # asynchronous callback dispatch (JAX, torch) and make Keras convert the logs every step.
         def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:

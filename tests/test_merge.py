@@ -56,7 +56,7 @@ def other(tmp_path: Path) -> Path:
 def snapshot(path: Path) -> dict:
     with Store.read(path) as s:
         runs = {r["uuid"]: r for r in s.runs()}
-        epochs = {}
+        epochs: dict[str, list[tuple]] = {}
         for e in s.epochs():
             uuid = next(u for u, r in runs.items() if r["id"] == e["run_id"])
             epochs.setdefault(uuid, []).append((e["epoch"], e["elapsed_s"], e["warmup"], e["loss"]))

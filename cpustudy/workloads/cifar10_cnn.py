@@ -50,7 +50,8 @@ def augment_batch(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     dx = np.rint(rng.uniform(-SHIFT, SHIFT, b) * w).astype(np.int64)
     rows = np.clip(np.arange(h)[None, :] - dy[:, None], 0, h - 1)
     cols = np.clip(np.arange(w)[None, :] - dx[:, None], 0, w - 1)
-    cols = np.where((rng.random(b) < 0.5)[:, None], cols[:, ::-1], cols)
+    flip = np.asarray(rng.random(b)) < 0.5
+    cols = np.where(flip[:, None], cols[:, ::-1], cols)
     return x[np.arange(b)[:, None, None], rows[:, :, None], cols[:, None, :]]
 
 
