@@ -825,7 +825,10 @@ def then_and_now(summary: pd.DataFrame) -> pd.DataFrame:
     new = new.copy()
     with_val = pd.to_numeric(new.get("total_with_validation_s"), errors="coerce") if "total_with_validation_s" in new \
         else pd.Series(math.nan, index=new.index)
-    new["basis"] = ["training + validation" if pd.notna(v) else "training only" for v in with_val]
+    validates = [(_workload_info(w).validation_samples > 0) if _workload_info(w) is not None else True
+                 for w in new.get("workload_base", new["workload"])]
+    new["basis"] = ["training only" if pd.isna(v) else "training + validation" if val
+                    else "training (the example did not validate)" for v, val in zip(with_val, validates)]
     new["total_time_s"] = with_val.fillna(new["total_time_s"])
     if "suspect" in new:
         new = new[new["suspect"].fillna("") == ""]
@@ -835,6 +838,8 @@ def then_and_now(summary: pd.DataFrame) -> pd.DataFrame:
             g = df[(df["workload"] == workload)].dropna(subset=["total_time_s"])
             for device in ("gpu", "cpu"):
                 d = g[(g["device"] == "gpu") == (device == "gpu")].sort_values("total_time_s")
+                if era == "now" and (d["basis"] != "training only").any():
+                    d = d[d["basis"] != "training only"]  # like with like: validated ones where there are
                 if d.empty:
                     continue
                 r = d.iloc[0]

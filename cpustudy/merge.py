@@ -65,6 +65,11 @@ def open_other(path: str | Path) -> sqlite3.Connection:
     if version < 1:
         conn.close()
         raise UserError(not_ours)
+    if version < SCHEMA_VERSION:
+        # An older file: merge an upgraded copy (its data migrations included), never the file itself.
+        conn.close()
+        conn = Store.read(path).conn
+        conn.row_factory = sqlite3.Row
     return conn
 
 

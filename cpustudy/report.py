@@ -214,7 +214,7 @@ def _relative(a: Analysis, study: str, workload: str, metric: str) -> ggplot | N
     colours = {lab + ("*" if p else ""): colours[lab] for lab, p in zip(df["label"], df["projected"])}
     order = list(df["bar"])[::-1]  # coord_flip draws the first level at the bottom
     df["bar"] = pd.Categorical(df["bar"], categories=order, ordered=True)
-    df["text"] = df[col].map(_times)
+    df["text"] = [t + ("  suspect" if sus else "") for t, sus in zip(df[col].map(_times), df["suspect"].fillna(""))]
     top = float(df[col].max())
     machine = df.loc[df["label"] == b.label, "machines"]
     what = "Training time" if metric == "time" else "Training cost"
@@ -224,6 +224,8 @@ def _relative(a: Analysis, study: str, workload: str, metric: str) -> ggplot | N
         caption.append(_price_caption(df))
     if df["projected"].any():
         caption.append("* projected from epochs capped to fewer steps.")
+    if (df["suspect"].fillna("") != "").any():
+        caption.append("suspect: a GPU result that cannot be right (see the report's notes); compared with nothing.")
     caption[-1] += f"  cpustudy {__version__}"
     return (
         ggplot(df, aes(x="bar", y=col, fill="bar"))
@@ -391,6 +393,7 @@ def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggp
     df["pareto"] = False
     df["pick"] = False
     for _, g in df.groupby("workload", sort=False):
+        g = g[g["suspect"].fillna("") == ""]  # a suspect GPU result is drawn, never on the front or picked
         df.loc[g.index, "pareto"] = pareto_front(g)
         idx = cheapest(g, deadline)
         if idx is not None:

@@ -115,21 +115,22 @@ def _same_device_peak(r: dict[str, Any]) -> float | None:
 
 
 def gpu_suspicions(runs: list[dict[str, Any]]) -> dict[int, str]:
-    """Run id -> why an ok GPU run cannot be right (``cpustudy.suspect``), judged against the ok CPU
-    runs of the same workload, augmentation and batch size."""
+    """Run id -> why an ok GPU run cannot be right (``cpustudy.suspect``), judged as reports judge it:
+    against the comparable ok CPU runs (not oversubscribed, not the tuner's or the overhead benchmark's)
+    of the same study, workload and augmentation."""
     from cpustudy import suspect
 
-    ok = [r for r in runs if r["status"] == "ok" and r.get("samples_per_s")]
+    ok = [r for r in runs if r["status"] == "ok" and r.get("samples_per_s") and not r.get("oversubscribed")
+          and r.get("study") not in ("tune", "bench-overhead")]
     out = {}
     for g in ok:
         if g.get("device") != "gpu":
             continue
         same = [c for c in ok if c.get("device") != "gpu" and c.get("vcpus")
-                and (c["workload"], c.get("augment"), c.get("batch_size"))
-                == (g["workload"], g.get("augment"), g.get("batch_size"))]
+                and (c.get("study"), c["workload"], c.get("augment")) == (g.get("study"), g["workload"], g.get("augment"))]
+        faster = {(c.get("build"), c["vcpus"]) for c in same if c["samples_per_s"] > g["samples_per_s"]}
         reasons = suspect.gpu_reasons(g["samples_per_s"], g.get("gpu_utilization"),
-                                      [c["samples_per_s"] / c["vcpus"] for c in same],
-                                      sum(c["samples_per_s"] > g["samples_per_s"] for c in same))
+                                      [c["samples_per_s"] / c["vcpus"] for c in same], len(faster))
         if reasons:
             out[g["id"]] = "; ".join(reasons)
     return out

@@ -366,6 +366,8 @@ def execute(
     worker_env = _worker_env({**config.get("env", {}), **(env or {})})
     if config.get("device", "cpu") == "cpu":
         worker_env["CUDA_VISIBLE_DEVICES"] = "-1"
+    else:  # CUDA's device numbers as NVML's (PCI order), so the sampled GPU is the one trained on
+        worker_env.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
     run_id = store.start_run(machine_id, config)
     try:
         return _measure(store, machine_id, run_id, config, worker_env, python, timeout_s, listener,

@@ -181,7 +181,7 @@ MIGRATIONS: list[str] = [
         samples_per_s = steps_per_epoch * batch_size / measured_epoch_time_s,
         step_time_s = measured_epoch_time_s / steps_per_epoch,
         epoch_time_iqr_s = NULL, epoch_boundary_s = NULL
-        WHERE projected = 1 AND keras_backend IN ('jax', 'torch') AND measured_epoch_time_s > 0
+        WHERE projected = 1 AND (keras_backend IN ('jax', 'torch') OR device = 'gpu') AND measured_epoch_time_s > 0
         AND steps_per_epoch > 0
     """,
 ]

@@ -31,7 +31,7 @@ from cpustudy.workloads import Workload
 KEY_FIELDS = (
     "workload", "device", "build", "vcpus", "repeat", "epochs", "steps_per_epoch", "batch_size",
     "data", "seed", "intra_threads", "inter_threads", "jit_compile", "options", "params",
-    "input_pipeline", "env", "warmup_steps", "tuning_id",
+    "input_pipeline", "env", "warmup_steps", "tuning_id", "validation",
 )
 DEFAULT_STARTUP_S = 10.0
 

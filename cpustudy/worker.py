@@ -277,7 +277,18 @@ def train(config: dict[str, Any], emit: Emit) -> None:
 
         # Validation runs inside the epoch, after its training steps (Keras calls these hooks from
         # the evaluation it runs in fit); timed apart so that training time stays training time.
+        def _drain(self) -> None:
+            """Wait until queued steps have run: a variable the last step wrote is read back."""
+            if drains:
+                keras.ops.convert_to_numpy(self.model.optimizer.iterations)
+                if backend == "torch" and device == "gpu":
+                    import torch
+
+                    torch.cuda.synchronize()
+
         def on_test_begin(self, logs: Any = None) -> None:
+            self._drain()  # training's queued steps belong to training, not to validation
+            self._gpu_train_end = sampler.mark() if sampler else 0
             self._val = _StepClock()
 
         def on_test_batch_begin(self, batch: int, logs: Any = None) -> None:
@@ -289,6 +300,8 @@ def train(config: dict[str, Any], emit: Emit) -> None:
                 self._val.end = time.perf_counter()
 
         def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+            if self._val is None:
+                self._drain()
             end = time.perf_counter()
             cpu = time.process_time() - self._c0
             validation_s = val_steps_s = None
@@ -323,7 +336,8 @@ def train(config: dict[str, Any], emit: Emit) -> None:
                 validation_steps_s=val_steps_s,
                 val_loss=float(logs["val_loss"]) if "val_loss" in logs else None,
                 val_accuracy=float(val_acc) if val_acc is not None else None,
-                gpu_util=sampler.mean(self._gpu_mark) if sampler else None,
+                gpu_util=sampler.mean(self._gpu_mark, self._gpu_train_end if self._val is not None else None)
+                if sampler else None,
             )
 
     if augment == "host":
@@ -485,10 +499,16 @@ def float32_precision(backend: str, device: str) -> str:
 
             if float(getattr(jax.devices()[0], "compute_capability", "0") or 0) < 8.0:
                 return "fp32"
-            setting = jax.config.jax_default_matmul_precision
-            return "fp32" if str(setting).lower() in ("highest", "float32", "precision.highest") else "tf32"
+            setting = str(jax.config.jax_default_matmul_precision).lower()
+            if setting in ("highest", "float32", "precision.highest"):
+                return "fp32"
+            return "bf16" if setting == "bfloat16" else "tf32"  # None (the default): TF32 on NVIDIA GPUs
         import tensorflow as tf
 
+        gpus = tf.config.list_physical_devices("GPU")
+        capability = tf.config.experimental.get_device_details(gpus[0]).get("compute_capability") if gpus else None
+        if not capability or tuple(capability) < (8, 0):
+            return "fp32"
         return "tf32" if tf.config.experimental.tensor_float_32_execution_enabled() else "fp32"
     except Exception as exc:  # a framework without these switches: say so rather than guess
         return f"unknown ({type(exc).__name__})"
@@ -572,7 +592,10 @@ class GpuSampler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._proc: Any = None
+        # The GPU the frameworks train on: the first visible one, by UUID or by index (the parent sets
+        # CUDA_DEVICE_ORDER=PCI_BUS_ID, so CUDA's and NVML's indices agree).
         visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip()
+        self.uuid = visible if visible.startswith(("GPU-", "MIG-")) else None
         self.index = int(visible) if visible.isdigit() else 0
 
     @classmethod
@@ -582,7 +605,8 @@ class GpuSampler:
             import pynvml
 
             pynvml.nvmlInit()
-            handle = pynvml.nvmlDeviceGetHandleByIndex(sampler.index)
+            handle = (pynvml.nvmlDeviceGetHandleByUUID(sampler.uuid) if sampler.uuid
+                      else pynvml.nvmlDeviceGetHandleByIndex(sampler.index))
             sampler.source = "nvml"
             target: Callable[[], None] = lambda: sampler._poll_nvml(pynvml, handle)
         except Exception:
@@ -594,7 +618,7 @@ class GpuSampler:
                 return sampler
             sampler._proc = subprocess.Popen(
                 [exe, "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits", "-i",
-                 str(sampler.index), "-lms", "200"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                 sampler.uuid or str(sampler.index), "-lms", "200"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 text=True)
             sampler.source = "nvidia-smi"
             target = sampler._read_smi
@@ -619,9 +643,9 @@ class GpuSampler:
     def mark(self) -> int:
         return len(self.samples)
 
-    def mean(self, since: int) -> float | None:
-        """Mean utilisation in % of the samples taken since ``mark()`` returned ``since``."""
-        taken = self.samples[since:]
+    def mean(self, since: int, until: int | None = None) -> float | None:
+        """Mean utilisation in % of the samples taken between two ``mark()`` calls (or until now)."""
+        taken = self.samples[since:until]
         return sum(taken) / len(taken) if taken else None
 
     def stop(self) -> None:

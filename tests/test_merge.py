@@ -136,3 +136,27 @@ def test_a_failure_while_merging_leaves_the_database_as_it_was(here, other):
     assert after["runs"].keys() == before["runs"].keys()
     assert after["machines"].keys() == before["machines"].keys()
     assert after["epochs"] == before["epochs"]
+
+
+def test_an_older_database_is_merged_through_its_upgrade(run_cli, tmp_path):
+    """A schema-3 file's data migrations apply to what is merged (re-projected JAX runs, the in-model
+    augmentation its cifar10_cnn runs had); the file itself is not changed."""
+    from test_store import _v3_database
+
+    old = tmp_path / "old.sqlite"
+    conn = _v3_database(old)
+    conn.execute("INSERT INTO machines (fingerprint, created_at) VALUES ('fp-old', 'x')")
+    conn.execute("""INSERT INTO runs (uuid, machine_id, status, workload, build, keras_backend, projected,
+        steps_per_epoch, full_steps_per_epoch, batch_size, measured_epoch_time_s, epoch_time_s, samples_per_s,
+        settings, created_at) VALUES ('u1', 1, 'ok', 'cifar10_cnn', 'jax-here', 'jax', 1, 20, 1563, 32, 2.0,
+        30.0, 999.0, '{"options": {"augment": true}}', 'x')""")
+    conn.commit()
+    conn.close()
+    before = old.read_bytes()
+    here = tmp_path / "here.sqlite"
+    r = run_cli("merge", old, "--db", here)
+    assert r.code == 0, r.err
+    with Store.read(here) as s:
+        (run,) = s.runs()
+    assert run["epoch_time_s"] == pytest.approx(2.0 * 1563 / 20) and run["augment"] == "model"
+    assert old.read_bytes() == before
