@@ -148,7 +148,7 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> dict[str
     # Workload switches apply to the workloads that have them (a sweep's --augment to cifar10_cnn).
     options = {**w.options, **{k: v for k, v in spec.options.items() if k in w.options}}
     if "augment" in options:
-        from cpustudy.workloads.cifar10_cnn import AUGMENT_MODES, augment_where
+        from cpustudy.workloads.base import AUGMENT_MODES, augment_where
 
         try:
             options["augment"] = augment_where(options["augment"])

@@ -228,7 +228,7 @@ def train(config: dict[str, Any], emit: Emit) -> None:
     options = dict(config.get("options") or {})
     augment = "none"
     if "augment" in options:
-        from cpustudy.workloads.cifar10_cnn import augment_where
+        from cpustudy.workloads.base import augment_where
 
         augment = augment_where(options["augment"])
         options["augment"] = augment
@@ -239,8 +239,14 @@ def train(config: dict[str, Any], emit: Emit) -> None:
         "host": ("on the host: tf.data map on its thread pool" if pipeline == "tfdata" else
                  f"on the host: NumPy in a Python data pipeline ({HOST_PIPELINE_THREADS} threads)"),
     }[augment]
-    emit("data", source=config["data"], step_timing="until the epoch's training end (asynchronous dispatch)"
-         if (software.get("keras_backend") in ("jax", "torch") or device == "gpu") else "between step starts", samples=len(data), seconds=data_s, derived=data.derived,
+    # Keras 3 on JAX, and any backend on a GPU, dispatches steps asynchronously: a step's start hook
+    # fires when it is queued, and the queue drains at the epoch's end. There the time inside the steps
+    # runs from the first step's start to the end of the last (the epoch's training end); TensorFlow
+    # on CPUs runs each step to completion, so n - 1 whole steps lie between the first and last starts.
+    backend = software.get("keras_backend") or "tensorflow"
+    drains = backend in ("jax", "torch") or device == "gpu"
+    emit("data", source=config["data"], samples=len(data), seconds=data_s, derived=data.derived,
+         step_timing="until the epoch's training end (asynchronous dispatch)" if drains else "between step starts",
          from_cache=config["data"] == "synthetic" and cached,
          x_shape=list(data.x.shape), x_dtype=str(data.x.dtype), augment=augment,
          augment_where=augment_desc, validation_samples=len(val) if val is not None else 0,
@@ -250,12 +256,6 @@ def train(config: dict[str, Any], emit: Emit) -> None:
     model = workload.build(keras, params, jit_compile=config.get("jit_compile"), **options)
     emit("model", parameters=int(model.count_params()), seconds=time.perf_counter() - t0,
          xla=_xla_state(model), params=params)
-    # Keras 3 on JAX, and any backend on a GPU, dispatches steps asynchronously: a step's start hook
-    # fires when it is queued, and the queue drains at the epoch's end. There the time inside the steps
-    # runs from the first step's start to the end of the last (the epoch's training end); TensorFlow
-    # on CPUs runs each step to completion, so n - 1 whole steps lie between the first and last starts.
-    backend = software.get("keras_backend") or "tensorflow"
-    drains = backend in ("jax", "torch") or device == "gpu"
     sampler = GpuSampler.start() if device == "gpu" else None
     if sampler:
         emit("gpu_monitor", source=sampler.source, index=sampler.index)
@@ -310,9 +310,8 @@ def train(config: dict[str, Any], emit: Emit) -> None:
                 val_steps_s = self._val.steps_s(validation_s, self._val.end if drains else None)
             elapsed = end - self._t0 - (validation_s or 0.0)
             trained = self._val.start if self._val is not None else end  # the training steps' end
-            # Steps are timed from the starts of the first and the last step (n - 1 whole steps);
-            # what the epoch spends outside its steps (the data iterator's set-up and tear-down,
-            # which TensorFlow can stall for seconds) is per epoch, not per step.
+            # Time inside the steps (_StepClock); what the epoch spends outside them (the data
+            # iterator's set-up and tear-down, which TensorFlow can stall for seconds) is per epoch.
             steps_s = self._steps.steps_s(elapsed, trained if drains else None)
             boundary_s = elapsed - steps_s if steps_s is not None else None
             logs = logs or {}
@@ -341,7 +340,7 @@ def train(config: dict[str, Any], emit: Emit) -> None:
             )
 
     if augment == "host":
-        x = _HostAugmented.make(keras, workload, data, batch, steps, seed) if pipeline == "numpy" else \
+        x = _host_augmented(keras, workload, data, batch, steps, seed) if pipeline == "numpy" else \
             _tf_dataset(data.x, data.y, batch, seed, workload.augment_batch_tf)
         inputs: dict[str, Any] = {"x": x}
         if pipeline == "tfdata":
@@ -401,37 +400,34 @@ class _StepClock:
         return min(elapsed, (self.last - self.first) * self.began / (self.began - 1))
 
 
-class _HostAugmented:
+def _host_augmented(keras: Any, workload: Any, data: Any, batch: int, steps: int, seed: int) -> Any:
     """Batches shuffled and augmented on the host by background threads (Keras 3 ``PyDataset``, or a
     ``Sequence`` under tf.keras 2.x): what ImageDataGenerator.flow with fit_generator did."""
+    import numpy as np
 
-    @staticmethod
-    def make(keras: Any, workload: Any, data: Any, batch: int, steps: int, seed: int) -> Any:
-        import numpy as np
+    base = getattr(keras.utils, "PyDataset", None) or keras.utils.Sequence
+    augment = workload.augment_batch
 
-        base = getattr(keras.utils, "PyDataset", None) or keras.utils.Sequence
-        augment = workload.augment_batch
+    class Batches(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            if base is not keras.utils.Sequence:
+                super().__init__(workers=HOST_PIPELINE_THREADS, use_multiprocessing=False)
+            self.epoch = 0
+            self.order = np.random.default_rng((seed, 0)).permutation(len(data.x))
 
-        class Batches(base):  # type: ignore[misc, valid-type]
-            def __init__(self) -> None:
-                if base is not keras.utils.Sequence:
-                    super().__init__(workers=HOST_PIPELINE_THREADS, use_multiprocessing=False)
-                self.epoch = 0
-                self.order = np.random.default_rng((seed, 0)).permutation(len(data.x))
+        def __len__(self) -> int:
+            return steps
 
-            def __len__(self) -> int:
-                return steps
+        def __getitem__(self, i: int) -> Any:
+            idx = np.sort(self.order[i * batch:(i + 1) * batch])
+            rng = np.random.default_rng((seed, self.epoch, i))
+            return augment(data.x[idx], rng), data.y[idx]
 
-            def __getitem__(self, i: int) -> Any:
-                idx = np.sort(self.order[i * batch:(i + 1) * batch])
-                rng = np.random.default_rng((seed, self.epoch, i))
-                return augment(data.x[idx], rng), data.y[idx]
+        def on_epoch_end(self) -> None:
+            self.epoch += 1
+            self.order = np.random.default_rng((seed, self.epoch)).permutation(len(data.x))
 
-            def on_epoch_end(self) -> None:
-                self.epoch += 1
-                self.order = np.random.default_rng((seed, self.epoch)).permutation(len(data.x))
-
-        return Batches()
+    return Batches()
 
 
 def synthetic_cached(workload: Any, n: int, params: dict[str, Any], seed: int) -> tuple[Any, bool]:

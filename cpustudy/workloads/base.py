@@ -106,6 +106,21 @@ def conv_out(size: int, k: int, padding: str) -> int:
     return size if padding == "same" else size - k + 1
 
 
+AUGMENT_MODES = ("host", "model", "none")
+
+
+def augment_where(value: str | bool | None) -> str:
+    """Where a workload's augmentation runs: ``host``, ``model`` or ``none``. Runs stored before
+    ``host`` existed say True (the layers in the model) or False."""
+    if value is True:
+        return "model"
+    if value is False or value is None:
+        return "none"
+    if value not in AUGMENT_MODES:
+        raise ValueError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {value!r}")
+    return str(value)
+
+
 @dataclass(frozen=True)
 class Workload:
     """One model of the study, faithful to the Keras example it used."""

@@ -29,6 +29,7 @@ from cpustudy.workloads.base import (
     Flops,
     Params,
     Workload,
+    augment_where,
     compile_model,
     conv2d,
     conv_out,
@@ -120,21 +121,6 @@ def flops(p: Params) -> Flops:
         + dense(g * g * f2, p["dense"])
         + dense(p["dense"], p["classes"])
     )
-
-
-AUGMENT_MODES = ("host", "model", "none")
-
-
-def augment_where(value: str | bool | None) -> str:
-    """``host``, ``model`` or ``none``; stored runs from before ``host`` existed say True (the layers
-    in the model) or False."""
-    if value is True:
-        return "model"
-    if value is False or value is None:
-        return "none"
-    if value not in AUGMENT_MODES:
-        raise ValueError(f"augment must be one of {', '.join(AUGMENT_MODES)}, got {value!r}")
-    return str(value)
 
 
 def _prepare(images: np.ndarray, y: np.ndarray, p: Params) -> Arrays:
