@@ -218,6 +218,13 @@ def workload_variant(run: dict[str, Any]) -> str:
     return f"{name} (augment: {where})"
 
 
+def _example_validates(name: str) -> bool:
+    """Whether the workload's example validated every epoch (unknown workloads: assume it did, so a
+    missing validation time shows as "training only" rather than as like for like)."""
+    w = _workload_info(name)
+    return w is None or w.validation_samples > 0
+
+
 def _workload_info(name: str) -> Any:
     from cpustudy.workloads import ALL as WORKLOADS
 
@@ -416,10 +423,9 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     df["vcpus"] = df["vcpus"].astype("Int64")
     # Training plus the example's validation each epoch, as the study's logged epochs were; the same as
     # training alone for a workload whose example did not validate.
-    validated = [(_workload_info(w).validation_samples if _workload_info(w) is not None else 0) > 0
-                 for w in df["workload_base"]]
+    validated = pd.Series([_example_validates(w) for w in df["workload_base"]], index=df.index)
     df["total_with_validation_s"] = df["total_time_s"].where(
-        ~pd.Series(validated, index=df.index), df["total_time_s"] + df["validation_time_s"] * df["epochs"])
+        ~validated, df["total_time_s"] + df["validation_time_s"] * df["epochs"])
     df["suspect"] = suspect_column(df)
     return df
 
@@ -825,8 +831,7 @@ def then_and_now(summary: pd.DataFrame) -> pd.DataFrame:
     new = new.copy()
     with_val = pd.to_numeric(new.get("total_with_validation_s"), errors="coerce") if "total_with_validation_s" in new \
         else pd.Series(math.nan, index=new.index)
-    validates = [(_workload_info(w).validation_samples > 0) if _workload_info(w) is not None else True
-                 for w in new.get("workload_base", new["workload"])]
+    validates = [_example_validates(w) for w in new.get("workload_base", new["workload"])]
     new["basis"] = ["training only" if pd.isna(v) else "training + validation" if val
                     else "training (the example did not validate)" for v, val in zip(with_val, validates)]
     new["total_time_s"] = with_val.fillna(new["total_time_s"])
