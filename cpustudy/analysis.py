@@ -153,7 +153,7 @@ def build_with_setting(run: dict[str, Any]) -> str:
 
 def _recipe_env(build: str) -> dict[str, str] | None:
     """The env of this checkout's recipe named ``build``; None when there is no such recipe here."""
-    from cpustudy import builds
+    from cpustudy.environment import builds
 
     try:
         return dict(builds.load(build).env)

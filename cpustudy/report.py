@@ -24,6 +24,7 @@ import math
 import textwrap
 import time
 import warnings
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable
@@ -69,6 +70,7 @@ from cpustudy.analysis import (
     SUMMARY_COLUMNS,
     Analysis,
     Baseline,
+    Options,
     cheapest,
     findings,
     pareto_front,
@@ -750,3 +752,44 @@ def _write_md(a: Analysis, out: Path, charts: list[tuple[str, str, str]], facts:
     h, rows = _software_rows(a)
     lines += ["## Machines and software", "", _md_table(h, rows), ""]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+@dataclass
+class Built:
+    out: Path
+    charts: int
+    notes: list[str]
+
+
+def default_report_dir(db_path: Path, studies: list[str]) -> Path:
+    """``reports/<study>/`` when the report holds one imported study (e.g. woolf2017), else
+    ``reports/<database file stem>/``."""
+    name = studies[0] if len(studies) == 1 and studies[0] != "cpustudy" else (db_path.stem or "report")
+    return Path("reports") / name
+
+
+def build(db: str | Path | None, opts: Options, out: Path | None = None, *, dpi: int = 110,
+          formats: tuple[str, ...] = ("png", "svg"), progress: Callable[[str], None] = lambda s: None) -> Built:
+    """``cpustudy report``: analyse the database and write the report into ``out`` (default:
+    ``default_report_dir``); returns where, how many charts, and the notes for the terminal."""
+    from cpustudy.analysis import analyze
+    from cpustudy.errors import UserError
+    from cpustudy.store import Store
+
+    with Store.read(db) as store:
+        result = analyze(store, opts)
+        out = out or default_report_dir(Path(store.path), result.studies)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is a file: give a folder for the report")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create the report folder {out} ({exc.strerror})") from None
+    progress(f"{len(result.summary)} configurations from {len(result.runs)} runs; rendering charts into {out}/")
+    try:
+        written = write_report(result, out, dpi=dpi, formats=formats)
+    except OSError as exc:
+        raise UserError(f"cannot write the report into {out} ({exc.strerror or exc})") from None
+    notes = [f"{study} {workload}: fallback baseline {b.label} ({b.note})"
+             for (study, workload), b in result.baselines.items() if b.kind == "fallback"]
+    return Built(out, len(written["charts"]), notes + list(result.notes))

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from cpustudy import cli
+from cpustudy.worker.protocol import RunConfig
 
 # Keep TensorFlow quiet and off any GPU in the test process and in the workers it starts.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
@@ -44,3 +45,12 @@ def empty_keras_home(tmp_path: Path, monkeypatch) -> Path:
     (home / "datasets").mkdir(parents=True)
     monkeypatch.setenv("KERAS_HOME", str(home))
     return home
+
+
+def run_config(**fields) -> RunConfig:
+    """A RunConfig for arithmetic on a run's figures (no worker starts): mnist_mlp at 1 vCPU with
+    the given fields."""
+    values = dict(workload="mnist_mlp", vcpus=1, cpus=(0,), cpu_list="0", batch_size=32, epochs=4,
+                  full_steps_per_epoch=100, samples_per_epoch=3200, flops_per_sample=1, data="synthetic")
+    values.update(fields)
+    return RunConfig(**values)

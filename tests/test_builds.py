@@ -10,7 +10,10 @@ import sys
 
 import pytest
 
-from cpustudy import builds, machine, runner, workloads
+from cpustudy import workloads
+from cpustudy.environment import builds, machine
+from cpustudy.measure.execute import execute
+from cpustudy.measure.spec import RunSpec, plan
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
@@ -80,9 +83,9 @@ def test_image_dry_run(run_cli):
 def test_build_switches_reach_the_worker(db, build, onednn, xla, empty_keras_home):
     s = Store.open(db)
     mid = s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
-    spec = runner.RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=2,
+    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=2,
                           data="synthetic", build=build)
-    outcome = runner.execute(s, mid, runner.plan(spec))
+    outcome = execute(s, mid, plan(spec))
     assert outcome.status == "ok", outcome.error
     (run,) = s.runs()
     assert run["build"] == build and run["xla"] == xla
@@ -140,7 +143,7 @@ def test_readiness_really_imports_the_backend(tmp_path, monkeypatch):
 
 
 def test_tf_is_ready_without_importing_tensorflow_here():
-    code = ("import sys; from cpustudy import builds; print(builds.load('tf').readiness(set())); "
+    code = ("import sys; from cpustudy.environment import builds; print(builds.load('tf').readiness(set())); "
             "print('tensorflow' in sys.modules, 'keras' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

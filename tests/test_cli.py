@@ -151,7 +151,7 @@ def test_machine_command_without_probe(run_cli):
 
 
 def test_gpu_device_without_a_gpu_is_refused(run_cli, db, empty_keras_home):
-    from cpustudy.runner import gpu_names
+    from cpustudy.environment.machine import gpu_names
 
     if gpu_names():
         pytest.skip("this machine has a GPU")

@@ -11,7 +11,10 @@ import json
 import numpy as np
 import pytest
 
-from cpustudy import machine, results, runner, workloads
+from cpustudy import results, workloads
+from cpustudy.environment import machine
+from cpustudy.measure.execute import execute
+from cpustudy.measure.spec import RunSpec, plan
 from cpustudy.store import Store
 from cpustudy.workloads import cifar10_cnn
 
@@ -66,12 +69,12 @@ def test_tf_data_augmentation_matches_the_numpy_one():
 
 def test_validation_per_epoch_is_stored_and_timed_apart(db):
     s, mid = _store(db)
-    spec = runner.RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=5,
+    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=5,
                           data="synthetic")
-    config = runner.plan(spec)
-    assert config["validation"] == "study" and config["validation_steps"] == 1
-    assert config["full_validation_steps"] == 79  # MNIST's 10,000 test images in batches of 128
-    outcome = runner.execute(s, mid, config)
+    config = plan(spec)
+    assert config.validation == "study" and config.validation_steps == 1
+    assert config.full_validation_steps == 79  # MNIST's 10,000 test images in batches of 128
+    outcome = execute(s, mid, config)
     assert outcome.status == "ok", outcome.error
     epochs = results.epoch_rows(s)
     assert {"validation_s", "val_loss", "val_accuracy"} <= set(results.EPOCH_COLUMNS)
@@ -85,9 +88,9 @@ def test_validation_per_epoch_is_stored_and_timed_apart(db):
     # projected to the whole test set: 79 batches from 1
     assert run["validation_time_s"] == pytest.approx(timed[0]["validation_s"] * 79, rel=1e-6)
 
-    spec = runner.RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=5,
+    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=5,
                           data="synthetic", validation="none")
-    outcome = runner.execute(s, mid, runner.plan(spec))
+    outcome = execute(s, mid, plan(spec))
     assert outcome.status == "ok", outcome.error
     rows = [e for e in results.epoch_rows(s) if e["run_id"] == outcome.run_id]
     assert rows and all(e["validation_s"] is None and e["val_accuracy"] is None for e in rows)
@@ -95,17 +98,17 @@ def test_validation_per_epoch_is_stored_and_timed_apart(db):
 
 
 def test_text_generation_has_no_validation_as_in_the_example():
-    config = runner.plan(runner.RunSpec(workload=workloads.get("lstm_text_generation"), vcpus=1, epochs=2,
+    config = plan(RunSpec(workload=workloads.get("lstm_text_generation"), vcpus=1, epochs=2,
                                         steps_per_epoch=2, data="synthetic"))
-    assert config["validation_steps"] == 0
+    assert config.validation_steps == 0
 
 
 @pytest.mark.parametrize("augment, where", [("host", "on the host: NumPy"), ("model", "in the model")])
 def test_cifar_records_where_augmentation_ran(db, augment, where):
     s, mid = _store(db)
-    spec = runner.RunSpec(workload=workloads.get("cifar10_cnn"), vcpus=1, epochs=2, steps_per_epoch=3,
+    spec = RunSpec(workload=workloads.get("cifar10_cnn"), vcpus=1, epochs=2, steps_per_epoch=3,
                           data="synthetic", options={"augment": augment}, validation="none")
-    outcome = runner.execute(s, mid, runner.plan(spec))
+    outcome = execute(s, mid, plan(spec))
     assert outcome.status == "ok", outcome.error
     run = s.runs(run_ids=[outcome.run_id])[0]
     assert run["augment"] == augment
@@ -116,13 +119,13 @@ def test_bad_augment_value_is_a_user_error():
     from cpustudy.errors import UserError
 
     with pytest.raises(UserError, match="--augment sideways: use one of host, model, none"):
-        runner.plan(runner.RunSpec(workload=workloads.get("cifar10_cnn"), vcpus=1, data="synthetic",
+        plan(RunSpec(workload=workloads.get("cifar10_cnn"), vcpus=1, data="synthetic",
                                    options={"augment": "sideways"}))
 
 
 def test_peak_is_measured_on_the_training_device_with_its_precision():
     pytest.importorskip("tensorflow")
-    from cpustudy import worker
+    from cpustudy.worker import peak as worker
 
     peak = worker.measure_peak("tensorflow", "cpu", n=256, budget_s=0.05)
     assert peak["device"] == "cpu" and peak["precision"] == "fp32" and peak["gflops"] > 0

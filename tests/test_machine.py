@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from cpustudy import machine
+from cpustudy.environment import machine
 from cpustudy.errors import UserError
 
 

@@ -10,20 +10,25 @@ import sqlite3
 
 import pytest
 
-from cpustudy import machine, runner, store, workloads
+from cpustudy import store, workloads
+from cpustudy.environment import machine
+from cpustudy.measure.execute import execute
+from cpustudy.measure.spec import RunSpec, plan
+from cpustudy.measure.summary import summarize
+from conftest import run_config
 from cpustudy.store import Store
 
 
 def test_spread_and_stability_of_timed_epochs():
-    config = {"steps_per_epoch": None, "full_steps_per_epoch": 10, "batch_size": 4}
+    config = run_config(steps_per_epoch=None, full_steps_per_epoch=10, batch_size=4)
     steady = [{"elapsed_s": 9.0, "warmup": True}] + [{"elapsed_s": t} for t in (1.0, 1.01, 0.99, 1.0)]
-    s = runner.summarize(config, steady, 1.0)
+    s = summarize(config, steady, 1.0)
     assert s["epoch_time_cv"] < 0.05 and s["unstable"] is False
     assert s["epoch_time_iqr_s"] == pytest.approx(0.005, abs=1e-9)
     noisy = [{"elapsed_s": 9.0, "warmup": True}] + [{"elapsed_s": t} for t in (1.0, 1.3, 0.8)]
-    s = runner.summarize(config, noisy, 1.0)
+    s = summarize(config, noisy, 1.0)
     assert s["unstable"] is True and s["epoch_time_cv"] > 0.05
-    capped = runner.summarize({**config, "steps_per_epoch": 2}, noisy, 1.0)
+    capped = summarize(config.with_(steps_per_epoch=2), noisy, 1.0)
     assert capped["epoch_time_iqr_s"] == pytest.approx(s["epoch_time_iqr_s"] * 5)  # scaled to a full epoch
 
 
@@ -60,13 +65,13 @@ def _store(db):
 
 def test_peak_is_measured_once_per_configuration_and_stored_with_runs(db, empty_keras_home):
     s, mid = _store(db)
-    spec = runner.RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=2,
+    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=2,
                           data="synthetic")
-    first = runner.execute(s, mid, runner.plan(spec))
+    first = execute(s, mid, plan(spec))
     assert first.status == "ok", first.error
     (peak,) = [dict(r) for r in s.conn.execute("SELECT * FROM peaks")]
     assert peak["peak_gflops"] > 1 and peak["mem_bandwidth_gbs"] > 0.1
-    second = runner.execute(s, mid, runner.plan(spec))
+    second = execute(s, mid, plan(spec))
     assert second.status == "ok"
     assert s.conn.execute("SELECT count(*) FROM peaks").fetchone()[0] == 1
     runs = s.runs()
@@ -137,7 +142,7 @@ def test_bench_overhead(run_cli, db, empty_keras_home):
 
 
 def test_bootstrap_interval_of_the_median():
-    from cpustudy.bench import bootstrap_interval
+    from cpustudy.measure.overhead import bootstrap_interval
 
     assert bootstrap_interval([1.0]) == (1.0, 1.0)
     values = [0.9, 1.0, 1.0, 1.01, 1.02, 1.1, 1.3]
@@ -158,7 +163,7 @@ def test_bad_settings(run_cli, db):
 
 
 def test_a_tie_in_the_confirmation_pairs_keeps_the_default():
-    from cpustudy import tune
+    from cpustudy.measure import tune
 
     assert tune.confirmed([1.05, 1.10, 0.99])
     assert not tune.confirmed([1.00, 1.02, 0.92])  # median 1.00: a tie, not a gain
@@ -167,7 +172,8 @@ def test_a_tie_in_the_confirmation_pairs_keeps_the_default():
 
 
 def test_tuner_leaves_alone_what_a_build_pins():
-    from cpustudy import builds, tune
+    from cpustudy.environment import builds
+    from cpustudy.measure import tune
 
     assert tune.pinned_dimensions(builds.load("tf-eigen")) == ("onednn",)
     assert tune.pinned_dimensions(builds.load("tf-xla")) == ("xla",)

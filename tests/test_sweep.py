@@ -11,7 +11,9 @@ import time
 
 import pytest
 
-from cpustudy import machine, sweep, workloads
+from cpustudy import workloads
+from cpustudy.environment import machine
+from cpustudy.measure import sweep, session
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
@@ -44,8 +46,8 @@ def test_plan_validates_before_running(empty_keras_home):
     cells = sweep.plan_sweep(w, ["tf", "tf-eigen"], [1, 4], repeats=2, machine_fingerprint="m", topo=TOPO,
                              epochs=2, steps_per_epoch=3, data="synthetic")
     assert len(cells) == 8 and len({c.key for c in cells}) == 8
-    assert {c.config["cpu_list"] for c in cells} == {"0", "0-3"}
-    assert [c.config["env"] for c in cells if c.config["build"] == "tf-eigen"][0] == {"TF_ENABLE_ONEDNN_OPTS": "0"}
+    assert {c.config.cpu_list for c in cells} == {"0", "0-3"}
+    assert [c.config.env for c in cells if c.config.build == "tf-eigen"][0] == {"TF_ENABLE_ONEDNN_OPTS": "0"}
     again = sweep.plan_sweep(w, ["tf", "tf-eigen"], [1, 4], repeats=2, machine_fingerprint="m", topo=TOPO,
                              epochs=2, steps_per_epoch=3, data="synthetic")
     assert [c.key for c in cells] == [c.key for c in again]  # keys are stable: that is how it resumes
@@ -108,7 +110,7 @@ def test_sigkill_then_resume_ends_with_exactly_the_planned_runs(db, empty_keras_
 
 def test_a_second_sweep_on_the_same_database_is_refused(run_cli, db, empty_keras_home):
     Store.open(db).close()
-    with sweep.SweepLock(db):
+    with session.SweepLock(db):
         r = run_cli(*SWEEP, "--db", db)
     assert r.code == 2 and "being measured" in r.err and len(r.err.strip().splitlines()) == 1
     with Store.read(db) as s:

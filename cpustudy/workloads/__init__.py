@@ -55,4 +55,20 @@ def parse_list(text: str) -> list[Workload]:
     return [get(n) for n in dict.fromkeys(names)]
 
 
-__all__ = ["WORKLOADS", "VARIANTS", "ALL", "Workload", "Dataset", "Flops", "get", "parse_list"]
+def describe_all() -> list[dict[str, object]]:
+    """Every workload's shapes, defaults and training FLOPs per sample (``cpustudy workloads``)."""
+    rows: list[dict[str, object]] = []
+    for w in ALL.values():
+        f = w.flops()
+        rows.append({
+            "workload": w.name, "model": w.title, "dataset": w.dataset, "input": w.input_desc,
+            "batch_size": w.batch_size, "epochs": w.epochs, "samples_per_epoch": w.samples_per_epoch,
+            "steps_per_epoch": w.steps_per_epoch, "optimizer": w.optimizer,
+            "train_mflops_per_sample": round(f.train / 1e6, 3),
+            "forward_mflops_per_sample": round(f.forward / 1e6, 3),
+            "bound": "memory" if w.memory_bound else "compute",
+        })
+    return rows
+
+
+__all__ = ["WORKLOADS", "VARIANTS", "ALL", "Workload", "Dataset", "Flops", "describe_all", "get", "parse_list"]

@@ -5,9 +5,6 @@ Pure library: standard library only, no TensorFlow import. It knows
 * the three images under ``docker/`` (``IMAGES``) and the exact ``docker build`` argv for each
   (``docker_build_command``), which ``build_image`` prints and, where a Docker engine answers,
   runs;
-* the well-known ``-march`` values and the instruction sets they let the compiler use
-  (``MARCH_TARGETS``, ``march_isa``), named as TensorFlow's "rebuild TensorFlow with the
-  appropriate compiler flags" notice names them (``AVX512_VNNI``, ``AMX_BF16``...);
 * the one rule for a safe ``-march`` value (``validate_march``), the same pattern that
   ``builds/build_tensorflow.sh`` enforces.
 """
@@ -38,93 +35,6 @@ DEFAULT_MARCH = "x86-64-v3"
 DEFAULT_TF_VERSION = "2.21.0"
 #: Repository part of the default image tags.
 DEFAULT_REPOSITORY = "cpustudy"
-
-# --- instruction sets ---------------------------------------------------------------------------
-
-_BASE = frozenset({"SSE", "SSE2"})
-_V2 = _BASE | {"SSE3", "SSSE3", "SSE4.1", "SSE4.2", "POPCNT", "CX16"}
-_V3 = _V2 | {"AVX", "AVX2", "FMA", "BMI1", "BMI2", "F16C", "LZCNT", "MOVBE"}
-_AVX512_CORE = frozenset({"AVX512F", "AVX512BW", "AVX512CD", "AVX512DQ", "AVX512VL"})
-_V4 = _V3 | _AVX512_CORE
-_SKYLAKE_AVX512 = _V4 | {"CLWB"}
-_CASCADELAKE = _SKYLAKE_AVX512 | {"AVX512_VNNI"}
-_ICELAKE_EXTRAS = frozenset(
-    {
-        "AVX512_VBMI",
-        "AVX512_VBMI2",
-        "AVX512_BITALG",
-        "AVX512_VPOPCNTDQ",
-        "AVX512_IFMA",
-        "VAES",
-        "VPCLMULQDQ",
-        "GFNI",
-        "SHA",
-    }
-)
-_ICELAKE_SERVER = _CASCADELAKE | _ICELAKE_EXTRAS
-_SAPPHIRERAPIDS = _ICELAKE_SERVER | {
-    "AVX512_BF16",
-    "AVX512_FP16",
-    "AVX_VNNI",
-    "AMX_TILE",
-    "AMX_INT8",
-    "AMX_BF16",
-}
-_ZNVER3 = _V3 | {"SHA", "VAES", "VPCLMULQDQ"}
-_ZNVER4 = _ZNVER3 | _V4 | _ICELAKE_EXTRAS | {"AVX512_VNNI", "AVX512_BF16"}
-
-#: Well-known ``-march`` values -> the instruction sets they enable (cumulative: each set holds
-#: everything the compiler may emit for that target, not only what is new). ``native`` is
-#: whatever the build machine has, so it maps to None: unknown until build time.
-MARCH_TARGETS: Mapping[str, frozenset[str] | None] = {
-    "x86-64-v2": _V2,
-    "x86-64-v3": _V3,  # AVX2 + FMA: Haswell (2013) and Zen 1 onwards
-    "x86-64-v4": _V4,  # AVX-512 F/BW/CD/DQ/VL: Skylake-SP and Zen 4 onwards
-    "haswell": _V3,
-    "skylake-avx512": _SKYLAKE_AVX512,
-    "cascadelake": _CASCADELAKE,  # adds AVX512_VNNI (int8 dot products)
-    "icelake-server": _ICELAKE_SERVER,
-    "sapphirerapids": _SAPPHIRERAPIDS,  # adds AVX512_BF16, AVX512_FP16 and AMX tiles
-    "znver3": _ZNVER3,  # AVX2, no AVX-512
-    "znver4": _ZNVER4,  # AVX-512 incl. VNNI and BF16, no AMX
-    "native": None,
-}
-
-
-def march_isa(march: str) -> set[str] | None:
-    """The instruction sets ``-march=MARCH`` enables, or None if unknown (and for ``native``)."""
-    isa = MARCH_TARGETS.get(march)
-    return None if isa is None else set(isa)
-
-
-#: Instruction-set name used here -> the flag Linux shows in /proc/cpuinfo (as
-#: ``cpustudy.machine`` reports it). Mostly lower case, with a few historical names.
-LINUX_FLAGS: Mapping[str, str] = {
-    **{
-        name: name.lower().replace(".", "_")
-        for name in set().union(*(isa for isa in MARCH_TARGETS.values() if isa is not None))
-    },
-    "SSE3": "pni",
-    "LZCNT": "abm",
-    "SHA": "sha_ni",
-    "AVX512_IFMA": "avx512ifma",
-    "AVX512_VBMI": "avx512vbmi",
-}
-
-
-def missing_instructions(march: str, cpu_flags: set[str] | frozenset[str]) -> set[str] | None:
-    """Instruction sets a wheel built for MARCH uses that a CPU with CPU_FLAGS lacks.
-
-    CPU_FLAGS are Linux /proc/cpuinfo flags (``avx512f``, ``amx_tile``...). An empty set means
-    the wheel can run there; a non-empty one means "Illegal instruction". None when MARCH's
-    instruction sets are not known (``native``, or a value not in MARCH_TARGETS).
-    """
-    isa = MARCH_TARGETS.get(march)
-    if isa is None:
-        return None
-    flags = {flag.lower() for flag in cpu_flags}
-    return {name for name in isa if LINUX_FLAGS[name] not in flags}
-
 
 # --- validation ---------------------------------------------------------------------------------
 
@@ -161,21 +71,12 @@ def validate_tf_version(tf_version: str) -> str:
     return tf_version
 
 
-def wheel_local_version(march: str) -> str:
-    """The PEP 440 local version build_tensorflow.sh gives a wheel built for MARCH.
-
-    ``x86-64-v4`` -> ``march.x86_64_v4``, as in
-    ``tensorflow_cpu-2.21.0+march.x86_64_v4-cp311-cp311-linux_x86_64.whl``.
-    """
-    return "march." + validate_march(march).replace("-", "_").lower()
-
-
 # --- docker build -------------------------------------------------------------------------------
 
 
 def repo_root() -> Path:
     """The directory holding ``docker/``: the package's parent directory in a checkout."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     if (root / IMAGES["cpu-pip"]).is_file():
         return root
     raise UserError(

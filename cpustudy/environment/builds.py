@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from cpustudy.cache import cache_dir
 from cpustudy.errors import UserError
 
 KINDS = ("project", "overlay", "venv", "wheel")
@@ -39,22 +40,15 @@ MARKER = "cpustudy-build.json"
 def recipes_dir() -> Path:
     """``$CPUSTUDY_BUILDS_DIR/recipes``, the wheel's copy, or the checkout's ``builds/recipes``."""
     env = os.environ.get("CPUSTUDY_BUILDS_DIR")
-    here = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent  # cpustudy/
     candidates = ([Path(env) / "recipes"] if env else []) + [
-        here / "_builds" / "recipes",
-        here.parent / "builds" / "recipes",
+        package / "_builds" / "recipes",
+        package.parent / "builds" / "recipes",
     ]
     for c in candidates:
         if c.is_dir():
             return c
     raise UserError("no build recipes found: set CPUSTUDY_BUILDS_DIR to the folder holding recipes/")
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("CPUSTUDY_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "cpustudy"
-    )
-    return Path(base)
 
 
 @dataclass(frozen=True)
@@ -64,7 +58,6 @@ class Build:
     kind: str
     family: str  # pip | compiled | jax | torch | gpu: colour family in reports
     packages: tuple[str, ...] = ()
-    imports: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     settings: Mapping[str, Any] = field(default_factory=dict)
     requires_isa: tuple[str, ...] = ()
@@ -215,7 +208,6 @@ def _from_toml(path: Path) -> Build:
         kind=kind,
         family=str(data.get("family", "pip")),
         packages=tuple(data.get("packages", ())),
-        imports=tuple(data.get("imports", ())),
         env={str(k): str(v) for k, v in data.get("env", {}).items()},
         settings=dict(data.get("settings", {})),
         requires_isa=tuple(data.get("requires_isa", ())),

@@ -110,7 +110,7 @@ def cgroup_cpu_quota() -> float | None:
     return int(quota) / int(period)
 
 
-def _proc_cpuinfo() -> dict[str, str]:
+def proc_cpuinfo() -> dict[str, str]:
     info: dict[str, str] = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -168,7 +168,7 @@ def collect(use_cpuinfo: bool = True) -> Machine:
     """Describe this machine. py-cpuinfo fills in what /proc/cpuinfo lacks (brand on some arches)."""
     import psutil
 
-    proc = _proc_cpuinfo()
+    proc = proc_cpuinfo()
     flags = sorted(set(proc.get("flags", "").split()))
     model = proc.get("model name", "")
     vendor = proc.get("vendor_id", "")
@@ -282,3 +282,24 @@ def choose_cpus(vcpus: int, topo: CpuTopology, *, oversubscribe: bool = False) -
                 if len(chosen) < vcpus:
                     chosen.append(cpu)
     return sorted(chosen)
+
+
+def cpu_flags() -> set[str] | None:
+    """This CPU's instruction-set flags as Linux names them (``avx512f``); None where unreadable."""
+    flags = proc_cpuinfo().get("flags")
+    return set(flags.split()) if flags else None
+
+
+def gpu_names() -> list[str]:
+    """NVIDIA GPUs that ``nvidia-smi`` lists (empty where there is none or no driver)."""
+    import shutil
+    import subprocess
+
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return []
+    try:
+        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line.split(":", 1)[1].split("(")[0].strip() for line in out.splitlines() if line.startswith("GPU")]

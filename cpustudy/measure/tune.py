@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from cpustudy.errors import UserError
-from cpustudy.runner import RunSpec, execute, plan
+from cpustudy.measure.execute import execute
+from cpustudy.measure.spec import RunSpec, plan
 from cpustudy.store import Store
 from cpustudy.workloads import Workload
 
@@ -110,9 +111,7 @@ def tune(
         spec = RunSpec(workload=workload, vcpus=vcpus, build=build, epochs=epochs,
                        steps_per_epoch=steps_per_epoch, data=data, options=dict(options or {}),
                        validation="none", **setting.spec_args())
-        config = plan(spec)
-        config["study"] = "tune"
-        config["tune"] = {"tag": tag, "setting": asdict(setting)}
+        config = plan(spec).with_(study="tune", tune={"tag": tag, "setting": asdict(setting)})
         outcome = execute(store, machine_id, config)
         # Seconds per sample, so that settings with other batch sizes compare fairly.
         rate = outcome.summary.get("samples_per_s") if outcome.status == "ok" else None
@@ -217,3 +216,44 @@ def pinned_dimensions(build: Any) -> tuple[str, ...]:
     if build.jit_compile is not None:
         pinned.append("xla")
     return tuple(pinned)
+
+
+def verdict(result: dict[str, Any]) -> str:
+    """What a tuning found, in one sentence (after ``WORKLOAD BUILD N vCPU(s): ``)."""
+    if result["rejected_by_confirmation"]:
+        return (f"the search's fastest ({result['search_winner']}) did not beat the default by 3 % in the "
+                f"paired confirmation (ratios {result['gain_low']:.2f}-{result['gain_high']:.2f}): keeping "
+                "the default (gain 1.00x)")
+    if not result["changed"]:
+        return f"no setting beat the default by 3 % or more in {result['trials']} trials (gain 1.00x)"
+    if result["gain"] is None:
+        return f"fastest in the search: {result['label']}, but its confirmation runs failed (gain unknown)"
+    return (f"fastest {result['label']}: {result['gain']:.2f}x the default (range {result['gain_low']:.2f}-"
+            f"{result['gain_high']:.2f} over {result['confirmed_pairs']} paired repeats)")
+
+
+def tune_builds(workload_name: str, vcpus: int, builds_text: str, *, db: str | None, epochs: int = 3,
+                steps_per_epoch: int = 20, confirm: int = 3, rechecks: int = 1, batch_sizes: list[int] | None = None,
+                data: str = "synthetic", options: dict[str, Any] | None = None,
+                progress: Callable[[str], None] = lambda s: None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Tune ``workload_name`` at ``vcpus`` for each build in ``builds_text`` (every setting checked
+    before anything runs); yields ``("WORKLOAD BUILD N vCPU(s)", result)`` as each build is done."""
+    from cpustudy.environment import builds
+    from cpustudy.measure.session import measuring
+    from cpustudy.workloads import get
+
+    w = get(workload_name)
+    build_list = builds.parse_list(builds_text)
+    if rechecks < 0:
+        raise UserError(f"--rechecks must be 0 or more, got {rechecks}")
+    for b in build_list:
+        plan(RunSpec(workload=w, vcpus=vcpus, build=b.name, epochs=epochs, steps_per_epoch=steps_per_epoch,
+                     data=data, options=dict(options or {})))
+    with measuring(db) as session:
+        for b in build_list:
+            result = tune(session.store, session.machine_id, w, vcpus, b.name, epochs=epochs,
+                          steps_per_epoch=steps_per_epoch, confirm=confirm, rechecks=rechecks,
+                          batch_sizes=batch_sizes, data=data,
+                          backend_tf=b.env.get("KERAS_BACKEND", "tensorflow") == "tensorflow",
+                          pinned_by_build=pinned_dimensions(b), options=options, progress=progress)
+            yield f"{w.name} {b.name} {vcpus} vCPU(s)", result

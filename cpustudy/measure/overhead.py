@@ -19,17 +19,20 @@ from __future__ import annotations
 import json
 import statistics
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from cpustudy.runner import _worker_env, execute
+from cpustudy.measure.execute import execute, worker_env
+from cpustudy.store import Store
+from cpustudy.worker.protocol import RunConfig
 
 PLAIN = r"""
 import json, os, sys, time  # noqa: F401
 cfg = json.loads(sys.argv[1])
-from cpustudy.worker import pin_and_size  # the same pinning and thread sizing, before TensorFlow
+from cpustudy.worker.frameworks import pin_and_size  # the same pinning and thread sizing, before TensorFlow
 pin_and_size(cfg["cpus"], cfg["intra_threads"], cfg["inter_threads"])
 import tensorflow as tf
 tf.config.threading.set_intra_op_parallelism_threads(cfg["intra_threads"])
@@ -91,13 +94,12 @@ def bootstrap_interval(values: list[float], level: float = 0.95, resamples: int 
     return lo, hi
 
 
-def plain_epoch_time(config: dict[str, Any], timeout_s: float | None = None) -> float:
-    env = _worker_env(config.get("env"))
-    env["CUDA_VISIBLE_DEVICES"] = "-1"
+def plain_epoch_time(config: RunConfig, timeout_s: float | None = None) -> float:
+    env = worker_env(config.env, device="cpu")
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "plain_fit.py"
         script.write_text(PLAIN)
-        proc = subprocess.run([config["python"], str(script), json.dumps(config)], capture_output=True,
+        proc = subprocess.run([config.python or sys.executable, str(script), config.to_json()], capture_output=True,
                               text=True, env=env, timeout=timeout_s)
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -110,7 +112,7 @@ def plain_epoch_time(config: dict[str, Any], timeout_s: float | None = None) -> 
 
 
 def overhead(
-    store: Any, machine_id: int, config: dict[str, Any], rounds: int,
+    store: Store, machine_id: int, config: RunConfig, rounds: int,
     progress: Callable[[str], None] = lambda s: None,
 ) -> OverheadResult:
     """Alternate cpustudy and plain runs ``rounds`` times each; cpustudy's runs are stored."""
@@ -120,7 +122,7 @@ def overhead(
         order = ("cpustudy", "plain") if r % 2 == 0 else ("plain", "cpustudy")
         for who in order:
             if who == "cpustudy":
-                outcome = execute(store, machine_id, {**config, "repeat": r})
+                outcome = execute(store, machine_id, config.with_(repeat=r))
                 if outcome.status != "ok":
                     raise RuntimeError(f"cpustudy run failed: {outcome.error}")
                 timed = [e["elapsed_s"] for e in store.epochs([outcome.run_id]) if not e["warmup"]]
@@ -129,5 +131,47 @@ def overhead(
             else:
                 plain.append(plain_epoch_time(config))
                 progress(f"round {r + 1}/{rounds} plain keras: {plain[-1]:.3f} s/epoch")
-    return OverheadResult(config["workload"], config["vcpus"], ours, plain)
+    return OverheadResult(config.workload, config.vcpus, ours, plain)
 
+
+
+def overhead_row(res: OverheadResult, rounds: int) -> dict[str, Any]:
+    """One workload's line of ``cpustudy bench overhead``."""
+    low, high = res.interval()
+    return {"workload": res.workload, "vcpus": res.vcpus,
+            "cpustudy_epoch_s": statistics.median(res.cpustudy_s),
+            "plain_keras_epoch_s": statistics.median(res.plain_s),
+            "ratio": res.ratio, "ci95_low": low, "ci95_high": high,
+            "ratio_min": min(res.ratios), "ratio_max": max(res.ratios), "rounds": rounds}
+
+
+def measure_overhead(workloads_text: str, *, vcpus: int | None, build: str, epochs: int, steps_per_epoch: int,
+                     rounds: int, db: str | None,
+                     progress: Callable[[str, str], None] = lambda w, s: None) -> list[dict[str, Any]]:
+    """``cpustudy bench overhead``: each workload's rounds, stored as study ``bench-overhead``."""
+    from functools import partial
+
+    from cpustudy.environment import machine
+    from cpustudy.errors import UserError
+    from cpustudy.measure.session import measuring
+    from cpustudy.measure.spec import RunSpec, plan
+    from cpustudy.workloads import parse_list
+
+    wls = parse_list(workloads_text)
+    if epochs < 2:
+        raise UserError("--epochs must be 2 or more: the first epoch is a warm-up, the rest are timed")
+    topo = machine.read_topology()
+    configs = [plan(RunSpec(workload=w, vcpus=vcpus or topo.logical, build=build, epochs=epochs,
+                            steps_per_epoch=steps_per_epoch, data="synthetic", measure_peak=False,
+                            validation="none"), topo).with_(study="bench-overhead")  # plain Keras does not validate
+               for w in wls]
+    rows = []
+    with measuring(db) as session:
+        for config in configs:
+            try:
+                res = overhead(session.store, session.machine_id, config, rounds,
+                               progress=partial(progress, config.workload))
+            except RuntimeError as exc:
+                raise UserError(f"{config.workload}: {exc}") from None
+            rows.append(overhead_row(res, rounds))
+    return rows

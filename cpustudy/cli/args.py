@@ -1,0 +1,97 @@
+"""Arguments several commands share, and their types."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Sequence
+
+from cpustudy.errors import UserError
+
+PROG = "cpustudy"
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive whole number")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
+    return value
+
+
+def int_list(text: str, flag: str) -> list[int]:
+    """``32,64,128`` -> [32, 64, 128]; anything else is a one-line error naming the flag."""
+    try:
+        values = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise UserError(f"{flag}: give whole numbers separated by commas, e.g. 32,64,128") from None
+    if not values or min(values) <= 0:
+        raise UserError(f"{flag}: give positive whole numbers separated by commas, e.g. 32,64,128")
+    return values
+
+
+def add_db(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", metavar="PATH", default=None,
+                   help="SQLite results database (default: $CPUSTUDY_DB or ./cpustudy.sqlite)")
+
+
+def add_format(p: argparse.ArgumentParser, choices: Sequence[str] = ("table", "csv", "json")) -> None:
+    p.add_argument("--format", choices=choices, default="table", help="output format (default: table)")
+
+
+def add_settings(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
+                   help="train on the CPUs (default) or on a GPU, for the baseline")
+    p.add_argument("--input", choices=("numpy", "tfdata"), default="numpy",
+                   help="input pipeline: NumPy arrays into fit (the study's way, default) or a cached, "
+                   "shuffled, prefetched tf.data pipeline")
+    p.add_argument("--warmup-steps", type=int, default=0, metavar="N",
+                   help="untimed training steps before the first epoch (default: 0; the first epoch is "
+                   "always flagged warm-up)")
+
+
+def add_measure(p: argparse.ArgumentParser) -> None:
+    """What `run` and `sweep` share: settings, augmentation, validation, timeout."""
+    add_settings(p)
+    p.add_argument("--augment", choices=("host", "model", "none"), default=None,
+                   help="cifar10_cnn: where the real-time augmentation runs: host = in the input pipeline "
+                   "on host threads (default, as the study's ImageDataGenerator), model = as Keras layers on "
+                   "the training device, none")
+    p.add_argument("--no-augment", dest="augment", action="store_const", const="none",
+                   help="cifar10_cnn: train without real-time augmentation (= --augment none)")
+    p.add_argument("--validation", choices=("study", "none"), default="study",
+                   help="validate on the test set after every epoch as the study's examples did, timed apart "
+                   "from training (default: study), or not at all")
+    p.add_argument("--timeout", type=positive_int, metavar="SECONDS",
+                   help="fail a measurement after this many seconds (a sweep records it and goes on)")
+
+
+def add_grid(p: argparse.ArgumentParser, what: str) -> None:
+    """Epochs, steps, batch size, data, seed, oversubscription: `run` and `sweep`."""
+    p.add_argument("--epochs", type=positive_int, help=f"epochs {what} (default: the study's)")
+    p.add_argument("--steps-per-epoch", type=positive_int,
+                   help="cap steps per epoch; full-epoch times are then projected and labelled so")
+    p.add_argument("--batch-size", type=positive_int, help="batch size (default: each workload's)")
+    p.add_argument("--data", choices=("auto", "real", "synthetic"), default="auto",
+                   help="real Keras datasets (from the cache), synthetic data of the same shapes, or "
+                   "auto = real when cached, else synthetic (default: auto)")
+    p.add_argument("--seed", type=int, default=0, help="random seed for data and weights (default: 0)")
+    p.add_argument("--oversubscribe", action="store_true",
+                   help="allow more vCPUs than this machine has (stored as oversubscribed)")
+
+
+def options(augment: str | None) -> dict[str, str]:
+    """Workload switches from the command line (only --augment today)."""
+    return {} if augment is None else {"augment": augment}

@@ -1,0 +1,41 @@
+"""``cpustudy import woolf2017 LOGS_DIR``: the 2017 study's per-epoch logs as a study of their own."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from cpustudy.cli.args import add_db
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("import", help="import results published elsewhere (the 2017 study's logs)",
+                       description="Import published results as a study of their own.")
+    isub = p.add_subparsers(dest="source", metavar="SOURCE", parser_class=type(p), required=True)
+    w = isub.add_parser(
+        "woolf2017",
+        help="Max Woolf's 2017 per-epoch logs (gpu/, cpu-pip/cpuN/, cpu-compiled/cpuN/)",
+        description="Import the per-epoch logs of 'Benchmarking TensorFlow on Cloud CPUs' (Woolf, 2017) as "
+        "study woolf2017: one run per log file, one epoch row per line, in one transaction. Importing the "
+        "same logs again adds nothing.",
+    )
+    w.add_argument("logs_dir", metavar="LOGS_DIR", help="the study's logs/ folder (or the folder holding it)")
+    add_db(w)
+    w.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cpustudy import woolf2017
+    from cpustudy.cli.output import say
+    from cpustudy.store import Store
+
+    logs = woolf2017.read_logs(args.logs_dir)  # every file checked before the database is touched
+    with Store.open(args.db) as store:
+        r = woolf2017.write_logs(store, logs)
+        path = store.path
+    for s in r.skipped:
+        say(f"note: skipped {s}", err=True)
+    say(f"imported {r.added} run(s) with {r.epochs} epochs from {r.logs_dir} into {path} "
+        f"(study {woolf2017.STUDY}, {len(r.workloads)} workloads)"
+        + (f"; {r.present} already imported" if r.present else ""))
+    return 0

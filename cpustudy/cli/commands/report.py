@@ -1,0 +1,61 @@
+"""``cpustudy report``: summary.csv, charts and an HTML/Markdown page from the stored runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from cpustudy.cli import args as a
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "report",
+        help="charts, summary.csv and an HTML/Markdown report: time and cost relative to a baseline",
+        description="Turn stored results into summary.csv, charts (PNG and SVG), index.html (self-contained) "
+        "and report.md. Time and cost are relative to --baseline; cost = measured time x the instance "
+        "price (the 2017 study's results use the 2017 rates).",
+    )
+    a.add_db(p)
+    p.add_argument("--out", metavar="DIR",
+                   help="folder to write into (default: reports/<study>/ for one imported study such as "
+                   "woolf2017, else reports/<database file name>/)")
+    p.add_argument("--baseline", metavar="gpu|BUILD@VCPUS",
+                   help="what 1.0x is: gpu, or a CPU configuration such as tf@1 (default: the GPU run of "
+                   "each workload, else the stock build at the fewest vCPUs, labelled as a fallback)")
+    p.add_argument("--prices", metavar="FILE",
+                   help="CSV of prices that extends the shipped catalog (same columns; a row with the same "
+                   "provider, instance_type and region replaces the shipped one)")
+    p.add_argument("--instance-family", metavar="PROVIDER:FAMILY",
+                   help="instances that price CPU results, e.g. gcp:c3-highcpu, gcp:n2-highcpu, "
+                   "gcp:t2d-standard, aws:c7i (default: gcp:n2-highcpu); the instance with as many vCPUs, "
+                   "or the next larger, as the report states")
+    p.add_argument("--region", help="price region within the family (default: the catalog's first)")
+    p.add_argument("--gpu-instance", metavar="PROVIDER:INSTANCE_TYPE",
+                   help="instance that prices GPU results, e.g. gcp:g2-standard-4 (default: the single-GPU "
+                   "instance of the family's provider with the GPU the run reported)")
+    p.add_argument("--on-demand", action="store_true", help="on-demand rates (default: spot/preemptible)")
+    p.add_argument("--deadline", type=a.positive_float, metavar="SECONDS",
+                   help="find the cheapest configuration whose full training takes at most SECONDS")
+    p.add_argument("--study", metavar="NAME", help="report only this study (e.g. woolf2017 or cpustudy)")
+    p.add_argument("--dpi", type=a.positive_int, default=110, help="PNG resolution (default: 110)")
+    p.add_argument("--no-svg", action="store_true", help="write PNG charts only")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cpustudy import analysis, report
+    from cpustudy.cli.output import say
+
+    opts = analysis.Options(baseline=args.baseline, prices=args.prices, instance_family=args.instance_family,
+                            region=args.region, on_demand=args.on_demand, deadline=args.deadline,
+                            study=args.study, gpu_instance=args.gpu_instance)
+    formats = ("png",) if args.no_svg else ("png", "svg")
+    result = report.build(args.db, opts, Path(args.out) if args.out else None, dpi=args.dpi, formats=formats,
+                          progress=lambda line: say(line, err=True))
+    for note in result.notes:
+        say(f"note: {note}", err=True)
+    say(f"wrote {result.out / 'index.html'}, {result.out / 'report.md'}, {result.out / 'summary.csv'} and "
+        f"{result.charts} charts ({' + '.join(f.upper() for f in formats)})")
+    return 0

@@ -1,0 +1,31 @@
+"""``cpustudy results``: stored measurements, one row per run (or per epoch)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from cpustudy.cli.args import add_db, add_format
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("results", help="stored measurements, one row per run (or per epoch)")
+    p.add_argument("--per-epoch", action="store_true", help="one row per epoch")
+    add_format(p)
+    add_db(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cpustudy import results
+    from cpustudy.cli.output import emit_rows
+    from cpustudy.store import Store
+
+    with Store.read(args.db) as store:
+        if args.per_epoch:
+            rows, columns, title = results.epoch_rows(store), list(results.EPOCH_COLUMNS), "epochs"
+        else:
+            rows, columns, title = results.run_rows(store), list(results.RUN_COLUMNS), "runs"
+    if args.format == "table" and not args.per_epoch:
+        columns = list(results.TABLE_COLUMNS)
+    return emit_rows(args, rows, columns, f"{title} in {args.db or 'the database'}")

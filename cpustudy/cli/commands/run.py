@@ -1,0 +1,55 @@
+"""``cpustudy run``: measure one workload on N vCPUs in one fresh worker."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from cpustudy.cli import args as a
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("run", help="measure one workload on N vCPUs (one fresh worker process)")
+    p.add_argument("workload", help="workload name (see `cpustudy workloads`)")
+    p.add_argument("--vcpus", type=a.positive_int, help="vCPUs to pin to (default: all this process may use)")
+    a.add_grid(p, "to run")
+    p.add_argument("--intra-threads", type=a.positive_int, help="TF intra-op threads (default: vCPUs)")
+    p.add_argument("--inter-threads", type=a.positive_int, help="TF inter-op threads (default: vCPUs)")
+    p.add_argument("--build", default="tf", help="build to measure (default: tf; see `cpustudy builds list`)")
+    a.add_measure(p)
+    a.add_db(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cpustudy.cli.output import console, with_epoch_progress
+    from cpustudy.environment import machine
+    from cpustudy.measure import describe
+    from cpustudy.measure.execute import execute
+    from cpustudy.measure.session import measuring
+    from cpustudy.measure.spec import RunSpec, plan
+    from cpustudy.workloads import get
+
+    topo = machine.read_topology()
+    config = plan(RunSpec(  # every check happens before the database is touched
+        workload=get(args.workload), vcpus=args.vcpus or topo.logical, epochs=args.epochs,
+        steps_per_epoch=args.steps_per_epoch, batch_size=args.batch_size, data=args.data, seed=args.seed,
+        oversubscribe=args.oversubscribe, intra_threads=args.intra_threads, inter_threads=args.inter_threads,
+        build=args.build, device=args.device, warmup_steps=args.warmup_steps, input_pipeline=args.input,
+        options=a.options(args.augment), validation=args.validation), topo)
+    err = console(stderr=True)
+    with measuring(args.db) as session:
+        err.print(describe.plan_line(config))
+        outcome = with_epoch_progress(
+            lambda listener: execute(session.store, session.machine_id, config, timeout_s=args.timeout,
+                                     listener=listener), config.epochs, err)
+        db = session.store.path
+    if outcome.status != "ok":
+        print(f"{a.PROG}: run {outcome.run_id} failed: {outcome.error} "
+              f"(stored; `{a.PROG} results --db {db}` shows the worker's stderr tail)", file=sys.stderr)
+        return 1
+    print(describe.outcome_line(config, outcome))
+    for note in describe.outcome_notes(outcome):
+        print(f"{a.PROG}: note: {note}", file=sys.stderr)
+    return 0

@@ -1,0 +1,56 @@
+"""``cpustudy sweep``: measure the grid workloads x builds x vCPUs x repeats, resumably."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from cpustudy.cli import args as a
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("sweep", help="measure the grid workloads x builds x vCPUs x repeats (resumable)")
+    p.add_argument("--vcpus", default="auto", help="comma-separated vCPU counts, or auto = 1,2,4,... "
+                   "up to this machine's CPUs (default: auto)")
+    p.add_argument("--builds", default="tf", help="comma-separated builds (default: tf)")
+    p.add_argument("--workloads", default="all", help="comma-separated workloads, or all (default: all)")
+    a.add_grid(p, "per cell")
+    p.add_argument("--repeats", type=a.positive_int, default=1, help="measurements per cell (default: 1)")
+    a.add_measure(p)
+    p.add_argument("--tuned", action="store_true",
+                   help="use the setting `cpustudy tune` found for each workload, build and vCPU count")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and its estimated time; run nothing")
+    p.add_argument("--fresh", action="store_true", help="measure every cell again, even those already ok")
+    a.add_db(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cpustudy.cli.output import console, print_table, with_cell_progress
+    from cpustudy.measure import sweep
+
+    plan = sweep.plan_from(
+        workloads=args.workloads, builds=args.builds, vcpus=args.vcpus, db=args.db, repeats=args.repeats,
+        tuned=args.tuned, epochs=args.epochs, steps_per_epoch=args.steps_per_epoch, batch_size=args.batch_size,
+        data=args.data, seed=args.seed, oversubscribe=args.oversubscribe, device=args.device,
+        warmup_steps=args.warmup_steps, input_pipeline=args.input, options=a.options(args.augment),
+        validation=args.validation)
+    if args.dry_run:
+        rows, total, guessed = plan.dry_run(args.fresh)
+        print_table(rows, "sweep plan (dry run: nothing measured)")
+        basis = "partly a rough guess from FLOPs (no earlier runs)" if guessed else "from earlier runs"
+        todo = sum(r["status"] == "to measure" for r in rows)
+        print(f"{todo} of {len(rows)} cell(s) to measure, estimated {total / 60:.1f} min ({basis})")
+        return 0
+    err = console(stderr=True)
+    result = plan.measure(args.fresh, args.timeout, say=err.print,
+                          progress=lambda run_cells, n: with_cell_progress(run_cells, n, err))
+    print_table(result.rows, "sweep summary (median over repeats)")
+    if result.accounting_line:
+        err.print(result.accounting_line)
+    if result.failed:
+        print(f"{a.PROG}: {result.failed} of {result.measured} cell(s) failed (stored as failed; re-run the same "
+              "command to retry them)", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,97 @@
+"""Printing: rich consoles, tables in table/csv/json, and progress bars for long work."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable, Sequence
+
+
+def console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    out = Console(stderr=stderr, highlight=False)
+    if not out.is_terminal:
+        out = Console(stderr=stderr, highlight=False, width=220)  # pipes and files: no folding
+    return out
+
+
+def say(text: str, err: bool = False) -> None:
+    print(text, file=sys.stderr if err else sys.stdout, flush=True)
+
+
+def emit_rows(args: argparse.Namespace, rows: Sequence[dict[str, Any]], columns: list[str], title: str) -> int:
+    from cpustudy import results
+
+    fmt = getattr(args, "format", "table")
+    if fmt == "csv":
+        sys.stdout.write(results.to_csv(rows, columns))
+    elif fmt == "json":
+        sys.stdout.write(results.to_json(rows, columns))
+    else:
+        console().print(results.to_table(rows, columns, title=title))
+    return 0
+
+
+def print_table(rows: Sequence[dict[str, Any]], title: str) -> None:
+    from cpustudy import results
+
+    console().print(results.to_table(rows, list(rows[0]), title=title))
+
+
+def epoch_line(event: dict[str, Any], total: int) -> str:
+    acc = event.get("accuracy")
+    return (f"  epoch {event['epoch']}/{total}: {event['elapsed_s']:.3f} s, "
+            f"{event['samples_per_s']:,.0f} samples/s, loss {event['loss']:.4f}"
+            + (f", acc {acc:.4f}" if acc is not None else "")
+            + (f"; validation {event['validation_s']:.3f} s" if event.get("validation_s") is not None else "")
+            + (f", val_acc {event['val_accuracy']:.4f}" if event.get("val_accuracy") is not None else "")
+            + (f"; GPU busy {event['gpu_util']:.0f} %" if event.get("gpu_util") is not None else "")
+            + (" (warm-up)" if event.get("warmup") else ""))
+
+
+def with_epoch_progress(measure: Callable[[Callable[[str, Any], None]], Any], total: int, out: Any) -> Any:
+    """Run ``measure(listener)`` under a progress bar of ``total`` epochs, printing each epoch."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from cpustudy.worker import protocol
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} epochs"),
+                  TimeElapsedColumn(), console=out, transient=True) as progress:
+        task = progress.add_task("starting worker", total=total)
+
+        def listener(kind: str, event: Any) -> None:
+            if kind == protocol.SOFTWARE:
+                progress.update(task, description="preparing data")
+            elif kind == protocol.TRAIN_START:
+                progress.update(task, description="training")
+            elif kind == protocol.EPOCH:
+                progress.advance(task)
+                progress.console.print(epoch_line(event, total))
+
+        return measure(listener)
+
+
+def with_cell_progress(run: Callable[..., Any], n: int, out: Any) -> Any:
+    """Run ``run(on_start=..., on_done=...)`` over ``n`` sweep cells under a progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import TimeRemainingColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=out) as bar:
+        task = bar.add_task("sweep", total=n)
+
+        def on_start(i: int, cell: Any) -> None:
+            bar.update(task, description=cell.label)
+
+        def on_done(i: int, cell: Any, outcome: Any) -> None:
+            bar.advance(task)
+            if outcome.status == "ok":
+                s = outcome.summary
+                bar.console.print(f"  ok     {cell.label}: epoch {s['epoch_time_s']:.2f} s"
+                                  + (" (projected)" if s.get("projected") else "")
+                                  + f", {s['samples_per_s']:,.0f} samples/s")
+            else:
+                bar.console.print(f"  FAILED {cell.label}: {outcome.error}")
+
+        return run(on_start=on_start, on_done=on_done)

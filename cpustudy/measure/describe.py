@@ -1,0 +1,38 @@
+"""A measurement in words, for the terminal: what is about to run, what came out, what to note."""
+
+from __future__ import annotations
+
+from cpustudy.measure.execute import RunOutcome
+from cpustudy.worker.protocol import RunConfig
+
+
+def plan_line(c: RunConfig) -> str:
+    return (f"{c.workload}: {c.vcpus} vCPU(s) on CPU(s) {c.cpu_list}, {c.intra_threads}/{c.inter_threads} threads, "
+            f"build {c.build}, batch {c.batch_size}, {c.epochs} epoch(s) x {c.steps_run} steps, {c.data} data")
+
+
+def outcome_line(c: RunConfig, outcome: RunOutcome) -> str:
+    s = outcome.summary
+    basis = "projected from" if s.get("projected") else "median of"
+    if s.get("validation_time_s") is not None:
+        projected = " (projected)" if c.validation_steps != c.full_validation_steps else ""
+        validation = f"; validation {s['validation_time_s']:.2f} s per epoch{projected}, timed apart from training"
+    else:
+        validation = "; not validated"
+    return (f"run {outcome.run_id} ok: {c.workload} {c.vcpus} vCPU(s), {c.data} data: "
+            f"{s['samples_per_s']:,.0f} samples/s, epoch {s['epoch_time_s']:.2f} s "
+            f"({basis} {s['timed_epochs'] or 1} epoch(s) of {c.steps_run} steps), startup {s['startup_s']:.1f} s"
+            + validation)
+
+
+def outcome_notes(outcome: RunOutcome) -> list[str]:
+    s = outcome.summary
+    notes = []
+    boundary, measured = s.get("epoch_boundary_s"), s.get("measured_epoch_time_s")
+    if boundary and measured and boundary > 0.05 * measured:
+        notes.append(f"{boundary:.2f} s of each {measured:.2f} s epoch was spent outside its training steps "
+                     f"(data iterator set-up/tear-down; CPU busy {100 * (s.get('cpu_utilization') or 0):.0f} %); "
+                     "counted once per epoch, not per step; `--input tfdata` keeps one iterator across epochs")
+    if not s.get("timed_epochs"):
+        notes.append("only the warm-up epoch ran; use --epochs 2 or more for a steady-state time")
+    return notes

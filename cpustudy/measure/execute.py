@@ -1,0 +1,241 @@
+"""One measurement: start a fresh worker, store what it reports as it arrives, finish the run.
+
+The parent never imports TensorFlow. ``execute`` records the machine's state, starts
+``python -m cpustudy.worker`` under the build's interpreter with the run's ``RunConfig``, stores
+each event (software, data, model, every epoch, the peak) as it arrives, and finishes the run as
+``ok`` or ``failed`` (with the exit code and the tail of the worker's output). A failed measurement
+is stored and returned, never raised; an interrupt fails the run, kills the worker and goes on up.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+from cpustudy.environment.probe import worker_env
+from cpustudy.measure import peaks
+from cpustudy.measure.summary import summarize
+from cpustudy.store import Store
+from cpustudy.worker import protocol
+from cpustudy.worker.protocol import RunConfig
+
+Listener = Callable[[str, Mapping[str, Any]], None]
+
+
+@dataclass
+class RunOutcome:
+    run_id: int
+    status: str
+    summary: dict[str, Any]
+    error: str | None = None
+    exit_code: int | None = None
+
+
+def execute(
+    store: Store,
+    machine_id: int,
+    config: RunConfig,
+    *,
+    timeout_s: float | None = None,
+    listener: Listener | None = None,
+) -> RunOutcome:
+    """Run one measurement in a fresh worker and store it; never raises for a failed measurement."""
+    from cpustudy.environment import state
+
+    peak = peaks.known(store, machine_id, config) if config.measure_peak else None
+    config = config.with_(machine_state=state.machine_state(sample_s=0.2),
+                          measure_peak_now=config.measure_peak and peak is None)
+    run_id = store.start_run(machine_id, config.as_dict())
+    try:
+        return _Run(store, machine_id, run_id, config, peak, listener).go(timeout_s)
+    except BaseException as exc:
+        # Whatever went wrong in the parent (an interrupt, a full disk, a listener's bug), the run
+        # must not stay "running": finish it as failed, then let the exception go on.
+        if store.runs(run_ids=[run_id])[0]["status"] == "running":
+            reason = "interrupted by the user" if isinstance(exc, KeyboardInterrupt) else f"parent error: {exc!r}"
+            store.finish_run(run_id, "failed", {}, error=reason)
+        raise
+
+
+@dataclass
+class _Run:
+    """One run's bookkeeping while its worker trains: the events stored as they come."""
+
+    store: Store
+    machine_id: int
+    run_id: int
+    config: RunConfig
+    peak: dict[str, Any] | None
+    listener: Listener | None
+    epochs: list[dict[str, Any]] = field(default_factory=list)
+    software: dict[str, Any] = field(default_factory=dict)
+    startup: float | None = None
+    error: str | None = None
+
+    def go(self, timeout_s: float | None) -> RunOutcome:
+        worker = _Worker.start(self.config)
+        if worker.spawn_error:
+            return self._finish("failed", worker.spawn_error, None)
+        try:
+            for kind, event in worker.events(timeout_s):
+                self.on_event(kind, event, worker.spawned_at)
+        except BaseException:
+            worker.kill()  # never leave a worker training behind; execute finishes the run as failed
+            worker.discard_log()
+            raise
+        code = worker.close()
+        if worker.timed_out:
+            self.error = f"timed out after {timeout_s:g} s"
+        if code == 0 and not worker.timed_out and len(self.epochs) == self.config.epochs:
+            worker.discard_log()
+            return self._finish("ok", None, 0)
+        if self.error is None:
+            self.error = _exit_reason(code, len(self.epochs), self.config.epochs)
+        tail = worker.log_tail()
+        worker.discard_log()
+        return self._finish("failed", self.error, code, tail)
+
+    def on_event(self, kind: str, event: dict[str, Any], spawned_at: float) -> None:
+        store, run_id = self.store, self.run_id
+        if kind == protocol.SOFTWARE:
+            self.software = event
+            store.set_software(run_id, self.software)
+        elif kind in (protocol.DATA, protocol.MODEL, protocol.WARMUP):
+            # How long data preparation (and from where), model building and warm-up took.
+            self.software["data_prep" if kind == protocol.DATA else kind] = event
+            store.set_software(run_id, self.software)
+            if kind == protocol.MODEL and event.get("xla") is not None:
+                store.set_xla(run_id, bool(event["xla"]))
+        elif kind == protocol.TRAIN_START:
+            self.startup = float(event["wall"]) - spawned_at
+        elif kind == protocol.EPOCH:
+            store.add_epoch(run_id, event)
+            self.epochs.append(event)
+        elif kind == protocol.ERROR:
+            self.error = event.get("message")
+        elif kind == protocol.GPU_MONITOR:
+            self.software["gpu_monitor"] = event
+            store.set_software(run_id, self.software)
+        elif kind == protocol.PEAK:
+            self.software["peak"] = {"seconds": event.get("seconds")}  # time spent measuring it
+            store.set_software(run_id, self.software)
+            self.peak = peaks.record(store, self.machine_id, self.config, event)
+        if self.listener:
+            self.listener(kind, event)
+
+    def _finish(self, status: str, error: str | None, code: int | None, tail: str = "") -> RunOutcome:
+        summary = summarize(self.config, self.epochs, self.startup)
+        if self.peak:
+            summary.update(self.peak)
+        stored_error = error + ("\n--- worker stderr (tail) ---\n" + tail if tail else "") if error else None
+        self.store.finish_run(self.run_id, status, summary, exit_code=code, error=stored_error)
+        return RunOutcome(self.run_id, status, summary, error, code)
+
+
+def _exit_reason(code: int, epochs: int, expected: int) -> str:
+    if code < 0:
+        reason = f"worker killed by signal {signal.Signals(-code).name}"
+        return reason + (" (out of memory?)" if -code == signal.SIGKILL else "")
+    if code == 0:
+        return f"worker ended after {epochs} of {expected} epochs"
+    return f"worker exited with code {code}"
+
+
+class _Worker:
+    """A worker process: its event pipe and its output, kept in a file for the error's tail."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen | None = None
+        self.read_fd = -1
+        self.log = tempfile.NamedTemporaryFile(prefix="cpustudy-worker-", suffix=".log", delete=False)
+        self.spawned_at = time.time()
+        self.spawn_error: str | None = None
+        self.timed_out = False
+
+    @classmethod
+    def start(cls, config: RunConfig) -> "_Worker":
+        w = cls()
+        read_fd, write_fd = os.pipe()
+        try:
+            w.proc = subprocess.Popen(
+                [config.python or sys.executable, "-m", "cpustudy.worker", config.to_json(), str(write_fd)],
+                pass_fds=(write_fd,), stdin=subprocess.DEVNULL, stdout=w.log, stderr=subprocess.STDOUT,
+                env=worker_env(config.env, config.device), start_new_session=True,
+            )
+        except OSError as exc:
+            os.close(read_fd)
+            w.spawn_error = f"could not start the worker: {exc}"
+        else:
+            w.read_fd = read_fd
+        finally:
+            os.close(write_fd)
+        return w
+
+    def events(self, timeout_s: float | None) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Events as the worker sends them, until it closes the pipe or the time is up."""
+        deadline = time.monotonic() + timeout_s if timeout_s else None
+        buffer = b""
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([self.read_fd], [], [], wait)
+            if not ready:
+                self.timed_out = True
+                return
+            chunk = os.read(self.read_fd, 65536)
+            if not chunk:
+                return
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                event = protocol.decode(line)
+                if event is not None:
+                    yield event
+
+    def close(self) -> int:
+        """Stop reading and wait for the worker's exit code (a timed-out worker is killed first)."""
+        self._close_pipe()
+        assert self.proc is not None
+        if self.timed_out:
+            _kill(self.proc)
+        return self.proc.wait()
+
+    def kill(self) -> None:
+        self._close_pipe()
+        if self.proc is not None:
+            _kill(self.proc)
+
+    def _close_pipe(self) -> None:
+        if self.read_fd >= 0:
+            os.close(self.read_fd)
+            self.read_fd = -1
+        self.log.close()
+
+    def log_tail(self, lines: int = 25, chars: int = 4000) -> str:
+        return stderr_tail(Path(self.log.name), lines, chars)
+
+    def discard_log(self) -> None:
+        Path(self.log.name).unlink(missing_ok=True)
+
+
+def stderr_tail(path: Path, lines: int = 25, chars: int = 4000) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.rstrip().splitlines()[-lines:])[-chars:]
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()

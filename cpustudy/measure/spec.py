@@ -1,0 +1,182 @@
+"""What the user asked for (``RunSpec``) -> the measurement to run (``RunConfig``), checked.
+
+``plan`` is the one place where a measurement's settings are validated and resolved: CPUs picked,
+threads sized, the data source, the build's interpreter and switches, step caps, validation steps.
+Every check happens here, before a database is touched; a bad setting is a one-line ``UserError``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cpustudy.environment import machine as machine_mod
+from cpustudy.errors import UserError
+from cpustudy.worker.protocol import RunConfig
+from cpustudy.workloads import Workload
+
+DATA_MODES = ("auto", "real", "synthetic")
+VALIDATIONS = ("study", "none")
+INPUTS = ("numpy", "tfdata")
+DEVICES = ("cpu", "gpu")
+
+
+@dataclass
+class RunSpec:
+    """What the user asked for; ``plan`` turns it into a ``RunConfig``."""
+
+    workload: Workload
+    vcpus: int
+    epochs: int | None = None
+    steps_per_epoch: int | None = None
+    batch_size: int | None = None
+    data: str = "auto"
+    seed: int = 0
+    repeat: int = 0
+    build: str = "tf"
+    oversubscribe: bool = False
+    intra_threads: int | None = None
+    inter_threads: int | None = None
+    jit_compile: bool | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    device: str = "cpu"
+    warmup_steps: int = 0
+    input_pipeline: str = "numpy"
+    env: dict[str, str] = field(default_factory=dict)  # extra switches on top of the build's
+    measure_peak: bool = True
+    validation: str = "study"  # validate every epoch as the example did, or not at all
+
+
+def keras_datasets_dir() -> Path:
+    return Path(os.environ.get("KERAS_HOME") or Path.home() / ".keras") / "datasets"
+
+
+def real_data_cached(workload: Workload) -> bool:
+    d = keras_datasets_dir()
+    return any((d / name).exists() for name in workload.real_files)
+
+
+def resolve_data(workload: Workload, mode: str) -> str:
+    """``auto`` -> real when Keras' cache has the dataset, else synthetic; ``real`` must be cached."""
+    if mode not in DATA_MODES:
+        raise UserError(f"unknown data mode {mode!r}: use --data auto, real or synthetic")
+    if mode == "synthetic":
+        return "synthetic"
+    if real_data_cached(workload):
+        return "real"
+    if mode == "auto":
+        return "synthetic"
+    raise UserError(
+        f"real {workload.dataset} data is not in the Keras cache and cannot be downloaded here: place "
+        f"{workload.real_files[0]} in {keras_datasets_dir()}, or use --data synthetic"
+    )
+
+
+def check_positive(name: str, value: int | None) -> None:
+    if value is not None and value <= 0:
+        raise UserError(f"{name} must be a positive whole number, got {value}")
+
+
+def _check(spec: RunSpec) -> None:
+    for name, value in (
+        ("--vcpus", spec.vcpus),
+        ("--epochs", spec.epochs),
+        ("--steps-per-epoch", spec.steps_per_epoch),
+        ("--batch-size", spec.batch_size),
+        ("--intra-threads", spec.intra_threads),
+        ("--inter-threads", spec.inter_threads),
+    ):
+        check_positive(name, value)
+    if spec.warmup_steps < 0:
+        raise UserError(f"--warmup-steps must be 0 or more, got {spec.warmup_steps}")
+    if spec.input_pipeline == "tfdata" and spec.build in ("jax", "torch"):
+        raise UserError("--input tfdata needs a TensorFlow build; use --input numpy with jax or torch")
+    if spec.input_pipeline not in INPUTS:
+        raise UserError(f"unknown input pipeline {spec.input_pipeline!r}: use --input numpy or tfdata")
+    if spec.validation not in VALIDATIONS:
+        raise UserError(f"unknown validation {spec.validation!r}: use --validation study or none")
+    if spec.device not in DEVICES:
+        raise UserError(f"unknown device {spec.device!r}: use --device cpu or gpu")
+    if spec.device == "gpu" and not machine_mod.gpu_names():
+        raise UserError("no GPU here (nvidia-smi lists none): run --device gpu on a machine with one, "
+                        "then bring its results over with `cpustudy merge`")
+
+
+def _workload_options(spec: RunSpec) -> dict[str, Any]:
+    """Workload switches apply to the workloads that have them (a sweep's --augment to cifar10_cnn)."""
+    w = spec.workload
+    options = {**w.options, **{k: v for k, v in spec.options.items() if k in w.options}}
+    if "augment" in options:
+        from cpustudy.workloads.base import AUGMENT_MODES, augment_where
+
+        try:
+            options["augment"] = augment_where(options["augment"])
+        except ValueError:
+            raise UserError(f"--augment {options['augment']}: use one of {', '.join(AUGMENT_MODES)}") from None
+    return options
+
+
+def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> RunConfig:
+    """The measurement ``spec`` asks for: validated, with CPUs, threads and data resolved."""
+    from cpustudy.environment import builds
+
+    _check(spec)
+    w = spec.workload
+    options = _workload_options(spec)
+    build = builds.load(spec.build)
+    topo = topo or machine_mod.read_topology()
+    cpus = machine_mod.choose_cpus(spec.vcpus, topo, oversubscribe=spec.oversubscribe)
+    quota = machine_mod.cgroup_cpu_quota()
+    throttled = quota is not None and spec.vcpus > quota + 1e-9
+    if throttled and not spec.oversubscribe:
+        raise UserError(
+            f"{spec.vcpus} vCPUs cannot be measured honestly here: a cgroup CPU quota (docker --cpus) allows "
+            f"{quota:g} CPUs; use --vcpus {max(1, int(quota or 1))} or fewer, pin with --cpuset-cpus instead of "
+            "--cpus, or --oversubscribe to measure anyway")
+    ready, why = build.readiness(machine_mod.cpu_flags(), import_check=False)  # `builds list` imports for real
+    if not ready:
+        raise UserError(f"build {build.name} cannot run here: {why}")
+    batch = spec.batch_size or w.batch_size
+    full_steps = -(-w.samples_per_epoch // batch)
+    steps = spec.steps_per_epoch
+    if steps is not None and steps >= full_steps:
+        steps = None  # a cap at or above a full epoch is a full epoch
+    validating = spec.validation == "study" and w.validation_samples > 0
+    return RunConfig(
+        workload=w.name,
+        device=spec.device,
+        build=spec.build,
+        vcpus=spec.vcpus,
+        cpus=tuple(cpus),
+        cpu_list=machine_mod.format_cpu_list(cpus),
+        oversubscribed=spec.vcpus > len(cpus) or spec.vcpus > topo.logical or throttled,
+        intra_threads=spec.intra_threads or spec.vcpus,
+        inter_threads=spec.inter_threads or spec.vcpus,
+        batch_size=batch,
+        epochs=spec.epochs or w.epochs,
+        steps_per_epoch=steps,
+        full_steps_per_epoch=full_steps,
+        samples_per_epoch=w.samples_per_epoch,
+        validation=spec.validation,
+        validation_steps=w.validation_steps(batch, steps) if validating else 0,
+        full_validation_steps=w.validation_steps(batch) if validating else 0,
+        data_requested=spec.data,
+        data=resolve_data(w, spec.data),
+        seed=spec.seed,
+        repeat=spec.repeat,
+        jit_compile=spec.jit_compile if spec.jit_compile is not None else build.jit_compile,
+        build_kind=build.kind,
+        build_family=build.family,
+        python=build.python,
+        env={**build.worker_env(), **spec.env},
+        build_env=build.worker_env(),  # the build's own switches, apart from extra settings
+        warmup_steps=spec.warmup_steps,
+        input_pipeline=spec.input_pipeline,
+        measure_peak=spec.measure_peak,
+        options=options,
+        params=dict(spec.params),
+        flops_per_sample=w.flops(spec.params or None).train,
+    )

@@ -1,0 +1,331 @@
+"""Sweeps: the grid workloads x builds x vCPU counts x repeats, one fresh worker per cell.
+
+* Everything is validated before the first cell runs (unknown names, builds not set up, more vCPUs
+  than the machine has).
+* Cells are interleaved: consecutive cells differ in build (and the build order rotates), so slow
+  drift of a shared machine hits every configuration alike.
+* Resumable: a cell is done when an ``ok`` run with its key exists; ``fresh`` measures again. A
+  killed sweep leaves at most one run ``running``; the next sweep marks it failed and measures the
+  cell again, so re-running the same command ends with exactly the planned ``ok`` runs.
+* One measurement at a time per database (``cpustudy.measure.session``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from cpustudy.environment import machine as machine_mod
+from cpustudy.errors import UserError
+from cpustudy.measure.execute import RunOutcome, execute
+from cpustudy.measure.spec import RunSpec, plan
+from cpustudy.store import Store
+from cpustudy.worker.protocol import RunConfig
+from cpustudy.workloads import Workload
+
+KEY_FIELDS = (
+    "workload", "device", "build", "vcpus", "repeat", "epochs", "steps_per_epoch", "batch_size",
+    "data", "seed", "intra_threads", "inter_threads", "jit_compile", "options", "params",
+    "input_pipeline", "env", "warmup_steps", "tuning_id", "validation",
+)
+DEFAULT_STARTUP_S = 10.0
+
+
+def parse_vcpus(text: str, topo: machine_mod.CpuTopology) -> list[int]:
+    """``auto`` (1, 2, 4, ... up to this machine's CPUs) or a comma-separated list."""
+    if text.strip() == "auto":
+        out, n = [], 1
+        while n < topo.logical:
+            out.append(n)
+            n *= 2
+        return out + [topo.logical]
+    values = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            n = int(part)
+        except ValueError:
+            raise UserError(f"--vcpus: {part!r} is not a whole number (give e.g. 1,2 or auto)") from None
+        if n <= 0:
+            raise UserError(f"--vcpus: {n} must be positive (give e.g. 1,2 or auto)")
+        values.append(n)
+    if not values:
+        raise UserError("--vcpus: give one or more counts, e.g. 1,2, or auto")
+    return sorted(dict.fromkeys(values))
+
+
+def cell_key(config: RunConfig, machine_fingerprint: str) -> str:
+    """A cell's identity: the settings that make it a different measurement, and the machine."""
+    values = config.as_dict()
+    key = {k: values.get(k) for k in KEY_FIELDS}
+    key["machine"] = machine_fingerprint
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+@dataclass
+class Cell:
+    config: RunConfig
+
+    @property
+    def key(self) -> str:
+        assert self.config.cell_key is not None
+        return self.config.cell_key
+
+    @property
+    def label(self) -> str:
+        c = self.config
+        return f"{c.workload} {c.build} {c.vcpus} vCPU r{c.repeat}"
+
+
+def interleave(workloads: Sequence[Workload], builds: Sequence[str], vcpus: Sequence[int],
+               repeats: int) -> list[tuple[Workload, str, int, int]]:
+    """Grid order: builds alternate from cell to cell, and their order rotates."""
+    out = []
+    turn = 0
+    for r in range(repeats):
+        for w in workloads:
+            for v in vcpus:
+                k = turn % len(builds)
+                for b in list(builds[k:]) + list(builds[:k]):
+                    out.append((w, b, v, r))
+                turn += 1
+    return out
+
+
+def plan_sweep(
+    workloads: Sequence[Workload],
+    builds: Sequence[str],
+    vcpus: Sequence[int],
+    *,
+    repeats: int = 1,
+    machine_fingerprint: str,
+    topo: machine_mod.CpuTopology | None = None,
+    **spec_args: Any,
+) -> list[Cell]:
+    """Every cell's worker configuration; raises ``UserError`` before anything runs."""
+    if repeats <= 0:
+        raise UserError(f"--repeats must be a positive whole number, got {repeats}")
+    topo = topo or machine_mod.read_topology()
+    cells = []
+    for w, b, v, r in interleave(workloads, builds, vcpus, repeats):
+        config = plan(RunSpec(workload=w, vcpus=v, build=b, repeat=r, **spec_args), topo)
+        cells.append(Cell(config.with_(cell_key=cell_key(config, machine_fingerprint))))
+    return cells
+
+
+def pending(store: Store | None, cells: Iterable[Cell], fresh: bool = False) -> list[Cell]:
+    cells = list(cells)
+    if fresh or store is None:
+        return cells
+    done = {r["cell_key"] for r in store.runs(status="ok", cell_keys=[c.key for c in cells])}
+    return [c for c in cells if c.key not in done]
+
+
+def estimate_seconds(store: Store | None, cell: Cell) -> tuple[float, bool]:
+    """Expected wall time of a cell and whether it comes from earlier runs (else a rough guess).
+
+    Earlier ok runs of the same workload, build and vCPUs give the step time and startup; without
+    them, the workload's FLOPs at an assumed 20 GFLOP/s per vCPU (a guess, labelled as such).
+    """
+    c = cell.config
+    steps = c.steps_run
+    if store is not None:
+        rows = [r for r in store.runs(status="ok") if r["workload"] == c.workload
+                and r["build"] == c.build and r["vcpus"] == c.vcpus and r["step_time_s"]]
+        if rows:
+            step = statistics.median(r["step_time_s"] for r in rows)
+            start = statistics.median(r["startup_s"] or DEFAULT_STARTUP_S for r in rows)
+            return start + c.epochs * steps * step, True
+    step = c.flops_per_sample * c.batch_size / (20e9 * c.vcpus)
+    return DEFAULT_STARTUP_S + c.epochs * steps * max(step, 1e-3), False
+
+
+def run_cells(
+    store: Store,
+    machine_id: int,
+    cells: Sequence[Cell],
+    *,
+    timeout_s: float | None = None,
+    on_start: Callable[[int, Cell], None] | None = None,
+    on_done: Callable[[int, Cell, RunOutcome], None] | None = None,
+) -> list[tuple[Cell, RunOutcome]]:
+    """Measure each cell in a fresh worker; a failed cell is stored as failed and the sweep goes on."""
+    out = []
+    for i, cell in enumerate(cells):
+        if on_start:
+            on_start(i, cell)
+        outcome = execute(store, machine_id, cell.config, timeout_s=timeout_s)
+        out.append((cell, outcome))
+        if on_done:
+            on_done(i, cell, outcome)
+    return out
+
+
+def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
+    """Per (workload, build, vCPUs): ok runs, median epoch time and its spread over repeats."""
+    runs = store.runs(cell_keys=[c.key for c in cells])
+    groups: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+    for c in cells:
+        groups.setdefault((c.config.workload, c.config.build, c.config.vcpus), [])
+    keys = {c.key: (c.config.workload, c.config.build, c.config.vcpus) for c in cells}
+    for r in runs:
+        groups[keys[r["cell_key"]]].append(r)
+    rows = []
+    for (w, b, v), rs in groups.items():
+        ok = [r for r in rs if r["status"] == "ok"]
+        times = [r["epoch_time_s"] for r in ok if r["epoch_time_s"]]
+        rows.append({
+            "workload": w, "build": b, "vcpus": v,
+            "ok": len(ok), "failed": len([r for r in rs if r["status"] == "failed"]),
+            "epoch_time_s": statistics.median(times) if times else None,
+            "spread_s": (max(times) - min(times)) if len(times) > 1 else None,
+            "samples_per_s": statistics.median(r["samples_per_s"] for r in ok) if ok else None,
+            "projected": any(r["projected"] for r in ok),
+        })
+    return rows
+
+
+def time_accounting(store: Store, run_ids: Sequence[int], wall_s: float) -> dict[str, float | None]:
+    """Where a sweep's wall time went: timed training (what the results are made of), warm-up
+    (first epochs and ``--warmup-steps``), worker start-up (spawn to first step: mostly importing
+    TensorFlow), peak measurements, and the rest (process exit, machine-state samples, bookkeeping).
+    ``overhead`` is wall time / timed training (1.00 = every second went into timed epochs)."""
+    runs = store.runs(run_ids=run_ids) if run_ids else []
+    epochs = store.epochs(run_ids) if run_ids else []
+    timed = sum(e["elapsed_s"] for e in epochs if not e["warmup"])
+    warmup = sum(e["elapsed_s"] for e in epochs if e["warmup"])
+    startup = peak = 0.0
+    for r in runs:
+        startup += r["startup_s"] or 0.0
+        software = json.loads(r["software"] or "{}")
+        warmup += (software.get("warmup") or {}).get("seconds") or 0.0
+        peak += (software.get("peak") or {}).get("seconds") or 0.0
+    return {
+        "wall_s": wall_s, "timed_s": timed, "warmup_s": warmup, "startup_s": startup, "peak_s": peak,
+        "other_s": max(0.0, wall_s - timed - warmup - startup - peak),
+        "overhead": wall_s / timed if timed > 0 else None,
+    }
+
+
+def apply_tunings(cells: list[Cell], store: Store, machine_fingerprint: str, db_label: str) -> list[Cell]:
+    """Each cell with the runtime setting `cpustudy tune` stored for it on this machine (``--tuned``)."""
+    from cpustudy.measure.tune import setting_from
+    from cpustudy.workloads import get
+
+    row = store.conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (machine_fingerprint,)).fetchone()
+    machine_id = row[0] if row else None
+    out = []
+    for cell in cells:
+        c = cell.config
+        tuning = store.tuning(machine_id, c.workload, c.build, c.vcpus) if machine_id is not None else None
+        if tuning is None:
+            raise UserError(f"no tuning stored for {c.workload} {c.build} at {c.vcpus} vCPU(s) "
+                            f"on this machine: run `cpustudy tune {c.workload} --vcpus {c.vcpus} "
+                            f"--builds {c.build} --db {db_label}` first, or drop --tuned")
+        spec = RunSpec(workload=get(c.workload), vcpus=c.vcpus, build=c.build, repeat=c.repeat, epochs=c.epochs,
+                       steps_per_epoch=c.steps_per_epoch, data=c.data_requested, seed=c.seed,
+                       oversubscribe=c.oversubscribed, device=c.device, warmup_steps=c.warmup_steps,
+                       options=dict(c.options), validation=c.validation,
+                       **setting_from(tuning).spec_args())
+        new = plan(spec).with_(tuning_id=tuning["id"])
+        out.append(Cell(new.with_(cell_key=cell_key(new, machine_fingerprint))))
+    return out
+
+
+def plan_rows(store: Store | None, cells: Sequence[Cell], todo: Sequence[Cell]) -> tuple[list[dict[str, Any]], float, bool]:
+    """A dry run's table: each cell, whether it is still to measure, its estimated seconds; and the
+    total estimate of what is to measure, and whether part of it is a guess (no earlier runs)."""
+    todo_keys = {c.key for c in todo}
+    rows, total, guessed = [], 0.0, False
+    for c in cells:
+        est, measured = estimate_seconds(store, c)
+        if c.key in todo_keys:
+            total += est
+            guessed = guessed or not measured
+        cfg = c.config
+        rows.append({"workload": cfg.workload, "build": cfg.build, "vcpus": cfg.vcpus, "cpus": cfg.cpu_list,
+                     "repeat": cfg.repeat, "epochs": cfg.epochs, "steps_per_epoch": cfg.steps_run,
+                     "data": cfg.data, "status": "to measure" if c.key in todo_keys else "done",
+                     "estimate_s": round(est, 1)})
+    return rows, total, guessed
+
+
+@dataclass
+class SweepResult:
+    rows: list[dict[str, Any]]  # per (workload, build, vCPUs): ok, failed, median epoch time
+    measured: int
+    failed: int
+    accounting_line: str | None  # where the wall time went
+
+
+@dataclass
+class SweepPlan:
+    """A sweep's cells on this machine, against one database (``plan_from``)."""
+
+    cells: list[Cell]
+    db_path: Path
+    machine: machine_mod.Machine
+
+    def dry_run(self, fresh: bool) -> tuple[list[dict[str, Any]], float, bool]:
+        from cpustudy.store import Store
+
+        store = Store.read(self.db_path) if self.db_path.is_file() else None
+        return plan_rows(store, self.cells, pending(store, self.cells, fresh))
+
+    def measure(self, fresh: bool, timeout_s: float | None, say: Callable[[str], None],
+                progress: Callable[[Callable[..., Any], int], Any]) -> SweepResult:
+        """Measure what is not measured yet (everything with ``fresh``), under ``progress``."""
+        import time
+
+        from cpustudy.environment import state
+        from cpustudy.measure.session import measuring
+
+        with measuring(self.db_path, self.machine) as session:
+            store = session.store
+            todo = pending(store, self.cells, fresh)
+            for warning in state.warnings(state.machine_state()):
+                say(f"warning: {warning} (timings may be noisy; see `cpustudy machine --check`)")
+            if session.stale:
+                say(f"{session.stale} run(s) left running by a killed process were marked failed")
+            say(f"sweep: {len(self.cells)} cell(s) planned, {len(self.cells) - len(todo)} already measured, "
+                f"{len(todo)} to measure into {store.path}")
+            t0 = time.perf_counter()
+            outcomes = progress(lambda **hooks: run_cells(store, session.machine_id, todo, timeout_s=timeout_s,
+                                                          **hooks), len(todo))
+            account = time_accounting(store, [o.run_id for _, o in outcomes], time.perf_counter() - t0)
+            rows = summary_rows(store, self.cells)
+        line = None
+        if account["overhead"]:
+            t = account
+            line = (f"sweep time: {t['wall_s']:.0f} s wall for {t['timed_s']:.0f} s of timed training "
+                    f"({t['overhead']:.2f}x): worker start-up {t['startup_s']:.0f} s, warm-up {t['warmup_s']:.0f} s, "
+                    f"peak measurements {t['peak_s']:.0f} s, other {t['other_s']:.0f} s")
+        failed = sum(o.status != "ok" for _, o in outcomes)
+        return SweepResult(rows, len(outcomes), failed, line)
+
+
+def plan_from(*, workloads: str, builds: str, vcpus: str, db: str | None, repeats: int = 1, tuned: bool = False,
+              **spec_args: Any) -> SweepPlan:
+    """A sweep from the command line's lists (names and vCPU counts checked here, every cell planned)."""
+    from cpustudy.environment import builds as builds_mod
+    from cpustudy.store import Store, default_path
+    from cpustudy.workloads import parse_list
+
+    topo = machine_mod.read_topology()
+    wls = parse_list(workloads)
+    build_names = [b.name for b in builds_mod.parse_list(builds)]
+    counts = parse_vcpus(vcpus, topo)
+    m = machine_mod.collect()
+    cells = plan_sweep(wls, build_names, counts, repeats=repeats, machine_fingerprint=m.fingerprint, topo=topo,
+                       **spec_args)
+    db_path = Path(db) if db else default_path()
+    if tuned:
+        with Store.read(db_path) as store:
+            cells = apply_tunings(cells, store, m.fingerprint, str(db_path))
+    return SweepPlan(cells, db_path, m)

@@ -1,0 +1,167 @@
+"""Pin the worker to its CPUs and size its thread pools, then import the frameworks and report them.
+
+``pin_and_size`` must run *before* TensorFlow (or NumPy's BLAS) is imported, so every thread pool
+is sized for and confined to the run's CPUs. ``import_frameworks`` imports TensorFlow/Keras and
+reports versions, backend, oneDNN and the instruction sets TensorFlow says it was not compiled for.
+Standard library only at import.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+import tempfile
+import time
+from typing import Any, Callable
+
+MISSING_ISA = re.compile(r"To enable the following instructions:\s*([A-Za-z0-9_ ]+?)\s*,? in other operations")
+ONEDNN_ON = "oneDNN custom operations are on"
+
+THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "TF_NUM_INTRAOP_THREADS")
+RECORDED_ENV = (
+    "TF_ENABLE_ONEDNN_OPTS",
+    "TF_USE_LEGACY_KERAS",
+    "KERAS_BACKEND",
+    "XLA_FLAGS",
+    "TF_XLA_FLAGS",
+    "OMP_NUM_THREADS",
+    "KMP_BLOCKTIME",
+    "KMP_AFFINITY",
+    "TF_NUM_INTRAOP_THREADS",
+    "TF_NUM_INTEROP_THREADS",
+    "CUDA_VISIBLE_DEVICES",
+)
+
+
+def pin_and_size(cpus: list[int] | None, intra: int | None, inter: int | None) -> None:
+    """Pin this process to ``cpus`` and size thread pools; must run before any heavy import."""
+    if cpus:
+        os.sched_setaffinity(0, cpus)
+    if intra:
+        for var in THREAD_ENV:
+            os.environ[var] = str(intra)
+    if inter:
+        os.environ["TF_NUM_INTEROP_THREADS"] = str(inter)
+
+
+def capture_stderr(fn: Callable[[], Any]) -> tuple[Any, str]:
+    """Run ``fn`` with file descriptor 2 captured (TensorFlow's C++ logging writes there)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            result = fn()
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            text = tmp.read().decode("utf-8", "replace")
+            sys.stderr.write(text)
+    return result, text
+
+
+def import_frameworks(intra: int | None, inter: int | None) -> tuple[Any, dict[str, Any]]:
+    """Import TensorFlow (when used) and Keras; return the Keras module and what they report."""
+    backend = os.environ.get("KERAS_BACKEND", "tensorflow")
+    legacy = os.environ.get("TF_USE_LEGACY_KERAS") == "1"
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "0"  # so TF states the ISA it lacks (its stderr is captured)
+    software: dict[str, Any] = {
+        "python_version": platform.python_version(),
+        "python_executable": sys.executable,
+        "env": {k: os.environ[k] for k in RECORDED_ENV if k in os.environ},
+    }
+    tf = None
+    import_log = ""
+    t0 = time.perf_counter()
+    if backend == "tensorflow" or legacy:
+        tf, import_log = capture_stderr(lambda: __import__("tensorflow"))
+        if intra:
+            tf.config.threading.set_intra_op_parallelism_threads(intra)
+        if inter:
+            tf.config.threading.set_inter_op_parallelism_threads(inter)
+    if legacy:
+        assert tf is not None  # legacy Keras comes with TensorFlow
+        keras = tf.keras  # tf_keras (Keras 2) on TF >= 2.16, Keras 2 itself on older TF
+    else:
+        import keras  # type: ignore[no-redef]
+    software["import_s"] = time.perf_counter() - t0
+    software["keras_version"] = getattr(keras, "__version__", None)
+    try:
+        software["keras_backend"] = keras.backend.backend()
+    except AttributeError:
+        software["keras_backend"] = backend
+    if backend == "torch" and not legacy:
+        import torch
+
+        software["torch_version"] = torch.__version__
+        if intra:
+            torch.set_num_threads(intra)
+        if inter:
+            torch.set_num_interop_threads(inter)
+    if backend == "jax" and not legacy:
+        import jax
+
+        software["jax_version"] = jax.__version__
+    if tf is not None:
+        software["tf_version"] = tf.__version__
+        software["tf_git_version"] = getattr(tf, "__git_version__", None)
+        try:
+            software["tf_build_info"] = dict(tf.sysconfig.get_build_info())
+        except Exception:  # older builds
+            software["tf_build_info"] = {}
+        software["onednn"] = onednn_enabled(import_log)
+        match = MISSING_ISA.search(import_log)
+        reported = bool(match) or "optimized to use available CPU" in import_log
+        software["tf_isa_report"] = reported
+        # "" = TF reported and lacks nothing; None = TF said nothing about instruction sets
+        software["tf_missing_isa"] = match.group(1).strip() if match else ("" if reported else None)
+        software["intra_threads"] = tf.config.threading.get_intra_op_parallelism_threads()
+        software["inter_threads"] = tf.config.threading.get_inter_op_parallelism_threads()
+    try:
+        import numpy
+
+        software["numpy_version"] = numpy.__version__
+    except ImportError:  # pragma: no cover - Keras needs NumPy
+        pass
+    software["affinity"] = sorted(os.sched_getaffinity(0))
+    return keras, software
+
+
+def onednn_enabled(import_log: str) -> bool | None:
+    try:
+        from tensorflow.python.util import _pywrap_util_port
+
+        return bool(_pywrap_util_port.IsMklEnabled())
+    except Exception:
+        return ONEDNN_ON in import_log if import_log else None
+
+
+def list_gpus(backend: str | None) -> list[str]:
+    """Names of the GPUs the backend sees."""
+    if backend == "jax":
+        import jax
+
+        return [d.device_kind for d in jax.devices() if d.platform == "gpu"]
+    if backend == "torch":
+        import torch
+
+        return [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    import tensorflow as tf
+
+    names = []
+    for gpu in tf.config.list_physical_devices("GPU"):
+        details = tf.config.experimental.get_device_details(gpu)
+        names.append(details.get("device_name", gpu.name))
+    return names
+
+
+def xla_state(model: Any) -> bool | None:
+    for attr in ("jit_compile", "_jit_compile"):
+        value = getattr(model, attr, None)
+        if isinstance(value, bool):
+            return value
+    return None

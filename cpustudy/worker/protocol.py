@@ -1,0 +1,133 @@
+"""What passes between the parent and a worker: a ``RunConfig`` in, events out.
+
+The parent (``cpustudy.measure``) plans a ``RunConfig``, starts ``python -m cpustudy.worker
+CONFIG_JSON EVENTS_FD`` under the build's interpreter, and reads one JSON object per line from the
+pipe: ``{"type": <event name>, ...fields}``. Both sides use the names below; nothing else is shared.
+Standard library only: the worker imports this before pinning its CPUs and importing TensorFlow.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+# -- events, in the order a worker sends them ----------------------------------------------------
+SOFTWARE = "software"  # versions, backend, oneDNN/XLA, ISA report, GPUs, float32 precision
+DATA = "data"  # where the data came from, its shapes, how long preparing it took, augmentation
+MODEL = "model"  # parameters, build time, whether XLA compiles it
+GPU_MONITOR = "gpu_monitor"  # how the GPU's utilisation is sampled (NVML or nvidia-smi)
+WARMUP = "warmup"  # untimed --warmup-steps
+TRAIN_START = "train_start"  # wall clock of the first epoch's start (start-up ends here)
+EPOCH = "epoch"  # one epoch: its times, loss, accuracy, validation, GPU utilisation
+PEAK = "peak"  # the device's measured peak GFLOP/s and memory bandwidth
+DONE = "done"
+ERROR = "error"  # the worker failed: message
+
+EVENTS = (SOFTWARE, DATA, MODEL, GPU_MONITOR, WARMUP, TRAIN_START, EPOCH, PEAK, DONE, ERROR)
+
+
+def encode(kind: str, fields: Mapping[str, Any]) -> str:
+    """One event as the line the worker writes."""
+    return json.dumps({"type": kind, **fields}, default=str) + "\n"
+
+
+def decode(line: bytes | str) -> tuple[str, dict[str, Any]] | None:
+    """An event line -> (name, fields); None for a line that is not an event."""
+    try:
+        event = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if not isinstance(event, dict):
+        return None
+    return str(event.pop("type", "")), event
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One measurement, fully resolved: what the worker trains and what the store records.
+
+    ``cpustudy.measure.spec.plan`` makes one from what the user asked for (``RunSpec``); sweeps, the
+    tuner and the overhead benchmark derive theirs with ``with_(...)``. Stored whole as a run's
+    ``settings`` (``as_dict``); the worker reads it back with ``from_json``.
+    """
+
+    workload: str
+    vcpus: int
+    cpus: tuple[int, ...]
+    cpu_list: str
+    batch_size: int
+    epochs: int
+    full_steps_per_epoch: int
+    samples_per_epoch: int
+    flops_per_sample: int
+    data: str  # real | synthetic, as resolved
+    device: str = "cpu"
+    build: str = "tf"
+    build_kind: str = "pip"
+    build_family: str = "tf"
+    python: str | None = None  # the build's interpreter (None: the parent's)
+    env: Mapping[str, str] = field(default_factory=dict)  # every variable set for the worker
+    build_env: Mapping[str, str] = field(default_factory=dict)  # the build's own part of env
+    oversubscribed: bool = False
+    intra_threads: int | None = None
+    inter_threads: int | None = None
+    steps_per_epoch: int | None = None  # a cap below a full epoch (projected), else None
+    validation: str = "study"
+    validation_steps: int = 0
+    full_validation_steps: int = 0
+    data_requested: str = "auto"
+    seed: int = 0
+    repeat: int = 0
+    jit_compile: bool | None = None
+    warmup_steps: int = 0
+    input_pipeline: str = "numpy"
+    measure_peak: bool = True
+    options: Mapping[str, Any] = field(default_factory=dict)  # workload switches (augment)
+    params: Mapping[str, Any] = field(default_factory=dict)  # workload hyper-parameters
+    # Set after planning, by whoever runs it:
+    study: str = "cpustudy"  # cpustudy | tune | bench-overhead
+    cell_key: str | None = None  # a sweep cell's identity, for resuming
+    tuning_id: int | None = None  # the tuning a --tuned cell applies
+    tune: Mapping[str, Any] | None = None  # a tuner trial's tag and setting
+    machine_state: Mapping[str, Any] | None = None  # load, busy processes... just before the run
+    measure_peak_now: bool = False  # measure the peak in this run (none cached for its key)
+
+    def with_(self, **changes: Any) -> "RunConfig":
+        return dataclasses.replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON types (lists, dicts), as stored in a run's ``settings``."""
+        return json.loads(self.to_json())
+
+    def to_json(self) -> str:
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return json.dumps(values, sort_keys=True, default=_plain)
+
+    @classmethod
+    def from_json(cls, text: str) -> "RunConfig":
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> "RunConfig":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(values) - names
+        if unknown:
+            raise ValueError(f"unknown run configuration field(s): {', '.join(sorted(unknown))}")
+        kw = dict(values)
+        kw["cpus"] = tuple(kw.get("cpus") or ())
+        return cls(**kw)
+
+    @property
+    def steps_run(self) -> int:
+        """Training steps each epoch runs (the cap, or a full epoch)."""
+        return self.steps_per_epoch or self.full_steps_per_epoch
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, (tuple, set, frozenset)):
+        return list(value)
+    return str(value)
