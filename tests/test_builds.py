@@ -33,6 +33,7 @@ def test_required_builds_exist_with_their_switches():
     assert "intel-tensorflow-avx512==2.14.0" in all_["tf214-avx512"].packages
 
 
+@pytest.mark.tensorflow
 def test_readiness_checks_the_cpu(tmp_path, monkeypatch):
     monkeypatch.setenv("CPUSTUDY_CACHE", str(tmp_path))
     b = builds.load("tf214-avx512")
@@ -79,6 +80,7 @@ def test_image_dry_run(run_cli):
     assert r.code == 0 and r.out.startswith("docker build") and "MARCH=x86-64-v4" in r.out
 
 
+@pytest.mark.tensorflow
 @pytest.mark.parametrize("build,onednn,xla", [("tf-eigen", 0, 0), ("tf-onednn", 1, 0), ("tf-xla", None, 1)])
 def test_build_switches_reach_the_worker(db, build, onednn, xla, empty_keras_home):
     s = Store.open(db)
@@ -142,6 +144,7 @@ def test_readiness_really_imports_the_backend(tmp_path, monkeypatch):
     assert not ready and why.startswith("cpustudy_crashing_backend is not importable") and "SIGABRT" in why
 
 
+@pytest.mark.tensorflow
 def test_tf_is_ready_without_importing_tensorflow_here():
     code = ("import sys; from cpustudy.environment import builds; print(builds.load('tf').readiness(set())); "
             "print('tensorflow' in sys.modules, 'keras' in sys.modules)")

@@ -32,6 +32,7 @@ def test_help_does_not_import_tensorflow():
     assert out.strip().splitlines()[-1] == "HEAVY="
 
 
+@pytest.mark.tensorflow
 def test_run_then_results(run_cli, db, empty_keras_home):
     r = run_cli("run", "mnist_mlp", "--vcpus", 1, "--epochs", 3, "--steps-per-epoch", 20,
                 "--data", "synthetic", "--db", db)
@@ -64,6 +65,7 @@ def test_run_then_results(run_cli, db, empty_keras_home):
     assert table.code == 0 and "mnist_mlp" in table.out
 
 
+@pytest.mark.tensorflow
 @pytest.mark.parametrize("name", list(WORKLOADS))
 def test_every_workload_trains(run_cli, db, name, empty_keras_home):
     r = run_cli("run", name, "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 3, "--db", db)
@@ -144,6 +146,7 @@ def test_workloads_command(run_cli):
     assert float(mlp["train_mflops_per_sample"]) == pytest.approx(WORKLOADS["mnist_mlp"].flops().train / 1e6, abs=1e-3)
 
 
+@pytest.mark.tensorflow
 def test_machine_command_without_probe(run_cli):
     r = run_cli("machine", "--no-probe", "--format", "json")
     info = json.loads(r.out)
@@ -159,6 +162,7 @@ def test_gpu_device_without_a_gpu_is_refused(run_cli, db, empty_keras_home):
     assert r.code == 2 and "no GPU here" in r.err and not db.exists()
 
 
+@pytest.mark.tensorflow
 def test_machine_command_probes_tensorflow(run_cli):
     info = json.loads(run_cli("machine", "--format", "json").out)
     sw = info["software"]

@@ -39,6 +39,7 @@ def _explained(before: np.ndarray, after: np.ndarray) -> set[tuple[int, int, boo
             if np.array_equal(_reference(before, dy, dx, f), after)}
 
 
+@pytest.mark.tensorflow
 def test_host_augmentation_is_imagedatagenerators_shift_and_flip():
     rng = np.random.default_rng(0)
     x = rng.random((64, 32, 32, 3), dtype=np.float32)
@@ -59,6 +60,7 @@ def test_augment_modes_and_old_stored_values(value, where):
     assert cifar10_cnn.augment_where(value) == where
 
 
+@pytest.mark.tensorflow
 def test_tf_data_augmentation_matches_the_numpy_one():
     tf = pytest.importorskip("tensorflow")
     x = np.random.default_rng(2).random((16, 32, 32, 3), dtype=np.float32)
@@ -67,6 +69,7 @@ def test_tf_data_augmentation_matches_the_numpy_one():
         assert _explained(before, after)
 
 
+@pytest.mark.tensorflow
 def test_validation_per_epoch_is_stored_and_timed_apart(db):
     s, mid = _store(db)
     spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=5,
@@ -103,6 +106,7 @@ def test_text_generation_has_no_validation_as_in_the_example():
     assert config.validation_steps == 0
 
 
+@pytest.mark.tensorflow
 @pytest.mark.parametrize("augment, where", [("host", "on the host: NumPy"), ("model", "in the model")])
 def test_cifar_records_where_augmentation_ran(db, augment, where):
     s, mid = _store(db)

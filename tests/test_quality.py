@@ -63,6 +63,7 @@ def _store(db):
     return s, s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
 
 
+@pytest.mark.tensorflow
 def test_peak_is_measured_once_per_configuration_and_stored_with_runs(db, empty_keras_home):
     s, mid = _store(db)
     spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=2,
@@ -81,6 +82,7 @@ def test_peak_is_measured_once_per_configuration_and_stored_with_runs(db, empty_
     assert len(state["loadavg"]) == 3
 
 
+@pytest.mark.tensorflow
 def test_tfdata_input_and_warmup_steps(run_cli, db, empty_keras_home):
     r = run_cli("run", "mnist_cnn", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 3, "--input", "tfdata",
                 "--warmup-steps", 2, "--db", db)
@@ -90,12 +92,14 @@ def test_tfdata_input_and_warmup_steps(run_cli, db, empty_keras_home):
     assert row["peak_gflops"] > 1 and 0 < row["pct_of_peak"] < 100
 
 
+@pytest.mark.tensorflow
 def test_machine_check(run_cli):
     r = run_cli("machine", "--check", "--no-probe", "--format", "json")
     info = json.loads(r.out)
     assert r.code == 0 and len(info["state"]["loadavg"]) == 3 and isinstance(info["warnings"], list)
 
 
+@pytest.mark.tensorflow
 def test_tune_stores_trials_and_the_best_setting(run_cli, db, empty_keras_home):
     r = run_cli("tune", "mnist_mlp", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 2, "--confirm", 1,
                 "--db", db)
@@ -129,6 +133,7 @@ def test_tune_stores_trials_and_the_best_setting(run_cli, db, empty_keras_home):
     assert refused.code == 2 and "no tuning stored" in refused.err
 
 
+@pytest.mark.tensorflow
 def test_bench_overhead(run_cli, db, empty_keras_home):
     r = run_cli("bench", "overhead", "--workloads", "mnist_mlp", "--vcpus", 1, "--epochs", 3,
                 "--steps-per-epoch", 20, "--rounds", 2, "--format", "csv", "--db", db)
@@ -200,6 +205,7 @@ def test_bench_needs_two_epochs(run_cli, db):
     assert r.code == 2 and "--epochs must be 2 or more" in r.err and not db.exists()
 
 
+@pytest.mark.tensorflow
 def test_tuner_does_not_keep_a_switch_the_framework_did_not_apply(run_cli, db, empty_keras_home):
     # cifar10_cnn's augmentation layers (--augment model) cannot be compiled by XLA: Keras turns
     # jit_compile off, so "XLA on" is the same program as the default and must never be reported as

@@ -29,6 +29,7 @@ def tf_forward_flops(model, input_shape) -> int:
     return tf.compat.v1.profiler.profile(graph=graph, options=opts).total_float_ops
 
 
+@pytest.mark.tensorflow
 @pytest.mark.parametrize("name", sorted(TINY))
 def test_forward_flops_match_tensorflow_profiler(name):
     import keras
@@ -47,6 +48,7 @@ def test_forward_flops_match_tensorflow_profiler(name):
         ("lstm_text_generation", {"maxlen": 5, "step": 3, "chars": 9, "units": 4}),
     ],
 )
+@pytest.mark.tensorflow
 def test_recurrent_flops_follow_the_weights(name, params):
     """Per time step an LSTM does one multiply-add per gate weight: forward = 2 x (weights) + biases."""
     import keras
@@ -124,6 +126,7 @@ def test_bigrams_match_the_keras_example_loop():
     assert len(vocab) == len(index)
 
 
+@pytest.mark.tensorflow
 def test_pad_tail_matches_keras_pad_sequences():
     import keras
 
@@ -160,6 +163,7 @@ def test_flops_add():
     assert (base.Flops(1, 2) + base.Flops(3, 4)).train == 10
 
 
+@pytest.mark.tensorflow
 def test_lazy_adam_variant_updates_only_the_rows_a_batch_touches():
     """Step 1: lazy and dense Adam agree (moments start at zero). Step 2 on other rows: dense Adam
     still moves the rows of step 1 (their momentum), lazy Adam leaves them alone."""

@@ -26,6 +26,7 @@ def _store(db):
     return s, s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
 
 
+@pytest.mark.tensorflow
 def test_worker_pins_itself_and_reports_software(db):
     s, mid = _store(db)
     config = _plan()
@@ -45,6 +46,7 @@ def test_worker_pins_itself_and_reports_software(db):
         assert "AVX2" in software["tf_missing_isa"].split()
 
 
+@pytest.mark.tensorflow
 def test_each_epoch_splits_its_time_into_steps_and_the_rest(db):
     s, mid = _store(db)
     spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=4,
@@ -61,6 +63,7 @@ def test_each_epoch_splits_its_time_into_steps_and_the_rest(db):
     assert 0 < run["cpu_utilization"] < 4  # process CPU seconds per wall second per vCPU
 
 
+@pytest.mark.tensorflow
 def test_a_crashing_worker_is_stored_as_failed(db):
     s, mid = _store(db)
     config = _plan().with_(workload="no_such_workload")  # the worker fails after importing TensorFlow
@@ -71,6 +74,7 @@ def test_a_crashing_worker_is_stored_as_failed(db):
     assert "worker stderr" in run["error"]  # the tail of what it printed
 
 
+@pytest.mark.tensorflow
 def test_a_timeout_is_stored_as_failed(db):
     s, mid = _store(db)
     outcome = execute(s, mid, _plan(), timeout_s=0.5)
@@ -119,6 +123,7 @@ def test_a_cap_of_a_full_epoch_or_more_is_not_a_projection():
     assert cfg.steps_per_epoch is None and cfg.full_steps_per_epoch == 469
 
 
+@pytest.mark.tensorflow
 def test_real_data_through_the_keras_loader(db, tmp_path, monkeypatch):
     """Real Nietzsche text placed in the Keras cache goes through the example's real loading code."""
     home = tmp_path / "keras"

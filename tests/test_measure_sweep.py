@@ -82,6 +82,7 @@ def _ok_keys(db):
     return [r[0] for r in rows]
 
 
+@pytest.mark.tensorflow
 def test_sigkill_then_resume_ends_with_exactly_the_planned_runs(db, empty_keras_home):
     cmd = [sys.executable, "-m", "cpustudy", *SWEEP, "--db", str(db)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -108,6 +109,7 @@ def test_sigkill_then_resume_ends_with_exactly_the_planned_runs(db, empty_keras_
         assert not [r for r in s.runs() if r["status"] == "running"]
 
 
+@pytest.mark.tensorflow
 def test_a_second_sweep_on_the_same_database_is_refused(run_cli, db, empty_keras_home):
     Store.open(db).close()
     with session.SweepLock(db):
@@ -117,6 +119,7 @@ def test_a_second_sweep_on_the_same_database_is_refused(run_cli, db, empty_keras
         assert s.count("runs") == 0
 
 
+@pytest.mark.tensorflow
 def test_failed_cells_are_stored_and_the_sweep_goes_on(run_cli, db, empty_keras_home):
     r = run_cli(*SWEEP, "--timeout", "1", "--db", db)
     assert r.code == 1
@@ -127,12 +130,14 @@ def test_failed_cells_are_stored_and_the_sweep_goes_on(run_cli, db, empty_keras_
     assert all("timed out" in x["error"] for x in runs)
 
 
+@pytest.mark.tensorflow
 def test_dry_run_measures_nothing(run_cli, db, empty_keras_home):
     r = run_cli(*SWEEP, "--dry-run", "--db", db)
     assert r.code == 0 and "2 of 2 cell(s) to measure" in r.out
     assert not db.exists()
 
 
+@pytest.mark.tensorflow
 def test_a_sweep_accounts_for_its_wall_time(run_cli, db, empty_keras_home):
     r = run_cli(*SWEEP, "--db", db)
     assert r.code == 0, r.err
