@@ -34,9 +34,7 @@ def test_spread_and_stability_of_timed_epochs():
 
 def test_a_version_1_database_is_upgraded_without_losing_rows(db):
     conn = sqlite3.connect(db)
-    for statement in store.MIGRATIONS[0].split(";"):
-        if statement.strip():
-            conn.execute(statement)
+    store.MIGRATIONS[0](conn)
     conn.execute(f"PRAGMA application_id = {store.APPLICATION_ID}")
     conn.execute("PRAGMA user_version = 1")
     conn.execute("INSERT INTO runs (uuid, status, workload, build, created_at) VALUES ('u1', 'ok', 'mnist_mlp', 'tf', 'now')")

@@ -6,7 +6,6 @@ import sqlite3
 
 import pytest
 
-from cpustudy import store
 from cpustudy.environment import machine
 from cpustudy.errors import UserError
 from cpustudy.store import Store
@@ -57,18 +56,6 @@ def test_epochs_are_durable_before_the_run_finishes(db):
     s.close()
 
 
-def test_schema_is_versioned(db):
-    Store.open(db).close()
-    conn = sqlite3.connect(db)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
-    assert conn.execute("PRAGMA application_id").fetchone()[0] == store.APPLICATION_ID
-    conn.execute(f"PRAGMA user_version = {store.SCHEMA_VERSION + 1}")
-    conn.commit()
-    conn.close()
-    with pytest.raises(UserError, match="newer"):
-        Store.read(db)
-
-
 def test_foreign_sqlite_file_is_refused_and_untouched(tmp_path):
     path = tmp_path / "other.sqlite"
     conn = sqlite3.connect(path)
@@ -109,37 +96,6 @@ def test_reading_a_database_being_created_sees_no_runs(tmp_path):
 def test_missing_folder_is_refused(tmp_path):
     with pytest.raises(UserError, match="does not exist"):
         Store.open(tmp_path / "nope" / "x.sqlite")
-
-
-def _v3_database(path):
-    """A database at schema version 3, written by the migrations themselves."""
-    conn = sqlite3.connect(path)
-    for sql in store.MIGRATIONS[:3]:
-        conn.executescript(sql)
-    conn.execute(f"PRAGMA application_id = {store.APPLICATION_ID}")
-    conn.execute("PRAGMA user_version = 3")
-    return conn
-
-
-def test_v4_reprojects_jax_and_torch_runs_and_marks_old_runs_unvalidated(tmp_path):
-    """Capped JAX/PyTorch epochs were projected from step-start times that measured only the steps'
-    dispatch; the upgrade projects them again from whole epochs. TensorFlow runs stay as they were."""
-    path = tmp_path / "old.sqlite"
-    conn = _v3_database(path)
-    cols = ("uuid, status, workload, build, keras_backend, projected, steps_per_epoch, full_steps_per_epoch, "
-            "batch_size, measured_epoch_time_s, epoch_time_s, samples_per_s, settings, created_at")
-    conn.execute(f"INSERT INTO runs ({cols}) VALUES ('a','ok','cifar10_cnn','jax-here','jax',1,20,1563,32,"
-                 "2.0,30.0,999.0,'{\"options\": {\"augment\": true}}','x')")
-    conn.execute(f"INSERT INTO runs ({cols}) VALUES ('b','ok','mnist_mlp','tf','tensorflow',1,20,469,128,"
-                 "1.0,20.0,3000.0,'{}','x')")
-    conn.commit()
-    conn.close()
-    with store.Store.open(path) as s:
-        jax, tf = s.runs()
-    assert jax["epoch_time_s"] == pytest.approx(2.0 * 1563 / 20)
-    assert jax["samples_per_s"] == pytest.approx(20 * 32 / 2.0)
-    assert jax["augment"] == "model" and jax["validation"] == "none"
-    assert tf["epoch_time_s"] == 20.0 and tf["samples_per_s"] == 3000.0 and tf["augment"] is None
 
 
 def test_asynchronous_steps_are_timed_until_they_drain():

@@ -18,173 +18,10 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from cpustudy.errors import UserError
+from cpustudy.store import schema
+from cpustudy.store.schema import SCHEMA_VERSION
 
-APPLICATION_ID = 0x43505553  # "CPUS"
-SCHEMA_VERSION = 4
 DEFAULT_DB = "cpustudy.sqlite"
-
-# Each entry upgrades the schema from version i to i + 1.
-MIGRATIONS: list[str] = [
-    """
-    CREATE TABLE machines (
-        id INTEGER PRIMARY KEY,
-        fingerprint TEXT NOT NULL UNIQUE,
-        hostname TEXT,
-        cpu_model TEXT,
-        cpu_vendor TEXT,
-        arch TEXT,
-        flags TEXT,               -- space-separated, as Linux names them
-        isa TEXT,                 -- JSON: {flag: bool} for the instruction sets that matter
-        physical_cores INTEGER,
-        logical_cpus INTEGER,
-        threads_per_core INTEGER,
-        sockets INTEGER,
-        numa_nodes INTEGER,
-        memory_bytes INTEGER,
-        os TEXT,
-        info TEXT,                -- JSON: everything collected
-        created_at TEXT NOT NULL
-    );
-    CREATE TABLE runs (
-        id INTEGER PRIMARY KEY,
-        uuid TEXT NOT NULL UNIQUE,
-        machine_id INTEGER REFERENCES machines(id),
-        study TEXT NOT NULL DEFAULT 'cpustudy',
-        status TEXT NOT NULL CHECK (status IN ('running', 'ok', 'failed')),
-        workload TEXT NOT NULL,
-        device TEXT NOT NULL DEFAULT 'cpu',
-        build TEXT NOT NULL,
-        vcpus INTEGER,
-        cpu_list TEXT,
-        oversubscribed INTEGER NOT NULL DEFAULT 0,
-        intra_threads INTEGER,
-        inter_threads INTEGER,
-        batch_size INTEGER,
-        epochs INTEGER,
-        steps_per_epoch INTEGER,      -- steps run per epoch
-        full_steps_per_epoch INTEGER, -- steps of a full epoch of the workload
-        data TEXT,                    -- real | synthetic
-        seed INTEGER,
-        repeat INTEGER NOT NULL DEFAULT 0,
-        cell_key TEXT,                -- identifies the configuration, for sweeps to resume
-        settings TEXT,                -- JSON: every setting of the measurement
-        software TEXT,                -- JSON: Python, TF, Keras, backend, oneDNN, XLA, ISA report
-        python_version TEXT,
-        tf_version TEXT,
-        keras_version TEXT,
-        keras_backend TEXT,
-        onednn INTEGER,
-        xla INTEGER,
-        tf_missing_isa TEXT,          -- what TF says it was not compiled for ("AVX2 FMA")
-        flops_per_sample INTEGER,     -- analytic training FLOPs (forward + backward)
-        epoch_time_s REAL,            -- full-epoch time: median of timed epochs, or projected
-        measured_epoch_time_s REAL,   -- median wall time of the timed epochs as run
-        step_time_s REAL,
-        samples_per_s REAL,
-        startup_s REAL,               -- worker spawn -> first training step
-        projected INTEGER NOT NULL DEFAULT 0,
-        timed_epochs INTEGER,
-        exit_code INTEGER,
-        error TEXT,
-        created_at TEXT NOT NULL,
-        finished_at TEXT
-    );
-    CREATE INDEX runs_cell ON runs(cell_key, status);
-    CREATE INDEX runs_workload ON runs(workload, build, vcpus);
-    CREATE TABLE epochs (
-        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-        epoch INTEGER NOT NULL,
-        elapsed_s REAL NOT NULL,
-        steps INTEGER,
-        samples_per_s REAL,
-        loss REAL,
-        accuracy REAL,
-        warmup INTEGER NOT NULL DEFAULT 0,
-        PRIMARY KEY (run_id, epoch)
-    );
-    """,
-    # v2: spread and stability of the timed epochs, the input pipeline and warm-up steps, this
-    # machine's measured FP32 peak and memory bandwidth at the run's threads, the machine's state
-    # when the run started; peaks measured once per configuration; tuner results.
-    """
-    ALTER TABLE runs ADD COLUMN epoch_time_iqr_s REAL;
-    ALTER TABLE runs ADD COLUMN epoch_time_cv REAL;
-    ALTER TABLE runs ADD COLUMN unstable INTEGER;
-    ALTER TABLE runs ADD COLUMN warmup_steps INTEGER;
-    ALTER TABLE runs ADD COLUMN input_pipeline TEXT;
-    ALTER TABLE runs ADD COLUMN peak_gflops REAL;
-    ALTER TABLE runs ADD COLUMN mem_bandwidth_gbs REAL;
-    ALTER TABLE runs ADD COLUMN machine_state TEXT;
-    CREATE TABLE peaks (
-        machine_id INTEGER NOT NULL REFERENCES machines(id),
-        config_key TEXT NOT NULL,     -- build, interpreter, switches, CPU list and threads
-        peak_gflops REAL,             -- FP32 matmul through the build's framework
-        mem_bandwidth_gbs REAL,       -- streaming read + write through the build's framework
-        details TEXT,
-        measured_at TEXT NOT NULL,
-        PRIMARY KEY (machine_id, config_key)
-    );
-    CREATE TABLE tunings (
-        id INTEGER PRIMARY KEY,
-        machine_id INTEGER REFERENCES machines(id),
-        workload TEXT NOT NULL,
-        build TEXT NOT NULL,
-        vcpus INTEGER NOT NULL,
-        setting TEXT NOT NULL,        -- JSON: the fastest setting found
-        default_time_s REAL,          -- full-epoch time of the default, projected from the trials
-        best_time_s REAL,             -- full-epoch time of the best setting, likewise
-        gain REAL,                    -- default / best, median over paired repeats
-        gain_low REAL,
-        gain_high REAL,
-        trials INTEGER,
-        created_at TEXT NOT NULL
-    );
-    """,
-    # v3: where an epoch's time goes. Process CPU time per epoch, the time inside its training steps
-    # and the time outside them (the data iterator's set-up and tear-down, a per-epoch cost that
-    # must not be scaled with the steps when a capped epoch is projected to a full one).
-    """
-    ALTER TABLE epochs ADD COLUMN cpu_s REAL;
-    ALTER TABLE epochs ADD COLUMN steps_s REAL;
-    ALTER TABLE epochs ADD COLUMN boundary_s REAL;
-    ALTER TABLE runs ADD COLUMN epoch_boundary_s REAL;
-    ALTER TABLE runs ADD COLUMN cpu_utilization REAL;
-    """,
-    # v4: the study's per-epoch validation, timed apart from training (an epoch's elapsed_s stays
-    # its training time); GPU utilisation sampled during training; the device and float32 precision
-    # the run's peak was measured on and at (a % of peak is computed only against the same device);
-    # the precision the framework really used for float32 work. Runs on JAX or PyTorch whose capped
-    # epochs were projected from the time between step starts measured only the steps' dispatch (the
-    # compute drained at the epoch's end): they are projected again from their whole epochs, the
-    # conservative way older runs were.
-    """
-    ALTER TABLE epochs ADD COLUMN validation_s REAL;
-    ALTER TABLE epochs ADD COLUMN validation_steps INTEGER;
-    ALTER TABLE epochs ADD COLUMN validation_steps_s REAL;
-    ALTER TABLE epochs ADD COLUMN val_loss REAL;
-    ALTER TABLE epochs ADD COLUMN val_accuracy REAL;
-    ALTER TABLE epochs ADD COLUMN gpu_util REAL;
-    ALTER TABLE runs ADD COLUMN validation TEXT;
-    ALTER TABLE runs ADD COLUMN validation_time_s REAL;
-    ALTER TABLE runs ADD COLUMN val_loss REAL;
-    ALTER TABLE runs ADD COLUMN val_accuracy REAL;
-    ALTER TABLE runs ADD COLUMN gpu_utilization REAL;
-    ALTER TABLE runs ADD COLUMN peak_device TEXT;
-    ALTER TABLE runs ADD COLUMN peak_precision TEXT;
-    ALTER TABLE runs ADD COLUMN precision TEXT;
-    ALTER TABLE runs ADD COLUMN augment TEXT;
-    UPDATE runs SET validation = 'none' WHERE study != 'woolf2017';
-    UPDATE runs SET augment = CASE json_extract(settings, '$.options.augment')
-        WHEN 1 THEN 'model' WHEN 0 THEN 'none' END WHERE workload = 'cifar10_cnn';
-    UPDATE runs SET
-        epoch_time_s = measured_epoch_time_s * full_steps_per_epoch / steps_per_epoch,
-        samples_per_s = steps_per_epoch * batch_size / measured_epoch_time_s,
-        step_time_s = measured_epoch_time_s / steps_per_epoch,
-        epoch_time_iqr_s = NULL, epoch_boundary_s = NULL
-        WHERE projected = 1 AND (keras_backend IN ('jax', 'torch') OR device = 'gpu') AND measured_epoch_time_s > 0
-        AND steps_per_epoch > 0
-    """,
-]
 
 RUN_SUMMARY_FIELDS = (
     "epoch_time_iqr_s",
@@ -238,11 +75,6 @@ def default_path() -> Path:
     return Path(os.environ.get("CPUSTUDY_DB") or DEFAULT_DB)
 
 
-def _header_is_sqlite(path: Path) -> bool:
-    with open(path, "rb") as f:
-        return f.read(16) == b"SQLite format 3\x00"
-
-
 class Store:
     """A cpustudy database. Use ``Store.open`` (writes, creating it) or ``Store.read`` (never creates)."""
 
@@ -290,12 +122,8 @@ class Store:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
         store = cls(conn, path, readonly=True)
         store._configure()
-        version = store.conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise UserError(
-                f"{path} has schema version {version}, newer than this cpustudy knows "
-                f"({SCHEMA_VERSION}): upgrade cpustudy"
-            )
+        version = schema.user_version(store.conn)
+        schema.check_version(path, version)
         if version < SCHEMA_VERSION:
             # An old file: read an upgraded copy in memory and leave the file as it is (reading
             # never writes; the next measuring command upgrades the file in place).
@@ -310,20 +138,12 @@ class Store:
     @staticmethod
     def _check_file(path: Path) -> None:
         try:
-            ok = _header_is_sqlite(path)
+            version = schema.file_version(path)
         except OSError as exc:
             raise UserError(f"cannot read {path} ({exc.strerror}): check the path and permissions") from None
-        if ok:
-            try:
-                conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-                app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-                tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-                conn.close()
-            except sqlite3.Error:
-                ok = False
-            else:
-                ok = app_id == APPLICATION_ID or (app_id == 0 and tables == 0)
-        if not ok:
+        except sqlite3.Error:
+            version = None
+        if version is None:
             raise UserError(
                 f"{path} is not a cpustudy database: pass --db with a new file name or an existing "
                 "cpustudy database"
@@ -335,23 +155,15 @@ class Store:
         self.conn.execute("PRAGMA busy_timeout = 60000")
 
     def _migrate(self) -> None:
-        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise UserError(
-                f"{self.path} has schema version {version}, newer than this cpustudy knows "
-                f"({SCHEMA_VERSION}): upgrade cpustudy"
-            )
+        version = schema.user_version(self.conn)
+        schema.check_version(self.path, version)
         if version == SCHEMA_VERSION:
             return
         self.conn.execute("PRAGMA journal_mode = WAL")
         with self.transaction():
-            version = self.conn.execute("PRAGMA user_version").fetchone()[0]  # re-read under lock
-            for i in range(version, SCHEMA_VERSION):
-                for statement in MIGRATIONS[i].split(";"):
-                    if statement.strip():
-                        self.conn.execute(statement)
-            self.conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            # Re-read under the write lock: another process may have upgraded it meanwhile.
+            schema.check_version(self.path, schema.user_version(self.conn))
+            schema.upgrade(self.conn)
 
     def transaction(self) -> "_Transaction":
         return _Transaction(self.conn)

@@ -1,0 +1,13 @@
+"""Results in SQLite, with a versioned schema: the only code that reads or writes the database.
+
+* :mod:`cpustudy.store.schema`: the tables, their migrations (one function per version), and the check
+  that tells a cpustudy database from other files.
+* :mod:`cpustudy.store.store`: :class:`Store`, the only writer of the database.
+* :mod:`cpustudy.store.importers`: results from elsewhere (the 2017 study's logs, another cpustudy
+  database), written through :class:`Store`. Imported on demand, not from here.
+"""
+
+from cpustudy.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from cpustudy.store.store import DEFAULT_DB, Store, default_path, now, row_id
+
+__all__ = ["APPLICATION_ID", "DEFAULT_DB", "MIGRATIONS", "SCHEMA_VERSION", "Store", "default_path", "now", "row_id"]

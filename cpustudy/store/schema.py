@@ -1,0 +1,233 @@
+"""The database's schema: its migrations, its version, and what marks a file as a cpustudy database.
+
+A cpustudy database is an SQLite file whose ``application_id`` is :data:`APPLICATION_ID`; its
+``user_version`` is the schema version, the number of migrations applied. Each migration is a function
+that takes the connection and upgrades the schema from version *i* to *i* + 1; adding one means
+appending a function to :data:`MIGRATIONS`. A migration runs its statements one by one with
+``execute`` (never ``executescript``, which would commit the caller's transaction, and never a script
+split on ``;``, which breaks on a ``;`` inside a string or a trigger).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Callable, Sequence
+
+from cpustudy.errors import UserError
+
+APPLICATION_ID = 0x43505553  # "CPUS"
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def v1_machines_runs_epochs(conn: sqlite3.Connection) -> None:
+    """Machines, runs (one measurement each: configuration, software, status, summary) and epochs."""
+    conn.execute("""CREATE TABLE machines (
+        id INTEGER PRIMARY KEY,
+        fingerprint TEXT NOT NULL UNIQUE,
+        hostname TEXT,
+        cpu_model TEXT,
+        cpu_vendor TEXT,
+        arch TEXT,
+        flags TEXT,               -- space-separated, as Linux names them
+        isa TEXT,                 -- JSON: {flag: bool} for the instruction sets that matter
+        physical_cores INTEGER,
+        logical_cpus INTEGER,
+        threads_per_core INTEGER,
+        sockets INTEGER,
+        numa_nodes INTEGER,
+        memory_bytes INTEGER,
+        os TEXT,
+        info TEXT,                -- JSON: everything collected
+        created_at TEXT NOT NULL
+    )""")
+    conn.execute("""CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        uuid TEXT NOT NULL UNIQUE,
+        machine_id INTEGER REFERENCES machines(id),
+        study TEXT NOT NULL DEFAULT 'cpustudy',
+        status TEXT NOT NULL CHECK (status IN ('running', 'ok', 'failed')),
+        workload TEXT NOT NULL,
+        device TEXT NOT NULL DEFAULT 'cpu',
+        build TEXT NOT NULL,
+        vcpus INTEGER,
+        cpu_list TEXT,
+        oversubscribed INTEGER NOT NULL DEFAULT 0,
+        intra_threads INTEGER,
+        inter_threads INTEGER,
+        batch_size INTEGER,
+        epochs INTEGER,
+        steps_per_epoch INTEGER,      -- steps run per epoch
+        full_steps_per_epoch INTEGER, -- steps of a full epoch of the workload
+        data TEXT,                    -- real | synthetic
+        seed INTEGER,
+        repeat INTEGER NOT NULL DEFAULT 0,
+        cell_key TEXT,                -- identifies the configuration, for sweeps to resume
+        settings TEXT,                -- JSON: every setting of the measurement
+        software TEXT,                -- JSON: Python, TF, Keras, backend, oneDNN, XLA, ISA report
+        python_version TEXT,
+        tf_version TEXT,
+        keras_version TEXT,
+        keras_backend TEXT,
+        onednn INTEGER,
+        xla INTEGER,
+        tf_missing_isa TEXT,          -- what TF says it was not compiled for ("AVX2 FMA")
+        flops_per_sample INTEGER,     -- analytic training FLOPs (forward + backward)
+        epoch_time_s REAL,            -- full-epoch time: median of timed epochs, or projected
+        measured_epoch_time_s REAL,   -- median wall time of the timed epochs as run
+        step_time_s REAL,
+        samples_per_s REAL,
+        startup_s REAL,               -- worker spawn -> first training step
+        projected INTEGER NOT NULL DEFAULT 0,
+        timed_epochs INTEGER,
+        exit_code INTEGER,
+        error TEXT,
+        created_at TEXT NOT NULL,
+        finished_at TEXT
+    )""")
+    conn.execute("CREATE INDEX runs_cell ON runs(cell_key, status)")
+    conn.execute("CREATE INDEX runs_workload ON runs(workload, build, vcpus)")
+    conn.execute("""CREATE TABLE epochs (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        epoch INTEGER NOT NULL,
+        elapsed_s REAL NOT NULL,
+        steps INTEGER,
+        samples_per_s REAL,
+        loss REAL,
+        accuracy REAL,
+        warmup INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (run_id, epoch)
+    )""")
+
+
+def v2_spread_peaks_tunings(conn: sqlite3.Connection) -> None:
+    """Spread and stability of the timed epochs, the input pipeline and warm-up steps, this machine's
+    measured FP32 peak and memory bandwidth at the run's threads, the machine's state when the run
+    started; peaks measured once per configuration; tuner results."""
+    for column in ("epoch_time_iqr_s REAL", "epoch_time_cv REAL", "unstable INTEGER", "warmup_steps INTEGER",
+                   "input_pipeline TEXT", "peak_gflops REAL", "mem_bandwidth_gbs REAL", "machine_state TEXT"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+    conn.execute("""CREATE TABLE peaks (
+        machine_id INTEGER NOT NULL REFERENCES machines(id),
+        config_key TEXT NOT NULL,     -- build, interpreter, switches, CPU list and threads
+        peak_gflops REAL,             -- FP32 matmul through the build's framework
+        mem_bandwidth_gbs REAL,       -- streaming read + write through the build's framework
+        details TEXT,
+        measured_at TEXT NOT NULL,
+        PRIMARY KEY (machine_id, config_key)
+    )""")
+    conn.execute("""CREATE TABLE tunings (
+        id INTEGER PRIMARY KEY,
+        machine_id INTEGER REFERENCES machines(id),
+        workload TEXT NOT NULL,
+        build TEXT NOT NULL,
+        vcpus INTEGER NOT NULL,
+        setting TEXT NOT NULL,        -- JSON: the fastest setting found
+        default_time_s REAL,          -- full-epoch time of the default, projected from the trials
+        best_time_s REAL,             -- full-epoch time of the best setting, likewise
+        gain REAL,                    -- default / best, median over paired repeats
+        gain_low REAL,
+        gain_high REAL,
+        trials INTEGER,
+        created_at TEXT NOT NULL
+    )""")
+
+
+def v3_epoch_time_split(conn: sqlite3.Connection) -> None:
+    """Where an epoch's time goes. Process CPU time per epoch, the time inside its training steps and
+    the time outside them (the data iterator's set-up and tear-down, a per-epoch cost that must not be
+    scaled with the steps when a capped epoch is projected to a full one)."""
+    for column in ("cpu_s REAL", "steps_s REAL", "boundary_s REAL"):
+        conn.execute(f"ALTER TABLE epochs ADD COLUMN {column}")
+    for column in ("epoch_boundary_s REAL", "cpu_utilization REAL"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+
+
+def v4_validation_gpu_precision(conn: sqlite3.Connection) -> None:
+    """The study's per-epoch validation, timed apart from training (an epoch's elapsed_s stays its
+    training time); GPU utilisation sampled during training; the device and float32 precision the
+    run's peak was measured on and at (a % of peak is computed only against the same device); the
+    precision the framework really used for float32 work.
+
+    Runs on JAX or PyTorch (or a GPU) whose capped epochs were projected from the time between step
+    starts measured only the steps' dispatch (the compute drained at the epoch's end): they are
+    projected again from their whole epochs, the conservative way older runs were."""
+    for column in ("validation_s REAL", "validation_steps INTEGER", "validation_steps_s REAL", "val_loss REAL",
+                   "val_accuracy REAL", "gpu_util REAL"):
+        conn.execute(f"ALTER TABLE epochs ADD COLUMN {column}")
+    for column in ("validation TEXT", "validation_time_s REAL", "val_loss REAL", "val_accuracy REAL",
+                   "gpu_utilization REAL", "peak_device TEXT", "peak_precision TEXT", "precision TEXT",
+                   "augment TEXT"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+    conn.execute("UPDATE runs SET validation = 'none' WHERE study != 'woolf2017'")
+    conn.execute("""UPDATE runs SET augment = CASE json_extract(settings, '$.options.augment')
+        WHEN 1 THEN 'model' WHEN 0 THEN 'none' END WHERE workload = 'cifar10_cnn'""")
+    conn.execute("""UPDATE runs SET
+        epoch_time_s = measured_epoch_time_s * full_steps_per_epoch / steps_per_epoch,
+        samples_per_s = steps_per_epoch * batch_size / measured_epoch_time_s,
+        step_time_s = measured_epoch_time_s / steps_per_epoch,
+        epoch_time_iqr_s = NULL, epoch_boundary_s = NULL
+        WHERE projected = 1 AND (keras_backend IN ('jax', 'torch') OR device = 'gpu') AND measured_epoch_time_s > 0
+        AND steps_per_epoch > 0""")
+
+
+#: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
+MIGRATIONS: tuple[Migration, ...] = (
+    v1_machines_runs_epochs,
+    v2_spread_peaks_tunings,
+    v3_epoch_time_split,
+    v4_validation_gpu_precision,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def user_version(conn: sqlite3.Connection) -> int:
+    """The schema version of an open database (0 for a new one)."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def check_version(path: str | Path, version: int, remedy: str = "upgrade cpustudy") -> None:
+    """Refuse a database written by a newer cpustudy (a schema this one does not know)."""
+    if version > SCHEMA_VERSION:
+        raise UserError(
+            f"{path} has schema version {version}, newer than this cpustudy knows ({SCHEMA_VERSION}): {remedy}"
+        )
+
+
+def upgrade(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> None:
+    """Apply the migrations the database lacks, one after another, and mark it as cpustudy's.
+
+    Each step records its version as it finishes. The caller holds one write transaction around the
+    whole upgrade, so it happens entirely or not at all.
+    """
+    for version in range(user_version(conn), len(migrations)):
+        migrations[version](conn)
+        conn.execute(f"PRAGMA user_version = {version + 1}")
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+
+
+def file_version(path: Path) -> int | None:
+    """The schema version of the cpustudy database at ``path``, or None when the file is not one.
+
+    Not one: not an SQLite file, or one marked by another application, or one with tables and no mark.
+    An SQLite file with nothing in it yet is version 0. The one place that tells a cpustudy database
+    from other files: ``OSError`` when the file cannot be read, ``sqlite3.Error`` when it starts as
+    an SQLite file but SQLite cannot read it (each caller says what that means for its command).
+    """
+    with open(path, "rb") as f:
+        if f.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            return None
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = user_version(conn)
+        objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    finally:
+        conn.close()
+    if app_id == APPLICATION_ID:
+        return version
+    if app_id == 0 and objects == 0:
+        return 0
+    return None

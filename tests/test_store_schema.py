@@ -1,0 +1,135 @@
+"""The schema: its version and mark, and its migrations (functions, applied one after another)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from cpustudy import store
+from cpustudy.errors import UserError
+from cpustudy.store import Store, schema
+
+SEMICOLONS = "a; b;"  # a value the old split-on-";" migrations could not have carried in a statement
+
+
+def test_schema_is_versioned(db):
+    Store.open(db).close()
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == store.APPLICATION_ID
+    conn.execute(f"PRAGMA user_version = {store.SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    with pytest.raises(UserError, match="newer"):
+        Store.read(db)
+
+
+def _v3_database(path):
+    """A database at schema version 3, written by the migrations themselves."""
+    conn = sqlite3.connect(path)
+    for migrate in store.MIGRATIONS[:3]:
+        migrate(conn)
+    conn.execute(f"PRAGMA application_id = {store.APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 3")
+    return conn
+
+
+def test_v4_reprojects_jax_and_torch_runs_and_marks_old_runs_unvalidated(tmp_path):
+    """Capped JAX/PyTorch epochs were projected from step-start times that measured only the steps'
+    dispatch; the upgrade projects them again from whole epochs. TensorFlow runs stay as they were."""
+    path = tmp_path / "old.sqlite"
+    conn = _v3_database(path)
+    cols = ("uuid, status, workload, build, keras_backend, projected, steps_per_epoch, full_steps_per_epoch, "
+            "batch_size, measured_epoch_time_s, epoch_time_s, samples_per_s, settings, created_at")
+    conn.execute(f"INSERT INTO runs ({cols}) VALUES ('a','ok','cifar10_cnn','jax-here','jax',1,20,1563,32,"
+                 "2.0,30.0,999.0,'{\"options\": {\"augment\": true}}','x')")
+    conn.execute(f"INSERT INTO runs ({cols}) VALUES ('b','ok','mnist_mlp','tf','tensorflow',1,20,469,128,"
+                 "1.0,20.0,3000.0,'{}','x')")
+    conn.commit()
+    conn.close()
+    with store.Store.open(path) as s:
+        jax, tf = s.runs()
+    assert jax["epoch_time_s"] == pytest.approx(2.0 * 1563 / 20)
+    assert jax["samples_per_s"] == pytest.approx(20 * 32 / 2.0)
+    assert jax["augment"] == "model" and jax["validation"] == "none"
+    assert tf["epoch_time_s"] == 20.0 and tf["samples_per_s"] == 3000.0 and tf["augment"] is None
+
+
+
+def _shape(conn: sqlite3.Connection) -> dict:
+    """Every table's columns (name, type, not null, default, key) and every index, as SQLite reports them."""
+    objects = conn.execute("SELECT type, name, tbl_name FROM sqlite_master ORDER BY name").fetchall()
+    columns = {name: [tuple(c)[1:] for c in conn.execute(f"PRAGMA table_info({name})")]
+               for kind, name, _ in objects if kind == "table"}
+    return {"objects": [tuple(o) for o in objects], "columns": columns}
+
+
+def test_migrations_upgrade_a_version_1_database_step_by_step(tmp_path):
+    """Each function upgrades one version; applied in turn they give the schema a new database gets,
+    and the rows (values with ";" in them included) come through with the data migrations applied."""
+    conn = sqlite3.connect(tmp_path / "old.sqlite")
+    schema.upgrade(conn, schema.MIGRATIONS[:1])
+    assert schema.user_version(conn) == 1
+    conn.execute("INSERT INTO machines (fingerprint, flags, info, created_at) VALUES ('fp', ?, ?, 'x')",
+                 (SEMICOLONS, f'{{"note": "{SEMICOLONS}"}}'))
+    conn.execute("INSERT INTO runs (uuid, machine_id, status, workload, build, error, settings, created_at) "
+                 "VALUES ('u1', 1, 'failed', 'mnist_mlp', 'tf', ?, ?, 'x')", (SEMICOLONS, '{"s": "x;y"}'))
+    conn.execute("INSERT INTO epochs (run_id, epoch, elapsed_s) VALUES (1, 1, 2.5)")
+    new_in = {2: ("runs", "epoch_time_cv"), 3: ("epochs", "cpu_s"), 4: ("runs", "validation")}
+    for version in range(2, schema.SCHEMA_VERSION + 1):
+        table, column = new_in[version]
+        assert column not in _shape(conn)["columns"][table]
+        schema.upgrade(conn, schema.MIGRATIONS[:version])  # exactly one more function
+        assert schema.user_version(conn) == version
+        assert column in [c[0] for c in _shape(conn)["columns"][table]]
+    conn.commit()
+    assert conn.execute("PRAGMA application_id").fetchone()[0] == store.APPLICATION_ID
+    with Store.open(tmp_path / "new.sqlite") as fresh:
+        assert _shape(conn) == _shape(fresh.conn)
+    conn.close()
+    with Store.read(tmp_path / "old.sqlite") as s:
+        (run,) = s.runs()
+        (machine,) = s.machines()
+        (epoch,) = s.epochs()
+    assert run["error"] == SEMICOLONS and run["settings"] == '{"s": "x;y"}' and run["validation"] == "none"
+    assert machine["flags"] == SEMICOLONS and machine["info"] == f'{{"note": "{SEMICOLONS}"}}'
+    assert epoch["elapsed_s"] == 2.5 and epoch["cpu_s"] is None
+
+
+def test_a_value_with_semicolons_survives_the_upgrade_of_the_file(db):
+    """The path a measuring command takes: Store.open upgrades a version 1 file in place."""
+    conn = sqlite3.connect(db)
+    store.MIGRATIONS[0](conn)
+    conn.execute(f"PRAGMA application_id = {store.APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO runs (uuid, status, workload, build, error, created_at) "
+                 "VALUES ('u1', 'ok', 'cifar10_cnn', 'tf', ?, 'x')", (SEMICOLONS,))
+    conn.commit()
+    conn.close()
+    Store.open(db).close()
+    with Store.read(db) as s:
+        (run,) = s.runs()
+    assert run["error"] == SEMICOLONS and run["validation"] == "none"
+    conn = sqlite3.connect(db)
+    assert schema.user_version(conn) == store.SCHEMA_VERSION
+    conn.close()
+
+
+def test_a_migration_is_a_function_appended_to_the_list(tmp_path):
+    """A later version is one more function; its statements may hold ";" (a trigger's body, a string)."""
+
+    def v_next_trigger(conn: sqlite3.Connection) -> None:
+        conn.execute("""CREATE TRIGGER runs_note AFTER UPDATE OF status ON runs BEGIN
+            UPDATE runs SET error = 'status changed; see ' || NEW.status WHERE id = NEW.id;
+            SELECT 1;
+        END""")
+
+    conn = sqlite3.connect(tmp_path / "x.sqlite")
+    schema.upgrade(conn)
+    conn.execute("INSERT INTO runs (uuid, status, workload, build, created_at) VALUES ('u', 'running', 'w', 'tf', 'x')")
+    schema.upgrade(conn, (*schema.MIGRATIONS, v_next_trigger))
+    assert schema.user_version(conn) == schema.SCHEMA_VERSION + 1
+    conn.execute("UPDATE runs SET status = 'ok'")
+    assert conn.execute("SELECT error FROM runs").fetchone()[0] == "status changed; see ok"
+    conn.close()
