@@ -44,6 +44,17 @@ def test_round_trip(db):
         assert [e["elapsed_s"] for e in epochs] == [1.5, 0.5]
 
 
+def test_machines_are_looked_up_by_fingerprint_and_id(db):
+    m = machine.collect(use_cpuinfo=False).as_dict()
+    with Store.open(db) as s:
+        assert s.find_machine(m["fingerprint"]) is None
+        mid = s.machine_id(m)
+        assert s.find_machine(m["fingerprint"]) == mid and s.find_machine("elsewhere") is None
+        assert s.machine_fingerprint(mid) == m["fingerprint"]
+        with pytest.raises(KeyError):
+            s.machine_fingerprint(mid + 1)
+
+
 def test_epochs_are_durable_before_the_run_finishes(db):
     s = Store.open(db)
     rid = s.start_run(s.machine_id(machine.collect(use_cpuinfo=False).as_dict()), CONFIG)

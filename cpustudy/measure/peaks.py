@@ -66,7 +66,7 @@ def _stored(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _file(store: Store, machine_id: int, k: str) -> Path:
-    fp = store.conn.execute("SELECT fingerprint FROM machines WHERE id = ?", (machine_id,)).fetchone()[0]
+    fp = store.machine_fingerprint(machine_id)
     return cache_dir() / "peaks" / f"{fp}-{k}.json"
 
 

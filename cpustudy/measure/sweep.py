@@ -218,8 +218,7 @@ def apply_tunings(cells: list[Cell], store: Store, machine_fingerprint: str, db_
     from cpustudy.measure.tune import setting_from
     from cpustudy.workloads import get
 
-    row = store.conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (machine_fingerprint,)).fetchone()
-    machine_id = row[0] if row else None
+    machine_id = store.find_machine(machine_fingerprint)
     out = []
     for cell in cells:
         c = cell.config

@@ -182,9 +182,9 @@ class Store:
     def machine_id(self, machine: Mapping[str, Any]) -> int:
         """The id of this machine, inserting it the first time it is seen."""
         fp = machine["fingerprint"]
-        row = self.conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (fp,)).fetchone()
-        if row:
-            return int(row[0])
+        known = self.find_machine(fp)
+        if known is not None:
+            return known
         with self.transaction():
             cur = self.conn.execute(
                 """INSERT OR IGNORE INTO machines (fingerprint, hostname, cpu_model, cpu_vendor, arch,
@@ -211,8 +211,9 @@ class Store:
             )
             if cur.rowcount:
                 return row_id(cur)
-        row = self.conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (fp,)).fetchone()
-        return int(row[0])
+        known = self.find_machine(fp)  # another process inserted it first
+        assert known is not None
+        return known
 
     def start_run(self, machine_id: int, config: Mapping[str, Any]) -> int:
         """Record a measurement about to start (status ``running``)."""
@@ -399,6 +400,18 @@ class Store:
             args = ids
         sql += " ORDER BY e.run_id, e.epoch"
         return [dict(row) for row in self.conn.execute(sql, args)]
+
+    def find_machine(self, fingerprint: str) -> int | None:
+        """The id of the machine with this fingerprint, or None when it has no row here."""
+        row = self.conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (fingerprint,)).fetchone()
+        return int(row[0]) if row else None
+
+    def machine_fingerprint(self, machine_id: int) -> str:
+        """The fingerprint of a machine stored here (``KeyError`` when there is no such id)."""
+        row = self.conn.execute("SELECT fingerprint FROM machines WHERE id = ?", (machine_id,)).fetchone()
+        if row is None:
+            raise KeyError(machine_id)
+        return str(row[0])
 
     def machines(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self.conn.execute("SELECT * FROM machines ORDER BY id")]
