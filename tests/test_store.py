@@ -116,3 +116,27 @@ def test_asynchronous_steps_are_timed_until_they_drain():
     clock.first, clock.last, clock.began = 10.0, 10.2, 11  # 11 steps dispatched in 0.2 s
     assert clock.steps_s(5.0) == pytest.approx(0.2 * 11 / 10)  # synchronous: n - 1 whole steps
     assert clock.steps_s(5.0, drained=13.0) == pytest.approx(3.0)  # queued: until the queue drained
+
+
+def test_rows_from_elsewhere_are_inserted_as_given_and_a_transaction_holds_many_writes(db):
+    """The importers' writes: rows as given (only the table's columns), all in the caller's transaction."""
+    with Store.open(db) as s:
+        mid = s.insert_machine_row({"fingerprint": "fp-x", "cpu_model": "X", "created_at": "2017"})
+        run = {"uuid": "u-x", "machine_id": mid, "study": "s", "status": "ok", "workload": "w", "build": "b",
+               "epoch_time_s": 2.0, "created_at": "2017", "finished_at": "2017"}
+        rid = s.insert_run_row(run)
+        assert s.insert_epoch_rows(rid, [{"epoch": 1, "elapsed_s": 2.0}, {"epoch": 2, "elapsed_s": 2.0}]) == 2
+        assert s.has_run("u-x") and not s.has_run("u-y")
+        with pytest.raises(ValueError, match="not columns of runs: nope"):
+            s.insert_run_row({**run, "uuid": "u-y", "nope": 1})
+        with pytest.raises(sqlite3.IntegrityError):
+            with s.transaction():
+                s.insert_run_row({**run, "uuid": "u-y"})
+                s.insert_epoch_rows(s.insert_run_row({**run, "uuid": "u-z"}), [{"epoch": 1, "elapsed_s": 1.0}])
+                s.insert_run_row(run)  # the same uuid again: everything in this transaction is undone
+        assert not s.conn.in_transaction
+    with Store.read(db) as s:
+        (stored,) = s.runs()
+        assert {k: stored[k] for k in run} == run and stored["machine"] == "fp-x"
+        assert [(e["epoch"], e["elapsed_s"]) for e in s.epochs()] == [(1, 2.0), (2, 2.0)]
+        assert s.count("machines") == 1

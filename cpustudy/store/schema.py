@@ -181,6 +181,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v4_validation_gpu_precision,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+TABLES = ("machines", "runs", "epochs", "peaks", "tunings")
 
 
 def user_version(conn: sqlite3.Connection) -> int:

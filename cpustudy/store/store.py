@@ -1,9 +1,9 @@
-"""Results in SQLite, with a versioned schema.
+"""The Store: the only code that writes a cpustudy database, and the queries that read it.
 
 One file holds machines, runs (one measurement each: configuration, software, status, summary) and
-epochs (committed as they finish, so an interrupted run keeps what it measured). The file is marked
-with SQLite's ``application_id`` so a file that is not a cpustudy database is refused, never altered,
-and ``user_version`` carries the schema version for migrations.
+epochs (committed as they finish, so an interrupted run keeps what it measured), with the peaks and
+tunings measured for them. A file that is not a cpustudy database is refused, never altered; an older
+one is upgraded by a measuring command and read through an upgraded copy in memory (see ``schema``).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import os
 import sqlite3
 import time
 import uuid
-from dataclasses import dataclass
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from cpustudy.errors import UserError
 from cpustudy.store import schema
@@ -23,41 +23,17 @@ from cpustudy.store.schema import SCHEMA_VERSION
 
 DEFAULT_DB = "cpustudy.sqlite"
 
+#: The runs columns ``finish_run`` sets from a run's summary (one it is not given becomes NULL).
 RUN_SUMMARY_FIELDS = (
-    "epoch_time_iqr_s",
-    "epoch_time_cv",
-    "unstable",
-    "peak_gflops",
-    "mem_bandwidth_gbs",
-    "epoch_time_s",
-    "measured_epoch_time_s",
-    "step_time_s",
-    "samples_per_s",
-    "startup_s",
-    "projected",
-    "timed_epochs",
-    "epoch_boundary_s",
-    "cpu_utilization",
-    "gpu_utilization",
-    "validation_time_s",
-    "val_loss",
-    "val_accuracy",
-    "peak_device",
-    "peak_precision",
+    "epoch_time_iqr_s", "epoch_time_cv", "unstable", "peak_gflops", "mem_bandwidth_gbs", "epoch_time_s",
+    "measured_epoch_time_s", "step_time_s", "samples_per_s", "startup_s", "projected", "timed_epochs",
+    "epoch_boundary_s", "cpu_utilization", "gpu_utilization", "validation_time_s", "val_loss", "val_accuracy",
+    "peak_device", "peak_precision",
 )
-
+#: The runs columns ``set_software`` copies out of the software report (one it is not given stays as it is).
 SOFTWARE_FIELDS = (
-    "python_version",
-    "tf_version",
-    "keras_version",
-    "keras_backend",
-    "onednn",
-    "xla",
-    "tf_missing_isa",
-    "precision",
+    "python_version", "tf_version", "keras_version", "keras_backend", "onednn", "xla", "tf_missing_isa", "precision",
 )
-
-
 EPOCH_V4_FIELDS = ("validation_s", "validation_steps", "validation_steps_s", "val_loss", "val_accuracy", "gpu_util")
 
 
@@ -82,6 +58,7 @@ class Store:
         self.conn = conn
         self.path = path
         self.readonly = readonly
+        self._columns: dict[str, tuple[str, ...]] = {}
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -165,8 +142,24 @@ class Store:
             schema.check_version(self.path, schema.user_version(self.conn))
             schema.upgrade(self.conn)
 
-    def transaction(self) -> "_Transaction":
-        return _Transaction(self.conn)
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: ``BEGIN IMMEDIATE``, then ``COMMIT``, or ``ROLLBACK`` on an error.
+
+        Inside another one it is part of the outer one, so an importer makes many of the methods below
+        one all-or-nothing write by holding a transaction around them.
+        """
+        if self.conn.in_transaction:
+            yield self.conn
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            if self.conn.in_transaction:  # SQLite may have rolled back already (a full disk, say)
+                self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
 
     def close(self) -> None:
         self.conn.close()
@@ -177,38 +170,43 @@ class Store:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    # -- writing -----------------------------------------------------------------------------
+    def columns(self, table: str) -> tuple[str, ...]:
+        """The columns of one of the database's tables, in order."""
+        if table not in self._columns:
+            if table not in schema.TABLES:
+                raise ValueError(table)
+            self._columns[table] = tuple(r[1] for r in self.conn.execute(f"PRAGMA table_info({table})"))
+        return self._columns[table]
+
+    def _insert(self, table: str, row: Mapping[str, Any], verb: str = "INSERT") -> sqlite3.Cursor:
+        unknown = set(row) - set(self.columns(table))
+        if unknown:
+            raise ValueError(f"not columns of {table}: {', '.join(sorted(unknown))}")
+        return self.conn.execute(
+            f"{verb} INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+        )
+
+    # -- writing what is measured here -----------------------------------------------------------
 
     def machine_id(self, machine: Mapping[str, Any]) -> int:
-        """The id of this machine, inserting it the first time it is seen."""
+        """The id of this machine (as ``environment.machine`` describes it), inserting it the first
+        time it is seen."""
         fp = machine["fingerprint"]
         known = self.find_machine(fp)
         if known is not None:
             return known
+        row = {
+            "fingerprint": fp,
+            **{k: machine.get(k) for k in ("hostname", "cpu_model", "cpu_vendor", "arch")},
+            "flags": " ".join(machine.get("flags") or []),
+            "isa": json.dumps(machine.get("isa") or {}),
+            **{k: machine.get(k) for k in ("physical_cores", "logical_cpus", "threads_per_core", "sockets",
+                                          "numa_nodes", "memory_bytes", "os")},
+            "info": json.dumps(dict(machine), default=str),
+            "created_at": now(),
+        }
         with self.transaction():
-            cur = self.conn.execute(
-                """INSERT OR IGNORE INTO machines (fingerprint, hostname, cpu_model, cpu_vendor, arch,
-                flags, isa, physical_cores, logical_cpus, threads_per_core, sockets, numa_nodes,
-                memory_bytes, os, info, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-                (
-                    fp,
-                    machine.get("hostname"),
-                    machine.get("cpu_model"),
-                    machine.get("cpu_vendor"),
-                    machine.get("arch"),
-                    " ".join(machine.get("flags") or []),
-                    json.dumps(machine.get("isa") or {}),
-                    machine.get("physical_cores"),
-                    machine.get("logical_cpus"),
-                    machine.get("threads_per_core"),
-                    machine.get("sockets"),
-                    machine.get("numa_nodes"),
-                    machine.get("memory_bytes"),
-                    machine.get("os"),
-                    json.dumps(dict(machine), default=str),
-                    now(),
-                ),
-            )
+            cur = self._insert("machines", row, "INSERT OR IGNORE")
             if cur.rowcount:
                 return row_id(cur)
         known = self.find_machine(fp)  # another process inserted it first
@@ -248,10 +246,7 @@ class Store:
             "created_at": now(),
         }
         with self.transaction():
-            cur = self.conn.execute(
-                f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                tuple(cols.values()),
-            )
+            cur = self._insert("runs", cols)
         return row_id(cur)
 
     def set_software(self, run_id: int, software: Mapping[str, Any]) -> None:
@@ -271,27 +266,16 @@ class Store:
             self.conn.execute("UPDATE runs SET xla = ? WHERE id = ?", (int(xla), run_id))
 
     def add_epoch(self, run_id: int, epoch: Mapping[str, Any]) -> None:
+        row = {
+            "run_id": run_id,
+            "epoch": epoch["epoch"],
+            "elapsed_s": epoch["elapsed_s"],
+            **{k: epoch.get(k) for k in ("steps", "samples_per_s", "loss", "accuracy")},
+            "warmup": int(bool(epoch.get("warmup"))),
+            **{k: epoch.get(k) for k in ("cpu_s", "steps_s", "boundary_s", *EPOCH_V4_FIELDS)},
+        }
         with self.transaction():
-            self.conn.execute(
-                """INSERT OR REPLACE INTO epochs (run_id, epoch, elapsed_s, steps, samples_per_s, loss,
-                accuracy, warmup, cpu_s, steps_s, boundary_s, validation_s, validation_steps,
-                validation_steps_s, val_loss, val_accuracy, gpu_util)
-                VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-                (
-                    run_id,
-                    epoch["epoch"],
-                    epoch["elapsed_s"],
-                    epoch.get("steps"),
-                    epoch.get("samples_per_s"),
-                    epoch.get("loss"),
-                    epoch.get("accuracy"),
-                    int(bool(epoch.get("warmup"))),
-                    epoch.get("cpu_s"),
-                    epoch.get("steps_s"),
-                    epoch.get("boundary_s"),
-                    *(epoch.get(k) for k in EPOCH_V4_FIELDS),
-                ),
-            )
+            self._insert("epochs", row, "INSERT OR REPLACE")
 
     def finish_run(
         self,
@@ -321,12 +305,10 @@ class Store:
 
     def set_peak(self, machine_id: int, config_key: str, peak_gflops: float | None,
                  bandwidth_gbs: float | None, details: Mapping[str, Any]) -> None:
+        row = {"machine_id": machine_id, "config_key": config_key, "peak_gflops": peak_gflops,
+               "mem_bandwidth_gbs": bandwidth_gbs, "details": json.dumps(dict(details)), "measured_at": now()}
         with self.transaction():
-            self.conn.execute(
-                """INSERT OR REPLACE INTO peaks (machine_id, config_key, peak_gflops, mem_bandwidth_gbs,
-                details, measured_at) VALUES (?,?,?,?,?,?)""",
-                (machine_id, config_key, peak_gflops, bandwidth_gbs, json.dumps(dict(details)), now()),
-            )
+            self._insert("peaks", row, "INSERT OR REPLACE")
 
     def add_tuning(self, machine_id: int, tuning: Mapping[str, Any]) -> int:
         cols = ("workload", "build", "vcpus", "setting", "default_time_s", "best_time_s", "gain",
@@ -359,6 +341,29 @@ class Store:
                 (now(), "interrupted: the process measuring it was killed before it finished"),
             )
         return cur.rowcount
+
+    # -- writing what was measured elsewhere (the importers) -----------------------------------
+
+    def insert_machine_row(self, row: Mapping[str, Any]) -> int:
+        """Insert a machines row as given (a machine another database or a study describes; the
+        machine measuring here goes through ``machine_id``). Returns its id."""
+        with self.transaction():
+            return row_id(self._insert("machines", row))
+
+    def insert_run_row(self, row: Mapping[str, Any]) -> int:
+        """Insert a runs row as given (a finished run measured elsewhere; a run measured here goes
+        through ``start_run`` and ``finish_run``). Returns its id."""
+        with self.transaction():
+            return row_id(self._insert("runs", row))
+
+    def insert_epoch_rows(self, run_id: int, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Insert epochs rows as given, for this run. Returns how many."""
+        n = 0
+        with self.transaction():
+            for row in rows:
+                self._insert("epochs", {**row, "run_id": run_id})
+                n += 1
+        return n
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -401,6 +406,10 @@ class Store:
         sql += " ORDER BY e.run_id, e.epoch"
         return [dict(row) for row in self.conn.execute(sql, args)]
 
+    def has_run(self, run_uuid: str) -> bool:
+        """Whether a run with this uuid is stored here."""
+        return self.conn.execute("SELECT 1 FROM runs WHERE uuid = ?", (run_uuid,)).fetchone() is not None
+
     def find_machine(self, fingerprint: str) -> int | None:
         """The id of the machine with this fingerprint, or None when it has no row here."""
         row = self.conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (fingerprint,)).fetchone()
@@ -420,16 +429,3 @@ class Store:
         if table not in {"runs", "epochs", "machines"}:
             raise ValueError(table)
         return int(self.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-
-
-@dataclass
-class _Transaction:
-    conn: sqlite3.Connection
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.conn.execute("BEGIN IMMEDIATE")
-        return self.conn
-
-    def __exit__(self, exc_type: Any, *_: Any) -> None:
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
-
