@@ -450,7 +450,7 @@ def suspect_column(summary: pd.DataFrame) -> list[str]:
 def _order(df: pd.DataFrame) -> pd.DataFrame:
     """The 2017 study first, then studies as first seen; workloads in the study's order; GPU first, then
     vCPUs descending, the stock build before others."""
-    from cpustudy.woolf2017 import WORKLOADS as STUDY_WORKLOADS
+    from cpustudy.store.importers.woolf2017 import WORKLOADS as STUDY_WORKLOADS
 
     wl_order = {w: i for i, w in enumerate(STUDY_WORKLOADS)}
     first = {s: i for i, s in enumerate(dict.fromkeys(df["study"]))}

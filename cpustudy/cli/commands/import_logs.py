@@ -25,7 +25,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cpustudy import woolf2017
+    from cpustudy.store.importers import woolf2017
     from cpustudy.cli.output import say
     from cpustudy.store import Store
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cpustudy import woolf2017
 from cpustudy.store import Store
+from cpustudy.store.importers import woolf2017
 
 FIXTURES = Path(__file__).parent / "fixtures" / "woolf2017"
 LOGS = FIXTURES / "logs"
@@ -143,18 +143,19 @@ def test_malformed_log_is_refused_with_path_and_line(run_cli, db, logs_copy, con
 def test_a_failure_while_writing_rolls_back_every_run(db, monkeypatch):
     """The writes are one transaction: an error after some runs were inserted leaves nothing."""
     calls = {"n": 0}
-    real = woolf2017._insert_run
+    real = Store.insert_run_row
 
-    def failing(conn, machine_id, log):
+    def failing(store, row):
         calls["n"] += 1
         if calls["n"] == 5:
             raise sqlite3.OperationalError("disk I/O error (simulated)")
-        real(conn, machine_id, log)
+        return real(store, row)
 
-    monkeypatch.setattr(woolf2017, "_insert_run", failing)
+    monkeypatch.setattr(Store, "insert_run_row", failing)
+    logs = woolf2017.read_logs(LOGS)
     with Store.open(db) as s:
         with pytest.raises(sqlite3.OperationalError):
-            woolf2017.import_logs(s, LOGS)
+            woolf2017.write_logs(s, logs)
     assert calls["n"] == 5
     assert counts(db) == (0, 0, 0)
 
@@ -170,7 +171,7 @@ def test_other_files_are_skipped_and_said_so(run_cli, db, logs_copy):
 
 def test_totals_are_sums_of_elapsed(db):
     with Store.open(db) as s:
-        result = woolf2017.import_logs(s, LOGS)
+        result = woolf2017.write_logs(s, woolf2017.read_logs(LOGS))
         assert result.added == N_FILES
         totals = {
             (r["workload"], r["build"], r["vcpus"]): r["epoch_time_s"] * r["epochs"] for r in s.runs()

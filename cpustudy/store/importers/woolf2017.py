@@ -226,30 +226,22 @@ def parse_log(log: LogFile) -> None:
     log.epochs = epochs
 
 
-def _machine_row(conn: Any, machine: dict[str, Any]) -> int:
-    row = conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (machine["fingerprint"],)).fetchone()
-    if row:
-        return int(row[0])
-    cur = conn.execute(
-        """INSERT INTO machines (fingerprint, hostname, cpu_model, cpu_vendor, arch, flags, isa,
-        logical_cpus, info, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)""",
-        (
-            machine["fingerprint"],
-            None,
-            machine.get("cpu_model"),
-            machine.get("cpu_vendor"),
-            machine.get("arch"),
-            "",
-            json.dumps({}),
-            machine.get("logical_cpus"),
-            json.dumps(machine, sort_keys=True),
-            now(),
-        ),
-    )
-    return int(cur.lastrowid)
+def _machine_row(machine: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "fingerprint": machine["fingerprint"],
+        "hostname": None,
+        "cpu_model": machine.get("cpu_model"),
+        "cpu_vendor": machine.get("cpu_vendor"),
+        "arch": machine.get("arch"),
+        "flags": "",
+        "isa": json.dumps({}),
+        "logical_cpus": machine.get("logical_cpus"),
+        "info": json.dumps(machine, sort_keys=True),
+        "created_at": now(),
+    }
 
 
-def _insert_run(conn: Any, machine_id: int, log: LogFile) -> None:
+def _run_row(machine_id: int, log: LogFile) -> dict[str, Any]:
     n = len(log.epochs)
     total = math.fsum(e["elapsed_s"] for e in log.epochs)
     mean = total / n
@@ -276,22 +268,15 @@ def _insert_run(conn: Any, machine_id: int, log: LogFile) -> None:
                 # What the study says its compiled build added; TF 1.2 itself was not probed.
                 "compiled_for_per_study": "SSE4.2 AVX FMA" if log.build == "compiled" else None}
     stamp = now()
-    cur = conn.execute(
-        """INSERT INTO runs (uuid, machine_id, study, status, workload, device, build, vcpus, epochs, data,
-        repeat, settings, software, tf_version, keras_backend, tf_missing_isa, epoch_time_s,
-        measured_epoch_time_s, projected, timed_epochs, exit_code, created_at, finished_at)
-        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-        (
-            log.uuid, machine_id, STUDY, "ok", log.workload, log.device, log.build, log.vcpus, n, "real",
-            0, json.dumps(settings, sort_keys=True), json.dumps(software, sort_keys=True), TF_VERSION,
-            "tensorflow", None, mean, mean, 0, n, 0, stamp, stamp,
-        ),
-    )
-    run_id = int(cur.lastrowid)
-    conn.executemany(
-        """INSERT INTO epochs (run_id, epoch, elapsed_s, loss, accuracy, warmup) VALUES (?,?,?,?,?,0)""",
-        [(run_id, e["epoch"], e["elapsed_s"], e["loss"], e["accuracy"]) for e in log.epochs],
-    )
+    return {
+        "uuid": log.uuid, "machine_id": machine_id, "study": STUDY, "status": "ok", "exit_code": 0,
+        "workload": log.workload, "device": log.device, "build": log.build, "vcpus": log.vcpus,
+        "epochs": n, "timed_epochs": n, "data": "real", "repeat": 0, "projected": 0,
+        "settings": json.dumps(settings, sort_keys=True), "software": json.dumps(software, sort_keys=True),
+        "tf_version": TF_VERSION, "keras_backend": "tensorflow", "tf_missing_isa": None,
+        "epoch_time_s": mean, "measured_epoch_time_s": mean,  # the mean: x epochs = the study's total
+        "created_at": stamp, "finished_at": stamp,
+    }
 
 
 @dataclass
@@ -318,22 +303,18 @@ def read_logs(logs_dir: str | Path) -> Logs:
 def write_logs(store: Store, logs: Logs) -> ImportResult:
     """Store checked logs in one transaction; runs already imported (same uuid) are left alone."""
     added = present = epochs = 0
-    conn = store.conn
     with store.transaction():
         machines: dict[str, int] = {}
         for log in logs.files:
-            if conn.execute("SELECT 1 FROM runs WHERE uuid = ?", (log.uuid,)).fetchone():
+            if store.has_run(log.uuid):
                 present += 1
                 continue
             machine = GPU_MACHINE if log.device == "gpu" else CPU_MACHINE
-            if machine["fingerprint"] not in machines:
-                machines[machine["fingerprint"]] = _machine_row(conn, machine)
-            _insert_run(conn, machines[machine["fingerprint"]], log)
+            fp = machine["fingerprint"]
+            if fp not in machines:
+                known = store.find_machine(fp)
+                machines[fp] = known if known is not None else store.insert_machine_row(_machine_row(machine))
+            run_id = store.insert_run_row(_run_row(machines[fp], log))
+            epochs += store.insert_epoch_rows(run_id, ({**e, "warmup": 0} for e in log.epochs))
             added += 1
-            epochs += len(log.epochs)
     return ImportResult(logs.root, added, present, epochs, logs.skipped, sorted({l.workload for l in logs.files}))
-
-
-def import_logs(store: Store, logs_dir: str | Path) -> ImportResult:
-    """Import every log under ``logs_dir`` into ``store`` in one transaction (nothing on any error)."""
-    return write_logs(store, read_logs(logs_dir))
