@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cpustudy import merge
+    from cpustudy.store.importers import merge
     from cpustudy.cli.output import say
     from cpustudy.store import Store
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cpustudy import merge
 from cpustudy.errors import UserError
 from cpustudy.store import Store
+from cpustudy.store.importers import merge
 
 
 def add_run(store, machine, workload, vcpus, times, *, uuid=None, status="ok", build="tf"):

@@ -1,0 +1,108 @@
+"""Merge results measured elsewhere (another cpustudy database) into this one.
+
+* Machines are matched by ``fingerprint``: a machine already here keeps its id, a new one is added, and
+  the other file's machine ids are remapped.
+* Runs are matched by ``uuid``: a run already here is left alone, so merging the same file twice adds
+  nothing. Runs still ``running`` in the other file are skipped (they may be in progress there; merge
+  again once they have finished).
+* Epochs follow their run.
+
+Everything is one transaction: an error leaves this database as it was. The other file is opened
+read-only and is never changed (it must be a cpustudy database of this schema version or older; an
+older one is read through its upgraded copy in memory, its data migrations included).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cpustudy.errors import UserError
+from cpustudy.store import Store, schema
+
+
+@dataclass
+class MergeResult:
+    other: Path
+    runs_added: int
+    runs_present: int
+    runs_unfinished: int
+    epochs_added: int
+    machines_added: int
+
+
+def open_other(path: str | Path) -> Store:
+    """The other database, read-only, after checking it is a cpustudy database."""
+    path = Path(path)
+    if not path.exists():
+        raise UserError(f"{path}: no such file: give the cpustudy database to merge in")
+    if path.is_dir():
+        raise UserError(f"{path} is a folder: give the cpustudy database file to merge in")
+    try:
+        version = schema.file_version(path)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read it ({exc.strerror})") from None
+    except sqlite3.Error as exc:
+        raise UserError(f"{path}: cannot read it as SQLite ({exc}): nothing merged") from None
+    if version is None or version < 1:
+        raise UserError(f"{path} is not a cpustudy database: nothing merged")
+    schema.check_version(path, version, "upgrade cpustudy, then merge")
+    return Store.read(path)
+
+
+def merge(store: Store, other_path: str | Path) -> MergeResult:
+    other_path = Path(other_path)
+    if other_path.exists() and Path(store.path).exists() and other_path.resolve() == Path(store.path).resolve():
+        raise UserError(f"{other_path} is the database itself: give another cpustudy database to merge in")
+    with open_other(other_path) as other:
+        try:
+            return _merge(store, other, other_path)
+        except sqlite3.Error as exc:
+            raise UserError(f"merging {other_path} failed ({exc}): nothing merged") from None
+
+
+def _shared_columns(store: Store, other: Store, table: str, own: str) -> list[str]:
+    """The columns of ``table`` both databases have, but ``own`` (which this database assigns)."""
+    theirs = set(other.columns(table))
+    return [c for c in store.columns(table) if c != own and c in theirs]
+
+
+def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
+    m_cols = _shared_columns(store, other, "machines", "id")
+    r_cols = _shared_columns(store, other, "runs", "id")
+    e_cols = _shared_columns(store, other, "epochs", "run_id")
+    machines = other.machines()
+    runs = other.runs()  # with their machine's columns joined in; only r_cols are copied
+    epochs_by_run: dict[int, list[dict[str, Any]]] = {}
+    for e in other.epochs():
+        epochs_by_run.setdefault(int(e["run_id"]), []).append(e)
+
+    added = present = unfinished = epochs_added = machines_added = 0
+    with store.transaction():
+        machine_map: dict[int, int] = {}
+        used = {r["machine_id"] for r in runs}
+        for m in machines:
+            here = store.find_machine(m["fingerprint"])
+            if here is not None:
+                machine_map[int(m["id"])] = here
+                continue
+            if m["id"] not in used:
+                continue  # a machine with no runs adds nothing
+            machine_map[int(m["id"])] = store.insert_machine_row({c: m[c] for c in m_cols})
+            machines_added += 1
+        for r in runs:
+            if r["status"] == "running":
+                unfinished += 1
+                continue
+            if store.has_run(r["uuid"]):
+                present += 1
+                continue
+            values = {c: r[c] for c in r_cols}
+            values["machine_id"] = machine_map.get(r["machine_id"]) if r["machine_id"] is not None else None
+            run_id = store.insert_run_row(values)
+            rows = epochs_by_run.get(int(r["id"]), [])
+            epochs_added += store.insert_epoch_rows(run_id, ({c: e[c] for c in e_cols} for e in rows))
+            added += 1
+    return MergeResult(other_path, added, present, unfinished, epochs_added, machines_added)
