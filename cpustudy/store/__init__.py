@@ -8,6 +8,6 @@
 """
 
 from cpustudy.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from cpustudy.store.store import DEFAULT_DB, Store, default_path, now, row_id
+from cpustudy.store.store import Store, default_path, now, row_id
 
-__all__ = ["APPLICATION_ID", "DEFAULT_DB", "MIGRATIONS", "SCHEMA_VERSION", "Store", "default_path", "now", "row_id"]
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "Store", "default_path", "now", "row_id"]

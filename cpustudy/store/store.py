@@ -54,10 +54,9 @@ def default_path() -> Path:
 class Store:
     """A cpustudy database. Use ``Store.open`` (writes, creating it) or ``Store.read`` (never creates)."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, readonly: bool) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
-        self.readonly = readonly
         self._columns: dict[str, tuple[str, ...]] = {}
 
     # -- opening -----------------------------------------------------------------------------
@@ -77,7 +76,7 @@ class Store:
             conn = sqlite3.connect(path, timeout=60, isolation_level=None)
         except sqlite3.Error as exc:
             raise UserError(f"cannot open {path} ({exc}): check the path and its permissions") from None
-        store = cls(conn, path, readonly=False)
+        store = cls(conn, path)
         try:
             store._configure()
             store._migrate()
@@ -97,7 +96,7 @@ class Store:
         if path.stat().st_size:  # an empty file is a database another process is creating now
             cls._check_file(path)
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
-        store = cls(conn, path, readonly=True)
+        store = cls(conn, path)
         store._configure()
         version = schema.user_version(store.conn)
         schema.check_version(path, version)
@@ -107,7 +106,7 @@ class Store:
             memory = sqlite3.connect(":memory:")
             conn.backup(memory)
             conn.close()
-            store = cls(memory, path, readonly=True)
+            store = cls(memory, path)
             store._configure()
             store._migrate()
         return store
