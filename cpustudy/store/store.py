@@ -4,6 +4,9 @@ One file holds machines, runs (one measurement each: configuration, software, st
 epochs (committed as they finish, so an interrupted run keeps what it measured), with the peaks and
 tunings measured for them. A file that is not a cpustudy database is refused, never altered; an older
 one is upgraded by a measuring command and read through an upgraded copy in memory (see ``schema``).
+
+Somewhat over 400 lines, on purpose: it is one class, whose writes share one connection and one
+transaction; the schema and the importers, which need no access to either, live in modules of their own.
 """
 
 from __future__ import annotations
