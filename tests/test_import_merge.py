@@ -141,10 +141,10 @@ def test_a_failure_while_merging_leaves_the_database_as_it_was(here, other):
 def test_an_older_database_is_merged_through_its_upgrade(run_cli, tmp_path):
     """A schema-3 file's data migrations apply to what is merged (re-projected JAX runs, the in-model
     augmentation its cifar10_cnn runs had); the file itself is not changed."""
-    from test_store_schema import _v3_database
+    from test_store_schema import v3_database
 
     old = tmp_path / "old.sqlite"
-    conn = _v3_database(old)
+    conn = v3_database(old)
     conn.execute("INSERT INTO machines (fingerprint, created_at) VALUES ('fp-old', 'x')")
     conn.execute("""INSERT INTO runs (uuid, machine_id, status, workload, build, keras_backend, projected,
         steps_per_epoch, full_steps_per_epoch, batch_size, measured_epoch_time_s, epoch_time_s, samples_per_s,

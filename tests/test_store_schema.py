@@ -25,7 +25,7 @@ def test_schema_is_versioned(db):
         Store.read(db)
 
 
-def _v3_database(path):
+def v3_database(path):
     """A database at schema version 3, written by the migrations themselves."""
     conn = sqlite3.connect(path)
     for migrate in store.MIGRATIONS[:3]:
@@ -39,7 +39,7 @@ def test_v4_reprojects_jax_and_torch_runs_and_marks_old_runs_unvalidated(tmp_pat
     """Capped JAX/PyTorch epochs were projected from step-start times that measured only the steps'
     dispatch; the upgrade projects them again from whole epochs. TensorFlow runs stay as they were."""
     path = tmp_path / "old.sqlite"
-    conn = _v3_database(path)
+    conn = v3_database(path)
     cols = ("uuid, status, workload, build, keras_backend, projected, steps_per_epoch, full_steps_per_epoch, "
             "batch_size, measured_epoch_time_s, epoch_time_s, samples_per_s, settings, created_at")
     conn.execute(f"INSERT INTO runs ({cols}) VALUES ('a','ok','cifar10_cnn','jax-here','jax',1,20,1563,32,"
