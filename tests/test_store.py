@@ -109,15 +109,6 @@ def test_missing_folder_is_refused(tmp_path):
         Store.open(tmp_path / "nope" / "x.sqlite")
 
 
-def test_asynchronous_steps_are_timed_until_they_drain():
-    from cpustudy.worker.train import StepClock as _StepClock
-
-    clock = _StepClock()
-    clock.first, clock.last, clock.began = 10.0, 10.2, 11  # 11 steps dispatched in 0.2 s
-    assert clock.steps_s(5.0) == pytest.approx(0.2 * 11 / 10)  # synchronous: n - 1 whole steps
-    assert clock.steps_s(5.0, drained=13.0) == pytest.approx(3.0)  # queued: until the queue drained
-
-
 def test_rows_from_elsewhere_are_inserted_as_given_and_a_transaction_holds_many_writes(db):
     """The importers' writes: rows as given (only the table's columns), all in the caller's transaction."""
     with Store.open(db) as s:

@@ -1,11 +1,14 @@
-"""The worker runs under any build's interpreter: importing it must not pull in the parent's side
-(measure, store, analysis, report, cli) nor any framework or third-party package."""
+"""The worker: importing it pulls in nothing of the parent's side (measure, store, analysis, report,
+cli) nor any framework, since it runs under any build's interpreter; the RunConfig it reads; its
+step clock."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+
+import pytest
 
 PARENT_SIDE = ("cpustudy.measure", "cpustudy.store", "cpustudy.analysis", "cpustudy.report", "cpustudy.cli")
 THIRD_PARTY = ("tensorflow", "keras", "numpy", "pandas", "plotnine", "rich", "psutil")
@@ -43,9 +46,16 @@ def test_a_run_config_survives_the_json_round_trip():
 
 
 def test_an_unknown_field_is_refused_not_dropped():
-    import pytest
-
     from cpustudy.worker.protocol import RunConfig
 
     with pytest.raises(ValueError, match="no_such_setting"):
         RunConfig.from_dict({"workload": "mnist_mlp", "no_such_setting": 1})
+
+
+def test_asynchronous_steps_are_timed_until_they_drain():
+    from cpustudy.worker.train import StepClock
+
+    clock = StepClock()
+    clock.first, clock.last, clock.began = 10.0, 10.2, 11  # 11 steps dispatched in 0.2 s
+    assert clock.steps_s(5.0) == pytest.approx(0.2 * 11 / 10)  # synchronous: n - 1 whole steps
+    assert clock.steps_s(5.0, drained=13.0) == pytest.approx(3.0)  # queued: until the queue drained
