@@ -170,3 +170,20 @@ def test_machine_command_probes_tensorflow(run_cli):
     assert sw["onednn"] in (True, False) and sw["tf_isa_report"] in (True, False)
     if "avx2" in info["flags"]:
         assert "AVX2" in (sw["tf_missing_isa"] or "").split()
+
+
+@pytest.mark.parametrize("flag,value", [("--vcpus", "1,,2"), ("--vcpus", "1,"), ("--workloads", "mnist_mlp,,mnist_cnn"),
+                                        ("--builds", "tf,")])
+def test_an_empty_item_in_a_list_is_refused_before_anything_runs(run_cli, db, flag, value):
+    r = run_cli("sweep", flag, value, "--dry-run", "--db", db)
+    assert r.code == 2 and "an item is empty" in r.err and flag in r.err
+    assert len(r.err.strip().splitlines()) == 1 and not db.exists()
+
+
+def test_a_mistyped_name_gets_the_nearest_one(run_cli, db):
+    r = run_cli("run", "mnist_mpl", "--db", db)
+    assert r.code == 2 and "did you mean mnist_mlp?" in r.err and not db.exists()
+    r = run_cli("sweep", "--builds", "tf-onedn", "--dry-run", "--db", db)
+    assert r.code == 2 and "did you mean tf-onednn?" in r.err
+    r = run_cli("run", "resnet50", "--db", db)
+    assert r.code == 2 and "did you mean" not in r.err and "choose one of" in r.err

@@ -7,6 +7,7 @@ import math
 from typing import Sequence
 
 from cpustudy.errors import UserError
+from cpustudy.names import split_list
 
 PROG = "cpustudy"
 
@@ -34,7 +35,7 @@ def positive_float(text: str) -> float:
 def int_list(text: str, flag: str) -> list[int]:
     """``32,64,128`` -> [32, 64, 128]; anything else is a one-line error naming the flag."""
     try:
-        values = [int(t) for t in text.split(",") if t.strip()]
+        values = [int(t) for t in split_list(text, flag, "32,64,128")]
     except ValueError:
         raise UserError(f"{flag}: give whole numbers separated by commas, e.g. 32,64,128") from None
     if not values or min(values) <= 0:

@@ -32,6 +32,7 @@ from typing import Any, Mapping
 
 from cpustudy.cache import cache_dir
 from cpustudy.errors import UserError
+from cpustudy.names import split_list, unknown
 
 KINDS = ("project", "overlay", "venv", "wheel")
 MARKER = "cpustudy-build.json"
@@ -183,14 +184,12 @@ def _import_failure(python: str, module: str, backend: str) -> tuple[str, str] |
 def load(name: str) -> Build:
     recipes = all_builds()
     if name not in recipes:
-        raise UserError(f"unknown build {name!r}: choose one of {', '.join(recipes)} (see `cpustudy builds list`)")
+        raise unknown("build", name, recipes, "cpustudy builds list")
     return recipes[name]
 
 
-def parse_list(text: str) -> list[Build]:
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    if not names:
-        raise UserError("no build given: name one or more, comma-separated (see `cpustudy builds list`)")
+def parse_list(text: str, flag: str = "--builds") -> list[Build]:
+    names = split_list(text, flag, "tf,tf-onednn")
     return [load(n) for n in dict.fromkeys(names)]
 
 

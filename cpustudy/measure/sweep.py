@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
+from cpustudy.names import split_list
 from cpustudy.measure.execute import RunOutcome, execute
 from cpustudy.measure.spec import RunSpec, plan
 from cpustudy.store import Store
@@ -44,10 +45,7 @@ def parse_vcpus(text: str, topo: machine_mod.CpuTopology) -> list[int]:
             n *= 2
         return out + [topo.logical]
     values = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
+    for part in split_list(text, "--vcpus", "1,2 or auto"):
         try:
             n = int(part)
         except ValueError:

@@ -5,7 +5,7 @@ Importing this package imports NumPy but never TensorFlow or Keras.
 
 from __future__ import annotations
 
-from cpustudy.errors import UserError
+from cpustudy.names import split_list, unknown
 from cpustudy.workloads.base import Dataset, Flops, Workload
 from cpustudy.workloads import (
     cifar10_cnn,
@@ -40,19 +40,14 @@ def get(name: str) -> Workload:
     try:
         return ALL[name]
     except KeyError:
-        raise UserError(
-            f"unknown workload {name!r}: choose one of {', '.join(ALL)} (see `cpustudy workloads`)"
-        ) from None
+        raise unknown("workload", name, ALL, "cpustudy workloads") from None
 
 
-def parse_list(text: str) -> list[Workload]:
+def parse_list(text: str, flag: str = "--workloads") -> list[Workload]:
     """``all`` or a comma-separated list of names, each checked."""
     if text.strip() == "all":
         return list(WORKLOADS.values())
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    if not names:
-        raise UserError("no workload given: name one or more, comma-separated, or `all`")
-    return [get(n) for n in dict.fromkeys(names)]
+    return [get(n) for n in dict.fromkeys(split_list(text, flag, "mnist_mlp,cifar10_cnn or all"))]
 
 
 def describe_all() -> list[dict[str, object]]:

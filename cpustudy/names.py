@@ -1,0 +1,28 @@
+"""Names and lists on the command line: a comma-separated list whose every item is given, and the
+nearest known name for a mistyped one. Standard library only."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Iterable
+
+from cpustudy.errors import UserError
+
+
+def split_list(text: str, flag: str, example: str) -> list[str]:
+    """``a,b`` -> ["a", "b"]. An empty item (``1,,2``, a trailing comma) is a typo, refused in one
+    line rather than read as something else."""
+    items = [t.strip() for t in text.split(",")]
+    if not text.strip():
+        raise UserError(f"{flag}: give one or more, comma-separated, e.g. {example}")
+    if any(not t for t in items):
+        raise UserError(f"{flag} {text!r}: an item is empty (two commas, or one at an end): give e.g. {example}")
+    return items
+
+
+def unknown(kind: str, name: str, known: Iterable[str], see: str) -> UserError:
+    """``unknown workload 'mnist_mpl': did you mean mnist_mlp? (choose one of ...; see ...)``."""
+    choices = list(known)
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return UserError(f"unknown {kind} {name!r}: {hint}(choose one of {', '.join(choices)}; see `{see}`)")
