@@ -131,3 +131,46 @@ def test_rows_from_elsewhere_are_inserted_as_given_and_a_transaction_holds_many_
         assert {k: stored[k] for k in run} == run and stored["machine"] == "fp-x"
         assert [(e["epoch"], e["elapsed_s"]) for e in s.epochs()] == [(1, 2.0), (2, 2.0)]
         assert s.count("machines") == 1
+
+
+def test_reading_leaves_no_wal_or_shm_files_behind(db, run_cli):
+    with Store.open(db) as s:
+        s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
+    before = sorted(p.name for p in db.parent.iterdir())
+    assert run_cli("results", "--db", db).code == 0
+    with Store.read(db) as s:
+        assert s.runs() == []
+    assert sorted(p.name for p in db.parent.iterdir()) == before == [db.name]
+
+
+@pytest.fixture
+def unwritable_db(db):
+    """A cpustudy database that cannot be written: immutable (chattr +i) as root, else read-only."""
+    import os
+    import subprocess
+
+    with Store.open(db) as s:
+        s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
+    if os.geteuid() == 0:
+        if subprocess.run(["chattr", "+i", str(db)], capture_output=True).returncode != 0:
+            pytest.skip("root without chattr +i here: no way to make a file unwritable for this test")
+        yield db
+        subprocess.run(["chattr", "-i", str(db)], check=True)
+    else:
+        db.chmod(0o444)
+        db.parent.chmod(0o555)
+        yield db
+        db.parent.chmod(0o755)
+        db.chmod(0o644)
+
+
+def test_an_unwritable_database_is_refused_in_one_line_and_still_read(unwritable_db, run_cli):
+    db = unwritable_db
+    size = db.stat().st_size
+    for args in (("run", "mnist_mlp", "--epochs", "1", "--steps-per-epoch", "2"),
+                 ("sweep", "--vcpus", "1", "--workloads", "mnist_mlp", "--epochs", "1", "--steps-per-epoch", "2")):
+        r = run_cli(*args, "--db", db)
+        assert r.code == 2 and "cannot be written" in r.err and "--db COPY" in r.err
+        assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err
+    assert run_cli("results", "--db", db).code == 0
+    assert db.stat().st_size == size and sorted(p.name for p in db.parent.iterdir()) == [db.name]

@@ -11,6 +11,7 @@ split on ``;``, which breaks on a ``;`` inside a string or a trigger).
 from __future__ import annotations
 
 import sqlite3
+import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -220,7 +221,7 @@ def file_version(path: Path) -> int | None:
     with open(path, "rb") as f:
         if f.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
             return None
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
+    conn = connect_reading(path)
     try:
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
         version = user_version(conn)
@@ -232,3 +233,31 @@ def file_version(path: Path) -> int | None:
     if app_id == 0 and objects == 0:
         return 0
     return None
+
+
+def unwritable(path: Path) -> str | None:
+    """Why SQLite could not write ``path`` (the file, or the -wal/-shm files beside it), or None."""
+    parent = path.parent if str(path.parent) else Path(".")
+    try:
+        if path.exists():
+            with open(path, "r+b"):
+                pass
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def connect_reading(path: Path) -> sqlite3.Connection:
+    """A connection that never writes and leaves no -wal/-shm files behind.
+
+    Where the file can be written, a normal connection with ``query_only`` (as the last connection
+    to close, SQLite removes the -wal and -shm files, which a ``mode=ro`` connection would leave);
+    where nobody can (a read-only mount, an immutable file), an immutable one.
+    """
+    if unwritable(path):
+        return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, timeout=60)
+    conn = sqlite3.connect(path, timeout=60)
+    conn.execute("PRAGMA query_only = ON")
+    return conn

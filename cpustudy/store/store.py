@@ -75,6 +75,10 @@ class Store:
         fresh = not path.exists() or path.stat().st_size == 0
         if not fresh:
             cls._check_file(path)
+        why = schema.unwritable(path)
+        if why:
+            raise UserError(f"{path} cannot be written ({why}): measure into a writable copy (`cp {path} COPY` "
+                            "and pass --db COPY) or make it writable; nothing was changed")
         try:
             conn = sqlite3.connect(path, timeout=60, isolation_level=None)
         except sqlite3.Error as exc:
@@ -98,7 +102,7 @@ class Store:
             )
         if path.stat().st_size:  # an empty file is a database another process is creating now
             cls._check_file(path)
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
+        conn = schema.connect_reading(path)
         store = cls(conn, path)
         store._configure()
         version = schema.user_version(store.conn)
