@@ -188,3 +188,31 @@ def test_a_builds_own_env_is_not_a_setting():
         "tf-eigen+TF_ENABLE_ONEDNN_OPTS=1"
     assert label("tf-eigen", env={"TF_ENABLE_ONEDNN_OPTS": "0"}, build_env={"TF_ENABLE_ONEDNN_OPTS": "0"}) == \
         "tf-eigen"
+
+
+def test_a_probe_is_remembered_until_the_interpreter_or_its_packages_change(tmp_path):
+    from cpustudy.environment.probe import probe_key
+
+    py = tmp_path / "venv" / "bin" / "python"
+    py.parent.mkdir(parents=True)
+    py.write_text("")
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    first = probe_key(str(py), None)
+    assert first is not None and probe_key(str(py), None) == first  # nothing changed: the same key
+    (site / "tensorflow-2.21.0.dist-info").mkdir()
+    installed = probe_key(str(py), None)
+    assert installed != first  # an install changes it
+    assert probe_key(str(py), {"TF_ENABLE_ONEDNN_OPTS": "0"}) != installed  # so do the build's switches
+    assert probe_key(str(tmp_path / "missing" / "python"), None) is None  # unreadable: never cached
+
+
+@pytest.mark.tensorflow
+def test_the_second_probe_of_a_build_comes_from_the_cache(tmp_path, monkeypatch):
+    from cpustudy.environment.probe import probe_software_cached
+
+    monkeypatch.setenv("CPUSTUDY_CACHE", str(tmp_path / "cache"))
+    first = probe_software_cached()
+    second = probe_software_cached()
+    assert "cached" not in first and second.pop("cached") is True
+    assert second == json.loads(json.dumps(first, default=str)) and first.get("tf_version")

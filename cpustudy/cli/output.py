@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 
 def console(stderr: bool = False) -> Any:
@@ -14,6 +15,13 @@ def console(stderr: bool = False) -> Any:
     if not out.is_terminal:
         out = Console(stderr=stderr, highlight=False, width=220)  # pipes and files: no folding
     return out
+
+
+@contextlib.contextmanager
+def status(first: str) -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr for work of a few seconds; yields a function that says what it does now."""
+    with console(stderr=True).status(first) as spinner:
+        yield lambda text: spinner.update(text)
 
 
 def say(text: str, err: bool = False) -> None:

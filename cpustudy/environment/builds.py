@@ -153,8 +153,26 @@ def _not_importable(name: str, python: str, error: str) -> str:
 @functools.cache
 def _import_failure(python: str, module: str, backend: str) -> tuple[str, str] | None:
     """``(module, error)`` for the first of ``module`` and ``keras`` that fails to import under
-    ``python`` with ``KERAS_BACKEND=backend``, or None when both import. Cached per process: the
-    check imports the framework (seconds), and ``runner.plan`` asks before every measurement."""
+    ``python`` with ``KERAS_BACKEND=backend``, or None when both import. The check imports the
+    framework (seconds): cached per process, and a success also in the user cache until the
+    interpreter or its packages change (``probe.probe_key``)."""
+    from cpustudy.environment.probe import probe_key
+
+    key = probe_key(python, {"KERAS_BACKEND": backend, "import": module})
+    marker = cache_dir() / "imports" / f"{key}.ok" if key else None
+    if marker is not None and marker.exists():
+        return None
+    failure = _run_import_check(python, module, backend)
+    if failure is None and marker is not None:
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+        except OSError:
+            pass
+    return failure
+
+
+def _run_import_check(python: str, module: str, backend: str) -> tuple[str, str] | None:
     try:
         proc = subprocess.run([python, "-c", _IMPORT_CHECK, module, "keras"], check=False, capture_output=True,
                               text=True, stdin=subprocess.DEVNULL, env={**os.environ, "KERAS_BACKEND": backend},

@@ -3,20 +3,24 @@ software), as a dict for JSON and as labelled lines for a terminal."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 
-def describe_machine(check: bool = False, probe: bool = True) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+def describe_machine(check: bool = False, probe: bool = True,
+                     progress: Callable[[str], None] = lambda s: None) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     from cpustudy.environment import machine, state
-    from cpustudy.environment.probe import probe_software
+    from cpustudy.environment.probe import probe_software_cached
 
+    progress("reading the CPU")
     m = machine.collect()
     info: dict[str, Any] = m.as_dict()
     if check:
+        progress("sampling the machine's load")
         info["state"] = state.machine_state()
         info["warnings"] = state.warnings(info["state"])
     if probe:
-        info["software"] = probe_software()
+        progress("probing TensorFlow in a worker (cached until the packages change)")
+        info["software"] = probe_software_cached()
     lines = [
         ("CPU", f"{m.cpu_model} ({m.cpu_vendor}, {m.arch})"),
         ("topology", f"{m.logical_cpus} logical CPUs, {m.physical_cores} cores, "
@@ -53,21 +57,23 @@ def describe_machine(check: bool = False, probe: bool = True) -> tuple[dict[str,
     return info, lines
 
 
-def builds_table(probe: bool) -> tuple[list[dict[str, Any]], str]:
-    """Every build: whether it is ready here and, probed in a worker, what it really contains; and
-    the instruction sets this CPU offers."""
+def builds_table(probe: bool, progress: Callable[[str], None] = lambda s: None) -> tuple[list[dict[str, Any]], str]:
+    """Every build: whether it is ready here and, probed in a worker, what it really contains
+    (remembered until its interpreter or packages change); and the instruction sets this CPU offers."""
     from cpustudy.environment import builds, machine
-    from cpustudy.environment.probe import probe_software
+    from cpustudy.environment.probe import probe_software_cached
 
     m = machine.collect(use_cpuinfo=False)
     cpu_isa = " ".join(sorted(f.upper() for f, on in m.isa.items() if on))
     rows = []
-    for b in builds.all_builds().values():
+    everything = builds.all_builds()
+    for i, b in enumerate(everything.values(), 1):
+        progress(f"checking build {b.name} ({i}/{len(everything)})")
         ready, why = b.readiness(set(m.flags))
         row: dict[str, Any] = {"build": b.name, "kind": b.kind, "ready": ready, "status": why,
                                "description": b.description}
         if ready and probe:
-            sw = probe_software(b.python, b.worker_env())
+            sw = probe_software_cached(b.python, b.worker_env())
             if sw.get("error"):
                 row.update(ready=False, status=f"probe failed: {sw['error']}")
             else:

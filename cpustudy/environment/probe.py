@@ -92,3 +92,56 @@ def probe_software(python: str | None = None, env: Mapping[str, str] | None = No
         tail = (err or b"").decode(errors="replace").strip().splitlines()[-1:]
         result = {"error": tail[0] if tail else f"exit code {proc.returncode}"}
     return result
+
+
+def _site_dirs(python: str) -> list[Path]:
+    """Where packages of ``python`` live, found without starting it: this interpreter's own
+    (sysconfig), or a venv's ``lib/python*/site-packages``."""
+    import sysconfig
+
+    exe = Path(python)
+    if exe.resolve() == Path(sys.executable).resolve() or python == sys.executable:
+        paths = sysconfig.get_paths()
+        return [Path(p) for p in dict.fromkeys([paths["purelib"], paths["platlib"]])]
+    return sorted(exe.parent.parent.glob("lib/python*/site-packages"))
+
+
+def probe_key(python: str, env: Mapping[str, str] | None) -> str | None:
+    """What a probe's answer depends on: the interpreter (path, its file's change time), its
+    installed packages (the change times of its site-packages folders and of their entries: an
+    install or upgrade changes them), the switches, and this cpustudy. None if unreadable."""
+    from cpustudy import __version__
+
+    try:
+        parts: list[object] = [__version__, python, os.stat(python).st_mtime_ns, sorted((env or {}).items())]
+        for d in _site_dirs(python):
+            parts.append((str(d), d.stat().st_mtime_ns,
+                          sorted((e.name, e.stat().st_mtime_ns) for e in os.scandir(d) if e.name.endswith(".dist-info"))))
+    except OSError:
+        return None
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:24]
+
+
+def probe_software_cached(python: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``probe_software``, remembered in the user cache until the interpreter or its packages change
+    (a successful probe only; a failed one is probed again next time)."""
+    import json
+
+    python = python or sys.executable
+    k = probe_key(python, env)
+    path = cache_dir() / "probes" / f"{k}.json" if k else None
+    if path is not None:
+        try:
+            return dict(json.loads(path.read_text()), cached=True)
+        except (OSError, ValueError):
+            pass
+    result = probe_software(python, env)
+    if path is not None and not result.get("error"):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(result, default=str))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # an unwritable cache only means probing again
+    return result

@@ -34,10 +34,11 @@ def register(sub: Any) -> None:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from cpustudy.cli.output import emit_rows
+    from cpustudy.cli.output import emit_rows, status
     from cpustudy.environment.describe import builds_table
 
-    rows, cpu_isa = builds_table(probe=not args.no_probe)
+    with status("checking builds") as progress:
+        rows, cpu_isa = builds_table(probe=not args.no_probe, progress=progress)
     columns = COLUMNS
     if args.format != "table":
         columns = list(dict.fromkeys(COLUMNS + ["cpu_offers", "description"]))

@@ -20,10 +20,11 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cpustudy.cli.output import console
+    from cpustudy.cli.output import console, status
     from cpustudy.environment.describe import describe_machine
 
-    info, lines = describe_machine(check=args.check, probe=not args.no_probe)
+    with status("reading the machine") as progress:
+        info, lines = describe_machine(check=args.check, probe=not args.no_probe, progress=progress)
     if args.format == "json":
         sys.stdout.write(json.dumps(info, indent=2, default=str) + "\n")
         return 0
