@@ -153,3 +153,19 @@ def test_a_sweep_accounts_for_its_wall_time(run_cli, db, empty_keras_home):
     assert a["startup_s"] == pytest.approx(sum(x["startup_s"] for x in runs)) and a["startup_s"] > 0
     parts = a["timed_s"] + a["warmup_s"] + a["startup_s"] + a["peak_s"] + a["other_s"]
     assert parts == pytest.approx(1000.0) and a["overhead"] == pytest.approx(1000.0 / a["timed_s"])
+
+
+def test_an_interrupted_cell_is_not_counted_as_failed(db):
+    from conftest import run_config
+
+    from cpustudy.environment import machine
+    from cpustudy.measure.sweep import Cell, summary_rows
+
+    cell = Cell(run_config(cell_key="k1"))
+    with Store.open(db) as s:
+        mid = s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
+        for error in ("interrupted by the user", "interrupted: the process measuring it was killed before it finished",
+                      "timed out after 1 s"):
+            s.finish_run(s.start_run(mid, cell.config.as_dict()), "failed", {}, error=error)
+        (row,) = summary_rows(s, [cell])
+    assert row["ok"] == 0 and row["failed"] == 1  # the timeout only

@@ -165,8 +165,15 @@ def run_cells(
     return out
 
 
+def interrupted(run: dict[str, Any]) -> bool:
+    """A run stopped by the user (Ctrl-C) or by its measuring process being killed: not a failure of
+    the measurement, and measured again by the next sweep."""
+    return run["status"] == "failed" and str(run.get("error") or "").startswith("interrupted")
+
+
 def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
-    """Per (workload, build, vCPUs): ok runs, median epoch time and its spread over repeats."""
+    """Per (workload, build, vCPUs): ok runs, failed runs (not counting interrupted ones), median epoch
+    time and its spread over repeats."""
     runs = store.runs(cell_keys=[c.key for c in cells])
     groups: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
     for c in cells:
@@ -180,7 +187,7 @@ def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
         times = [r["epoch_time_s"] for r in ok if r["epoch_time_s"]]
         rows.append({
             "workload": w, "build": b, "vcpus": v,
-            "ok": len(ok), "failed": len([r for r in rs if r["status"] == "failed"]),
+            "ok": len(ok), "failed": len([r for r in rs if r["status"] == "failed" and not interrupted(r)]),
             "epoch_time_s": statistics.median(times) if times else None,
             "spread_s": (max(times) - min(times)) if len(times) > 1 else None,
             "samples_per_s": statistics.median(r["samples_per_s"] for r in ok) if ok else None,
