@@ -285,7 +285,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         outcomes = _sweep_with_progress(sweep, store, machine_id, todo, args.timeout, err)
         account = sweep.time_accounting(store, [o.run_id for _, o in outcomes], time.perf_counter() - t0)
         rows = sweep.summary_rows(store, cells)
-    from cpustudy import results
+    from cpustudy.analysis import results
 
     _console().print(results.to_table(rows, list(rows[0]), title="sweep summary (median over repeats)"))
     if account["overhead"]:
@@ -329,7 +329,8 @@ def _apply_tunings(cells: list[Any], db_path: Any, m: Any, sweep: Any) -> None:
 
 
 def _print_plan(cells: list[Any], todo: list[Any], store: Any) -> int:
-    from cpustudy import results, sweep
+    from cpustudy import sweep
+    from cpustudy.analysis import results
 
     todo_keys = {c.key for c in todo}
     rows, total, guessed = [], 0.0, False
@@ -519,7 +520,7 @@ def cmd_builds_image(args: argparse.Namespace) -> int:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from cpustudy import results
+    from cpustudy.analysis import results
     from cpustudy.store import Store
 
     columns: Sequence[str]
@@ -534,7 +535,7 @@ def cmd_results(args: argparse.Namespace) -> int:
 
 
 def _emit_rows(args: argparse.Namespace, rows: list[dict[str, Any]], columns: list[str], title: str) -> int:
-    from cpustudy import results
+    from cpustudy.analysis import results
 
     fmt = getattr(args, "format", "table")
     if fmt == "csv":

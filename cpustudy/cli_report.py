@@ -42,10 +42,11 @@ def default_report_dir(db_path: Path, studies: list[str]) -> Path:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from cpustudy import analysis, report
+    from cpustudy import report
+    from cpustudy.analysis import summary
     from cpustudy.store import Store
 
-    opts = analysis.Options(
+    opts = summary.Options(
         baseline=args.baseline,
         prices=args.prices,
         instance_family=args.instance_family,
@@ -56,7 +57,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         gpu_instance=args.gpu_instance,
     )
     with Store.read(args.db) as store:
-        result = analysis.analyze(store, opts)
+        result = summary.analyze(store, opts)
         out = Path(args.out) if args.out else default_report_dir(Path(store.path), result.studies)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file: give a folder for the report")

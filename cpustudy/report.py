@@ -62,18 +62,12 @@ from plotnine import (  # noqa: E402
     theme_minimal,
 )
 
-from cpustudy import __version__, prices
-from cpustudy.analysis import (
-    STOCK_BUILDS,
-    STUDY_TITLES,
-    SUMMARY_COLUMNS,
-    Analysis,
-    Baseline,
-    cheapest,
-    findings,
-    pareto_front,
-    then_and_now,
-)
+from cpustudy import __version__
+from cpustudy.analysis import pricing
+from cpustudy.analysis.baselines import Baseline
+from cpustudy.analysis.runs import config_name
+from cpustudy.analysis.studies import STOCK_BUILDS, STUDY_TITLES
+from cpustudy.analysis.summary import SUMMARY_COLUMNS, Analysis, cheapest, pareto_front, then_and_now
 
 # -- look --------------------------------------------------------------------------------------------
 
@@ -490,6 +484,156 @@ def _dodge(width: float) -> Any:
     return position_dodge(width=width)
 
 
+# -- findings ----------------------------------------------------------------------------------------
+
+
+def _x(v: float) -> str:
+    return f"{v:.2f}×" if v >= 0.095 else f"{v:.2g}×"
+
+
+def findings(a: Analysis) -> list[str]:
+    """Plain-language findings, each computed from the summary."""
+    out: list[str] = []
+    s = a.summary
+    for study in a.studies:
+        ss = s[s["study"] == study]
+        prefix = f"{STUDY_TITLES.get(study, study)}: " if len(a.studies) > 1 else ""
+        for workload in a.workloads(study):
+            g = ss[ss["workload"] == workload]
+            base = a.baselines.get((study, workload))
+            if base is None:
+                continue
+            if base.suspect:
+                out.append(f"{prefix}Withheld for {workload}: its GPU baseline ({base.label}) is suspect "
+                           f"({base.suspect}), so no comparison with it is stated.")
+                continue
+            g = g[g["suspect"].fillna("") == ""]  # a suspect GPU run is shown, never compared
+            star = lambda r: " (projected)" if r["projected"] else ""  # noqa: E731
+            idx = cheapest(g)
+            if len(g) == 1:
+                r = g.iloc[0]
+                out.append(f"{prefix}Only one configuration of {workload} was measured: "
+                           f"{config_name(r['device'], r['vcpus'], r['build'])}{star(r)}.")
+                continue
+            if idx is not None and base.cost_usd and g.loc[idx, "label"] == base.label and not base.is_gpu:
+                r = g.loc[idx]
+                rest = g.drop(index=idx)
+                j = cheapest(rest)
+                nxt = (f"; the next cheapest, {config_name(rest.loc[j, 'device'], rest.loc[j, 'vcpus'], rest.loc[j, 'build'])}"
+                       f", costs {_x(rest.loc[j, 'cost_rel_baseline'])} as much at "
+                       f"{_x(rest.loc[j, 'time_rel_baseline'])} its time{star(rest.loc[j])}") if j is not None else ""
+                out.append(f"{prefix}{base.name}, the baseline, is also the cheapest configuration for "
+                           f"{workload}{star(r)}{nxt}.")
+            elif idx is not None and base.cost_usd:
+                r = g.loc[idx]
+                if base.is_gpu and r["device"] == "gpu":
+                    cpu = g[g["device"] != "gpu"]
+                    j = cheapest(cpu)
+                    if j is not None:
+                        c = cpu.loc[j]
+                        out.append(
+                            f"{prefix}The GPU is the cheapest configuration for {workload}; the cheapest CPU "
+                            f"configuration, {config_name(c['device'], c['vcpus'], c['build'])}, costs "
+                            f"{_x(c['cost_rel_baseline'])} as much at {_x(c['time_rel_baseline'])} its time{star(c)}."
+                        )
+                elif base.is_gpu:
+                    out.append(
+                        f"{prefix}{config_name(r['device'], r['vcpus'], r['build'])} is the cheapest configuration "
+                        f"for {workload}: {_x(r['cost_rel_baseline'])} the GPU's cost at "
+                        f"{_x(r['time_rel_baseline'])} its time{star(r)}."
+                    )
+                else:
+                    out.append(
+                        f"{prefix}{config_name(r['device'], r['vcpus'], r['build'])} is the cheapest configuration "
+                        f"for {workload}: {_x(r['cost_rel_baseline'])} the cost of {base.name} (the fallback "
+                        f"baseline, {base.note.split(': ', 1)[0]}) at {_x(r['time_rel_baseline'])} its time{star(r)}."
+                        if base.kind == "fallback" else
+                        f"{prefix}{config_name(r['device'], r['vcpus'], r['build'])} is the cheapest configuration "
+                        f"for {workload}: {_x(r['cost_rel_baseline'])} the cost of {base.name} (the baseline) at "
+                        f"{_x(r['time_rel_baseline'])} its time{star(r)}."
+                    )
+            fastest = g.dropna(subset=["total_time_s"]).sort_values("total_time_s")
+            if not fastest.empty and fastest.index[0] != idx:
+                f = fastest.iloc[0]
+                whose = "the GPU's" if base.is_gpu else f"{base.name}'s"
+                if f["device"] == "gpu" and base.is_gpu:
+                    cpu = fastest[fastest["device"] != "gpu"]
+                    if not cpu.empty:
+                        c = cpu.iloc[0]
+                        out.append(
+                            f"{prefix}The GPU is the fastest configuration for {workload}; the fastest CPU "
+                            f"configuration, {config_name(c['device'], c['vcpus'], c['build'])}, takes "
+                            f"{_x(c['time_rel_baseline'])} its time{star(c)}."
+                        )
+                else:
+                    out.append(
+                        f"{prefix}{config_name(f['device'], f['vcpus'], f['build'])} is the fastest configuration "
+                        f"for {workload}: {_x(f['time_rel_baseline'])} {whose} time at "
+                        f"{_x(f['cost_rel_baseline']) if not pd.isna(f['cost_rel_baseline']) else 'an unknown'} "
+                        f"its cost{star(f)}."
+                    )
+            if a.options.deadline is not None:
+                d = cheapest(g, a.options.deadline)
+                if d is None:
+                    quickest = fastest.iloc[0] if not fastest.empty else None
+                    out.append(
+                        f"{prefix}No configuration trains {workload} within the {a.options.deadline:g} s deadline"
+                        + (f"; the fastest, {config_name(quickest['device'], quickest['vcpus'], quickest['build'])}, "
+                           f"takes {quickest['total_time_s']:.0f} s." if quickest is not None else ".")
+                    )
+                else:
+                    r = g.loc[d]
+                    out.append(
+                        f"{prefix}Within the {a.options.deadline:g} s deadline, "
+                        f"{config_name(r['device'], r['vcpus'], r['build'])} is the cheapest configuration for "
+                        f"{workload}: {r['total_time_s']:.0f} s for {r['cost_usd']:.4f} USD."
+                    )
+        out += _study_findings(ss, prefix)
+    if s["projected"].any():
+        out.append("Figures marked (projected) or * come from epochs capped to fewer steps and projected to a "
+                   "full epoch.")
+    return out
+
+
+def _study_findings(ss: pd.DataFrame, prefix: str) -> list[str]:
+    out = []
+    cpu = ss[(ss["device"] != "gpu") & ss["build_speedup_vs_stock"].notna() & ~ss["build"].isin(STOCK_BUILDS)]
+    for build, g in cpu.groupby("build", sort=False):
+        stock = ss[(ss["device"] != "gpu") & ss["build"].isin(STOCK_BUILDS)]["build"]
+        stock_name = stock.iloc[0] if not stock.empty else "the stock build"
+        faster = int((g["build_speedup_vs_stock"] > 1).sum())
+        by_v = g.groupby("vcpus")["build_speedup_vs_stock"].median()
+        detail = ", ".join(f"{_x(v)} at {int(k)} vCPU{'s' if int(k) != 1 else ''}" for k, v in by_v.items())
+        out.append(
+            f"{prefix}{build} was faster than {stock_name} in {faster} of {len(g)} comparisons at equal vCPUs "
+            f"(median speedup {_x(g['build_speedup_vs_stock'].median())}; {detail})."
+        )
+    cpus = ss[(ss["device"] != "gpu") & ss["vcpus"].notna()]
+    counts = sorted(int(v) for v in cpus["vcpus"].unique())
+    if len(counts) >= 2:
+        lo, hi = counts[-2], counts[-1]
+        a = cpus[cpus["vcpus"] == lo].set_index(["workload", "build"])["total_time_s"]
+        b = cpus[cpus["vcpus"] == hi].set_index(["workload", "build"])["total_time_s"]
+        both = a.index.intersection(b.index)
+        if len(both):
+            ratio = (a[both] / b[both])
+            out.append(
+                f"{prefix}Going from {lo} to {hi} vCPUs made training faster in {int((ratio > 1).sum())} of "
+                f"{len(both)} workload × build pairs (median speedup {_x(float(ratio.median()))})."
+            )
+    gpu_beaten = []
+    for workload, g in ss.groupby("workload", sort=False):
+        base_rows = g[g["label"] == g["baseline"]]
+        if (g["baseline_kind"] == "gpu").any() and not (base_rows["suspect"].fillna("") != "").any():
+            c = g[(g["device"] != "gpu") & (g["time_rel_baseline"] < 1)]
+            n = int((g["device"] != "gpu").sum())
+            if len(c):
+                gpu_beaten.append(f"{workload} ({len(c)} of {n} CPU configurations)")
+    if gpu_beaten:
+        out.append(f"{prefix}CPUs trained faster than the GPU for: {'; '.join(gpu_beaten)}.")
+    return out
+
+
 # -- rendering ---------------------------------------------------------------------------------------
 
 
@@ -643,7 +787,7 @@ def _fallback_notes(a: Analysis) -> list[str]:
 def _header_lines(a: Analysis) -> list[str]:
     o = a.options
     base = o.baseline or "default (the GPU run of each workload; otherwise the stock build at the fewest vCPUs)"
-    rate = prices.basis_sentence(o.on_demand)
+    rate = pricing.basis_sentence(o.on_demand)
     lines = [
         f"Database: {a.db}; generated {time.strftime('%Y-%m-%d %H:%M %Z')} by cpustudy {__version__}.",
         f"Studies: {', '.join(study_title(s) for s in a.studies)}; {len(a.runs)} finished runs, "

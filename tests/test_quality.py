@@ -175,7 +175,7 @@ def test_tuner_leaves_alone_what_a_build_pins():
 
 
 def test_settings_show_in_the_reported_build():
-    from cpustudy.analysis import build_with_setting
+    from cpustudy.analysis.runs import build_with_setting
 
     base = {"study": "cpustudy", "workload": "mnist_mlp", "build": "tf", "vcpus": 2, "intra_threads": 2,
             "inter_threads": 2, "batch_size": 128, "input_pipeline": "numpy", "settings": "{}"}

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from cpustudy import analysis, cli, prices, report
+from cpustudy import cli, report
+from cpustudy.analysis import pricing, summary
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
@@ -182,7 +183,7 @@ def test_local_cpu_only_report_uses_a_labelled_fallback_baseline(run_cli, tmp_pa
     assert float(tf2["epoch_time_s"]) == pytest.approx(2.5)
     assert float(tf2["epoch_time_iqr_s"]) == pytest.approx(0.5)
     assert float(tf2["time_rel_baseline"]) == pytest.approx(50.0 / 80.0)
-    spot = prices.Catalog.load().instance("gcp:n2-highcpu-2").spot
+    spot = pricing.Catalog.load().instance("gcp:n2-highcpu-2").spot
     assert float(tf2["cost_usd"]) == pytest.approx(50.0 * spot / 3600)
     assert float(tf2["cost_per_million_samples_usd"]) == pytest.approx(spot / 3600 * 1e6 / (60000 / 2.5))
     assert "next larger" in base["price_note"]  # no 1-vCPU n2-highcpu: priced as n2-highcpu-2
@@ -200,7 +201,7 @@ def test_local_cpu_only_report_uses_a_labelled_fallback_baseline(run_cli, tmp_pa
 def local_analysis(tmp_path_factory):
     db = make_local_db(tmp_path_factory.mktemp("local") / "local.sqlite")
     with Store.read(db) as s:
-        return analysis.analyze(s, analysis.Options())
+        return summary.analyze(s, summary.Options())
 
 
 def test_figures_say_which_baseline(local_analysis):
@@ -211,7 +212,7 @@ def test_figures_say_which_baseline(local_analysis):
     assert "Training cost of mnist_mlp" in cost.labels.title and "spot rates" in cost.labels.caption
     cnn = report.fig_time_relative(local_analysis, "cpustudy", "mnist_cnn")
     assert list(cnn.data["bar"]) == ["cpu1 tf*"] and "projected" in cnn.labels.caption
-    facts = analysis.findings(local_analysis)
+    facts = report.findings(local_analysis)
     assert ("2 vCPUs tf-eigen is the cheapest configuration for mnist_mlp: 0.50× the cost of 1 vCPU tf (the "
             "fallback baseline, no GPU run of mnist_mlp) at 0.50× its time.") in facts
     assert "Only one configuration of mnist_cnn was measured: 1 vCPU tf (projected)." in facts
@@ -221,7 +222,7 @@ def test_figures_say_which_baseline(local_analysis):
 def test_requested_baseline_and_its_fallback(tmp_path):
     db = make_local_db(tmp_path / "local.sqlite")
     with Store.read(db) as s:
-        a = analysis.analyze(s, analysis.Options(baseline="tf@2"))
+        a = summary.analyze(s, summary.Options(baseline="tf@2"))
     tf1 = a.summary[(a.summary["workload"] == "mnist_mlp") & (a.summary["label"] == "cpu1 tf")].iloc[0]
     assert tf1["time_rel_baseline"] == pytest.approx(80.0 / 50.0) and tf1["baseline_kind"] == "requested"
     cnn = a.baselines[("cpustudy", "mnist_cnn")]
@@ -264,7 +265,7 @@ def test_then_and_now_when_both_are_in_the_database(tmp_path):
     db = make_local_db(tmp_path / "both.sqlite")
     import_fixtures(db)
     with Store.read(db) as s:
-        a = analysis.analyze(s, analysis.Options())
+        a = summary.analyze(s, summary.Options())
     assert a.studies == ["woolf2017", "cpustudy"]
     fig = report.fig_then_now(a)
     assert fig is not None
@@ -277,7 +278,7 @@ def test_then_and_now_when_both_are_in_the_database(tmp_path):
     # each study keeps its own baseline: the 2017 GPU there, the fallback here
     assert a.baselines[("woolf2017", "mnist_mlp")].kind == "gpu"
     assert a.baselines[("cpustudy", "mnist_mlp")].kind == "fallback"
-    facts = analysis.findings(a)
+    facts = report.findings(a)
     assert any(f.startswith("Woolf (2017): ") for f in facts) and any(f.startswith("cpustudy: ") for f in facts)
     assert report.fig_time_relative(a, "woolf2017", "mnist_mlp").labels.title.endswith("relative to GPU")
 
@@ -289,25 +290,25 @@ def test_gpu_runs_are_the_baseline_and_priced_by_their_accelerator(tmp_path):
         add_run(s, m, "mnist_mlp", "tf", 8, [1.0, 1.0], device="gpu",
                 software={"tf_version": "2.21.0", "gpus": ["NVIDIA H100 80GB HBM3"]})
     with Store.read(db) as s:
-        a = analysis.analyze(s, analysis.Options(on_demand=True))
+        a = summary.analyze(s, summary.Options(on_demand=True))
         gpu = a.summary[(a.summary["device"] == "gpu")].iloc[0]
         assert gpu["label"] == "gpu" and gpu["instance"] == "gcp:a3-highgpu-1g" and gpu["price_kind"] == "on-demand"
         b = a.baselines[("cpustudy", "mnist_mlp")]
         assert b.kind == "gpu" and b.total_time_s == pytest.approx(20.0)
         tf2 = a.summary[a.summary["label"] == "cpu2 tf"].iloc[0]
         assert tf2["time_rel_baseline"] == pytest.approx(50.0 / 20.0)
-        n2 = prices.Catalog.load().instance("gcp:n2-highcpu-2").on_demand
-        h100 = prices.Catalog.load().instance("gcp:a3-highgpu-1g").on_demand
+        n2 = pricing.Catalog.load().instance("gcp:n2-highcpu-2").on_demand
+        h100 = pricing.Catalog.load().instance("gcp:a3-highgpu-1g").on_demand
         assert tf2["cost_rel_baseline"] == pytest.approx(50.0 * n2 / (20.0 * h100))
         assert a.baselines[("cpustudy", "mnist_cnn")].kind == "fallback"  # no GPU run of mnist_cnn
-        facts = analysis.findings(a)
+        facts = report.findings(a)
         assert any("is the cheapest configuration for mnist_mlp: " in f and "the GPU's cost" in f for f in facts)
         # One cost basis: an instance without a spot price is not priced on the (default) spot basis ...
-        a = analysis.analyze(s, analysis.Options(gpu_instance="aws:g6.xlarge"))
+        a = summary.analyze(s, summary.Options(gpu_instance="aws:g6.xlarge"))
         gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
         assert "no spot price for aws:g6.xlarge" in gpu["price_note"] and gpu["cost_usd"] != gpu["cost_usd"]
         # ... and is on-demand, like every other row, with --on-demand
-        a = analysis.analyze(s, analysis.Options(gpu_instance="aws:g6.xlarge", on_demand=True))
+        a = summary.analyze(s, summary.Options(gpu_instance="aws:g6.xlarge", on_demand=True))
         gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
         assert gpu["instance"] == "aws:g6.xlarge" and gpu["price_kind"] == "on-demand"
         assert set(a.summary["price_kind"].dropna()) == {"on-demand"}
@@ -315,13 +316,13 @@ def test_gpu_runs_are_the_baseline_and_priced_by_their_accelerator(tmp_path):
         m = s.machine_id({"fingerprint": "fp-gpu"})
         add_run(s, m, "mnist_cnn", "tf", 8, [1.0], device="gpu")  # nothing says which GPU
     with Store.read(db) as s, pytest.raises(UserError, match="pass --gpu-instance"):
-        analysis.analyze(s, analysis.Options())
+        summary.analyze(s, summary.Options())
 
 
 def test_bars_are_ordered_and_coloured_like_the_study(woolf_report):
     db, _ = woolf_report
     with Store.read(db) as s:
-        a = analysis.analyze(s, analysis.Options(deadline=45))
+        a = summary.analyze(s, summary.Options(deadline=45))
     fig = report.fig_time_relative(a, "woolf2017", "mnist_mlp")
     # coord_flip draws the last level on top: gpu first, then 16 vCPUs, pip before compiled
     assert list(fig.data["bar"].cat.categories)[::-1] == ["gpu", "cpu16pip", "cpu16cmp", "cpu8pip", "cpu8cmp"]
@@ -336,12 +337,12 @@ def test_bars_are_ordered_and_coloured_like_the_study(woolf_report):
     picks = tc.data[tc.data["pick"]]
     assert set(zip(picks["workload"], picks["label"])) == {
         ("mnist_mlp", "cpu8cmp"), ("text_generator_keras", "cpu16cmp"), ("lstm_text_generation", "gpu")}
-    facts = analysis.findings(a)
+    facts = report.findings(a)
     assert "Within the 45 s deadline, 8 vCPUs compiled is the cheapest configuration for mnist_mlp: 14 s" in \
         " ".join(facts)
     assert "No configuration trains" not in " ".join(facts)
     with Store.read(db) as s:
-        tight = analysis.findings(analysis.analyze(s, analysis.Options(deadline=5)))
+        tight = report.findings(summary.analyze(s, summary.Options(deadline=5)))
     assert "No configuration trains mnist_mlp within the 5 s deadline; the fastest, the GPU, takes 7 s." in tight
     heat = report.fig_build_heatmap(a, "woolf2017")
     cell = heat.data[(heat.data["workload"] == "mnist_mlp") & (heat.data["vcpus"] == 8)].iloc[0]
@@ -358,10 +359,10 @@ def test_pareto_front_and_cheapest():
         "total_time_s": [10, 20, 30, 15, 40],
         "cost_usd": [5.0, 2.0, 1.0, 6.0, 3.0],
     })
-    assert list(analysis.pareto_front(df)) == [True, True, True, False, False]
-    assert analysis.cheapest(df) == 2
-    assert analysis.cheapest(df, deadline=25) == 1
-    assert analysis.cheapest(df, deadline=5) is None
+    assert list(summary.pareto_front(df)) == [True, True, True, False, False]
+    assert summary.cheapest(df) == 2
+    assert summary.cheapest(df, deadline=25) == 1
+    assert summary.cheapest(df, deadline=5) is None
 
 
 def test_cli_report_does_not_import_heavy_modules():
