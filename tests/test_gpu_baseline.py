@@ -8,6 +8,7 @@ from pathlib import Path
 from test_report import add_run
 
 from cpustudy import report
+from cpustudy.report import findings
 from cpustudy.analysis import suspect, summary
 from cpustudy.store import Store
 
@@ -34,7 +35,7 @@ def test_a_gpu_slower_than_one_vcpu_is_suspect_and_no_finding_compares_with_it(t
     base = a.baselines[("cpustudy", "cifar10_cnn")]
     assert base.is_gpu and "slower than one vCPU" in base.suspect
     assert "slower than one vCPU" in suspicion
-    facts = report.findings(a)
+    facts = findings.findings(a)
     assert not any("faster than the GPU" in f for f in facts)
     assert any(f.startswith("Withheld for cifar10_cnn") for f in facts)
     # a GPU peak measured on the CPUs (stored before peaks named their device) gives no % of peak
@@ -60,6 +61,6 @@ def test_a_busy_gpu_that_loses_to_cpus_is_a_finding(tmp_path):
     with Store.read(db) as s:
         a = summary.analyze(s, summary.Options())
     assert a.baselines[("cpustudy", "cifar10_cnn")].suspect == ""
-    assert any("CPUs trained faster than the GPU for: cifar10_cnn" in f for f in report.findings(a))
+    assert any("CPUs trained faster than the GPU for: cifar10_cnn" in f for f in findings.findings(a))
     gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
     assert gpu["pct_of_peak"] == 100 * (60000 / 40.0) * 1e6 / 1e9 / 1000.0  # against the GPU's own peak

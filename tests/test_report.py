@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from cpustudy import cli, report
+from cpustudy import cli
 from cpustudy.analysis import pricing, summary
+from cpustudy.report import figures, findings, theme
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
@@ -205,18 +206,18 @@ def local_analysis(tmp_path_factory):
 
 
 def test_figures_say_which_baseline(local_analysis):
-    fig = report.fig_time_relative(local_analysis, "cpustudy", "mnist_mlp")
+    fig = figures.fig_time_relative(local_analysis, "cpustudy", "mnist_mlp")
     assert "relative to cpu1 tf" in fig.labels.title
     assert fig.labels.subtitle.startswith("Fallback baseline (no GPU run of mnist_mlp)")
-    cost = report.fig_cost_relative(local_analysis, "cpustudy", "mnist_mlp")
+    cost = figures.fig_cost_relative(local_analysis, "cpustudy", "mnist_mlp")
     assert "Training cost of mnist_mlp" in cost.labels.title and "spot rates" in cost.labels.caption
-    cnn = report.fig_time_relative(local_analysis, "cpustudy", "mnist_cnn")
+    cnn = figures.fig_time_relative(local_analysis, "cpustudy", "mnist_cnn")
     assert list(cnn.data["bar"]) == ["cpu1 tf*"] and "projected" in cnn.labels.caption
-    facts = report.findings(local_analysis)
+    facts = findings.findings(local_analysis)
     assert ("2 vCPUs tf-eigen is the cheapest configuration for mnist_mlp: 0.50× the cost of 1 vCPU tf (the "
             "fallback baseline, no GPU run of mnist_mlp) at 0.50× its time.") in facts
     assert "Only one configuration of mnist_cnn was measured: 1 vCPU tf (projected)." in facts
-    assert report.fig_speedup(local_analysis, "cpustudy").data["workload"].unique().tolist() == ["mnist_mlp"]
+    assert figures.fig_speedup(local_analysis, "cpustudy").data["workload"].unique().tolist() == ["mnist_mlp"]
 
 
 def test_requested_baseline_and_its_fallback(tmp_path):
@@ -267,7 +268,7 @@ def test_then_and_now_when_both_are_in_the_database(tmp_path):
     with Store.read(db) as s:
         a = summary.analyze(s, summary.Options())
     assert a.studies == ["woolf2017", "cpustudy"]
-    fig = report.fig_then_now(a)
+    fig = figures.fig_then_now(a)
     assert fig is not None
     d = fig.data
     assert set(d["workload"]) == {"mnist_mlp"}  # the one workload in both
@@ -278,9 +279,9 @@ def test_then_and_now_when_both_are_in_the_database(tmp_path):
     # each study keeps its own baseline: the 2017 GPU there, the fallback here
     assert a.baselines[("woolf2017", "mnist_mlp")].kind == "gpu"
     assert a.baselines[("cpustudy", "mnist_mlp")].kind == "fallback"
-    facts = report.findings(a)
+    facts = findings.findings(a)
     assert any(f.startswith("Woolf (2017): ") for f in facts) and any(f.startswith("cpustudy: ") for f in facts)
-    assert report.fig_time_relative(a, "woolf2017", "mnist_mlp").labels.title.endswith("relative to GPU")
+    assert figures.fig_time_relative(a, "woolf2017", "mnist_mlp").labels.title.endswith("relative to GPU")
 
 
 def test_gpu_runs_are_the_baseline_and_priced_by_their_accelerator(tmp_path):
@@ -301,7 +302,7 @@ def test_gpu_runs_are_the_baseline_and_priced_by_their_accelerator(tmp_path):
         h100 = pricing.Catalog.load().instance("gcp:a3-highgpu-1g").on_demand
         assert tf2["cost_rel_baseline"] == pytest.approx(50.0 * n2 / (20.0 * h100))
         assert a.baselines[("cpustudy", "mnist_cnn")].kind == "fallback"  # no GPU run of mnist_cnn
-        facts = report.findings(a)
+        facts = findings.findings(a)
         assert any("is the cheapest configuration for mnist_mlp: " in f and "the GPU's cost" in f for f in facts)
         # One cost basis: an instance without a spot price is not priced on the (default) spot basis ...
         a = summary.analyze(s, summary.Options(gpu_instance="aws:g6.xlarge"))
@@ -323,33 +324,33 @@ def test_bars_are_ordered_and_coloured_like_the_study(woolf_report):
     db, _ = woolf_report
     with Store.read(db) as s:
         a = summary.analyze(s, summary.Options(deadline=45))
-    fig = report.fig_time_relative(a, "woolf2017", "mnist_mlp")
+    fig = figures.fig_time_relative(a, "woolf2017", "mnist_mlp")
     # coord_flip draws the last level on top: gpu first, then 16 vCPUs, pip before compiled
     assert list(fig.data["bar"].cat.categories)[::-1] == ["gpu", "cpu16pip", "cpu16cmp", "cpu8pip", "cpu8cmp"]
     hline = [l for l in fig.layers if type(l.geom).__name__ == "geom_hline"]
     assert hline and hline[0].geom.aes_params["linetype"] == "dashed"
-    colours = report.colour_map(a.summary[a.summary["workload"] == "mnist_mlp"])
-    assert colours["gpu"] in report.FAMILIES["gpu"]
-    assert colours["cpu8pip"] == report.FAMILIES["stock"][1] and colours["cpu16pip"] == report.FAMILIES["stock"][3]
-    assert colours["cpu16cmp"] == report.FAMILIES["compiled"][3]
+    colours = theme.colour_map(a.summary[a.summary["workload"] == "mnist_mlp"])
+    assert colours["gpu"] in theme.FAMILIES["gpu"]
+    assert colours["cpu8pip"] == theme.FAMILIES["stock"][1] and colours["cpu16pip"] == theme.FAMILIES["stock"][3]
+    assert colours["cpu16cmp"] == theme.FAMILIES["compiled"][3]
     # the deadline: 45 s of training -> the cheapest configuration that finishes in time
-    tc = report.fig_time_cost(a, "woolf2017", 45)
+    tc = figures.fig_time_cost(a, "woolf2017", 45)
     picks = tc.data[tc.data["pick"]]
     assert set(zip(picks["workload"], picks["label"])) == {
         ("mnist_mlp", "cpu8cmp"), ("text_generator_keras", "cpu16cmp"), ("lstm_text_generation", "gpu")}
-    facts = report.findings(a)
+    facts = findings.findings(a)
     assert "Within the 45 s deadline, 8 vCPUs compiled is the cheapest configuration for mnist_mlp: 14 s" in \
         " ".join(facts)
     assert "No configuration trains" not in " ".join(facts)
     with Store.read(db) as s:
-        tight = report.findings(summary.analyze(s, summary.Options(deadline=5)))
+        tight = findings.findings(summary.analyze(s, summary.Options(deadline=5)))
     assert "No configuration trains mnist_mlp within the 5 s deadline; the fastest, the GPU, takes 7 s." in tight
-    heat = report.fig_build_heatmap(a, "woolf2017")
+    heat = figures.fig_build_heatmap(a, "woolf2017")
     cell = heat.data[(heat.data["workload"] == "mnist_mlp") & (heat.data["vcpus"] == 8)].iloc[0]
     assert cell["build_speedup_vs_stock"] == pytest.approx(21.0 / 14.0)
-    sp = report.fig_speedup(a, "woolf2017")
+    sp = figures.fig_speedup(a, "woolf2017")
     assert "ideal" in sp.labels.subtitle and sp is not None
-    assert isinstance(report.theme_cpustudy(), type(report.theme_minimal()))
+    assert isinstance(theme.theme_cpustudy(), type(theme.theme_minimal()))
 
 
 def test_pareto_front_and_cheapest():
@@ -376,7 +377,7 @@ def test_cli_report_does_not_import_heavy_modules():
 
 @pytest.mark.parametrize("lim", [0.1, 0.5, 1.0, 1.6, 2.0, 2.2, 3.0])
 def test_heatmap_legend_breaks_are_spaced_so_labels_do_not_overlap(lim):
-    breaks = report._log2_breaks(lim)
+    breaks = figures.log2_breaks(lim)
     assert 0.0 in breaks and all(abs(b) <= lim + 1e-9 for b in breaks)
     assert all(b2 - b1 >= 2 * lim / 7 - 1e-9 for b1, b2 in zip(breaks, breaks[1:]))
     if lim >= 1.0:
