@@ -350,7 +350,25 @@ def test_bars_are_ordered_and_coloured_like_the_study(woolf_report):
     assert cell["build_speedup_vs_stock"] == pytest.approx(21.0 / 14.0)
     sp = figures.fig_speedup(a, "woolf2017")
     assert "ideal" in sp.labels.subtitle and sp is not None
-    assert isinstance(theme.theme_cpustudy(), type(theme.theme_minimal()))
+
+
+def test_the_theme_is_a_plotnine_theme_and_every_chart_wears_it(local_analysis):
+    from plotnine import theme_minimal
+
+    assert issubclass(theme.theme_cpustudy, theme_minimal)
+    big = theme.theme_cpustudy(base_size=20)
+    assert big.T["plot_title"].properties["size"] == 25  # scaled from the base size, as plotnine's themes do
+    fig = figures.fig_time_relative(local_analysis, "cpustudy", "mnist_mlp")
+    assert isinstance(fig.theme, theme.theme_cpustudy)
+    t, plain = fig.theme, theme_minimal()
+    # what the cpustudy theme sets, and plotnine's theme_minimal does not
+    assert t.T["plot_title"].properties["weight"] == "bold" and t.T["plot_title"].properties["ha"] == "left"
+    assert t.T["strip_background"].properties["facecolor"] == "#f2f2f2"
+    assert not plain.T["strip_background"].properties["visible"]
+    assert not t.T["panel_grid_minor"].properties["visible"] and plain.T["panel_grid_minor"].properties["visible"]
+    assert t.getp("legend_position") == "bottom" != plain.getp("legend_position")
+    # ... and what the chart adds to it: bars without horizontal grid lines
+    assert not t.T["panel_grid_major_y"].properties["visible"]
 
 
 def test_pareto_front_and_cheapest():

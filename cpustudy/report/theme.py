@@ -6,8 +6,6 @@ configuration gets its build's family, darker for more vCPUs.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 from plotnine import element_blank, element_line, element_rect, element_text, theme, theme_minimal
 
@@ -29,21 +27,36 @@ OTHER_FAMILIES = [
 ]
 
 
-def theme_cpustudy(base_size: float = 11) -> Any:
-    """``theme_minimal`` with a bold title, no minor grid, muted captions and facet strips."""
-    return theme_minimal(base_size=base_size) + theme(
-        plot_title=element_text(weight="bold", size=base_size * 1.25, ha="left"),
-        plot_subtitle=element_text(color="#444444", size=base_size * 0.95, ha="left"),
-        plot_caption=element_text(color="#666666", size=base_size * 0.75, ha="right"),
-        panel_grid_minor=element_blank(),
-        panel_grid_major=element_line(color="#e5e5e5", size=0.5),
-        axis_text=element_text(color="#333333"),
-        axis_title=element_text(color="#333333", size=base_size * 0.95),
-        strip_text=element_text(weight="bold", size=base_size * 0.9),
-        strip_background=element_rect(fill="#f2f2f2", color="none"),
-        legend_position="bottom",
-        plot_background=element_rect(fill="white", color="white"),
-    )
+class theme_cpustudy(theme_minimal):
+    """``theme_minimal`` with a bold title, no minor grid, muted captions and facet strips, the legend
+    below the chart and a white background (saved PNGs are not transparent).
+
+    A complete theme, like plotnine's own: added to a ggplot it replaces the theme there; partial
+    ``theme(...)`` added after it adjust it.
+
+    Parameters
+    ----------
+    base_size : float
+        Base font size; titles, captions and strips are scaled from it.
+    base_family : str
+        Base font family; ``None`` uses plotnine's default.
+    """
+
+    def __init__(self, base_size: float = 11, base_family: str | None = None) -> None:
+        super().__init__(base_size, base_family)
+        self += theme(
+            plot_title=element_text(weight="bold", size=base_size * 1.25, ha="left"),
+            plot_subtitle=element_text(color="#444444", size=base_size * 0.95, ha="left"),
+            plot_caption=element_text(color="#666666", size=base_size * 0.75, ha="right"),
+            panel_grid_minor=element_blank(),
+            panel_grid_major=element_line(color="#e5e5e5", size=0.5),
+            axis_text=element_text(color="#333333"),
+            axis_title=element_text(color="#333333", size=base_size * 0.95),
+            strip_text=element_text(weight="bold", size=base_size * 0.9),
+            strip_background=element_rect(fill="#f2f2f2", color="none"),
+            legend_position="bottom",
+            plot_background=element_rect(fill="white", color="white"),
+        )
 
 
 def build_family(build: str, device: str) -> str:
