@@ -400,3 +400,25 @@ def test_heatmap_legend_breaks_are_spaced_so_labels_do_not_overlap(lim):
     assert all(b2 - b1 >= 2 * lim / 7 - 1e-9 for b1, b2 in zip(breaks, breaks[1:]))
     if lim >= 1.0:
         assert len(breaks) >= 3  # a scale wide enough for labels on both sides has them
+
+
+def test_html_and_markdown_render_one_page_model_in_the_same_order(tmp_path):
+    from cpustudy.report import page as P
+
+    (tmp_path / "a.png").write_bytes(b"\x89PNG")
+    page = P.Page(title="T <1>", doc_title="doc", meta=["db x", "studies y"],
+                  callouts=[P.Callout("fallback", "Careful.", "a | b"), P.Callout("note", "", "n.")],
+                  sections=[P.Section("Findings", [P.Bullets(["f1", "f2"])]),
+                            P.Section("Charts", [P.Charts([P.Chart("a", "alt a")])]),
+                            P.Section("Tables", [P.Paragraph(["see ", P.Link("s.csv", "s.csv"), "."]),
+                                                 P.Table(["h1", "h2"], [["1", "x|y"]], wide=True)])])
+    md = P.to_markdown(page)
+    page_html = P.to_html(page, tmp_path)
+    assert re.findall(r"^## (.*)$", md, flags=re.M) == re.findall(r"<h2>(.*?)</h2>", page_html) == \
+        ["Findings", "Charts", "Tables"]
+    assert md.startswith("# T <1>\n\n- db x\n- studies y\n\n> **Careful.** a | b\n\n> n.\n\n## Findings\n\n- f1\n- f2\n")
+    assert "![alt a](a.png)" in md and "see [s.csv](s.csv)." in md and "| 1 | x\\|y |" in md
+    assert "<h1>T &lt;1&gt;</h1>" in page_html and '<p class="fallback"><strong>Careful.</strong> a | b</p>' in page_html
+    assert '<p class="note">n.</p>' in page_html and "<li>f1</li><li>f2</li>" in page_html
+    assert 'src="data:image/png;base64,' in page_html and 'see <a href="s.csv">s.csv</a>.' in page_html
+    assert '<table class="wide">' in page_html and "<td>x|y</td>" in page_html
