@@ -34,11 +34,12 @@ def read_summary(path: Path) -> dict[tuple, dict[str, str]]:
 
 
 def add_run(store, machine, workload, build, vcpus, epoch_times, *, device="cpu", study="cpustudy",
-            status="ok", projected=False, software=None, uuid=None, repeat=0):
-    """One measured run as the runner stores it: a warm-up epoch, timed epochs, their median."""
+            status="ok", projected=False, software=None, uuid=None, repeat=0, **config):
+    """One measured run as the runner stores it: a warm-up epoch, timed epochs, their median; ``config``
+    adds to its stored settings (e.g. ``build_family``)."""
     run = store.start_run(machine, {
         "workload": workload, "build": build, "vcpus": vcpus, "device": device, "study": study,
-        "epochs": len(epoch_times) + 1, "data": "synthetic", "repeat": repeat, "uuid": uuid,
+        "epochs": len(epoch_times) + 1, "data": "synthetic", "repeat": repeat, "uuid": uuid, **config,
     })
     store.add_epoch(run, {"epoch": 1, "elapsed_s": 99.0, "warmup": True})
     for i, t in enumerate(epoch_times):
@@ -331,7 +332,7 @@ def test_bars_are_ordered_and_coloured_like_the_study(woolf_report):
     assert hline and hline[0].geom.aes_params["linetype"] == "dashed"
     colours = theme.colour_map(a.summary[a.summary["workload"] == "mnist_mlp"])
     assert colours["gpu"] in theme.FAMILIES["gpu"]
-    assert colours["cpu8pip"] == theme.FAMILIES["stock"][1] and colours["cpu16pip"] == theme.FAMILIES["stock"][3]
+    assert colours["cpu8pip"] == theme.FAMILIES["pip"][1] and colours["cpu16pip"] == theme.FAMILIES["pip"][3]
     assert colours["cpu16cmp"] == theme.FAMILIES["compiled"][3]
     # the deadline: 45 s of training -> the cheapest configuration that finishes in time
     tc = figures.fig_time_cost(a, "woolf2017", 45)
@@ -369,6 +370,45 @@ def test_the_theme_is_a_plotnine_theme_and_every_chart_wears_it(local_analysis):
     assert t.getp("legend_position") == "bottom" != plain.getp("legend_position")
     # ... and what the chart adds to it: bars without horizontal grid lines
     assert not t.T["panel_grid_major_y"].properties["visible"]
+
+
+def test_colours_follow_the_stored_build_family(tmp_path):
+    db = make_local_db(tmp_path / "families.sqlite")  # tf and tf-eigen stored no family: guessed by name
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp-local"})
+        add_run(s, m, "mnist_mlp", "mybuild", 1, [3.0], build_family="jax")
+        add_run(s, m, "mnist_mlp", "mybuild", 2, [2.0], build_family="jax")
+        add_run(s, m, "mnist_mlp", "compiled-x", 2, [2.2], build_family="torch")  # the stored family wins
+        add_run(s, m, "mnist_mlp", "mybuild", 2, [1.0], device="gpu", build_family="jax",
+                software={"gpus": ["NVIDIA L4"]})
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options())
+    mlp = a.summary[a.summary["workload"] == "mnist_mlp"]
+    family = dict(zip(mlp["label"], mlp["build_family"]))
+    assert family == {"gpu": "jax", "cpu2 tf": "pip", "cpu2 tf-eigen": "other", "cpu2 mybuild": "jax",
+                      "cpu2 compiled-x": "torch", "cpu1 tf": "pip", "cpu1 tf-eigen": "other", "cpu1 mybuild": "jax"}
+    colours = theme.colour_map(mlp)  # bars: the family's ramp, darker for more vCPUs
+    jax, torch, pip = theme.FAMILIES["jax"], theme.FAMILIES["torch"], theme.FAMILIES["pip"]
+    assert colours["cpu1 mybuild"] == jax[1] and colours["cpu2 mybuild"] == jax[3]
+    assert colours["cpu2 compiled-x"] == torch[2]
+    assert colours["cpu1 tf"] == pip[1] and colours["cpu2 tf"] == pip[3]
+    assert colours["gpu"] in theme.FAMILIES["gpu"]  # a GPU result is drawn as one, whatever its build
+    assert colours["cpu1 tf-eigen"] not in jax + torch + pip + theme.FAMILIES["gpu"]  # no known family
+    legend = theme.build_colours(mlp[mlp["device"] != "gpu"])  # lines and points: one colour per build
+    assert legend["mybuild"] == jax[2] and legend["compiled-x"] == torch[2] and legend["tf"] == pip[2]
+    assert len(set(legend.values())) == len(legend)
+    assert figures.fig_speedup(a, "cpustudy") is not None
+    assert "build_family" in summary.SUMMARY_COLUMNS  # and in summary.csv
+
+
+def test_builds_of_one_family_are_told_apart_in_a_legend():
+    import pandas as pd
+
+    df = pd.DataFrame({"build": ["tf", "tf-eigen", "tf-onednn", "gpu"], "device": ["cpu", "cpu", "cpu", "gpu"],
+                       "build_family": ["pip", "pip", "pip", "other"]})
+    pip = theme.FAMILIES["pip"]
+    assert theme.build_colours(df) == {"tf": pip[2], "tf-eigen": pip[3], "tf-onednn": pip[1],
+                                       "gpu": theme.FAMILIES["gpu"][2]}
 
 
 def test_pareto_front_and_cheapest():

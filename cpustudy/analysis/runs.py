@@ -5,6 +5,9 @@ augmentation ran), and its full-training time.
 * **Comparable**: status ``ok``, not oversubscribed, at least one timed epoch (the imported 2017 study
   logged no warm-up, so all of its runs are); the tuner's trials and the overhead benchmark's runs only
   when their study is asked for.
+* **Build family** (``build_family``): the family of the build's recipe (``family = ...``: pip,
+  compiled, jax, torch), as the run stored it in its settings; for runs stored before that and for the
+  imported 2017 study, guessed from the build's name (:func:`guess_family`). Reports colour by it.
 * **Full training time** (``total_time_s``): for the imported 2017 study, the sum of the logged epochs'
   ``elapsed``, as the study computed it; for cpustudy's own runs, the full-epoch time (``epoch_time_s``:
   median of the timed epochs, or projected from a step cap) x the workload's default epochs
@@ -19,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from cpustudy.analysis.studies import BUILD_NAMES, INTERNAL_STUDIES, SUMMED_STUDIES
+from cpustudy.analysis.studies import BUILD_NAMES, INTERNAL_STUDIES, STOCK_BUILDS, SUMMED_STUDIES
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
@@ -30,10 +33,7 @@ def build_with_setting(run: dict[str, Any]) -> str:
     build = str(run.get("build"))
     if run.get("study") == "woolf2017":
         return build
-    try:
-        settings = json.loads(run.get("settings") or "{}")
-    except ValueError:
-        settings = {}
+    settings = _settings(run)
     parts = []
     if settings.get("tuning_id"):
         parts.append("tuned")
@@ -58,6 +58,31 @@ def build_with_setting(run: dict[str, Any]) -> str:
         extra_env = {k: v for k, v in env.items() if k not in build_env or str(build_env[k]) != str(v)}
         parts += [f"{k}={v}" for k, v in sorted(extra_env.items())]
     return "+".join([build, *parts])
+
+
+def _settings(run: dict[str, Any]) -> dict[str, Any]:
+    """The run's stored settings (its whole configuration, as JSON); {} when unreadable."""
+    try:
+        settings = json.loads(run.get("settings") or "{}")
+    except ValueError:
+        return {}
+    return settings if isinstance(settings, dict) else {}
+
+
+def build_family(run: dict[str, Any]) -> str:
+    """The run's build family as stored (``settings["build_family"]``), else :func:`guess_family`."""
+    family = _settings(run).get("build_family")
+    return family if isinstance(family, str) and family else guess_family(str(run.get("build")))
+
+
+def guess_family(build: str) -> str:
+    """The family a build's name suggests: ``pip`` for the stock builds (tf, pip), ``compiled`` for a
+    name with "compiled" or "march" in it, else ``other``."""
+    if build in STOCK_BUILDS:
+        return "pip"
+    if "compiled" in build or "march" in build:
+        return "compiled"
+    return "other"
 
 
 def _recipe_env(build: str) -> dict[str, str] | None:
@@ -99,6 +124,7 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
     if df.empty:
         raise UserError(f"{store.path} has no comparable runs: all are oversubscribed or warm-up only "
                         "(measure with --epochs 2 or more, without --oversubscribe)")
+    df["build_family"] = [build_family(r) for r in df.to_dict("records")]
     df["build"] = [build_with_setting(r) for r in df.to_dict("records")]
     df["workload_base"] = df["workload"]
     df["workload"] = [workload_variant(r) for r in df.to_dict("records")]

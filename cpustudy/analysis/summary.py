@@ -22,7 +22,7 @@ import pandas as pd
 
 from cpustudy.analysis import costs, pricing
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
-from cpustudy.analysis.runs import config_label, example_validates, load_runs, run_totals
+from cpustudy.analysis.runs import config_label, example_validates, guess_family, load_runs, run_totals
 from cpustudy.analysis.studies import STOCK_BUILDS
 from cpustudy.analysis.suspect import suspect_column
 from cpustudy.errors import UserError
@@ -39,6 +39,7 @@ SUMMARY_COLUMNS = [
     "speedup_vs_fewest_vcpus", "parallel_efficiency", "build_speedup_vs_stock", "projected", "data",
     "machines", "tf_version", "gflops_per_s", "peak_gflops", "pct_of_peak", "within_run_iqr_s", "unstable",
     "gpu_utilization", "suspect", "validation", "validation_time_s", "val_accuracy", "total_with_validation_s",
+    "build_family",
 ]
 
 
@@ -125,6 +126,7 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             **dict(zip(KEYS, key)),
             "workload_base": g["workload_base"].iloc[0] if "workload_base" in g else key[1],
+            "build_family": g["build_family"].iloc[0] if "build_family" in g else guess_family(str(key[4])),
             "n_runs": len(g),
             "epochs": int(g["train_epochs"].max()),
             "epoch_time_s": float(g["epoch_time_s"].median()),

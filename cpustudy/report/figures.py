@@ -54,7 +54,7 @@ from cpustudy import __version__
 from cpustudy.analysis.studies import STOCK_BUILDS, study_title
 from cpustudy.analysis.summary import Analysis, cheapest, pareto_front, then_and_now
 from cpustudy.report.findings import baseline_phrase, baseline_subtitle, times
-from cpustudy.report.theme import build_colour, colour_map, theme_cpustudy
+from cpustudy.report.theme import build_colours, colour_map, theme_cpustudy
 
 # -- figures -----------------------------------------------------------------------------------------
 
@@ -154,8 +154,7 @@ def fig_speedup(a: Analysis, study: str) -> ggplot | None:
     if df.empty:
         return None
     df["vcpus"] = df["vcpus"].astype(float)
-    others: dict[str, str] = {}
-    colours = {b: build_colour(b, "cpu", others) for b in sorted(df["build"].unique())}
+    colours = build_colours(df)
     ideal = []
     for w, g in df.groupby("workload", sort=False):
         lo = g["vcpus"].min()
@@ -269,10 +268,8 @@ def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggp
         idx = cheapest(g, deadline)
         if idx is not None:
             df.loc[idx, "pick"] = True
-    others: dict[str, str] = {}
     df["build_key"] = [("gpu" if d == "gpu" else b) for b, d in zip(df["build"], df["device"])]
-    colours = {k: build_colour(b, d, others)
-               for k, b, d in sorted(set(zip(df["build_key"], df["build"], df["device"])))}
+    colours = build_colours(df, "build_key")
     workloads = list(dict.fromkeys(df["workload"]))
     df["workload"] = pd.Categorical(df["workload"], categories=workloads, ordered=True)
     front = df[df["pareto"]].sort_values(["workload", "total_time_s"])
