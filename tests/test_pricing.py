@@ -1,4 +1,5 @@
-"""The price catalog, user price files, and how a configuration gets its price."""
+"""The price catalog (cpustudy.analysis.pricing): shipped rates, user price files, quotes on one basis,
+accelerators told from a run's software report."""
 
 from __future__ import annotations
 
@@ -7,10 +8,9 @@ import io
 from importlib import resources
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
-from cpustudy.analysis import pricing, summary
+from cpustudy.analysis import pricing
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
@@ -128,62 +128,6 @@ def test_basis_sentence():
         "Costs: spot prices (the study's premise: preemptible instances); on-demand with --on-demand")
     od = pricing.basis_sentence(True)
     assert od.startswith("Costs: on-demand prices") and "spot" in od
-
-
-def _add_run(store, machine, device, vcpus, study="cpustudy"):
-    run = store.start_run(machine, {"workload": "mnist_mlp", "build": "tf", "vcpus": vcpus, "device": device,
-                                    "study": study, "epochs": 2})
-    store.add_epoch(run, {"epoch": 1, "elapsed_s": 9.0, "warmup": True})
-    store.add_epoch(run, {"epoch": 2, "elapsed_s": 2.0})
-    store.finish_run(run, "ok", {"epoch_time_s": 2.0, "timed_epochs": 1})
-
-
-def test_gpu_without_spot_price_is_not_priced_on_the_spot_basis(tmp_path, db):
-    f = tmp_path / "acme.csv"
-    f.write_text(
-        f"{HEADER}\n"
-        "acme,box-2,,2,4,,0,eu,0.10,0.03,acme sheet,2026-10-01\n"
-        "acme,gpu-1,,8,32,L4,1,eu,1.20,,acme sheet (no spot offer),2026-10-01\n"
-    )
-    with Store.open(db) as s:
-        m = s.machine_id({"fingerprint": "fp-test", "cpu_model": "Test CPU", "logical_cpus": 8})
-        _add_run(s, m, "cpu", 2)
-        _add_run(s, m, "gpu", 8)
-    base = dict(prices=str(f), instance_family="acme:box", gpu_instance="acme:gpu-1")
-    with Store.read(db) as s:
-        a = summary.analyze(s, summary.Options(**base))
-        cpu = a.summary[a.summary["device"] == "cpu"].iloc[0]
-        gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
-        assert cpu["price_kind"] == "spot" and cpu["price_usd_per_hour"] == pytest.approx(0.03)
-        assert pd.isna(gpu["cost_usd"]) and pd.isna(gpu["price_usd_per_hour"])
-        assert gpu["price_kind"] is None or pd.isna(gpu["price_kind"])
-        assert gpu["price_note"] == (
-            "no spot price for acme:gpu-1 in the catalog: not priced on the spot basis; add one with "
-            "--prices FILE or compare on-demand with --on-demand")
-        assert set(a.prices_used["price_kind"]) == {"spot"}  # one basis in the report
-        assert any("could not be priced" in n for n in a.notes)
-
-        a = summary.analyze(s, summary.Options(on_demand=True, **base))
-        cpu = a.summary[a.summary["device"] == "cpu"].iloc[0]
-        gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
-        assert gpu["price_kind"] == "on-demand" and gpu["price_usd_per_hour"] == pytest.approx(1.20)
-        assert gpu["cost_usd"] == pytest.approx(gpu["total_time_s"] * 1.20 / 3600) and gpu["cost_usd"] > 0
-        assert cpu["price_kind"] == "on-demand" and cpu["price_usd_per_hour"] == pytest.approx(0.10)
-        assert set(a.prices_used["price_kind"]) == {"on-demand"}
-
-
-def test_the_2017_k80_keeps_the_studys_on_demand_rate_and_says_so(db):
-    with Store.open(db) as s:
-        m = s.machine_id({"fingerprint": "fp-2017", "cpu_model": "Test CPU", "logical_cpus": 8})
-        _add_run(s, m, "cpu", 8, study="woolf2017")
-        _add_run(s, m, "gpu", 8, study="woolf2017")
-    with Store.read(db) as s:
-        a = summary.analyze(s, summary.Options())
-    cpu = a.summary[a.summary["device"] == "cpu"].iloc[0]
-    gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
-    assert cpu["price_kind"] == "spot" and cpu["instance"] == "gcp-2017:n1-highcpu-8"
-    assert gpu["price_kind"] == "on-demand" and gpu["price_usd_per_hour"] == pytest.approx(0.745)
-    assert "on-demand by the study's own pricing" in gpu["price_note"]
 
 
 def test_price_file_overrides_same_instance_and_adds_new_ones(tmp_path):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_report import add_run
+from reportdb import add_run
 
 from cpustudy import report
+from cpustudy.analysis import summary, suspect
 from cpustudy.report import findings
-from cpustudy.analysis import suspect, summary
 from cpustudy.store import Store
 
 
