@@ -165,7 +165,7 @@ def test_builds_list_says_why_a_here_build_is_not_ready(run_cli):
 
 
 def test_a_builds_own_env_is_not_a_setting():
-    from cpustudy.analysis import build_with_setting
+    from cpustudy.analysis.runs import build_with_setting
 
     base = {"study": "cpustudy", "workload": "mnist_mlp", "build": "jax-here", "vcpus": 2, "intra_threads": 2,
             "inter_threads": 2, "batch_size": 128, "input_pipeline": "numpy"}

@@ -102,7 +102,8 @@ def test_tune_stores_trials_and_the_best_setting(run_cli, db, empty_keras_home):
     r = run_cli("tune", "mnist_mlp", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 2, "--confirm", 1,
                 "--db", db)
     assert r.code == 0, r.err
-    assert r.out.startswith("mnist_mlp tf 1 vCPU(s): ") and "1.00x" in r.out or "the default (range" in r.out
+    assert r.out.startswith("mnist_mlp tf 1 vCPU(s): ")
+    assert "(gain 1.00x)" in r.out or "x the default (range" in r.out  # kept the default, or a confirmed gain
     with Store.read(db) as s:
         runs = s.runs()
         assert runs and all(x["study"] == "tune" for x in runs)
@@ -181,21 +182,6 @@ def test_tuner_leaves_alone_what_a_build_pins():
     assert tune.pinned_dimensions(builds.load("tf-eigen")) == ("onednn",)
     assert tune.pinned_dimensions(builds.load("tf-xla")) == ("xla",)
     assert tune.pinned_dimensions(builds.load("tf")) == ()
-
-
-def test_settings_show_in_the_reported_build():
-    from cpustudy.analysis import build_with_setting
-
-    base = {"study": "cpustudy", "workload": "mnist_mlp", "build": "tf", "vcpus": 2, "intra_threads": 2,
-            "inter_threads": 2, "batch_size": 128, "input_pipeline": "numpy", "settings": "{}"}
-    assert build_with_setting(base) == "tf"
-    assert build_with_setting({**base, "input_pipeline": "tfdata"}) == "tf+tfdata"
-    assert build_with_setting({**base, "batch_size": 64, "intra_threads": 1}) == "tf+b64+t1/2"
-    assert build_with_setting({**base, "build": "tf-eigen",
-                               "settings": '{"env": {"TF_ENABLE_ONEDNN_OPTS": "0"}}'}) == "tf-eigen"
-    assert build_with_setting({**base, "settings": '{"env": {"TF_ENABLE_ONEDNN_OPTS": "1"}}'}) == \
-        "tf+TF_ENABLE_ONEDNN_OPTS=1"
-    assert build_with_setting({**base, "settings": '{"tuning_id": 3}'}) == "tf+tuned"
 
 
 def test_bench_needs_two_epochs(run_cli, db):

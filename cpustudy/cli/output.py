@@ -29,7 +29,7 @@ def say(text: str, err: bool = False) -> None:
 
 
 def emit_rows(args: argparse.Namespace, rows: Sequence[dict[str, Any]], columns: list[str], title: str) -> int:
-    from cpustudy import results
+    from cpustudy.analysis import results
 
     fmt = getattr(args, "format", "table")
     if fmt == "csv":
@@ -42,7 +42,7 @@ def emit_rows(args: argparse.Namespace, rows: Sequence[dict[str, Any]], columns:
 
 
 def print_table(rows: Sequence[dict[str, Any]], title: str) -> None:
-    from cpustudy import results
+    from cpustudy.analysis import results
 
     console().print(results.to_table(rows, list(rows[0]), title=title))
 

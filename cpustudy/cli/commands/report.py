@@ -45,17 +45,19 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cpustudy import analysis, report
-    from cpustudy.cli.output import say
+    from cpustudy.analysis.summary import Options
+    from cpustudy.cli.output import say, status
+    from cpustudy.report.build import build_report
 
-    opts = analysis.Options(baseline=args.baseline, prices=args.prices, instance_family=args.instance_family,
-                            region=args.region, on_demand=args.on_demand, deadline=args.deadline,
-                            study=args.study, gpu_instance=args.gpu_instance)
+    opts = Options(baseline=args.baseline, prices=args.prices, instance_family=args.instance_family,
+                   region=args.region, on_demand=args.on_demand, deadline=args.deadline, study=args.study,
+                   gpu_instance=args.gpu_instance)
     formats = ("png",) if args.no_svg else ("png", "svg")
-    result = report.build(args.db, opts, Path(args.out) if args.out else None, dpi=args.dpi, formats=formats,
-                          progress=lambda line: say(line, err=True))
-    for note in result.notes:
+    with status("reading the runs") as progress:
+        built = build_report(args.db, opts, Path(args.out) if args.out else None, dpi=args.dpi, formats=formats,
+                             progress=progress)
+    for note in built.notes:
         say(f"note: {note}", err=True)
-    say(f"wrote {result.out / 'index.html'}, {result.out / 'report.md'}, {result.out / 'summary.csv'} and "
-        f"{result.charts} charts ({' + '.join(f.upper() for f in formats)})")
+    say(f"wrote {built.out / 'index.html'}, {built.out / 'report.md'}, {built.out / 'summary.csv'} and "
+        f"{built.charts} charts ({' + '.join(f.upper() for f in formats)})")
     return 0

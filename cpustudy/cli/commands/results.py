@@ -17,7 +17,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cpustudy import results
+    from cpustudy.analysis import results
     from cpustudy.cli.output import emit_rows
     from cpustudy.store import Store
 

@@ -1,4 +1,6 @@
-"""Stored results as rows for people (a table) and programs (CSV, JSON)."""
+"""What ``cpustudy results`` shows: stored runs and epochs as rows for people (a table) and programs (CSV,
+JSON), every run as stored (failed ones too), GPU runs marked as the report would mark them. Standard
+library (and rich for the table) only: no pandas."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import io
 import json
 from typing import Any, Iterable, Sequence
 
+from cpustudy.analysis.suspect import gpu_suspicions
 from cpustudy.store import Store
 
 RUN_COLUMNS = (
@@ -112,28 +115,6 @@ def _same_device_peak(r: dict[str, Any]) -> float | None:
     if (r.get("peak_device") or "cpu") != (r.get("device") or "cpu"):
         return None
     return r.get("peak_gflops")
-
-
-def gpu_suspicions(runs: list[dict[str, Any]]) -> dict[int, str]:
-    """Run id -> why an ok GPU run cannot be right (``cpustudy.suspect``), judged as reports judge it:
-    against the comparable ok CPU runs (not oversubscribed, not the tuner's or the overhead benchmark's)
-    of the same study, workload and augmentation."""
-    from cpustudy import suspect
-
-    ok = [r for r in runs if r["status"] == "ok" and r.get("samples_per_s") and not r.get("oversubscribed")
-          and r.get("study") not in ("tune", "bench-overhead")]
-    out = {}
-    for g in ok:
-        if g.get("device") != "gpu":
-            continue
-        same = [c for c in ok if c.get("device") != "gpu" and c.get("vcpus")
-                and (c.get("study"), c["workload"], c.get("augment")) == (g.get("study"), g["workload"], g.get("augment"))]
-        faster = {(c.get("build"), c["vcpus"]) for c in same if c["samples_per_s"] > g["samples_per_s"]}
-        reasons = suspect.gpu_reasons(g["samples_per_s"], g.get("gpu_utilization"),
-                                      [c["samples_per_s"] / c["vcpus"] for c in same], len(faster))
-        if reasons:
-            out[g["id"]] = "; ".join(reasons)
-    return out
 
 
 def run_rows(store: Store) -> list[dict[str, Any]]:

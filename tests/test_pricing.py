@@ -1,4 +1,5 @@
-"""The price catalog, user price files, and how a configuration gets its price."""
+"""The price catalog (cpustudy.analysis.pricing): shipped rates, user price files, quotes on one basis,
+accelerators told from a run's software report."""
 
 from __future__ import annotations
 
@@ -7,18 +8,17 @@ import io
 from importlib import resources
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
-from cpustudy import analysis, prices
+from cpustudy.analysis import pricing
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
-HEADER = ",".join(prices.COLUMNS)
+HEADER = ",".join(pricing.COLUMNS)
 
 
 def test_catalog_has_the_studys_2017_rates():
-    cat = prices.Catalog.load()
+    cat = pricing.Catalog.load()
     rows = {r.instance_type: r for r in cat.rows if r.provider == "gcp-2017"}
     eight = 0.060 * 1.0607  # preemptible n1-highcpu-8 with the 6.07 % Skylake premium
     for v, k in ((8, 1), (16, 2), (32, 4), (64, 8)):
@@ -36,7 +36,7 @@ def _shipped_csv_rows() -> list[dict[str, str]]:
 
 def test_every_row_names_its_source_and_date_and_unchecked_rows_say_so():
     rows = _shipped_csv_rows()
-    assert rows and set(prices.COLUMNS) <= set(rows[0])
+    assert rows and set(pricing.COLUMNS) <= set(rows[0])
     for r in rows:
         assert r["source"].strip() and r["as_of"].strip()
         if r["provider"] == "gcp-2017":
@@ -51,15 +51,15 @@ def test_every_row_names_its_source_and_date_and_unchecked_rows_say_so():
         if r["spot_usd_per_hour"]:
             assert spot_part, r
             assert "estimate" in spot_part or checked.replace("'s", "") in spot_part, r
-    families = prices.Catalog.load().families()
+    families = pricing.Catalog.load().families()
     for fam in ("gcp:c3-highcpu", "gcp:n2-highcpu", "gcp:t2d-standard", "aws:c7i", "gcp-2017:n1-highcpu"):
         assert fam in families
-    accelerators = {r.accelerator.split("-")[0] for r in prices.Catalog.load().rows if r.accelerator}
+    accelerators = {r.accelerator.split("-")[0] for r in pricing.Catalog.load().rows if r.accelerator}
     assert {"T4", "L4", "A100", "K80"} <= accelerators
 
 
 def test_no_shipped_row_has_spot_above_on_demand():
-    rows = prices.shipped_rows()
+    rows = pricing.shipped_rows()
     both = [r for r in rows if r.spot is not None and r.on_demand is not None]
     assert len(both) >= 30
     for r in both:
@@ -67,7 +67,7 @@ def test_no_shipped_row_has_spot_above_on_demand():
 
 
 def test_checked_spot_rows_from_skypilot():
-    cat = prices.Catalog.load()
+    cat = pricing.Catalog.load()
     checked = {8: 0.09379, 16: 0.18758, 32: 0.37517, 64: 0.75034}
     for v, rate in checked.items():
         row = cat.instance(f"gcp:n2-highcpu-{v}")
@@ -86,7 +86,7 @@ def test_checked_spot_rows_from_skypilot():
 
 
 def test_instance_with_as_many_vcpus_or_the_next_larger():
-    cat = prices.Catalog.load()
+    cat = pricing.Catalog.load()
     p, note = cat.cpu_instance("gcp:c3-highcpu", 8)
     assert p.instance_type == "c3-highcpu-8" and note == ""
     p, note = cat.cpu_instance("gcp:c3-highcpu", 2)
@@ -98,92 +98,36 @@ def test_instance_with_as_many_vcpus_or_the_next_larger():
     with pytest.raises(UserError, match="no CPU instance family 'gcp:c99'"):
         cat.cpu_instance("gcp:c99", 2)
     with pytest.raises(UserError, match="PROVIDER:FAMILY"):
-        prices.parse_family("c3-highcpu")
+        pricing.parse_family("c3-highcpu")
 
 
 def test_one_basis_no_fallback_to_the_other_rate():
-    cat = prices.Catalog.load()
+    cat = pricing.Catalog.load()
     n2 = cat.instance("gcp:n2-highcpu-8")
-    q = prices.quote(n2, spot=True)
+    q = pricing.quote(n2, spot=True)
     assert q.kind == "spot" and q.usd_per_hour == n2.spot and q.note == ""
-    q = prices.quote(n2, spot=False)
+    q = pricing.quote(n2, spot=False)
     assert q.kind == "on-demand" and q.usd_per_hour == n2.on_demand
     c7i = cat.instance("aws:c7i.2xlarge")
-    assert c7i.spot is None and prices.quote(c7i, spot=True) is None  # not priced on-demand instead
-    assert prices.unpriced_note(c7i, spot=True) == (
+    assert c7i.spot is None and pricing.quote(c7i, spot=True) is None  # not priced on-demand instead
+    assert pricing.unpriced_note(c7i, spot=True) == (
         "no spot price for aws:c7i.2xlarge in the catalog: not priced on the spot basis; add one with "
         "--prices FILE or compare on-demand with --on-demand")
-    q = prices.quote(c7i, spot=False)
+    q = pricing.quote(c7i, spot=False)
     assert q.kind == "on-demand" and q.usd_per_second == pytest.approx(0.357 / 3600)
     # a study's own pricing is the one exception, and says so
     k80 = cat.instance("gcp-2017:n1-standard-1+1xK80")
-    assert prices.quote(k80, spot=True) is None
-    q = prices.quote(k80, spot=True, own_pricing_of="Woolf (2017)")
+    assert pricing.quote(k80, spot=True) is None
+    q = pricing.quote(k80, spot=True, own_pricing_of="Woolf (2017)")
     assert q.kind == "on-demand" and q.usd_per_hour == pytest.approx(0.745)
     assert q.note.startswith("on-demand by the study's own pricing")
 
 
 def test_basis_sentence():
-    assert prices.basis_sentence(False) == (
+    assert pricing.basis_sentence(False) == (
         "Costs: spot prices (the study's premise: preemptible instances); on-demand with --on-demand")
-    od = prices.basis_sentence(True)
+    od = pricing.basis_sentence(True)
     assert od.startswith("Costs: on-demand prices") and "spot" in od
-
-
-def _add_run(store, machine, device, vcpus, study="cpustudy"):
-    run = store.start_run(machine, {"workload": "mnist_mlp", "build": "tf", "vcpus": vcpus, "device": device,
-                                    "study": study, "epochs": 2})
-    store.add_epoch(run, {"epoch": 1, "elapsed_s": 9.0, "warmup": True})
-    store.add_epoch(run, {"epoch": 2, "elapsed_s": 2.0})
-    store.finish_run(run, "ok", {"epoch_time_s": 2.0, "timed_epochs": 1})
-
-
-def test_gpu_without_spot_price_is_not_priced_on_the_spot_basis(tmp_path, db):
-    f = tmp_path / "acme.csv"
-    f.write_text(
-        f"{HEADER}\n"
-        "acme,box-2,,2,4,,0,eu,0.10,0.03,acme sheet,2026-10-01\n"
-        "acme,gpu-1,,8,32,L4,1,eu,1.20,,acme sheet (no spot offer),2026-10-01\n"
-    )
-    with Store.open(db) as s:
-        m = s.machine_id({"fingerprint": "fp-test", "cpu_model": "Test CPU", "logical_cpus": 8})
-        _add_run(s, m, "cpu", 2)
-        _add_run(s, m, "gpu", 8)
-    base = dict(prices=str(f), instance_family="acme:box", gpu_instance="acme:gpu-1")
-    with Store.read(db) as s:
-        a = analysis.analyze(s, analysis.Options(**base))
-        cpu = a.summary[a.summary["device"] == "cpu"].iloc[0]
-        gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
-        assert cpu["price_kind"] == "spot" and cpu["price_usd_per_hour"] == pytest.approx(0.03)
-        assert pd.isna(gpu["cost_usd"]) and pd.isna(gpu["price_usd_per_hour"])
-        assert gpu["price_kind"] is None or pd.isna(gpu["price_kind"])
-        assert gpu["price_note"] == (
-            "no spot price for acme:gpu-1 in the catalog: not priced on the spot basis; add one with "
-            "--prices FILE or compare on-demand with --on-demand")
-        assert set(a.prices_used["price_kind"]) == {"spot"}  # one basis in the report
-        assert any("could not be priced" in n for n in a.notes)
-
-        a = analysis.analyze(s, analysis.Options(on_demand=True, **base))
-        cpu = a.summary[a.summary["device"] == "cpu"].iloc[0]
-        gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
-        assert gpu["price_kind"] == "on-demand" and gpu["price_usd_per_hour"] == pytest.approx(1.20)
-        assert gpu["cost_usd"] == pytest.approx(gpu["total_time_s"] * 1.20 / 3600) and gpu["cost_usd"] > 0
-        assert cpu["price_kind"] == "on-demand" and cpu["price_usd_per_hour"] == pytest.approx(0.10)
-        assert set(a.prices_used["price_kind"]) == {"on-demand"}
-
-
-def test_the_2017_k80_keeps_the_studys_on_demand_rate_and_says_so(db):
-    with Store.open(db) as s:
-        m = s.machine_id({"fingerprint": "fp-2017", "cpu_model": "Test CPU", "logical_cpus": 8})
-        _add_run(s, m, "cpu", 8, study="woolf2017")
-        _add_run(s, m, "gpu", 8, study="woolf2017")
-    with Store.read(db) as s:
-        a = analysis.analyze(s, analysis.Options())
-    cpu = a.summary[a.summary["device"] == "cpu"].iloc[0]
-    gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
-    assert cpu["price_kind"] == "spot" and cpu["instance"] == "gcp-2017:n1-highcpu-8"
-    assert gpu["price_kind"] == "on-demand" and gpu["price_usd_per_hour"] == pytest.approx(0.745)
-    assert "on-demand by the study's own pricing" in gpu["price_note"]
 
 
 def test_price_file_overrides_same_instance_and_adds_new_ones(tmp_path):
@@ -194,7 +138,7 @@ def test_price_file_overrides_same_instance_and_adds_new_ones(tmp_path):
         "gcp,n2-highcpu-8,,8,8,,0,us-central1,0.20,0.05,my contract,2026-11-01\n"
         "acme,box.4,,4,8,,,eu,0.10,,acme price sheet,2026-10-01\n"
     )
-    cat = prices.Catalog.load(f)
+    cat = pricing.Catalog.load(f)
     n2 = cat.instance("gcp:n2-highcpu-8")
     assert (n2.on_demand, n2.spot, n2.source, n2.origin) == (0.20, 0.05, "my contract", str(f))
     assert len([r for r in cat.rows if r.instance_type == "n2-highcpu-8"]) == 1
@@ -222,7 +166,7 @@ def test_malformed_price_rows_name_file_and_line(tmp_path, row, message):
     f = tmp_path / "bad.csv"
     f.write_text(f"{HEADER}\ngcp,ok-2,,2,2,,0,us,0.1,,src,2026-01-01\n{row}\n")
     with pytest.raises(UserError) as exc:
-        prices.Catalog.load(f)
+        pricing.Catalog.load(f)
     assert f"{f}:3:" in str(exc.value) and message in str(exc.value)
 
 
@@ -230,15 +174,15 @@ def test_missing_columns_and_duplicates_are_refused(tmp_path):
     f = tmp_path / "cols.csv"
     f.write_text("provider,instance_type,vcpus\ngcp,x-2,2\n")
     with pytest.raises(UserError, match=r"cols\.csv:1: price file header lacks column\(s\) memory_gib"):
-        prices.Catalog.load(f)
+        pricing.Catalog.load(f)
     f.write_text(f"{HEADER}\ngcp,x-2,,2,2,,0,us,0.1,,s,2026\ngcp,x-2,,2,2,,0,us,0.2,,s,2026\n")
     with pytest.raises(UserError, match=r"cols\.csv:3: .*already on line 2"):
-        prices.Catalog.load(f)
+        pricing.Catalog.load(f)
     with pytest.raises(UserError, match="no such price file"):
-        prices.Catalog.load(tmp_path / "absent.csv")
+        pricing.Catalog.load(tmp_path / "absent.csv")
     (tmp_path / "empty.csv").write_text("# only a comment\n")
     with pytest.raises(UserError, match="empty price file"):
-        prices.Catalog.load(tmp_path / "empty.csv")
+        pricing.Catalog.load(tmp_path / "empty.csv")
 
 
 def test_bad_price_file_is_one_line_error_from_the_cli(run_cli, tmp_path, db):
@@ -264,11 +208,11 @@ def test_bad_price_file_is_one_line_error_from_the_cli(run_cli, tmp_path, db):
      ("NVIDIA A100-SXM4-40GB", "A100"), ("SSE4.1 SSE4.2 AVX L4cache", None), ("", None)],
 )
 def test_detect_accelerator(text, name):
-    assert prices.detect_accelerator(text) == name
+    assert pricing.detect_accelerator(text) == name
 
 
 def test_gpu_instance_by_accelerator():
-    cat = prices.Catalog.load()
+    cat = pricing.Catalog.load()
     assert cat.gpu_instance("gcp", "L4").instance_type == "g2-standard-4"
     assert cat.gpu_instance("gcp", "A100").instance_type == "a2-highgpu-1g"
     assert cat.gpu_instance("aws", "T4").instance_type == "g4dn.xlarge"
@@ -278,6 +222,6 @@ def test_gpu_instance_by_accelerator():
 
 
 def test_shipped_catalog_is_package_data():
-    path = Path(prices.__file__).parent / "data" / "prices.csv"
+    path = Path(pricing.__file__).parents[1] / "data" / "prices.csv"
     assert path.is_file()
-    assert len(prices.shipped_rows()) >= 40
+    assert len(pricing.shipped_rows()) >= 40

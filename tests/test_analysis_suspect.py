@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_report import add_run
+from reportdb import add_run
 
-from cpustudy import analysis, report, results
+from cpustudy import report
+from cpustudy.analysis import summary, suspect
+from cpustudy.report import findings
 from cpustudy.store import Store
 
 
@@ -28,12 +30,12 @@ def _db(path: Path, *, gpu_epoch: float, gpu_util: float | None, gpu_peak_device
 def test_a_gpu_slower_than_one_vcpu_is_suspect_and_no_finding_compares_with_it(tmp_path):
     db = _db(tmp_path / "a.sqlite", gpu_epoch=230.0, gpu_util=None, gpu_peak_device=None)
     with Store.read(db) as s:
-        a = analysis.analyze(s, analysis.Options())
-        (suspicion,) = results.gpu_suspicions(s.runs()).values()
+        a = summary.analyze(s, summary.Options())
+        (suspicion,) = suspect.gpu_suspicions(s.runs()).values()
     base = a.baselines[("cpustudy", "cifar10_cnn")]
     assert base.is_gpu and "slower than one vCPU" in base.suspect
     assert "slower than one vCPU" in suspicion
-    facts = analysis.findings(a)
+    facts = findings.findings(a)
     assert not any("faster than the GPU" in f for f in facts)
     assert any(f.startswith("Withheld for cifar10_cnn") for f in facts)
     # a GPU peak measured on the CPUs (stored before peaks named their device) gives no % of peak
@@ -49,7 +51,7 @@ def test_a_gpu_slower_than_one_vcpu_is_suspect_and_no_finding_compares_with_it(t
 def test_an_idle_gpu_is_suspect_even_when_it_is_fast(tmp_path):
     db = _db(tmp_path / "b.sqlite", gpu_epoch=5.0, gpu_util=12.0, gpu_peak_device="gpu")
     with Store.read(db) as s:
-        a = analysis.analyze(s, analysis.Options())
+        a = summary.analyze(s, summary.Options())
     assert "GPU busy only 12 %" in a.baselines[("cpustudy", "cifar10_cnn")].suspect
 
 
@@ -57,8 +59,8 @@ def test_a_busy_gpu_that_loses_to_cpus_is_a_finding(tmp_path):
     """With its utilisation recorded and faster than one vCPU, a GPU slower than 16 vCPUs is believed."""
     db = _db(tmp_path / "c.sqlite", gpu_epoch=40.0, gpu_util=85.0, gpu_peak_device="gpu")
     with Store.read(db) as s:
-        a = analysis.analyze(s, analysis.Options())
+        a = summary.analyze(s, summary.Options())
     assert a.baselines[("cpustudy", "cifar10_cnn")].suspect == ""
-    assert any("CPUs trained faster than the GPU for: cifar10_cnn" in f for f in analysis.findings(a))
+    assert any("CPUs trained faster than the GPU for: cifar10_cnn" in f for f in findings.findings(a))
     gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
     assert gpu["pct_of_peak"] == 100 * (60000 / 40.0) * 1e6 / 1e9 / 1000.0  # against the GPU's own peak

@@ -1,0 +1,226 @@
+"""Stored runs -> one pandas row per comparable run: what it measured, under which name it is reported
+(its build plus any setting that differs from the defaults, its workload plus a variant such as where
+augmentation ran), and its full-training time.
+
+* **Comparable**: status ``ok``, not oversubscribed, at least one timed epoch (the imported 2017 study
+  logged no warm-up, so all of its runs are); the tuner's trials and the overhead benchmark's runs only
+  when their study is asked for.
+* **Build family** (``build_family``): the family of the build's recipe (``family = ...``: pip,
+  compiled, jax, torch), as the run stored it in its settings; for runs stored before that and for the
+  imported 2017 study, guessed from the build's name (:func:`guess_family`). Reports colour by it.
+* **Full training time** (``total_time_s``): for the imported 2017 study, the sum of the logged epochs'
+  ``elapsed``, as the study computed it; for cpustudy's own runs, the full-epoch time (``epoch_time_s``:
+  median of the timed epochs, or projected from a step cap) x the workload's default epochs
+  (``cpustudy.workloads.WORKLOADS[name].epochs``). ``total_basis`` says which.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pandas as pd
+
+from cpustudy.analysis.studies import BUILD_NAMES, INTERNAL_STUDIES, STOCK_BUILDS, SUMMED_STUDIES
+from cpustudy.errors import UserError
+from cpustudy.store import Store
+
+
+def build_with_setting(run: dict[str, Any]) -> str:
+    """The build name, plus what was set differently from the defaults (so runs of different
+    settings are never pooled into one median): ``tf+tfdata``, ``tf+b64``, ``tf+t1/2``, ``tf+tuned``."""
+    build = str(run.get("build"))
+    if run.get("study") == "woolf2017":
+        return build
+    settings = _settings(run)
+    parts = []
+    if settings.get("tuning_id"):
+        parts.append("tuned")
+    else:
+        if run.get("input_pipeline") not in (None, "numpy"):
+            parts.append(str(run["input_pipeline"]))
+        workload = workload_info(str(run.get("workload")))
+        if workload is not None and run.get("batch_size") not in (None, workload.batch_size):
+            parts.append(f"b{run['batch_size']}")
+        vcpus = run.get("vcpus")
+        if (run.get("intra_threads"), run.get("inter_threads")) not in ((None, None), (vcpus, vcpus)):
+            parts.append(f"t{run.get('intra_threads')}/{run.get('inter_threads')}")
+        # A build's own env (KERAS_BACKEND=jax for jax-here) is not a setting: subtract what the run
+        # stored as the build's env; runs stored before that use the recipe here, and when this
+        # checkout lacks the recipe (measured elsewhere) nothing can be told apart: all of it is the build's.
+        env = settings.get("env") or {}
+        build_env = settings.get("build_env")
+        if not isinstance(build_env, dict):
+            build_env = _recipe_env(build)
+        if build_env is None:
+            build_env = env
+        extra_env = {k: v for k, v in env.items() if k not in build_env or str(build_env[k]) != str(v)}
+        parts += [f"{k}={v}" for k, v in sorted(extra_env.items())]
+    return "+".join([build, *parts])
+
+
+def _settings(run: dict[str, Any]) -> dict[str, Any]:
+    """The run's stored settings (its whole configuration, as JSON); {} when unreadable."""
+    try:
+        settings = json.loads(run.get("settings") or "{}")
+    except ValueError:
+        return {}
+    return settings if isinstance(settings, dict) else {}
+
+
+def build_family(run: dict[str, Any]) -> str:
+    """The run's build family as stored (``settings["build_family"]``), else :func:`guess_family`."""
+    family = _settings(run).get("build_family")
+    return family if isinstance(family, str) and family else guess_family(str(run.get("build")))
+
+
+def guess_family(build: str) -> str:
+    """The family a build's name suggests: ``pip`` for the stock builds (tf, pip), ``compiled`` for a
+    name with "compiled" or "march" in it, else ``other``."""
+    if build in STOCK_BUILDS:
+        return "pip"
+    if "compiled" in build or "march" in build:
+        return "compiled"
+    return "other"
+
+
+def _recipe_env(build: str) -> dict[str, str] | None:
+    """The env of this checkout's recipe named ``build``; None when there is no such recipe here."""
+    from cpustudy.environment import builds
+
+    try:
+        return dict(builds.load(build).env)
+    except UserError:
+        return None
+
+
+def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
+    """Runs with status ok, one row each, with their epochs' sum and the machine they ran on."""
+    rows = store.runs(status="ok")
+    if not rows:
+        total = store.count("runs")
+        why = f"its {total} run(s) did not finish ok" if total else "it is empty"
+        raise UserError(
+            f"no finished runs in {store.path} ({why}): measure with `cpustudy run`, import the 2017 study "
+            "with `cpustudy import woolf2017 LOGS_DIR`, or pass --db"
+        )
+    df = pd.DataFrame(rows)
+    if study is not None:
+        studies = sorted(df["study"].unique())
+        df = df[df["study"] == study]
+        if df.empty:
+            raise UserError(f"no finished runs of study {study!r} in {store.path}: it has {', '.join(studies)}")
+    else:
+        # The tuner's trials and the overhead benchmark's runs are not configurations to compare.
+        df = df[~df["study"].isin(INTERNAL_STUDIES)]
+        if df.empty:
+            raise UserError(f"{store.path} holds only tuner or benchmark runs: pass --study tune to report them")
+    # Not comparable as a configuration: more vCPUs than the machine had, or no timed epoch (only the
+    # warm-up, tracing included). Left out of every figure.
+    keep = (df["oversubscribed"].fillna(0).astype(int) == 0) & ~(
+        (df["study"] != "woolf2017") & (df["timed_epochs"].fillna(1).astype(int) == 0))
+    df = df[keep]
+    if df.empty:
+        raise UserError(f"{store.path} has no comparable runs: all are oversubscribed or warm-up only "
+                        "(measure with --epochs 2 or more, without --oversubscribe)")
+    df["build_family"] = [build_family(r) for r in df.to_dict("records")]
+    df["build"] = [build_with_setting(r) for r in df.to_dict("records")]
+    df["workload_base"] = df["workload"]
+    df["workload"] = [workload_variant(r) for r in df.to_dict("records")]
+    epochs = pd.DataFrame(store.epochs())
+    if epochs.empty:
+        sums = pd.DataFrame(columns=["run_id", "epochs_sum", "epochs_logged"])
+    else:
+        sums = epochs.groupby("run_id").agg(epochs_sum=("elapsed_s", "sum"), epochs_logged=("epoch", "size"))
+        sums = sums.reset_index()
+    df = df.merge(sums, how="left", left_on="id", right_on="run_id")
+    df["epochs_logged"] = df["epochs_logged"].fillna(0).astype(int)
+    return df.reset_index(drop=True)
+
+
+def workload_variant(run: dict[str, Any]) -> str:
+    """The workload's name, plus where its augmentation ran when that differs from the study's way
+    (on the host): ``cifar10_cnn (augment: model)``. Augmentation inside the model is different work
+    on a GPU (25-60x slower there), so such runs get their own baseline and are never compared with
+    host-augmented ones; runs stored before ``host`` existed augmented in the model."""
+    name = str(run.get("workload"))
+    w = workload_info(name)
+    default = (w.options.get("augment") if w is not None else None)
+    where = run.get("augment")
+    if run.get("study") in SUMMED_STUDIES or default is None or where is None or pd.isna(where) or where == default:
+        return name
+    return f"{name} (augment: {where})"
+
+
+def example_validates(name: str) -> bool:
+    """Whether the workload's example validated every epoch (unknown workloads: assume it did, so a
+    missing validation time shows as "training only" rather than as like for like)."""
+    w = workload_info(name)
+    return w is None or w.validation_samples > 0
+
+
+def workload_info(name: str) -> Any:
+    """cpustudy's workload of that name, or None (the 2017 study's own text_generator_keras)."""
+    from cpustudy.workloads import ALL as WORKLOADS
+
+    return WORKLOADS.get(name)
+
+
+def run_totals(df: pd.DataFrame) -> pd.DataFrame:
+    """Per run: full-training epochs, total time and its basis, samples per second."""
+    df = df.copy()
+    totals, train_epochs, bases, sps = [], [], [], []
+    for r in df.itertuples(index=False):
+        w = workload_info(getattr(r, "workload_base", r.workload))
+        epoch_time = r.epoch_time_s
+        if r.study in SUMMED_STUDIES and r.epochs_logged:
+            n = int(r.epochs_logged)
+            totals.append(float(r.epochs_sum))
+            bases.append(f"sum of {n} logged epochs")
+        else:
+            n = int(w.epochs) if w is not None else int(r.epochs or r.epochs_logged or 1)
+            totals.append(float(epoch_time) * n if epoch_time is not None and not pd.isna(epoch_time) else math.nan)
+            kind = "projected epoch time" if r.projected else "epoch time"
+            bases.append(f"{kind} x {n} epochs" + ("" if w is not None else " (as run)"))
+        train_epochs.append(n)
+        s = r.samples_per_s
+        if (s is None or pd.isna(s)) and w is not None and epoch_time and not pd.isna(epoch_time):
+            s = w.samples_per_epoch / float(epoch_time)
+        sps.append(s)
+    df["train_epochs"] = train_epochs
+    df["total_time_s"] = totals
+    df["total_basis"] = bases
+    df["samples_per_s_est"] = pd.to_numeric(pd.Series(sps, index=df.index, dtype="float64"))
+    return df
+
+
+# -- labels ------------------------------------------------------------------------------------------
+
+
+def vcpus_int(v: Any) -> int | None:
+    """A stored vCPU count as an int; None where there is none (NaN, NA)."""
+    return None if v is None or pd.isna(v) else int(v)
+
+
+def config_label(study: str, device: str, vcpus: Any, build: str, gpu_builds: int = 1,
+                 gpu_vcpus: int = 1) -> str:
+    """The chart label: the study's own (``gpu``, ``cpu64pip``, ``cpu64cmp``) for its data, else
+    ``gpu`` / ``cpu2 tf`` (``gpu tf-x`` when a study has GPU runs of several builds, ``gpu (8 vCPUs)``
+    when its GPU runs had different numbers of host vCPUs)."""
+    v = vcpus_int(vcpus)
+    if device == "gpu":
+        label = "gpu" if gpu_builds <= 1 or study in SUMMED_STUDIES else f"gpu {build}"
+        return label if gpu_vcpus <= 1 or v is None else f"{label} ({v} vCPU{'s' if v != 1 else ''})"
+    if study == "woolf2017":
+        short = {"pip": "pip", "compiled": "cmp"}.get(build, build)
+        return f"cpu{v}{short}"
+    return f"cpu{v} {build}"
+
+
+def config_name(device: str, vcpus: Any, build: str) -> str:
+    """In words: ``16 vCPUs compiled``, ``the GPU``."""
+    if device == "gpu":
+        return "the GPU"
+    v = vcpus_int(vcpus)
+    return f"{v} vCPU{'s' if v != 1 else ''} {BUILD_NAMES.get(build, build)}"

@@ -1,0 +1,320 @@
+"""Comparable runs -> one summary table, a row per configuration: time, cost and both relative to a
+baseline (pandas); and the questions the report asks of it (Pareto front, cheapest, then and now).
+
+* **Configuration**: one summary row per (study, workload, device, vCPUs, build); repeats are aggregated
+  by their median, with the interquartile range (``*_iqr_s``) and ``n_runs`` beside it.
+* **Full training time**, per run: see ``cpustudy.analysis.runs``; **price and cost**: see
+  ``cpustudy.analysis.costs``; **baseline** (1.0x) per study and workload: see
+  ``cpustudy.analysis.baselines``; **suspect** GPU results: see ``cpustudy.analysis.suspect``.
+* **Scaling**: speedup over the same build at the fewest vCPUs, parallel efficiency, and each build's
+  speedup over the stock build at the same vCPUs.
+
+:func:`analyze` runs these steps in that order and returns an :class:`Analysis`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from cpustudy.analysis import costs, pricing
+from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
+from cpustudy.analysis.runs import config_label, example_validates, guess_family, load_runs, run_totals
+from cpustudy.analysis.studies import STOCK_BUILDS
+from cpustudy.analysis.suspect import suspect_column
+from cpustudy.errors import UserError
+from cpustudy.store import Store
+
+KEYS = ["study", "workload", "device", "vcpus", "build"]
+
+SUMMARY_COLUMNS = [
+    "study", "workload", "device", "vcpus", "build", "label", "n_runs", "epochs",
+    "epoch_time_s", "epoch_time_iqr_s", "total_time_s", "total_time_iqr_s", "total_basis",
+    "samples_per_s", "time_rel_baseline", "cost_usd", "cost_rel_baseline", "cost_per_epoch_usd",
+    "cost_per_million_samples_usd", "price_usd_per_hour", "price_kind", "instance", "region",
+    "price_note", "price_source", "price_as_of", "baseline", "baseline_kind", "baseline_note",
+    "speedup_vs_fewest_vcpus", "parallel_efficiency", "build_speedup_vs_stock", "projected", "data",
+    "machines", "tf_version", "gflops_per_s", "peak_gflops", "pct_of_peak", "within_run_iqr_s", "unstable",
+    "gpu_utilization", "suspect", "validation", "validation_time_s", "val_accuracy", "total_with_validation_s",
+    "build_family",
+]
+
+
+@dataclass
+class Options:
+    """The ``report`` command's choices: baseline, prices, deadline, study."""
+
+    baseline: str | None = None
+    prices: str | None = None
+    instance_family: str | None = None
+    region: str | None = None
+    on_demand: bool = False
+    deadline: float | None = None
+    study: str | None = None
+    gpu_instance: str | None = None
+
+
+@dataclass
+class Analysis:
+    """Everything a report shows, computed from one database."""
+
+    db: str
+    options: Options
+    runs: pd.DataFrame
+    summary: pd.DataFrame
+    software: pd.DataFrame
+    prices_used: pd.DataFrame
+    baselines: dict[tuple[str, str], Baseline]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def studies(self) -> list[str]:
+        return list(dict.fromkeys(self.summary["study"]))
+
+    def workloads(self, study: str) -> list[str]:
+        return list(dict.fromkeys(self.summary.loc[self.summary["study"] == study, "workload"]))
+
+
+# -- summary -----------------------------------------------------------------------------------------
+
+
+def _iqr(x: pd.Series) -> float:
+    x = x.dropna()
+    if len(x) < 2:
+        return 0.0 if len(x) == 1 else math.nan
+    return float(x.quantile(0.75) - x.quantile(0.25))
+
+
+def _join(x: pd.Series) -> str:
+    return "; ".join(str(v) for v in dict.fromkeys(v for v in x if v is not None and not pd.isna(v)))
+
+
+def _column(g: pd.DataFrame, name: str) -> pd.Series:
+    return pd.to_numeric(g[name], errors="coerce") if name in g else pd.Series(math.nan, index=g.index)
+
+
+def _efficiency(g: pd.DataFrame) -> dict[str, Any]:
+    """Achieved training GFLOP/s (analytic FLOPs x samples/s), the measured FP32 peak at the same
+    threads, the share of it, and whether any run's timed epochs varied by more than 5 % (CV)."""
+    achieved = _column(g, "samples_per_s") * _column(g, "flops_per_sample") / 1e9
+    # Only a peak measured on the device the run trained on (runs from before peaks were told apart by
+    # device measured theirs on the CPUs: right for CPU runs, wrong for GPU runs).
+    peak_device = g["peak_device"] if "peak_device" in g else pd.Series(None, index=g.index, dtype=object)
+    same = peak_device.fillna("cpu") == g["device"].fillna("cpu")
+    peak = _column(g, "peak_gflops").where(same)
+    pct = 100 * achieved / peak
+    unstable = _column(g, "unstable")
+    return {
+        "gflops_per_s": float(achieved.median()) if achieved.notna().any() else math.nan,
+        "peak_gflops": float(peak.median()) if peak.notna().any() else math.nan,
+        "pct_of_peak": float(pct.median()) if pct.notna().any() else math.nan,
+        "within_run_iqr_s": float(_column(g, "epoch_time_iqr_s").median())
+        if _column(g, "epoch_time_iqr_s").notna().any() else math.nan,
+        "unstable": bool((unstable.fillna(0) > 0).any()),
+    }
+
+
+def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per configuration (``KEYS``): medians over its runs, their spread, what they ran on."""
+    runs = runs.copy()
+    runs["vcpus"] = runs["vcpus"].astype("Int64")
+    rows = []
+    for key, g in runs.groupby(KEYS, dropna=False, sort=False):
+        rows.append({
+            **dict(zip(KEYS, key)),
+            "workload_base": g["workload_base"].iloc[0] if "workload_base" in g else key[1],
+            "build_family": g["build_family"].iloc[0] if "build_family" in g else guess_family(str(key[4])),
+            "n_runs": len(g),
+            "epochs": int(g["train_epochs"].max()),
+            "epoch_time_s": float(g["epoch_time_s"].median()),
+            "epoch_time_iqr_s": _iqr(g["epoch_time_s"]),
+            "total_time_s": float(g["total_time_s"].median()),
+            "total_time_iqr_s": _iqr(g["total_time_s"]),
+            "total_basis": _join(g["total_basis"]),
+            "samples_per_s": float(g["samples_per_s_est"].median()) if g["samples_per_s_est"].notna().any() else math.nan,
+            "projected": bool(g["projected"].fillna(0).astype(int).any()),
+            "data": _join(g["data"]),
+            "machines": _join(g["cpu_model"]),
+            "gpu_utilization": float(_column(g, "gpu_utilization").median())
+            if _column(g, "gpu_utilization").notna().any() else math.nan,
+            "validation": _join(g["validation"]) if "validation" in g else "",
+            "validation_time_s": float(_column(g, "validation_time_s").median())
+            if _column(g, "validation_time_s").notna().any() else math.nan,
+            "val_accuracy": float(_column(g, "val_accuracy").median())
+            if _column(g, "val_accuracy").notna().any() else math.nan,
+            "tf_version": _join(g["tf_version"]),
+            **_efficiency(g),
+        })
+    df = pd.DataFrame(rows)
+    df["vcpus"] = df["vcpus"].astype("Int64")
+    # Training plus the example's validation each epoch, as the study's logged epochs were; the same as
+    # training alone for a workload whose example did not validate.
+    validated = pd.Series([example_validates(w) for w in df["workload_base"]], index=df.index)
+    df["total_with_validation_s"] = df["total_time_s"].where(
+        ~validated, df["total_time_s"] + df["validation_time_s"] * df["epochs"])
+    df["suspect"] = suspect_column(df)
+    return df
+
+
+def _order(df: pd.DataFrame) -> pd.DataFrame:
+    """The 2017 study first, then studies as first seen; workloads in the study's order; GPU first, then
+    vCPUs descending, the stock build before others."""
+    from cpustudy.store.importers.woolf2017 import WORKLOADS as STUDY_WORKLOADS
+
+    wl_order = {w: i for i, w in enumerate(STUDY_WORKLOADS)}
+    first = {s: i for i, s in enumerate(dict.fromkeys(df["study"]))}
+
+    def key(r: Any) -> tuple:
+        v = 0 if pd.isna(r.vcpus) else int(r.vcpus)
+        return (0 if r.study == "woolf2017" else 1, first[r.study], wl_order.get(r.workload, 99), r.workload,
+                0 if r.device == "gpu" else 1, -v, 0 if r.build in STOCK_BUILDS else 1, r.build)
+
+    keys = [key(r) for r in df.itertuples(index=False)]
+    order = sorted(range(len(df)), key=keys.__getitem__)
+    return df.iloc[order].reset_index(drop=True)
+
+
+def add_scaling(summary: pd.DataFrame) -> pd.DataFrame:
+    """Speedup over the same build's fewest vCPUs (and parallel efficiency), and each build's speedup over
+    the stock build at the same vCPU count."""
+    summary = summary.copy()
+    summary["speedup_vs_fewest_vcpus"] = math.nan
+    summary["parallel_efficiency"] = math.nan
+    summary["build_speedup_vs_stock"] = math.nan
+    cpu = summary[(summary["device"] != "gpu") & summary["total_time_s"].notna() & summary["vcpus"].notna()]
+    for _, g in cpu.groupby(["study", "workload", "build"], sort=False):
+        first = g.sort_values("vcpus").iloc[0]
+        speed = first["total_time_s"] / g["total_time_s"]
+        ideal = g["vcpus"].astype(float) / float(first["vcpus"])
+        summary.loc[g.index, "speedup_vs_fewest_vcpus"] = speed
+        summary.loc[g.index, "parallel_efficiency"] = speed / ideal
+    for _, g in cpu.groupby(["study", "workload", "vcpus"], sort=False):
+        stock = g[g["build"].isin(STOCK_BUILDS)]
+        if stock.empty:
+            continue
+        ref = stock.sort_values("build", key=lambda c: c.map(STOCK_BUILDS.index)).iloc[0]["total_time_s"]
+        summary.loc[g.index, "build_speedup_vs_stock"] = ref / g["total_time_s"]
+    return summary
+
+
+def analyze(store: Store, opts: Options) -> Analysis:
+    """Stored runs -> the summary, baselines, prices and software of one report; bad options are a
+    ``UserError`` before anything is computed."""
+    if opts.deadline is not None and not (opts.deadline > 0 and math.isfinite(opts.deadline)):
+        raise UserError(f"--deadline {opts.deadline:g}: give a positive number of seconds")
+    catalog = pricing.Catalog.load(opts.prices)
+    if opts.instance_family:
+        catalog.check_family(opts.instance_family, opts.region)
+    if opts.gpu_instance:
+        catalog.instance(opts.gpu_instance, opts.region)
+    parse_baseline(opts.baseline)
+    runs = run_totals(load_runs(store, opts.study))
+    notes: list[str] = []
+    bad = runs["total_time_s"].isna()
+    if bad.any():
+        notes.append(f"{int(bad.sum())} ok run(s) without an epoch time were left out")
+        runs = runs[~bad]
+        if runs.empty:
+            raise UserError(f"no run in {store.path} has an epoch time: nothing to report")
+    summary = aggregate(runs)
+    gpus = summary[summary["device"] == "gpu"]
+    gpu_builds = gpus.groupby("study")["build"].nunique().to_dict()
+    gpu_vcpus = gpus.groupby("study")["vcpus"].nunique().to_dict()
+    summary["label"] = [
+        config_label(r.study, r.device, r.vcpus, r.build, gpu_builds.get(r.study, 1), gpu_vcpus.get(r.study, 1))
+        for r in summary.itertuples()
+    ]
+    summary = _order(summary)
+    priced = costs.price_configurations(summary, runs, catalog, family=opts.instance_family, region=opts.region,
+                                        gpu_instance=opts.gpu_instance, spot=not opts.on_demand)
+    summary = costs.add_costs(summary, priced)
+    summary, baselines = apply_baselines(summary, opts.baseline)
+    summary = add_scaling(summary)
+    unpriced = summary["cost_usd"].isna().sum()
+    if unpriced:
+        notes.append(f"{int(unpriced)} configuration(s) could not be priced (see price_note in summary.csv)")
+    if len({m for m in summary["machines"] if ";" in str(m)}):
+        notes.append("some configurations aggregate runs from more than one machine (see the machines column)")
+    software = software_table(runs)
+    return Analysis(str(store.path), opts, runs, summary, software, costs.prices_used(summary), baselines, notes)
+
+
+def software_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Which machine and software each result came from."""
+    cols = ["study", "machine", "cpu_model", "logical_cpus", "device", "build", "tf_version", "keras_version",
+            "keras_backend", "python_version", "onednn", "xla", "tf_missing_isa"]
+    df = runs.copy()
+    for c in cols:
+        if c not in df:
+            df[c] = None
+    df = df[cols + ["workload", "id"]].astype(object).where(df[cols + ["workload", "id"]].notna(), "")
+    out = df.groupby(cols, sort=False, dropna=False).agg(runs=("id", "size"), workloads=("workload", "nunique"))
+    return out.reset_index()
+
+
+# -- questions asked of the summary ------------------------------------------------------------------
+
+
+def pareto_front(df: pd.DataFrame, x: str = "total_time_s", y: str = "cost_usd") -> pd.Series:
+    """True for configurations no other is both faster and cheaper than (ties kept)."""
+    d = df.dropna(subset=[x, y]).sort_values([x, y])
+    keep = pd.Series(False, index=df.index)
+    best = math.inf
+    for idx, row in d.iterrows():
+        if row[y] < best:
+            keep[idx] = True
+            best = row[y]
+    return keep
+
+
+def cheapest(df: pd.DataFrame, deadline: float | None = None) -> Any:
+    """Index of the cheapest configuration (meeting the deadline, if one is given), or None."""
+    d = df.dropna(subset=["cost_usd"])
+    if deadline is not None:
+        d = d[d["total_time_s"] <= deadline]
+    if d.empty:
+        return None
+    return d.sort_values(["cost_usd", "total_time_s"]).index[0]
+
+
+def then_and_now(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per workload in both the 2017 study and newer results: the 2017 GPU, the best 2017 CPU, the best
+    CPU now and the GPU now (fastest full training of each; a suspect GPU run is left out).
+
+    Like with like: the study's logged epochs include its validation on the test set, so a newer
+    configuration counts training plus its measured validation where it validated
+    (``--validation study``); where it did not, its training time alone is shown and ``basis`` says so.
+    """
+    old = summary[summary["study"] == "woolf2017"]
+    new = summary[summary["study"] != "woolf2017"]
+    rows = []
+    if old.empty or new.empty:
+        return pd.DataFrame(columns=["workload", "series", "label", "study", "total_time_s", "cost_usd", "basis"])
+    new = new.copy()
+    with_val = pd.to_numeric(new.get("total_with_validation_s"), errors="coerce") if "total_with_validation_s" in new \
+        else pd.Series(math.nan, index=new.index)
+    validates = [example_validates(w) for w in new.get("workload_base", new["workload"])]
+    new["basis"] = ["training only" if pd.isna(v) else "training + validation" if val
+                    else "training (the example did not validate)" for v, val in zip(with_val, validates)]
+    new["total_time_s"] = with_val.fillna(new["total_time_s"])
+    if "suspect" in new:
+        new = new[new["suspect"].fillna("") == ""]
+    old = old.assign(basis="training + validation (logged)")
+    for workload in [w for w in dict.fromkeys(old["workload"]) if w in set(new["workload"])]:
+        for era, df in (("2017", old), ("now", new)):
+            g = df[(df["workload"] == workload)].dropna(subset=["total_time_s"])
+            for device in ("gpu", "cpu"):
+                d = g[(g["device"] == "gpu") == (device == "gpu")].sort_values("total_time_s")
+                if era == "now" and (d["basis"] != "training only").any():
+                    d = d[d["basis"] != "training only"]  # like with like: validated ones where there are
+                if d.empty:
+                    continue
+                r = d.iloc[0]
+                series = f"{era} {'GPU' if device == 'gpu' else 'best CPU'}"
+                rows.append({"workload": workload, "series": series, "label": r["label"], "study": r["study"],
+                             "total_time_s": r["total_time_s"], "cost_usd": r["cost_usd"],
+                             "projected": bool(r["projected"]), "basis": r["basis"]})
+    return pd.DataFrame(rows)

@@ -1,0 +1,85 @@
+"""When a GPU measurement cannot be right: the rules a baseline must pass before a finding rests on it.
+
+A GPU run is *suspect* when
+
+* its GPU was idle most of the time: the median utilisation the driver reported during its training
+  (NVML or nvidia-smi, sampled by the worker) is under ``IDLE_BELOW`` %: the run measured the host
+  (input pipeline, Python, launches), not the GPU; or
+* it trained more slowly than one vCPU of the same workload and settings would: slower than the
+  best CPU throughput per vCPU measured (a CPU at N vCPUs does at most N times the work of one, so
+  rate(N) / N bounds one vCPU's rate from below); or
+* CPU configurations trained faster than it and its GPU utilisation was not recorded (runs measured
+  before the worker sampled it): "CPUs beat the GPU" is the finding a broken GPU run produces, so it
+  needs evidence that the GPU was busy.
+
+A suspect run is still shown, labelled, but no finding is drawn from a comparison with it. The rules
+are applied twice, alike: to the summary's GPU configurations (:func:`suspect_column`, for reports) and
+to stored runs (:func:`gpu_suspicions`, for ``cpustudy results``). Standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Iterable
+
+from cpustudy.analysis.studies import INTERNAL_STUDIES, SUMMED_STUDIES
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+IDLE_BELOW = 50.0  # % GPU utilisation
+
+
+def _known(v: float | None) -> bool:
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+
+def gpu_reasons(samples_per_s: float | None, gpu_utilization: float | None,
+                cpu_rates_per_vcpu: Iterable[float | None], cpu_faster: int = 0) -> list[str]:
+    """Why a GPU run cannot be trusted (empty when nothing is wrong that can be told); ``cpu_faster``
+    is how many CPU configurations of the same workload trained faster."""
+    reasons = []
+    if gpu_utilization is not None and _known(gpu_utilization) and gpu_utilization < IDLE_BELOW:
+        reasons.append(f"GPU busy only {gpu_utilization:.0f} % of its training time")
+    rates = [float(r) for r in cpu_rates_per_vcpu if r is not None and _known(r) and r > 0]
+    if samples_per_s is not None and _known(samples_per_s) and rates and samples_per_s < max(rates):
+        reasons.append(f"slower than one vCPU ({samples_per_s:,.0f} vs at least {max(rates):,.0f} samples/s)")
+    if not _known(gpu_utilization) and cpu_faster:
+        reasons.append(f"{cpu_faster} CPU configuration{'s' if cpu_faster != 1 else ''} trained faster and its "
+                       "GPU utilisation was not recorded (an idle GPU cannot be ruled out)")
+    return reasons
+
+
+def suspect_column(summary: pd.DataFrame) -> list[str]:
+    """Per configuration of the summary: why a GPU configuration cannot be trusted, or ""."""
+    out = []
+    for r in summary.itertuples(index=False):
+        if r.device != "gpu" or r.study in SUMMED_STUDIES:
+            out.append("")
+            continue
+        cpu = summary[(summary["study"] == r.study) & (summary["workload"] == r.workload)
+                      & (summary["device"] != "gpu") & summary["vcpus"].notna()]
+        rates = (cpu["samples_per_s"] / cpu["vcpus"].astype(float)).tolist()
+        faster = int((cpu["total_time_s"] < r.total_time_s).sum())
+        out.append("; ".join(gpu_reasons(r.samples_per_s, r.gpu_utilization, rates, faster)))
+    return out
+
+
+def gpu_suspicions(runs: list[dict[str, Any]]) -> dict[int, str]:
+    """Run id -> why an ok GPU run cannot be right, judged as reports judge it: against the comparable ok
+    CPU runs (not oversubscribed, not the tuner's or the overhead benchmark's) of the same study,
+    workload and augmentation."""
+    ok = [r for r in runs if r["status"] == "ok" and r.get("samples_per_s") and not r.get("oversubscribed")
+          and r.get("study") not in INTERNAL_STUDIES]
+    out = {}
+    for g in ok:
+        if g.get("device") != "gpu":
+            continue
+        same = [c for c in ok if c.get("device") != "gpu" and c.get("vcpus")
+                and (c.get("study"), c["workload"], c.get("augment")) == (g.get("study"), g["workload"], g.get("augment"))]
+        faster = {(c.get("build"), c["vcpus"]) for c in same if c["samples_per_s"] > g["samples_per_s"]}
+        reasons = gpu_reasons(g["samples_per_s"], g.get("gpu_utilization"),
+                              [c["samples_per_s"] / c["vcpus"] for c in same], len(faster))
+        if reasons:
+            out[g["id"]] = "; ".join(reasons)
+    return out

@@ -1,0 +1,393 @@
+"""The report's charts (plotnine) from an ``Analysis``.
+
+One function per figure, each returning a ggplot object (or None where the figure does not apply, e.g.
+a build heatmap with a single build), so tests can inspect them without rendering:
+
+* ``fig_time_relative`` / ``fig_cost_relative``: the study's two charts per workload, horizontal bars
+  relative to the baseline, dashed line at 1.0x;
+* ``fig_speedup``: speedup over the fewest vCPUs per build, with the ideal (linear) line and parallel
+  efficiency;
+* ``fig_build_heatmap``: each build's speedup over the stock build, workload x build, per vCPU count;
+* ``fig_time_cost``: time vs cost with the Pareto front and the cheapest configuration meeting a deadline;
+* ``fig_then_now``: the 2017 study next to newer results, per workload.
+
+``figures`` lists them in page order; ``render`` saves one (PNG, SVG).
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+import warnings
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+from plotnine import (
+    aes,
+    coord_flip,
+    element_blank,
+    facet_wrap,
+    geom_col,
+    geom_hline,
+    geom_line,
+    geom_path,
+    geom_point,
+    geom_text,
+    geom_tile,
+    geom_vline,
+    ggplot,
+    labs,
+    position_dodge,
+    scale_color_manual,
+    scale_fill_gradient2,
+    scale_fill_manual,
+    scale_x_continuous,
+    scale_x_log10,
+    scale_y_continuous,
+    scale_y_log10,
+    theme,
+)
+
+from cpustudy import __version__
+from cpustudy.analysis.studies import STOCK_BUILDS, study_title
+from cpustudy.analysis.summary import Analysis, cheapest, pareto_front, then_and_now
+from cpustudy.report.findings import baseline_phrase, baseline_subtitle, times
+from cpustudy.report.theme import build_colours, colour_map, theme_cpustudy
+
+# -- figures -----------------------------------------------------------------------------------------
+
+
+def bar_text(v: float) -> str:
+    """A ratio as printed beside a bar (``1.23x``); nothing for NaN."""
+    if pd.isna(v):
+        return ""
+    return times(v, "x")
+
+
+def _workload_rows(a: Analysis, study: str, workload: str) -> pd.DataFrame:
+    s = a.summary
+    return s[(s["study"] == study) & (s["workload"] == workload)].copy()
+
+
+def _relative(a: Analysis, study: str, workload: str, metric: str) -> ggplot | None:
+    col = "time_rel_baseline" if metric == "time" else "cost_rel_baseline"
+    df = _workload_rows(a, study, workload)
+    b = a.baselines.get((study, workload))
+    if b is None or df.empty:
+        return None
+    colours = colour_map(df)
+    df = df.dropna(subset=[col])
+    if df.empty:
+        return None
+    df["bar"] = df["label"] + df["projected"].map({True: "*", False: ""})
+    colours = {lab + ("*" if p else ""): colours[lab] for lab, p in zip(df["label"], df["projected"])}
+    order = list(df["bar"])[::-1]  # coord_flip draws the first level at the bottom
+    df["bar"] = pd.Categorical(df["bar"], categories=order, ordered=True)
+    df["text"] = [t + ("  suspect" if sus else "") for t, sus in zip(df[col].map(bar_text), df["suspect"].fillna(""))]
+    top = float(df[col].max())
+    machine = df.loc[df["label"] == b.label, "machines"]
+    what = "Training time" if metric == "time" else "Training cost"
+    sub = baseline_subtitle(b, machine.iloc[0] if len(machine) else "")
+    caption = [f"{study_title(study)}; {_basis(df)}."]
+    if metric == "cost":
+        caption.append(_price_caption(df))
+    if df["projected"].any():
+        caption.append("* projected from epochs capped to fewer steps.")
+    if (df["suspect"].fillna("") != "").any():
+        caption.append("suspect: a GPU result that cannot be right (see the report's notes); compared with nothing.")
+    caption[-1] += f"  cpustudy {__version__}"
+    return (
+        ggplot(df, aes(x="bar", y=col, fill="bar"))
+        + geom_col(width=0.72, show_legend=False)
+        + geom_hline(yintercept=1.0, linetype="dashed", color="#333333", size=0.6)
+        + geom_text(aes(label="text"), ha="left", nudge_y=top * 0.015, size=8, color="#222222")
+        + coord_flip()
+        + scale_fill_manual(values=colours)
+        + scale_y_continuous(expand=(0, 0, 0.14, 0), labels=lambda v: [f"{x:g}x" for x in v])
+        + labs(
+            x="",
+            y=f"{what} relative to {baseline_phrase(b)} (lower is better)",
+            title=f"{what} of {workload}, relative to {baseline_phrase(b)}",
+            subtitle=textwrap.fill(sub, 90),
+            caption="\n".join(caption),
+        )
+        + theme_cpustudy()
+        + theme(panel_grid_major_y=element_blank(), figure_size=(8, max(3.2, 0.42 * len(df) + 2.0)))
+    )
+
+
+def fig_time_relative(a: Analysis, study: str, workload: str) -> ggplot | None:
+    """Full training time of each platform x build relative to the baseline (the study's first chart)."""
+    return _relative(a, study, workload, "time")
+
+
+def fig_cost_relative(a: Analysis, study: str, workload: str) -> ggplot | None:
+    """Full training cost relative to the baseline (the study's second chart)."""
+    return _relative(a, study, workload, "cost")
+
+
+def _basis(df: pd.DataFrame) -> str:
+    bases = sorted(set("; ".join(df["total_basis"]).split("; ")))
+    if all(b.startswith("sum of") for b in bases):
+        return "time = sum of all logged epochs, as the study computed it"
+    return "time = full-epoch time x the workload's default epochs"
+
+
+def _price_caption(df: pd.DataFrame) -> str:
+    parts = []
+    for kind in ("spot", "on-demand"):
+        g = df[df["price_kind"] == kind]
+        if len(g):
+            devs = sorted(set(g["device"]))
+            parts.append(f"{kind} rates for {'/'.join(d.upper() for d in devs)}")
+    src = sorted(set(i.split(":")[0] for i in df["instance"].dropna()))
+    return f"Cost = time x {' and '.join(parts)} ({', '.join(src)} prices)."
+
+
+def fig_speedup(a: Analysis, study: str) -> ggplot | None:
+    """Speedup vs vCPUs per build, with the ideal (linear) speedup; labels: parallel efficiency."""
+    s = a.summary
+    df = s[(s["study"] == study) & (s["device"] != "gpu") & s["speedup_vs_fewest_vcpus"].notna()].copy()
+    df = df[df.groupby(["workload", "build"])["vcpus"].transform("nunique") >= 2]  # a curve needs 2 points
+    if df.empty:
+        return None
+    df["vcpus"] = df["vcpus"].astype(float)
+    colours = build_colours(df)
+    ideal = []
+    for w, g in df.groupby("workload", sort=False):
+        lo = g["vcpus"].min()
+        for v in sorted(g["vcpus"].unique()):
+            ideal.append({"workload": w, "vcpus": v, "ideal": v / lo})
+    ideal_df = pd.DataFrame(ideal)
+    df["eff"] = df["parallel_efficiency"].map(lambda e: f"{e:.0%}")
+    first = df.groupby(["workload", "build"])["vcpus"].transform("min")
+    labelled = df[df["vcpus"] > first]
+    above = labelled[labelled["build"].isin(STOCK_BUILDS)]
+    below = labelled[~labelled["build"].isin(STOCK_BUILDS)]
+    workloads = list(dict.fromkeys(df["workload"]))
+    for d in (df, above, below):
+        d["workload"] = pd.Categorical(d["workload"], categories=workloads, ordered=True)
+    ideal_df["workload"] = pd.Categorical(ideal_df["workload"], categories=workloads, ordered=True)
+    counts = sorted(df["vcpus"].unique())
+    ncol = min(4, len(workloads))
+    nrow = math.ceil(len(workloads) / ncol)
+    return (
+        ggplot(df, aes(x="vcpus", y="speedup_vs_fewest_vcpus", color="build"))
+        + geom_line(aes(x="vcpus", y="ideal"), data=ideal_df, color="#888888", linetype="dashed",
+                    inherit_aes=False)
+        + geom_line(size=0.9)
+        + geom_point(size=2.2)
+        + geom_text(aes(label="eff"), data=above, nudge_y=0.1, size=6.5, va="bottom", show_legend=False)
+        + geom_text(aes(label="eff"), data=below, nudge_y=-0.1, size=6.5, va="top", show_legend=False)
+        + facet_wrap("workload", ncol=ncol)
+        + scale_x_continuous(trans="log2", breaks=counts, labels=[f"{int(c)}" for c in counts])
+        + scale_y_continuous(trans="log2", labels=lambda v: [f"{x:g}x" for x in v])
+        + scale_color_manual(values=colours)
+        + labs(
+            x="vCPUs",
+            y="Speedup over the same build at the fewest vCPUs",
+            color="build",
+            title=f"Scaling with vCPUs: {study_title(study)}",
+            subtitle="Dashed: ideal linear speedup. Labels: parallel efficiency (speedup / ideal).",
+            caption=f"Full training time; {_basis(df)}.  cpustudy {__version__}",
+        )
+        + theme_cpustudy()
+        + theme(figure_size=(3.0 * ncol + 1, 2.6 * nrow + 1.6))
+    )
+
+
+def fig_build_heatmap(a: Analysis, study: str) -> ggplot | None:
+    """Each build's speedup over the stock build at the same vCPU count (workload x build, per vCPUs)."""
+    s = a.summary
+    df = s[(s["study"] == study) & (s["device"] != "gpu") & s["build_speedup_vs_stock"].notna()
+           & ~s["build"].isin(STOCK_BUILDS)].copy()
+    if df.empty:
+        return None
+    stock = s[(s["study"] == study) & s["build"].isin(STOCK_BUILDS)]["build"]
+    stock_name = stock.iloc[0] if len(stock) else "stock"
+    counts = sorted(int(v) for v in df["vcpus"].unique())
+    name = lambda v: f"{int(v)} vCPU{'s' if int(v) != 1 else ''}"  # noqa: E731
+    df["vcpus_label"] = pd.Categorical(df["vcpus"].map(name), categories=[name(c) for c in counts], ordered=True)
+    workloads = list(dict.fromkeys(df["workload"]))[::-1]
+    df["workload"] = pd.Categorical(df["workload"], categories=workloads, ordered=True)
+    df["text"] = df["build_speedup_vs_stock"].map(lambda v: f"{v:.2f}x")
+    df["log_speedup"] = df["build_speedup_vs_stock"].map(math.log2)
+    lim = max(0.1, float(df["log_speedup"].abs().max()))
+    builds = df["build"].nunique()
+    return (
+        ggplot(df, aes(x="build", y="workload", fill="log_speedup"))
+        + geom_tile(color="white", size=0.8)
+        + geom_text(aes(label="text"), size=8, color="#111111")
+        + facet_wrap("vcpus_label", nrow=1)
+        + scale_fill_gradient2(low="#d7301f", mid="#f7f7f7", high="#238b45", midpoint=0, limits=(-lim, lim),
+                               breaks=log2_breaks(lim), labels=lambda v: [f"{2 ** float(x):.3g}x" for x in v])
+        + labs(
+            x="build",
+            y="",
+            fill=f"speedup over {stock_name}",
+            title=f"Build speedup over {stock_name} at the same vCPU count: {study_title(study)}",
+            subtitle=f"{stock_name} time / build time; green = faster than {stock_name}, red = slower",
+            caption=f"Full training time.  cpustudy {__version__}",
+        )
+        + theme_cpustudy()
+        + theme(panel_grid_major=element_blank(),
+                legend_key_width=200,  # a colour bar long enough for its labels to stand apart
+                figure_size=(max(9.0, 1.0 + len(counts) * (1.1 + 0.9 * builds)), max(3.8, 2.6 + 0.45 * len(workloads))))
+    )
+
+
+def log2_breaks(lim: float) -> list[float]:
+    """Legend breaks for a speedup scale on log2, at round speedups within +-lim, at least 2*lim/7
+    apart so that their labels never overlap on the colour bar (1x always among them)."""
+    nice = [math.log2(v) for v in (1 / 4, 1 / 3, 1 / 2, 2 / 3, 4 / 5, 5 / 4, 3 / 2, 2, 3, 4)]
+    gap = 2 * lim / 7
+    picks = [0.0]
+    for side in (-1, 1):
+        last = 0.0
+        for p in sorted((p for p in nice if p * side > 0 and abs(p) <= lim + 1e-9), key=abs):
+            if abs(p - last) >= gap - 1e-9:
+                picks.append(p)
+                last = p
+    return sorted(picks)
+
+
+def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggplot | None:
+    """Time vs cost per configuration with the Pareto front and the cheapest one meeting the deadline
+    (or the cheapest overall without one)."""
+    s = a.summary
+    df = s[(s["study"] == study)].dropna(subset=["total_time_s", "cost_usd"]).copy()
+    if df.empty:
+        return None
+    df["pareto"] = False
+    df["pick"] = False
+    for _, g in df.groupby("workload", sort=False):
+        g = g[g["suspect"].fillna("") == ""]  # a suspect GPU result is drawn, never on the front or picked
+        df.loc[g.index, "pareto"] = pareto_front(g)
+        idx = cheapest(g, deadline)
+        if idx is not None:
+            df.loc[idx, "pick"] = True
+    df["build_key"] = [("gpu" if d == "gpu" else b) for b, d in zip(df["build"], df["device"])]
+    colours = build_colours(df, "build_key")
+    workloads = list(dict.fromkeys(df["workload"]))
+    df["workload"] = pd.Categorical(df["workload"], categories=workloads, ordered=True)
+    front = df[df["pareto"]].sort_values(["workload", "total_time_s"])
+    picks = df[df["pick"]]
+    ncol = min(4, len(workloads))
+    nrow = math.ceil(len(workloads) / ncol)
+    what = f"cheapest within {deadline:g} s (ringed)" if deadline is not None else "cheapest (ringed)"
+    p = (
+        ggplot(df, aes(x="total_time_s", y="cost_usd"))
+        + geom_path(data=front, color="#555555", linetype="dashed", size=0.6)
+        + geom_point(aes(color="build_key"), size=2.4, alpha=0.9)
+        + geom_point(data=picks, shape="o", size=6, color="#111111", fill="none", stroke=1.0)
+        + geom_text(aes(label="label"), data=front, size=6.5, ha="left", va="bottom", nudge_x=0.012,
+                    nudge_y=0.03, color="#333333")
+        + facet_wrap("workload", ncol=ncol, scales="free")
+        + scale_x_log10(expand=(0.08, 0, 0.2, 0), labels=_seconds)
+        + scale_y_log10(expand=(0.1, 0, 0.15, 0), labels=_dollars)
+        + scale_color_manual(values=colours)
+        + labs(
+            x="Full training time (s, log scale)",
+            y="Cost of full training (USD, log scale)",
+            color="build",
+            title=f"Time vs cost: {study_title(study)}",
+            subtitle=f"Dashed: Pareto front (nothing is both faster and cheaper); {what}",
+            caption=f"{_price_caption(df)}  cpustudy {__version__}",
+        )
+        + theme_cpustudy()
+        + theme(figure_size=(3.2 * ncol + 1, 2.8 * nrow + 1.6))
+    )
+    if deadline is not None:
+        p = p + geom_vline(xintercept=deadline, color="#b2182b", linetype="dotted", size=0.7)
+    return p
+
+
+def _seconds(values: Any) -> list[str]:
+    return [f"{v:,.0f}" if v >= 10 else f"{v:.2g}" for v in values]
+
+
+def _dollars(values: Any) -> list[str]:
+    return [f"{v:.2g}" if v < 1 else f"{v:,.2f}" for v in values]
+
+
+def fig_then_now(a: Analysis) -> ggplot | None:
+    """The 2017 study beside newer results: the fastest GPU and CPU configuration of each, per workload."""
+    df = then_and_now(a.summary)
+    if df.empty:
+        return None
+    series = [s for s in ("2017 GPU", "2017 best CPU", "now GPU", "now best CPU") if s in set(df["series"])]
+    palette = {"2017 GPU": "#fb6a4a", "2017 best CPU": "#6baed6", "now GPU": "#a50f15", "now best CPU": "#08519c"}
+    df["series"] = pd.Categorical(df["series"], categories=series[::-1], ordered=True)
+    workloads = list(dict.fromkeys(df["workload"]))[::-1]
+    df["workload"] = pd.Categorical(df["workload"], categories=workloads, ordered=True)
+    df["text"] = [f"{lab}{'*' if p else ''}  {t:,.0f} s" for lab, p, t in zip(df["label"], df["projected"],
+                                                                        df["total_time_s"])]
+    newer = sorted(set(df.loc[~df["study"].eq("woolf2017"), "study"]))
+    now = df[~df["study"].eq("woolf2017")]
+    trained_only = int((now["basis"] == "training only").sum())
+    basis = ("now: training + validation, as the study timed it" if not trained_only else
+             f"now: training + validation; † = training only, not validated ({trained_only} of {len(now)} bars)")
+    df["text"] = [t + (" †" if b == "training only" else "") for t, b in zip(df["text"], df["basis"])]
+    return (
+        ggplot(df, aes(x="workload", y="total_time_s", fill="series"))
+        + geom_col(position="dodge", width=0.8)
+        + geom_text(aes(label="text"), position=_dodge(0.8), ha="left", size=7, color="#222222")
+        + coord_flip()
+        + scale_y_log10(expand=(0, 0, 0.35, 0), labels=_seconds)
+        + scale_fill_manual(values=palette, breaks=series)
+        + labs(
+            x="",
+            y="Full training time (s, log scale)",
+            fill="",
+            title="Then and now: the fastest GPU and CPU configuration per workload",
+            subtitle=f"2017: Woolf's study (K80 GPU, Skylake vCPUs); now: {', '.join(newer)}\n"
+                     f"Epochs: 2017 = training + validation (the study's logs);\n{basis}",
+            caption="2017 totals sum every logged epoch (first one included); now = steady-state epoch time x epochs,\n"
+                    f"without warm-up or start-up, which favours now.  * projected.  cpustudy {__version__}",
+        )
+        + theme_cpustudy()
+        + theme(panel_grid_major_y=element_blank(), figure_size=(9, 1.2 + 0.9 * len(workloads)))
+    )
+
+
+def _dodge(width: float) -> Any:
+    return position_dodge(width=width)
+
+
+# -- rendering ---------------------------------------------------------------------------------------
+
+
+def render(fig: ggplot, base: Path, dpi: int = 110, formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:
+    out = []
+    for fmt in formats:
+        path = base.parent / f"{base.name}.{fmt}"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fig.save(path, dpi=dpi, verbose=False)
+        out.append(path)
+    return out
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in text)
+
+
+def figures(a: Analysis, deadline: float | None = None) -> list[tuple[str, str, str, Callable[[], Any]]]:
+    """(section, file stem, alt text, factory) for every chart of the report, in page order."""
+    out: list[tuple[str, str, str, Callable[[], Any]]] = []
+    for study in a.studies:
+        sec = study_title(study)
+        for w in a.workloads(study):
+            out.append((sec, f"{_slug(study)}-{_slug(w)}-time", f"{w}: training time relative to baseline",
+                        partial(fig_time_relative, a, study, w)))
+            out.append((sec, f"{_slug(study)}-{_slug(w)}-cost", f"{w}: training cost relative to baseline",
+                        partial(fig_cost_relative, a, study, w)))
+        out.append((sec, f"{_slug(study)}-speedup", "speedup vs vCPUs per build", partial(fig_speedup, a, study)))
+        out.append((sec, f"{_slug(study)}-build-heatmap", "build speedup heatmap",
+                    partial(fig_build_heatmap, a, study)))
+        out.append((sec, f"{_slug(study)}-time-vs-cost", "time vs cost with Pareto front",
+                    partial(fig_time_cost, a, study, deadline)))
+    out.append(("Then and now", "then-vs-now", "then (2017) vs now per workload", lambda: fig_then_now(a)))
+    return out

@@ -1,0 +1,287 @@
+"""The report page: one model of it (:class:`Page`: title, header lines, callouts, then sections of
+bullets, charts, paragraphs and tables, in page order), built once from an ``Analysis`` by
+:func:`build_page` and rendered to ``index.html`` (:func:`to_html`: self-contained, images embedded as
+data URIs, no external fonts or scripts) and to ``report.md`` (:func:`to_markdown`: for GitHub, images
+next to it). :func:`write_report` renders the charts and writes both pages and ``summary.csv``.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Union
+
+import pandas as pd
+
+from cpustudy.analysis.summary import SUMMARY_COLUMNS, Analysis
+from cpustudy.report.figures import figures, render
+from cpustudy.report.findings import fallback_notes, findings, header_lines, suspect_notes, times
+
+# -- the model ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Link:
+    text: str
+    href: str
+
+
+@dataclass
+class Callout:
+    """A boxed paragraph above the findings, opened by ``lead`` in bold when there is one; ``style`` is
+    "fallback" (something to distrust: suspect results, fallback baselines) or "note"."""
+
+    style: str
+    lead: str
+    text: str
+
+
+@dataclass
+class Bullets:
+    items: list[str]
+
+
+@dataclass
+class Chart:
+    stem: str  # the chart's file name without extension (``stem.png``, ``stem.svg``)
+    alt: str
+
+
+@dataclass
+class Charts:
+    charts: list[Chart]
+
+
+@dataclass
+class Paragraph:
+    parts: list[str | Link]
+
+
+@dataclass
+class Table:
+    header: list[str]
+    rows: list[list[str]]
+    wide: bool = False  # long text in its cells: wrapped, left-aligned
+
+
+Block = Union[Bullets, Charts, Paragraph, Table]
+
+
+@dataclass
+class Section:
+    title: str
+    blocks: list[Block]
+
+
+@dataclass
+class Page:
+    title: str  # the heading
+    doc_title: str  # what a browser tab shows
+    meta: list[str]  # header lines: database, studies, baseline, prices
+    callouts: list[Callout] = field(default_factory=list)
+    sections: list[Section] = field(default_factory=list)
+
+
+# -- building it -------------------------------------------------------------------------------------
+
+TABLE_COLUMNS = [
+    ("study", "study"), ("workload", "workload"), ("label", "config"), ("n_runs", "runs"),
+    ("epochs", "epochs"), ("epoch_time_s", "epoch s (median)"), ("epoch_time_iqr_s", "IQR over runs s"),
+    ("within_run_iqr_s", "IQR within runs s"), ("unstable", "stability"), ("pct_of_peak", "% of FP32 peak"),
+    ("total_time_s", "total s"), ("gpu_utilization", "GPU busy"), ("suspect", "suspect"),
+    ("time_rel_baseline", "time ×"), ("cost_usd", "cost USD"), ("cost_rel_baseline", "cost ×"),
+    ("cost_per_million_samples_usd", "USD / M samples"), ("instance", "priced as"), ("price_kind", "rate"),
+    ("baseline", "baseline"), ("projected", "projected"),
+]
+
+
+def _fmt(col: str, v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+        return ""
+    if col == "unstable":
+        return "unstable: CV > 5 %" if bool(v) else ""
+    if isinstance(v, bool) or col == "projected":
+        return "projected" if bool(v) else ""
+    if col in ("pct_of_peak", "gpu_utilization"):
+        return f"{float(v):.0f} %"
+    if col == "suspect":
+        return f"suspect: {v}" if v else ""
+    if col in ("time_rel_baseline", "cost_rel_baseline"):
+        return times(float(v))
+    if col in ("cost_usd", "cost_per_million_samples_usd", "cost_per_epoch_usd"):
+        return f"{float(v):.4g}"
+    if col in ("epoch_time_s", "total_time_s"):
+        return f"{float(v):,.1f}" if float(v) >= 100 else f"{float(v):.3g}"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _rows(df: pd.DataFrame, cols: list[tuple[str, str]]) -> list[list[str]]:
+    return [[_fmt(c, r[c]) for c, _ in cols] for _, r in df.iterrows()]
+
+
+def _software_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
+    cols = ["study", "cpu_model", "machine", "logical_cpus", "device", "build", "tf_version", "keras_version",
+            "keras_backend", "python_version", "onednn", "xla", "tf_missing_isa", "runs", "workloads"]
+    header = ["study", "machine", "fingerprint", "logical CPUs", "device", "build", "TensorFlow", "Keras",
+              "backend", "Python", "oneDNN", "XLA", "TF not compiled for", "runs", "workloads"]
+    rows = [[_fmt(c, r[c]) for c in cols] for _, r in a.software.iterrows()]
+    return header, rows
+
+
+def _price_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
+    header = ["instance", "region", "rate", "USD/h", "source", "as of"]
+    rows = [[str(r.instance), str(r.region), str(r.price_kind), f"{r.price_usd_per_hour:.6g}", str(r.price_source),
+             str(r.price_as_of)] for r in a.prices_used.itertuples()]
+    notes = sorted({n for n in a.summary["price_note"].dropna() if n})
+    return header, rows + [["", "", "", "", f"note: {n}", ""] for n in notes]
+
+
+def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]) -> Page:
+    """The page of an analysis, its rendered charts ((section, stem, alt), in page order) and findings."""
+    page = Page(title="Which CPU configuration trains fastest and cheapest?",
+                doc_title=f"cpustudy report: {', '.join(a.studies)}", meta=header_lines(a))
+    sus = suspect_notes(a)
+    if sus:
+        page.callouts.append(Callout("fallback", "Suspect GPU results.", " ".join(sus)))
+    fb = fallback_notes(a)
+    if fb:
+        page.callouts.append(Callout("fallback", "Fallback baseline.", " ".join(fb)))
+    if a.notes:
+        page.callouts.append(Callout("note", "", " ".join(n + "." for n in a.notes)))
+    page.sections.append(Section("Findings", [Bullets(facts)]))
+    current: Charts | None = None
+    for sec, stem, alt in charts:  # a section per study, as the charts come
+        if current is None or page.sections[-1].title != sec:
+            current = Charts([])
+            page.sections.append(Section(sec, [current]))
+        current.charts.append(Chart(stem, alt))
+    page.sections.append(Section("Summary", [
+        Paragraph(["Every figure is computed from stored results; all columns are in ",
+                   Link("summary.csv", "summary.csv"), ". Repeats are aggregated by their median."]),
+        Table([h for _, h in TABLE_COLUMNS], _rows(a.summary, TABLE_COLUMNS)),
+    ]))
+    page.sections.append(Section("Prices used", [Table(*_price_rows(a), wide=True)]))
+    page.sections.append(Section("Machines and software", [Table(*_software_rows(a))]))
+    return page
+
+
+# -- HTML --------------------------------------------------------------------------------------------
+
+CSS = """
+body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:2em auto;max-width:1200px;
+color:#222;line-height:1.45;padding:0 1em}
+h1{font-size:1.7em;margin-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
+.meta{color:#555;font-size:.92em}.note{background:#fff8e1;border-left:4px solid #f0b400;padding:.5em .8em}
+.fallback{background:#fdecea;border-left:4px solid #d93025;padding:.5em .8em}
+.charts{display:flex;flex-wrap:wrap;gap:1em}.charts figure{margin:0;flex:1 1 520px}
+figure img{max-width:100%;height:auto;border:1px solid #eee}
+table{border-collapse:collapse;font-size:.82em;margin:1em 0;display:block;overflow-x:auto}
+th,td{border:1px solid #ddd;padding:.25em .5em;text-align:right;white-space:nowrap}
+th{background:#f4f4f4}td:nth-child(-n+3){text-align:left}
+table.wide td{white-space:normal;text-align:left;max-width:40em}
+"""
+
+
+def to_html(page: Page, out: Path) -> str:
+    """The page as one self-contained HTML file; the charts' PNGs are read from ``out``."""
+    e = html.escape
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{e(page.doc_title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{e(page.title)}</h1>",
+        '<div class="meta">' + "<br>".join(e(line) for line in page.meta) + "</div>",
+    ]
+    for c in page.callouts:
+        lead = f"<strong>{e(c.lead)}</strong> " if c.lead else ""
+        parts.append(f'<p class="{c.style}">{lead}{e(c.text)}</p>')
+    for section in page.sections:
+        parts.append(f"<h2>{e(section.title)}</h2>")
+        parts += [_html_block(block, out) for block in section.blocks]
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _html_block(block: Block, out: Path) -> str:
+    e = html.escape
+    if isinstance(block, Bullets):
+        return "<ul>" + "".join(f"<li>{e(item)}</li>" for item in block.items) + "</ul>"
+    if isinstance(block, Charts):
+        return "\n".join(['<div class="charts">'] + [
+            f'<figure><img src="{_image_uri(out / (c.stem + ".png"))}" alt="{e(c.alt)}">'
+            f'<figcaption><a href="{e(c.stem)}.svg">{e(c.stem)}.svg</a></figcaption></figure>'
+            for c in block.charts] + ["</div>"])
+    if isinstance(block, Paragraph):
+        return "<p>" + "".join(f'<a href="{e(p.href)}">{e(p.text)}</a>' if isinstance(p, Link) else e(p)
+                               for p in block.parts) + "</p>"
+    head = "".join(f"<th>{e(h)}</th>" for h in block.header)
+    body = "\n".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in block.rows)
+    cls = "wide" if block.wide else ""
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>'
+
+
+def _image_uri(path: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+# -- Markdown ----------------------------------------------------------------------------------------
+
+
+def to_markdown(page: Page) -> str:
+    """The page as GitHub Markdown; charts are the PNGs beside it."""
+    lines = [f"# {page.title}", ""]
+    lines += [f"- {line}" for line in page.meta] + [""]
+    for c in page.callouts:
+        lead = f"**{c.lead}** " if c.lead else ""
+        lines += [f"> {lead}{c.text}", ""]
+    for section in page.sections:
+        lines += [f"## {section.title}", ""]
+        for block in section.blocks:
+            lines += [_md_block(block), ""]
+    return "\n".join(lines)
+
+
+def _md_block(block: Block) -> str:
+    if isinstance(block, Bullets):
+        return "\n".join(f"- {item}" for item in block.items)
+    if isinstance(block, Charts):
+        return "\n\n".join(f"![{c.alt}]({c.stem}.png)" for c in block.charts)
+    if isinstance(block, Paragraph):
+        return "".join(f"[{p.text}]({p.href})" if isinstance(p, Link) else p for p in block.parts)
+    esc = lambda s: s.replace("|", "\\|").replace("\n", " ")  # noqa: E731
+    lines = ["| " + " | ".join(esc(h) for h in block.header) + " |", "|" + "---|" * len(block.header)]
+    lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in block.rows]
+    return "\n".join(lines)
+
+
+# -- writing -----------------------------------------------------------------------------------------
+
+
+def write_report(a: Analysis, out_dir: Path, *, dpi: int = 110, formats: tuple[str, ...] = ("png", "svg"),
+                 progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Render every chart that applies into ``out_dir`` and write ``summary.csv``, ``index.html`` and
+    ``report.md`` there."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary = a.summary
+    summary[SUMMARY_COLUMNS].to_csv(out_dir / "summary.csv", index=False)
+    charts: list[tuple[str, str, str]] = []  # (section, stem, alt)
+    skipped: list[str] = []
+    for section, stem, alt, make in figures(a, a.options.deadline):
+        fig = make()
+        if fig is None:
+            skipped.append(stem)
+            continue
+        if progress:
+            progress(stem)
+        render(fig, out_dir / stem, dpi=dpi, formats=formats)
+        charts.append((section, stem, alt))
+    facts = findings(a)
+    page = build_page(a, charts, facts)
+    (out_dir / "index.html").write_text(to_html(page, out_dir), encoding="utf-8")
+    (out_dir / "report.md").write_text(to_markdown(page), encoding="utf-8")
+    return {"out": out_dir, "charts": [c[1] for c in charts], "skipped": skipped, "findings": facts}

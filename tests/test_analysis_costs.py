@@ -1,0 +1,107 @@
+"""What each configuration costs (cpustudy.analysis.costs): GPU runs priced by their accelerator, one
+cost basis per report, the 2017 study's own rates."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import reportdb
+
+from cpustudy.analysis import pricing, summary
+from cpustudy.errors import UserError
+from cpustudy.report import findings
+from cpustudy.store import Store
+
+HEADER = ",".join(pricing.COLUMNS)
+
+
+def test_gpu_runs_are_the_baseline_and_priced_by_their_accelerator(tmp_path):
+    db = reportdb.make_local_db(tmp_path / "gpu.sqlite")
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp-gpu", "cpu_model": "Host CPU", "logical_cpus": 16})
+        reportdb.add_run(s, m, "mnist_mlp", "tf", 8, [1.0, 1.0], device="gpu",
+                software={"tf_version": "2.21.0", "gpus": ["NVIDIA H100 80GB HBM3"]})
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options(on_demand=True))
+        gpu = a.summary[(a.summary["device"] == "gpu")].iloc[0]
+        assert gpu["label"] == "gpu" and gpu["instance"] == "gcp:a3-highgpu-1g" and gpu["price_kind"] == "on-demand"
+        b = a.baselines[("cpustudy", "mnist_mlp")]
+        assert b.kind == "gpu" and b.total_time_s == pytest.approx(20.0)
+        tf2 = a.summary[a.summary["label"] == "cpu2 tf"].iloc[0]
+        assert tf2["time_rel_baseline"] == pytest.approx(50.0 / 20.0)
+        n2 = pricing.Catalog.load().instance("gcp:n2-highcpu-2").on_demand
+        h100 = pricing.Catalog.load().instance("gcp:a3-highgpu-1g").on_demand
+        assert tf2["cost_rel_baseline"] == pytest.approx(50.0 * n2 / (20.0 * h100))
+        assert a.baselines[("cpustudy", "mnist_cnn")].kind == "fallback"  # no GPU run of mnist_cnn
+        facts = findings.findings(a)
+        assert any("is the cheapest configuration for mnist_mlp: " in f and "the GPU's cost" in f for f in facts)
+        # One cost basis: an instance without a spot price is not priced on the (default) spot basis ...
+        a = summary.analyze(s, summary.Options(gpu_instance="aws:g6.xlarge"))
+        gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
+        assert "no spot price for aws:g6.xlarge" in gpu["price_note"] and gpu["cost_usd"] != gpu["cost_usd"]
+        # ... and is on-demand, like every other row, with --on-demand
+        a = summary.analyze(s, summary.Options(gpu_instance="aws:g6.xlarge", on_demand=True))
+        gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
+        assert gpu["instance"] == "aws:g6.xlarge" and gpu["price_kind"] == "on-demand"
+        assert set(a.summary["price_kind"].dropna()) == {"on-demand"}
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp-gpu"})
+        reportdb.add_run(s, m, "mnist_cnn", "tf", 8, [1.0], device="gpu")  # nothing says which GPU
+    with Store.read(db) as s, pytest.raises(UserError, match="pass --gpu-instance"):
+        summary.analyze(s, summary.Options())
+
+
+def _add_run(store, machine, device, vcpus, study="cpustudy"):
+    run = store.start_run(machine, {"workload": "mnist_mlp", "build": "tf", "vcpus": vcpus, "device": device,
+                                    "study": study, "epochs": 2})
+    store.add_epoch(run, {"epoch": 1, "elapsed_s": 9.0, "warmup": True})
+    store.add_epoch(run, {"epoch": 2, "elapsed_s": 2.0})
+    store.finish_run(run, "ok", {"epoch_time_s": 2.0, "timed_epochs": 1})
+
+
+def test_gpu_without_spot_price_is_not_priced_on_the_spot_basis(tmp_path, db):
+    f = tmp_path / "acme.csv"
+    f.write_text(
+        f"{HEADER}\n"
+        "acme,box-2,,2,4,,0,eu,0.10,0.03,acme sheet,2026-10-01\n"
+        "acme,gpu-1,,8,32,L4,1,eu,1.20,,acme sheet (no spot offer),2026-10-01\n"
+    )
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp-test", "cpu_model": "Test CPU", "logical_cpus": 8})
+        _add_run(s, m, "cpu", 2)
+        _add_run(s, m, "gpu", 8)
+    base = dict(prices=str(f), instance_family="acme:box", gpu_instance="acme:gpu-1")
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options(**base))
+        cpu = a.summary[a.summary["device"] == "cpu"].iloc[0]
+        gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
+        assert cpu["price_kind"] == "spot" and cpu["price_usd_per_hour"] == pytest.approx(0.03)
+        assert pd.isna(gpu["cost_usd"]) and pd.isna(gpu["price_usd_per_hour"])
+        assert gpu["price_kind"] is None or pd.isna(gpu["price_kind"])
+        assert gpu["price_note"] == (
+            "no spot price for acme:gpu-1 in the catalog: not priced on the spot basis; add one with "
+            "--prices FILE or compare on-demand with --on-demand")
+        assert set(a.prices_used["price_kind"]) == {"spot"}  # one basis in the report
+        assert any("could not be priced" in n for n in a.notes)
+
+        a = summary.analyze(s, summary.Options(on_demand=True, **base))
+        cpu = a.summary[a.summary["device"] == "cpu"].iloc[0]
+        gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
+        assert gpu["price_kind"] == "on-demand" and gpu["price_usd_per_hour"] == pytest.approx(1.20)
+        assert gpu["cost_usd"] == pytest.approx(gpu["total_time_s"] * 1.20 / 3600) and gpu["cost_usd"] > 0
+        assert cpu["price_kind"] == "on-demand" and cpu["price_usd_per_hour"] == pytest.approx(0.10)
+        assert set(a.prices_used["price_kind"]) == {"on-demand"}
+
+
+def test_the_2017_k80_keeps_the_studys_on_demand_rate_and_says_so(db):
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp-2017", "cpu_model": "Test CPU", "logical_cpus": 8})
+        _add_run(s, m, "cpu", 8, study="woolf2017")
+        _add_run(s, m, "gpu", 8, study="woolf2017")
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options())
+    cpu = a.summary[a.summary["device"] == "cpu"].iloc[0]
+    gpu = a.summary[a.summary["device"] == "gpu"].iloc[0]
+    assert cpu["price_kind"] == "spot" and cpu["instance"] == "gcp-2017:n1-highcpu-8"
+    assert gpu["price_kind"] == "on-demand" and gpu["price_usd_per_hour"] == pytest.approx(0.745)
+    assert "on-demand by the study's own pricing" in gpu["price_note"]

@@ -1,0 +1,64 @@
+"""`cpustudy report` as a command: bad options and databases are one-line errors, and the CLI stays
+light (pandas, plotnine and matplotlib are imported only when a report is made)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import reportdb
+
+from cpustudy.store import Store
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--baseline", "gpu"], "no GPU runs in the results"),
+        (["--baseline", "tf@64"], "--baseline tf@64: no such configuration"),
+        (["--baseline", "banana"], "write gpu, or BUILD@VCPUS"),
+        (["--deadline", "-5"], "must be a positive number"),
+        (["--study", "nope"], "no finished runs of study 'nope'"),
+        (["--gpu-instance", "gcp:nope"], "no instance 'gcp:nope'"),
+    ],
+)
+def test_bad_report_options_are_one_line_errors(run_cli, tmp_path, args, message):
+    db = reportdb.make_local_db(tmp_path / "local.sqlite")
+    r = run_cli("report", "--db", db, "--out", tmp_path / "out", *args)
+    assert r.code == 2
+    assert r.err.count("\n") == 1 and message in r.err and "Traceback" not in r.err
+    assert not (tmp_path / "out" / "index.html").exists()
+
+
+def test_empty_and_missing_databases(run_cli, tmp_path):
+    empty = tmp_path / "empty.sqlite"
+    Store.open(empty).close()
+    r = run_cli("report", "--db", empty)
+    assert r.code == 2 and "no finished runs" in r.err and r.err.count("\n") == 1
+    r = run_cli("report", "--db", tmp_path / "absent.sqlite")
+    assert r.code == 2 and "no database at" in r.err
+    not_ours = tmp_path / "notes.sqlite"
+    not_ours.write_text("hello")
+    r = run_cli("report", "--db", not_ours)
+    assert r.code == 2 and "not a cpustudy database" in r.err
+
+
+def test_cli_report_does_not_import_heavy_modules():
+    code = (
+        "import sys; from cpustudy import cli; cli.build_parser(); "
+        "print(sorted(m for m in ('pandas', 'plotnine', 'matplotlib') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_results_and_price_checks_do_not_import_pandas():
+    """cpustudy.analysis imports nothing itself, so the results command's rows and the price catalog
+    stay light."""
+    code = (
+        "import sys; from cpustudy.analysis import pricing, results, suspect; "
+        "print(sorted(m for m in ('pandas', 'plotnine', 'matplotlib') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

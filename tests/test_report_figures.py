@@ -1,0 +1,87 @@
+"""The report's charts (cpustudy.report.figures): which baseline they say, order and colours like the
+study's, then and now, time vs cost with a deadline, the heatmap's legend. Charts are inspected as
+ggplot objects, not rendered."""
+
+from __future__ import annotations
+
+import pytest
+import reportdb
+
+from cpustudy.analysis import summary
+from cpustudy.report import figures, theme
+from cpustudy.store import Store
+
+
+@pytest.fixture(scope="module")
+def woolf_report(tmp_path_factory):
+    return reportdb.woolf_report(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def local_analysis(tmp_path_factory):
+    return reportdb.local_analysis(tmp_path_factory)
+
+
+def test_figures_say_which_baseline(local_analysis):
+    fig = figures.fig_time_relative(local_analysis, "cpustudy", "mnist_mlp")
+    assert "relative to cpu1 tf" in fig.labels.title
+    assert fig.labels.subtitle.startswith("Fallback baseline (no GPU run of mnist_mlp)")
+    cost = figures.fig_cost_relative(local_analysis, "cpustudy", "mnist_mlp")
+    assert "Training cost of mnist_mlp" in cost.labels.title and "spot rates" in cost.labels.caption
+    cnn = figures.fig_time_relative(local_analysis, "cpustudy", "mnist_cnn")
+    assert list(cnn.data["bar"]) == ["cpu1 tf*"] and "projected" in cnn.labels.caption
+    assert figures.fig_speedup(local_analysis, "cpustudy").data["workload"].unique().tolist() == ["mnist_mlp"]
+
+
+def test_then_and_now_when_both_are_in_the_database(tmp_path):
+    db = reportdb.make_local_db(tmp_path / "both.sqlite")
+    reportdb.import_fixtures(db)
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options())
+    assert a.studies == ["woolf2017", "cpustudy"]
+    fig = figures.fig_then_now(a)
+    assert fig is not None
+    d = fig.data
+    assert set(d["workload"]) == {"mnist_mlp"}  # the one workload in both
+    assert set(d["series"]) == {"2017 GPU", "2017 best CPU", "now best CPU"}
+    best_2017 = d[d["series"] == "2017 best CPU"].iloc[0]
+    assert best_2017["label"] == "cpu16cmp" and best_2017["total_time_s"] == pytest.approx(10.0)
+    assert d[d["series"] == "now best CPU"].iloc[0]["label"] == "cpu2 tf-eigen"
+    # each study keeps its own baseline: the 2017 GPU there, the fallback here
+    assert a.baselines[("woolf2017", "mnist_mlp")].kind == "gpu"
+    assert a.baselines[("cpustudy", "mnist_mlp")].kind == "fallback"
+    assert figures.fig_time_relative(a, "woolf2017", "mnist_mlp").labels.title.endswith("relative to GPU")
+
+
+def test_bars_are_ordered_and_coloured_like_the_study(woolf_report):
+    db, _ = woolf_report
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options(deadline=45))
+    fig = figures.fig_time_relative(a, "woolf2017", "mnist_mlp")
+    # coord_flip draws the last level on top: gpu first, then 16 vCPUs, pip before compiled
+    assert list(fig.data["bar"].cat.categories)[::-1] == ["gpu", "cpu16pip", "cpu16cmp", "cpu8pip", "cpu8cmp"]
+    hline = [l for l in fig.layers if type(l.geom).__name__ == "geom_hline"]
+    assert hline and hline[0].geom.aes_params["linetype"] == "dashed"
+    colours = theme.colour_map(a.summary[a.summary["workload"] == "mnist_mlp"])
+    assert colours["gpu"] in theme.FAMILIES["gpu"]
+    assert colours["cpu8pip"] == theme.FAMILIES["pip"][1] and colours["cpu16pip"] == theme.FAMILIES["pip"][3]
+    assert colours["cpu16cmp"] == theme.FAMILIES["compiled"][3]
+    # the deadline: 45 s of training -> the cheapest configuration that finishes in time
+    tc = figures.fig_time_cost(a, "woolf2017", 45)
+    picks = tc.data[tc.data["pick"]]
+    assert set(zip(picks["workload"], picks["label"])) == {
+        ("mnist_mlp", "cpu8cmp"), ("text_generator_keras", "cpu16cmp"), ("lstm_text_generation", "gpu")}
+    heat = figures.fig_build_heatmap(a, "woolf2017")
+    cell = heat.data[(heat.data["workload"] == "mnist_mlp") & (heat.data["vcpus"] == 8)].iloc[0]
+    assert cell["build_speedup_vs_stock"] == pytest.approx(21.0 / 14.0)
+    sp = figures.fig_speedup(a, "woolf2017")
+    assert "ideal" in sp.labels.subtitle and sp is not None
+
+
+@pytest.mark.parametrize("lim", [0.1, 0.5, 1.0, 1.6, 2.0, 2.2, 3.0])
+def test_heatmap_legend_breaks_are_spaced_so_labels_do_not_overlap(lim):
+    breaks = figures.log2_breaks(lim)
+    assert 0.0 in breaks and all(abs(b) <= lim + 1e-9 for b in breaks)
+    assert all(b2 - b1 >= 2 * lim / 7 - 1e-9 for b1, b2 in zip(breaks, breaks[1:]))
+    if lim >= 1.0:
+        assert len(breaks) >= 3  # a scale wide enough for labels on both sides has them
