@@ -187,3 +187,24 @@ def test_a_mistyped_name_gets_the_nearest_one(run_cli, db):
     assert r.code == 2 and "did you mean tf-onednn?" in r.err
     r = run_cli("run", "resnet50", "--db", db)
     assert r.code == 2 and "did you mean" not in r.err and "choose one of" in r.err
+
+
+def test_results_show_a_failed_runs_whole_error_and_a_warm_up_only_basis(run_cli, db):
+    from conftest import run_config
+
+    from cpustudy.environment import machine
+    from cpustudy.store import Store
+
+    config = run_config().as_dict()
+    with Store.open(db) as s:
+        mid = s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
+        s.finish_run(s.start_run(mid, config), "failed", {}, exit_code=1,
+                     error="worker exited with code 1\n--- worker stderr (tail) ---\nMemoryError: out of it")
+        s.finish_run(s.start_run(mid, config), "ok", {"epoch_time_s": 2.0, "samples_per_s": 1600.0, "timed_epochs": 0})
+        s.finish_run(s.start_run(mid, config), "ok", {"epoch_time_s": 2.0, "samples_per_s": 1600.0, "timed_epochs": 3,
+                                                      "projected": True})
+    r = run_cli("results", "--errors", "--db", db)
+    assert r.code == 0 and "run 1: mnist_mlp tf 1 vCPU(s)" in r.out and "MemoryError: out of it" in r.out
+    assert "run 2" not in r.out
+    rows = json.loads(run_cli("results", "--format", "json", "--db", db).out)
+    assert [row["basis"] for row in rows] == [None, "warm-up epoch only", "projected from 3 epochs"]

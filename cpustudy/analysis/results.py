@@ -49,6 +49,7 @@ RUN_COLUMNS = (
     "startup_s",
     "projected",
     "timed_epochs",
+    "basis",
     "input_pipeline",
     "warmup_steps",
     "error",
@@ -87,25 +88,27 @@ EPOCH_COLUMNS = (
     "gpu_util",
 )
 
-# Columns the human table shows (CSV and JSON have every column).
+# Columns the human table shows, most important first: a narrow terminal shows the first that fit
+# (CSV and JSON have every column).
 TABLE_COLUMNS = (
     "run_id",
     "status",
     "workload",
     "build",
     "vcpus",
+    "epoch_time_s",
+    "projected",
+    "samples_per_s",
+    "basis",
+    "epoch_time_iqr_s",
+    "unstable",
+    "suspect",
+    "error",
     "data",
     "epochs",
     "steps_per_epoch",
-    "epoch_time_s",
-    "epoch_time_iqr_s",
-    "unstable",
-    "samples_per_s",
     "pct_of_peak",
     "startup_s",
-    "projected",
-    "suspect",
-    "error",
 )
 
 
@@ -147,9 +150,28 @@ def run_rows(store: Store) -> list[dict[str, Any]]:
                 "onednn": None if r.get("onednn") is None else bool(r["onednn"]),
                 "xla": None if r.get("xla") is None else bool(r["xla"]),
                 "error": error,
+                "basis": basis(r),
             }
         )
     return rows
+
+
+def basis(r: dict[str, Any]) -> str | None:
+    """What a run's epoch time rests on: the median of its timed epochs, a projection from capped
+    epochs, or (``--epochs 1``) only the warm-up epoch, which includes tracing."""
+    if r.get("status") != "ok" or r.get("epoch_time_s") is None:
+        return None
+    n = r.get("timed_epochs")
+    if not n:
+        return "warm-up epoch only"
+    return f"{'projected from' if r.get('projected') else 'median of'} {n} epoch{'s' if n != 1 else ''}"
+
+
+def error_rows(store: Store) -> list[dict[str, Any]]:
+    """Failed runs with their whole error: the reason and the tail of the worker's output."""
+    return [{"run_id": r["id"], "workload": r["workload"], "build": r["build"], "vcpus": r.get("vcpus"),
+             "device": r.get("device"), "created_at": r.get("created_at"), "error": r.get("error") or ""}
+            for r in store.runs() if r["status"] == "failed"]
 
 
 def epoch_rows(store: Store) -> list[dict[str, Any]]:
@@ -158,13 +180,14 @@ def epoch_rows(store: Store) -> list[dict[str, Any]]:
     ]
 
 
-def _cell(value: Any) -> str:
+def cell(value: Any) -> str:
+    """A value as a table or CSV shows it: empty for None, yes/no, 4 significant digits."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) < 1e5 else f"{value:,.0f}"
+        return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
     return str(value)
 
 
@@ -179,18 +202,3 @@ def to_csv(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> str:
 
 def to_json(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> str:
     return json.dumps([{k: row.get(k) for k in columns} for row in rows], indent=2, default=str) + "\n"
-
-
-def to_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str | None = None) -> Any:
-    from rich import box
-    from rich.table import Table
-
-    table = Table(title=title, box=box.SIMPLE_HEAD, header_style="bold")
-    for c in columns:
-        if c in ("error", "suspect"):  # the whole text is in --format csv / json
-            table.add_column(c, overflow="ellipsis", max_width=60 if c == "error" else 30, no_wrap=True)
-        else:
-            table.add_column(c, no_wrap=True)
-    for row in rows:
-        table.add_row(*(_cell(row.get(c)) for c in columns))
-    return table

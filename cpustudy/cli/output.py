@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from typing import Any, Callable, Iterator, Sequence
 
@@ -12,8 +13,8 @@ def console(stderr: bool = False) -> Any:
     from rich.console import Console
 
     out = Console(stderr=stderr, highlight=False)
-    if not out.is_terminal:
-        out = Console(stderr=stderr, highlight=False, width=220)  # pipes and files: no folding
+    if not out.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
+        out = Console(stderr=stderr, highlight=False, width=220)  # pipes and files: wide, unless COLUMNS says
     return out
 
 
@@ -37,14 +38,17 @@ def emit_rows(args: argparse.Namespace, rows: Sequence[dict[str, Any]], columns:
     elif fmt == "json":
         sys.stdout.write(results.to_json(rows, columns))
     else:
-        console().print(results.to_table(rows, columns, title=title))
+        print_table(rows, title, columns)
     return 0
 
 
-def print_table(rows: Sequence[dict[str, Any]], title: str) -> None:
-    from cpustudy.analysis import results
+def print_table(rows: Sequence[dict[str, Any]], title: str, columns: Sequence[str] | None = None) -> None:
+    """``rows`` as a table of the columns that fit the terminal (or ``COLUMNS``), most important first."""
+    from cpustudy.analysis.results import cell
+    from cpustudy.cli.table import render
 
-    console().print(results.to_table(rows, list(rows[0]), title=title))
+    out = console()
+    out.print(render(rows, list(columns or (rows[0] if rows else [])), out.width, cell, title=title))
 
 
 def epoch_line(event: dict[str, Any], total: int) -> str:
@@ -103,3 +107,15 @@ def with_cell_progress(run: Callable[..., Any], n: int, out: Any) -> Any:
                 bar.console.print(f"  FAILED {cell.label}: {outcome.error}")
 
         return run(on_start=on_start, on_done=on_done)
+
+
+def print_errors(args: argparse.Namespace, failed: Sequence[dict[str, Any]]) -> int:
+    """Failed runs, each with its whole error text (csv/json: as rows)."""
+    if getattr(args, "format", "table") != "table":
+        return emit_rows(args, failed, list(failed[0]) if failed else ["run_id", "error"], "failed runs")
+    if not failed:
+        print("no failed runs")
+    for f in failed:
+        print(f"run {f['run_id']}: {f['workload']} {f['build']} {f['vcpus']} vCPU(s) on {f['device']}, {f['created_at']}")
+        print("  " + f["error"].replace("\n", "\n  "))
+    return 0

@@ -125,7 +125,7 @@ def tune(
     best, best_t = default, measure(default, "default")
     if best_t is None:
         raise UserError(f"the default setting of {workload.name} on {build} failed to run: "
-                        f"see `cpustudy results --db {store.path}` for its error")
+                        f"see `cpustudy results --errors --db {store.path}` for its error")
 
     def resolved_switches() -> dict[str, bool | None]:
         """oneDNN as TensorFlow reported it and XLA as Keras resolved it, in the last trial's run."""

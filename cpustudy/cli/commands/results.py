@@ -11,6 +11,8 @@ from cpustudy.cli.args import add_db, add_format
 def register(sub: Any) -> None:
     p = sub.add_parser("results", help="stored measurements, one row per run (or per epoch)")
     p.add_argument("--per-epoch", action="store_true", help="one row per epoch")
+    p.add_argument("--errors", action="store_true",
+                   help="failed runs with their whole error: the reason and the tail of the worker's output")
     add_format(p)
     add_db(p)
     p.set_defaults(func=run)
@@ -18,14 +20,18 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cpustudy.analysis import results
-    from cpustudy.cli.output import emit_rows
+    from cpustudy.cli.output import emit_rows, print_errors
     from cpustudy.store import Store
 
     with Store.read(args.db) as store:
-        if args.per_epoch:
+        if args.errors:
+            failed = results.error_rows(store)
+        elif args.per_epoch:
             rows, columns, title = results.epoch_rows(store), list(results.EPOCH_COLUMNS), "epochs"
         else:
             rows, columns, title = results.run_rows(store), list(results.RUN_COLUMNS), "runs"
+    if args.errors:
+        return print_errors(args, failed)
     if args.format == "table" and not args.per_epoch:
         columns = list(results.TABLE_COLUMNS)
     return emit_rows(args, rows, columns, f"{title} in {args.db or 'the database'}")

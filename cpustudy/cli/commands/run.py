@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         db = session.store.path
     if outcome.status != "ok":
         print(f"{a.PROG}: run {outcome.run_id} failed: {outcome.error} "
-              f"(stored; `{a.PROG} results --db {db}` shows the worker's stderr tail)", file=sys.stderr)
+              f"(stored; `{a.PROG} results --errors --db {db}` shows it with the worker's output)", file=sys.stderr)
         return 1
     print(describe.outcome_line(config, outcome))
     for note in describe.outcome_notes(outcome):

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if result.accounting_line:
         err.print(result.accounting_line)
     if result.failed:
-        print(f"{a.PROG}: {result.failed} of {result.measured} cell(s) failed (stored as failed; re-run the same "
-              "command to retry them)", file=sys.stderr)
+        print(f"{a.PROG}: {result.failed} of {result.measured} cell(s) failed (stored as failed: `{a.PROG} results "
+              f"--errors --db {plan.db_path}` shows why; re-run the same command to retry them)", file=sys.stderr)
         return 1
     return 0

@@ -1,0 +1,50 @@
+"""Terminal tables: the columns that fit, numbers never cut, COLUMNS honoured."""
+
+from __future__ import annotations
+
+import pytest
+
+from cpustudy.analysis.results import cell
+from cpustudy.cli.table import fit, render
+
+ROWS = [{"run_id": i, "workload": "imdb_bidirectional_lstm", "build": "tf-onednn+tfdata", "epoch_time_s": 1234.5678 * i,
+         "samples_per_s": 98765.4321, "error": "worker exited with code 1: " + "x" * 80} for i in range(1, 4)]
+COLUMNS = ["run_id", "workload", "build", "epoch_time_s", "samples_per_s", "error"]
+
+
+def _lines(width: int) -> list[str]:
+    from rich.console import Console
+
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))
+    console.print(render(ROWS, COLUMNS, width, cell, title="runs"))
+    return console.export_text().splitlines()
+
+
+@pytest.mark.parametrize("width", [60, 80, 120, 200])
+def test_a_table_fits_its_width_and_never_cuts_a_number(width):
+    lines = _lines(width)
+    assert max(len(line) for line in lines) <= width
+    shown, left = fit(ROWS, COLUMNS, width, cell)
+    assert shown[0] == "run_id" and shown + left == [c for c in COLUMNS if c in shown + left]
+    text = "\n".join(lines)
+    for c in shown:
+        if c != "error":
+            for r in ROWS:
+                assert cell(r[c]) in text  # whole: 1,235 not 1,2…
+    if left:
+        assert f"not shown at {width} columns: {', '.join(left)}" in " ".join(x.strip() for x in lines)
+
+
+def test_narrow_drops_later_columns_and_wide_shows_all():
+    assert fit(ROWS, COLUMNS, 60, cell)[1]  # something left out at 60
+    assert fit(ROWS, COLUMNS, 400, cell) == (COLUMNS, [])
+
+
+def test_piped_output_honours_COLUMNS(run_cli, db, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "70")
+    r = run_cli("workloads")
+    assert r.code == 0 and max(len(line) for line in r.out.splitlines()) <= 70
+    assert "not shown at 70 columns" in r.out
+    monkeypatch.setenv("COLUMNS", "300")
+    wide = run_cli("workloads")
+    assert "not shown" not in wide.out and "train_mflops_per_sample" in wide.out
