@@ -24,7 +24,7 @@ from cpustudy.analysis import costs, pricing
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
 from cpustudy.analysis.runs import config_label, example_validates, guess_family, load_runs, run_totals
 from cpustudy.analysis.studies import STOCK_BUILDS
-from cpustudy.analysis.suspect import suspect_column
+from cpustudy.analysis.suspect import gpu_caveat, suspect_column
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
@@ -38,7 +38,7 @@ SUMMARY_COLUMNS = [
     "price_note", "price_source", "price_as_of", "baseline", "baseline_kind", "baseline_note",
     "speedup_vs_fewest_vcpus", "parallel_efficiency", "build_speedup_vs_stock", "projected", "data",
     "machines", "tf_version", "gflops_per_s", "peak_gflops", "pct_of_peak", "within_run_iqr_s", "unstable",
-    "gpu_utilization", "suspect", "validation", "validation_time_s", "val_accuracy", "total_with_validation_s",
+    "gpu_utilization", "suspect", "gpu_caveat", "validation", "validation_time_s", "val_accuracy", "total_with_validation_s",
     "build_family",
 ]
 
@@ -156,6 +156,8 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     df["total_with_validation_s"] = df["total_time_s"].where(
         ~validated, df["total_time_s"] + df["validation_time_s"] * df["epochs"])
     df["suspect"] = suspect_column(df)
+    df["gpu_caveat"] = [gpu_caveat(u) if d == "gpu" and not sus else ""
+                        for d, u, sus in zip(df["device"], df["gpu_utilization"], df["suspect"])]
     return df
 
 

@@ -186,7 +186,8 @@ def baseline_subtitle(b: Baseline, machine: str) -> str:
 
 
 def suspect_notes(a: Analysis) -> list[str]:
-    """GPU configurations that cannot be right, and GPU runs whose utilisation was not recorded."""
+    """GPU configurations that cannot be right, mostly idle ones (a caveat), and GPU runs whose
+    utilisation was not recorded."""
     out = []
     gpu = a.summary[a.summary["device"] == "gpu"]
     for r in gpu.itertuples(index=False):
@@ -195,6 +196,8 @@ def suspect_notes(a: Analysis) -> list[str]:
             role = " (the baseline: every finding that would compare with it is withheld)" \
                 if r.label == r.baseline else " (shown, compared with nothing)"
             out.append(f"{where} is suspect{role}: {r.suspect}.")
+        elif r.gpu_caveat:
+            out.append(f"{where}: {r.gpu_caveat}.")
         elif r.study not in ("woolf2017",) and pd.isna(r.gpu_utilization):
             out.append(f"{where}: GPU utilisation was not recorded (measured before cpustudy sampled it), "
                        "so an idle GPU cannot be ruled out.")
