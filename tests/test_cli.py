@@ -11,12 +11,17 @@ import sys
 
 import pytest
 
+from conftest import run_config
+
+from cpustudy.environment import machine
+from cpustudy.store import Store
 from cpustudy.workloads import WORKLOADS
 
 RUN_COLUMNS = ("run_id status workload device build vcpus threads data batch_size epochs steps_per_epoch "
                "epoch_time_s samples_per_s startup_s projected error cpu_model tf_version keras_backend "
                "created_at").split()
 EPOCH_COLUMNS = "run_id workload build vcpus epoch elapsed_s steps loss warmup".split()
+
 
 
 def test_help_does_not_import_tensorflow():
@@ -190,10 +195,7 @@ def test_a_mistyped_name_gets_the_nearest_one(run_cli, db):
 
 
 def test_results_show_a_failed_runs_whole_error_and_a_warm_up_only_basis(run_cli, db):
-    from conftest import run_config
 
-    from cpustudy.environment import machine
-    from cpustudy.store import Store
 
     config = run_config().as_dict()
     with Store.open(db) as s:
@@ -208,3 +210,10 @@ def test_results_show_a_failed_runs_whole_error_and_a_warm_up_only_basis(run_cli
     assert "run 2" not in r.out
     rows = json.loads(run_cli("results", "--format", "json", "--db", db).out)
     assert [row["basis"] for row in rows] == [None, "warm-up epoch only", "projected from 3 epochs"]
+
+
+@pytest.mark.tensorflow
+def test_machine_check(run_cli):
+    r = run_cli("machine", "--check", "--no-probe", "--format", "json")
+    info = json.loads(r.out)
+    assert r.code == 0 and len(info["state"]["loadavg"]) == 3 and isinstance(info["warnings"], list)

@@ -10,8 +10,6 @@ from cpustudy import workloads
 from cpustudy.environment import machine
 from cpustudy.measure.execute import execute
 from cpustudy.measure.spec import RunSpec, plan, resolve_data
-from cpustudy.measure.summary import summarize
-from conftest import run_config
 from cpustudy.store import Store
 
 
@@ -82,41 +80,6 @@ def test_a_timeout_is_stored_as_failed(db):
     assert s.runs()[0]["status"] == "failed"
 
 
-def test_summarize_projects_capped_epochs():
-    config = run_config(steps_per_epoch=10, full_steps_per_epoch=100, batch_size=32)
-    epochs = [
-        {"elapsed_s": 5.0, "warmup": True, "samples": 320},
-        {"elapsed_s": 1.0, "samples": 320},
-        {"elapsed_s": 3.0, "samples": 320},
-        {"elapsed_s": 2.0, "samples": 320},
-    ]
-    s = summarize(config, epochs, 4.0)
-    assert s["measured_epoch_time_s"] == 2.0 and s["timed_epochs"] == 3
-    assert s["step_time_s"] == pytest.approx(0.2) and s["epoch_time_s"] == pytest.approx(20.0)
-    assert s["projected"] and s["samples_per_s"] == pytest.approx(160.0)
-    full = summarize(config.with_(steps_per_epoch=None), epochs, 4.0)
-    assert not full["projected"] and full["epoch_time_s"] == 2.0
-
-
-def test_time_outside_the_steps_is_added_once_per_projected_epoch_not_scaled():
-    # 10 steps of 0.1 s plus a 2.5 s stall at the epoch's end (TensorFlow tearing down the data
-    # iterator): a full epoch of 100 steps takes 10 s + 2.5 s, not (1 s + 2.5 s) x 10.
-    config = run_config(steps_per_epoch=10, full_steps_per_epoch=100, batch_size=32, vcpus=1)
-    epochs = [{"elapsed_s": 6.0, "warmup": True, "steps_s": 3.0, "boundary_s": 3.0, "cpu_s": 3.0}]
-    epochs += [{"elapsed_s": 1.0 + b, "steps_s": 1.0, "boundary_s": b, "cpu_s": 1.0, "samples": 320}
-               for b in (2.5, 0.0, 2.5)]
-    s = summarize(config, epochs, 4.0)
-    assert s["projected"] and s["epoch_time_s"] == pytest.approx(12.5)
-    assert s["step_time_s"] == pytest.approx(0.1) and s["epoch_boundary_s"] == pytest.approx(2.5)
-    assert s["measured_epoch_time_s"] == pytest.approx(3.5)
-    assert s["samples_per_s"] == pytest.approx(3200 / 12.5)  # a full epoch's samples over its time
-    assert s["cpu_utilization"] == pytest.approx(1.0 / 3.5)  # the process slept through the stall
-    assert s["epoch_time_iqr_s"] == pytest.approx(1.25)  # spread of 10, 12.5, 12.5 (projected epochs)
-    # Epochs stored without the split (older runs) are projected as a whole, as before.
-    old = summarize(config, [{k: v for k, v in e.items() if k == "elapsed_s"} for e in epochs[1:]], 4.0)
-    assert old["epoch_time_s"] == pytest.approx(35.0) and old["epoch_boundary_s"] is None
-
-
 def test_a_cap_of_a_full_epoch_or_more_is_not_a_projection():
     cfg = plan(RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, steps_per_epoch=10_000,
                                      data="synthetic"))
@@ -152,3 +115,42 @@ def test_auto_without_cache_is_synthetic(empty_keras_home):
 
     with pytest.raises(UserError, match="mnist.npz"):
         resolve_data(workloads.get("mnist_cnn"), "real")
+
+
+@pytest.mark.tensorflow
+def test_peak_is_measured_once_per_configuration_and_stored_with_runs(db, empty_keras_home):
+    s, mid = _store(db)
+    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=2,
+                          data="synthetic")
+    first = execute(s, mid, plan(spec))
+    assert first.status == "ok", first.error
+    (peak,) = [dict(r) for r in s.conn.execute("SELECT * FROM peaks")]
+    assert peak["peak_gflops"] > 1 and peak["mem_bandwidth_gbs"] > 0.1
+    second = execute(s, mid, plan(spec))
+    assert second.status == "ok"
+    assert s.conn.execute("SELECT count(*) FROM peaks").fetchone()[0] == 1
+    runs = s.runs()
+    assert runs[0]["peak_gflops"] == runs[1]["peak_gflops"] == peak["peak_gflops"]
+    assert not json.loads(runs[1]["settings"])["measure_peak_now"]
+    state = json.loads(runs[0]["machine_state"])
+    assert len(state["loadavg"]) == 3
+
+
+@pytest.mark.tensorflow
+def test_tfdata_input_and_warmup_steps(run_cli, db, empty_keras_home):
+    r = run_cli("run", "mnist_cnn", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 3, "--input", "tfdata",
+                "--warmup-steps", 2, "--db", db)
+    assert r.code == 0, r.err
+    (row,) = json.loads(run_cli("results", "--db", db, "--format", "json").out)
+    assert row["input_pipeline"] == "tfdata" and row["warmup_steps"] == 2 and row["status"] == "ok"
+    assert row["peak_gflops"] > 1 and 0 < row["pct_of_peak"] < 100
+
+
+def test_bad_settings(run_cli, db):
+    r = run_cli("run", "mnist_mlp", "--vcpus", 1, "--warmup-steps", -1, "--db", db)
+    assert r.code == 2 and "--warmup-steps" in r.err
+    r = run_cli("tune", "mnist_mlp", "--vcpus", 1, "--batch-sizes", "32,x", "--db", db)
+    assert r.code == 2 and "--batch-sizes" in r.err
+    r = run_cli("tune", "mnist_mlp", "--vcpus", 1, "--rechecks", -1, "--db", db)
+    assert r.code == 2 and "--rechecks must be 0 or more" in r.err
+    assert not db.exists()

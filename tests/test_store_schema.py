@@ -13,6 +13,8 @@ from cpustudy.store import Store, schema
 SEMICOLONS = "a; b;"  # a value the old split-on-";" migrations could not have carried in a statement
 
 
+
+
 def test_schema_is_versioned(db):
     Store.open(db).close()
     conn = sqlite3.connect(db)
@@ -132,4 +134,28 @@ def test_a_migration_is_a_function_appended_to_the_list(tmp_path):
     assert schema.user_version(conn) == schema.SCHEMA_VERSION + 1
     conn.execute("UPDATE runs SET status = 'ok'")
     assert conn.execute("SELECT error FROM runs").fetchone()[0] == "status changed; see ok"
+    conn.close()
+
+
+def test_a_version_1_database_is_upgraded_without_losing_rows(db):
+    conn = sqlite3.connect(db)
+    store.MIGRATIONS[0](conn)
+    conn.execute(f"PRAGMA application_id = {store.APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO runs (uuid, status, workload, build, created_at) VALUES ('u1', 'ok', 'mnist_mlp', 'tf', 'now')")
+    conn.commit()
+    conn.close()
+    before = db.read_bytes()
+    with Store.read(db) as s:  # reading sees the upgraded schema, in memory
+        (run,) = s.runs()
+        assert run["uuid"] == "u1" and "epoch_time_cv" in run and run["unstable"] is None
+    assert db.read_bytes() == before  # ... and leaves the file as it was
+    db.chmod(0o444)
+    with Store.read(db) as s:  # so a read-only old file can be read
+        assert [r["uuid"] for r in s.runs()] == ["u1"]
+    db.chmod(0o644)
+    Store.open(db).close()  # a measuring command upgrades it in place
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
+    assert conn.execute("SELECT count(*) FROM tunings").fetchone()[0] == 0
     conn.close()

@@ -1,0 +1,79 @@
+"""The tuner: trials stored, the best setting confirmed against the default in pairs, what a build pins left alone."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cpustudy.store import Store
+
+
+@pytest.mark.tensorflow
+def test_tune_stores_trials_and_the_best_setting(run_cli, db, empty_keras_home):
+    r = run_cli("tune", "mnist_mlp", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 2, "--confirm", 1,
+                "--db", db)
+    assert r.code == 0, r.err
+    assert r.out.startswith("mnist_mlp tf 1 vCPU(s): ")
+    assert "(gain 1.00x)" in r.out or "x the default (range" in r.out  # kept the default, or a confirmed gain
+    with Store.read(db) as s:
+        runs = s.runs()
+        assert runs and all(x["study"] == "tune" for x in runs)
+        (tuning,) = [dict(t) for t in s.conn.execute("SELECT * FROM tunings")]
+    # 1 vCPU: input pipeline, oneDNN and XLA each have one alternative to the default (the value the
+    # default resolved to is not tried again); no thread counts to try.
+    assert tuning["workload"] == "mnist_mlp" and tuning["trials"] >= 4
+    assert len(runs) == tuning["trials"]
+    default_run = runs[0]
+    assert json.loads(default_run["settings"])["tune"]["tag"] == "default"
+    tried = [json.loads(x["settings"])["tune"]["setting"] for x in runs[1:]]
+    for dim in ("onednn", "xla"):
+        resolved = bool(default_run[dim])
+        assert {t[dim] for t in tried} >= {not resolved} and resolved not in {t[dim] for t in tried}
+    tags = [json.loads(x["settings"])["tune"]["tag"] for x in runs]
+    rechecked = [t for t in tags if t.startswith("recheck ") and t != "recheck best"]
+    assert tags.count("recheck best") == len(rechecked)  # a close candidate is re-run beside the best
+    assert tuning["default_time_s"] > 0 and tuning["best_time_s"] <= tuning["default_time_s"] * 1.5
+    setting = json.loads(tuning["setting"])
+    assert setting["input_pipeline"] in ("numpy", "tfdata") and setting["intra_threads"] == 1
+    # A sweep can now use the tuned setting; without a tuning it refuses.
+    plan = run_cli("sweep", "--vcpus", 1, "--workloads", "mnist_mlp", "--epochs", 2, "--steps-per-epoch", 2,
+                   "--tuned", "--dry-run", "--db", db)
+    assert plan.code == 0 and "1 of 1 cell(s) to measure" in plan.out
+    refused = run_cli("sweep", "--vcpus", 1, "--workloads", "mnist_cnn", "--tuned", "--dry-run", "--db", db)
+    assert refused.code == 2 and "no tuning stored" in refused.err
+
+
+def test_a_tie_in_the_confirmation_pairs_keeps_the_default():
+    from cpustudy.measure import tune
+
+    assert tune.confirmed([1.05, 1.10, 0.99])
+    assert not tune.confirmed([1.00, 1.02, 0.92])  # median 1.00: a tie, not a gain
+    assert not tune.confirmed([1.02, 1.02, 1.02])  # under the search's 3 % margin
+    assert not tune.confirmed([])
+
+
+def test_tuner_leaves_alone_what_a_build_pins():
+    from cpustudy.environment import builds
+    from cpustudy.measure import tune
+
+    assert tune.pinned_dimensions(builds.load("tf-eigen")) == ("onednn",)
+    assert tune.pinned_dimensions(builds.load("tf-xla")) == ("xla",)
+    assert tune.pinned_dimensions(builds.load("tf")) == ()
+
+
+@pytest.mark.tensorflow
+def test_tuner_does_not_keep_a_switch_the_framework_did_not_apply(run_cli, db, empty_keras_home):
+    # cifar10_cnn's augmentation layers (--augment model) cannot be compiled by XLA: Keras turns
+    # jit_compile off, so "XLA on" is the same program as the default and must never be reported as
+    # the tuned setting.
+    r = run_cli("tune", "cifar10_cnn", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 2, "--confirm", 1,
+                "--rechecks", 0, "--augment", "model", "--db", db)
+    assert r.code == 0, r.err
+    assert "xla True was not applied by the framework" in r.err
+    with Store.read(db) as s:
+        runs = s.runs()
+        (tuning,) = [dict(t) for t in s.conn.execute("SELECT * FROM tunings")]
+    asked = [x for x in runs if json.loads(x["settings"])["tune"]["setting"]["xla"]]
+    assert asked and all(x["xla"] == 0 for x in asked)
+    assert json.loads(tuning["setting"])["xla"] is None
