@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cpustudy.workloads import WORKLOADS, _data, base
+from cpustudy.workloads import WORKLOADS, base, datasets
 
 TINY = {
     "mnist_mlp": {"input_dim": 20, "hidden": 8, "classes": 3},
@@ -86,9 +86,9 @@ def test_mnist_synthetic_statistics():
     d = WORKLOADS["mnist_mlp"].synthetic(4000, seed=3)
     assert d.x.shape == (4000, 784) and d.x.dtype == np.float32 and d.y.shape == (4000, 10)
     assert 0.0 <= d.x.min() and d.x.max() <= 1.0
-    assert abs(float((d.x > 0).mean()) - _data.MNIST_NONZERO) < 0.01
-    assert abs(float(d.x.mean()) - _data.MNIST_MEAN) < 0.01
-    assert abs(float(d.x.std()) - _data.MNIST_STD) < 0.01
+    assert abs(float((d.x > 0).mean()) - datasets.MNIST_NONZERO) < 0.01
+    assert abs(float(d.x.mean()) - datasets.MNIST_MEAN) < 0.01
+    assert abs(float(d.x.std()) - datasets.MNIST_STD) < 0.01
     assert np.allclose(d.y.sum(axis=1), 1)
 
 
@@ -96,24 +96,24 @@ def test_cifar_synthetic_statistics():
     d = WORKLOADS["cifar10_cnn"].synthetic(500, seed=1)
     assert d.x.shape == (500, 32, 32, 3) and d.x.dtype == np.float32
     means = d.x.reshape(-1, 3).mean(axis=0) * 255
-    assert np.allclose(means, _data.CIFAR_MEAN, atol=2.0)
+    assert np.allclose(means, datasets.CIFAR_MEAN, atol=2.0)
 
 
 def test_imdb_synthetic_lengths_and_vocabulary():
     rng = np.random.default_rng(0)
-    tokens, lengths = _data.imdb_sequences(25_000, 20_000, rng)
-    assert abs(np.median(lengths) - _data.IMDB_MEDIAN_LEN) < 8
-    assert abs(lengths.mean() - _data.IMDB_MEAN_LEN) < 10
+    tokens, lengths = datasets.imdb_sequences(25_000, 20_000, rng)
+    assert abs(np.median(lengths) - datasets.IMDB_MEDIAN_LEN) < 8
+    assert abs(lengths.mean() - datasets.IMDB_MEAN_LEN) < 10
     assert tokens.min() >= 1 and tokens.max() < 20_000
     assert 0.01 < float((tokens == 2).mean()) < 0.06  # out-of-vocabulary share, as on real IMDb
-    _, _, vocab = _data.add_bigrams(tokens, lengths, 20_000)
+    _, _, vocab = datasets.add_bigrams(tokens, lengths, 20_000)
     assert 1.0e6 < len(vocab) < 1.45e6  # the study's fastText vocabulary is ~1.2 M
 
 
 def test_bigrams_match_the_keras_example_loop():
     rng = np.random.default_rng(1)
-    tokens, lengths = _data.imdb_sequences(40, 20_000, rng)
-    out, new_lengths, vocab = _data.add_bigrams(tokens, lengths, 20_000)
+    tokens, lengths = datasets.imdb_sequences(40, 20_000, rng)
+    out, new_lengths, vocab = datasets.add_bigrams(tokens, lengths, 20_000)
     seqs = np.split(tokens, np.cumsum(lengths)[:-1])
     # The example: create_ngram_set over the training set, then add_ngram to each review.
     ngrams = set()
@@ -131,14 +131,14 @@ def test_pad_tail_matches_keras_pad_sequences():
     import keras
 
     seqs = [[1, 2, 3], [4, 5, 6, 7, 8, 9], [], [10]]
-    tokens, lengths = _data.flatten_sequences(seqs)
-    got = _data.pad_tail(tokens, lengths, 4)
+    tokens, lengths = datasets.flatten_sequences(seqs)
+    got = datasets.pad_tail(tokens, lengths, 4)
     assert got.tolist() == keras.utils.pad_sequences(seqs, maxlen=4).tolist()
 
 
 def test_char_windows_match_the_example():
     ids = np.array([0, 1, 2, 3, 1, 2, 0, 3, 2, 1, 0])
-    x, y = _data.char_windows(ids, 4, maxlen=3, step=2)
+    x, y = datasets.char_windows(ids, 4, maxlen=3, step=2)
     starts = list(range(0, len(ids) - 3, 2))
     assert x.shape == (len(starts), 3, 4) and y.shape == (len(starts), 4)
     for i, s in enumerate(starts):

@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+import cpustudy.store.schema as schema
 from cpustudy.errors import UserError
-from cpustudy.store import schema
 from cpustudy.store.schema import SCHEMA_VERSION
 
 DEFAULT_DB = "cpustudy.sqlite"

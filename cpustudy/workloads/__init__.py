@@ -6,7 +6,6 @@ Importing this package imports NumPy but never TensorFlow or Keras.
 from __future__ import annotations
 
 from cpustudy.names import split_list, unknown
-from cpustudy.workloads.base import Dataset, Flops, Workload
 from cpustudy.workloads import (
     cifar10_cnn,
     imdb_bidirectional_lstm,
@@ -16,6 +15,7 @@ from cpustudy.workloads import (
     mnist_cnn,
     mnist_mlp,
 )
+from cpustudy.workloads.base import Dataset, Flops, Workload
 
 WORKLOADS: dict[str, Workload] = {
     m.WORKLOAD.name: m.WORKLOAD

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from cpustudy.workloads import _data
+import cpustudy.workloads.datasets as datasets
 from cpustudy.workloads.base import (
     Arrays,
     Flops,
@@ -34,10 +34,9 @@ from cpustudy.workloads.base import (
     conv2d,
     conv_out,
     dense,
-    one_hot,
     maxpool2d,
+    one_hot,
 )
-
 
 SHIFT = 0.1  # width_shift_range = height_shift_range
 
@@ -131,7 +130,7 @@ def _prepare(images: np.ndarray, y: np.ndarray, p: Params) -> Arrays:
 
 def synthetic(n: int, p: Params, seed: int) -> Arrays:
     rng = np.random.default_rng(seed)
-    return _prepare(_data.cifar_images(n, rng), _data.labels(n, p["classes"], rng), p)
+    return _prepare(datasets.cifar_images(n, rng), datasets.labels(n, p["classes"], rng), p)
 
 
 def real(keras: Any, p: Params, split: str = "train") -> Arrays:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from cpustudy.workloads import _data
+import cpustudy.workloads.datasets as datasets
 from cpustudy.workloads.base import Flops, Params, Workload, compile_model, dense, lstm
 
 
@@ -31,15 +31,15 @@ def flops(p: Params) -> Flops:
 
 def synthetic(n: int, p: Params, seed: int) -> tuple:
     rng = np.random.default_rng(seed)
-    tokens, lengths = _data.imdb_sequences(n, p["num_words"], rng)
-    return _data.pad_tail(tokens, lengths, p["maxlen"]), rng.integers(0, 2, size=n).astype("float32")
+    tokens, lengths = datasets.imdb_sequences(n, p["num_words"], rng)
+    return datasets.pad_tail(tokens, lengths, p["maxlen"]), rng.integers(0, 2, size=n).astype("float32")
 
 
 def real(keras: Any, p: Params, split: str = "train") -> tuple:
     train, test = keras.datasets.imdb.load_data(num_words=p["num_words"])
     x, y = train if split == "train" else test
-    tokens, lengths = _data.flatten_sequences(list(x))
-    return _data.pad_tail(tokens, lengths, p["maxlen"]), np.asarray(y, dtype="float32")
+    tokens, lengths = datasets.flatten_sequences(list(x))
+    return datasets.pad_tail(tokens, lengths, p["maxlen"]), np.asarray(y, dtype="float32")
 
 
 WORKLOAD = Workload(

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from cpustudy.workloads import _data
+import cpustudy.workloads.datasets as datasets
 from cpustudy.workloads.base import Flops, Params, Workload, compile_model, dense, pool
 
 
@@ -38,8 +38,8 @@ def flops(p: Params) -> Flops:
 
 def _prepare(tokens: np.ndarray, lengths: np.ndarray, y: np.ndarray, n: int, p: Params,
              train_vocab: np.ndarray | None = None) -> tuple:
-    tokens, lengths, vocab = _data.add_bigrams(tokens, lengths, p["num_words"], train_vocab)
-    x = _data.pad_tail(tokens, lengths, p["maxlen"])[:n]
+    tokens, lengths, vocab = datasets.add_bigrams(tokens, lengths, p["num_words"], train_vocab)
+    x = datasets.pad_tail(tokens, lengths, p["maxlen"])[:n]
     return x, np.asarray(y[:n], dtype="float32"), {"vocab": p["num_words"] + 1 + len(vocab)}
 
 
@@ -47,7 +47,7 @@ def synthetic(n: int, p: Params, seed: int) -> tuple:
     rng = np.random.default_rng(seed)
     # The vocabulary comes from the whole training set even when fewer samples are trained on.
     reviews = max(n, p["reviews"])
-    tokens, lengths = _data.imdb_sequences(reviews, p["num_words"], rng)
+    tokens, lengths = datasets.imdb_sequences(reviews, p["num_words"], rng)
     x, y, derived = _prepare(tokens, lengths, rng.integers(0, 2, size=reviews), n, p)
     if p.get("vocab"):
         # Validation data for a model whose vocabulary came from other (training) reviews: bigrams
@@ -60,13 +60,13 @@ def synthetic(n: int, p: Params, seed: int) -> tuple:
 
 def real(keras: Any, p: Params, split: str = "train") -> tuple:
     (x, y), (x_test, y_test) = keras.datasets.imdb.load_data(num_words=p["num_words"])
-    tokens, lengths = _data.flatten_sequences(list(x))
+    tokens, lengths = datasets.flatten_sequences(list(x))
     train = _prepare(tokens, lengths, np.asarray(y), len(x), p)
     if split == "train":
         return train
     # The example adds to the test reviews only the bigrams seen in the training set.
-    _, _, vocab = _data.add_bigrams(tokens, lengths, p["num_words"])
-    tokens, lengths = _data.flatten_sequences(list(x_test))
+    _, _, vocab = datasets.add_bigrams(tokens, lengths, p["num_words"])
+    tokens, lengths = datasets.flatten_sequences(list(x_test))
     x_t, y_t, _ = _prepare(tokens, lengths, np.asarray(y_test), len(x_test), p, vocab)
     return x_t, y_t, {}
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cpustudy.workloads import imdb_fasttext
+import cpustudy.workloads.imdb_fasttext as imdb_fasttext
 from cpustudy.workloads.base import Params, Workload, compile_model
 
 

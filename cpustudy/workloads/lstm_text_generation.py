@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from cpustudy.workloads import _data
+import cpustudy.workloads.datasets as datasets
 from cpustudy.workloads.base import Flops, Params, Workload, compile_model, dense, lstm
 
 NIETZSCHE_URL = "https://s3.amazonaws.com/text-datasets/nietzsche.txt"
@@ -35,8 +35,8 @@ def flops(p: Params) -> Flops:
 
 def synthetic(n: int, p: Params, seed: int) -> tuple:
     rng = np.random.default_rng(seed)
-    ids = _data.char_corpus(n * p["step"] + p["maxlen"] + 1, p["chars"], rng)
-    return _data.char_windows(ids, p["chars"], p["maxlen"], p["step"], n)
+    ids = datasets.char_corpus(n * p["step"] + p["maxlen"] + 1, p["chars"], rng)
+    return datasets.char_windows(ids, p["chars"], p["maxlen"], p["step"], n)
 
 
 def real(keras: Any, p: Params, split: str = "train") -> tuple:
@@ -47,7 +47,7 @@ def real(keras: Any, p: Params, split: str = "train") -> tuple:
     lookup = np.zeros(max(map(ord, chars)) + 1, dtype=np.int64)
     lookup[[ord(c) for c in chars]] = np.arange(len(chars))
     ids = lookup[np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)]
-    x, y = _data.char_windows(ids, len(chars), p["maxlen"], p["step"])
+    x, y = datasets.char_windows(ids, len(chars), p["maxlen"], p["step"])
     return x, y, {"chars": len(chars)}
 
 

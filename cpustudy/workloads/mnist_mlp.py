@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from cpustudy.workloads import _data
+import cpustudy.workloads.datasets as datasets
 from cpustudy.workloads.base import Arrays, Flops, Params, Workload, compile_model, dense, one_hot
 
 
@@ -42,7 +42,7 @@ def _prepare(images: np.ndarray, y: np.ndarray, p: Params) -> Arrays:
 
 def synthetic(n: int, p: Params, seed: int) -> Arrays:
     rng = np.random.default_rng(seed)
-    return _prepare(_data.mnist_images(n, rng), _data.labels(n, p["classes"], rng), p)
+    return _prepare(datasets.mnist_images(n, rng), datasets.labels(n, p["classes"], rng), p)
 
 
 def real(keras: Any, p: Params, split: str = "train") -> Arrays:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cpustudy.cli import args as a
+import cpustudy.cli.args as a
 
 TITLE = ("cpustudy epoch time / plain Keras fit (1.00 = no overhead; median over rounds, "
          "95 % bootstrap interval)")

@@ -25,9 +25,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cpustudy.store.importers import woolf2017
     from cpustudy.cli.output import say
     from cpustudy.store import Store
+    from cpustudy.store.importers import woolf2017
 
     logs = woolf2017.read_logs(args.logs_dir)  # every file checked before the database is touched
     with Store.open(args.db) as store:

@@ -21,9 +21,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cpustudy.store.importers import merge
     from cpustudy.cli.output import say
     from cpustudy.store import Store
+    from cpustudy.store.importers import merge
 
     merge.open_other(args.other).close()  # refuse a bad file before creating or touching --db
     with Store.open(args.db) as store:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from cpustudy.cli import args as a
+import cpustudy.cli.args as a
 
 
 def register(sub: Any) -> None:

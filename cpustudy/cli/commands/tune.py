@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cpustudy.cli import args as a
+import cpustudy.cli.args as a
 
 
 def register(sub: Any) -> None:

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import cpustudy.store.schema as schema
 from cpustudy.errors import UserError
-from cpustudy.store import Store, schema
+from cpustudy.store.store import Store
 
 
 @dataclass

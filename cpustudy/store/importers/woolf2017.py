@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from cpustudy.errors import UserError
-from cpustudy.store import Store, now
+from cpustudy.store.store import Store, now
 
 STUDY = "woolf2017"
 SOURCE_URL = "https://minimaxir.com/2017/07/cpu-or-gpu/"
