@@ -51,3 +51,45 @@ def test_findings_with_a_deadline(woolf_report):
 def test_ratios_are_written_with_two_decimals_or_two_significant_digits():
     assert findings.times(1.0) == "1.00×" and findings.times(0.5) == "0.50×" and findings.times(0.042) == "0.042×"
     assert findings.times(12.345, "x") == "12.35x"
+
+
+QUIET = {"loadavg": [0.3, 0.2, 0.1], "cpus": 2, "busy_processes": []}
+BUSY = {"loadavg": [2.6, 2.4, 2.0], "cpus": 2, "busy_processes": [{"pid": 7, "name": "stress", "cpu_percent": 99.0}]}
+
+
+def _two_vcpu_counts(path, one, two, state_two=QUIET):
+    """tf at 1 and 2 vCPUs, a run per epoch-time list (repeats), the 2-vCPU runs in ``state_two``."""
+    with Store.open(path) as s:
+        m = s.machine_id({"fingerprint": "fp-2cpu", "cpu_model": "Test CPU", "logical_cpus": 2})
+        for rep, t in enumerate(one):
+            reportdb.add_run(s, m, "mnist_mlp", "tf", 1, [t, t], repeat=rep, machine_state=QUIET)
+        for rep, t in enumerate(two):
+            reportdb.add_run(s, m, "mnist_mlp", "tf", 2, [t, t], repeat=rep, machine_state=state_two)
+    with Store.read(path) as s:
+        return summary.analyze(s, summary.Options())
+
+
+def test_a_comparison_with_runs_on_a_busy_machine_is_inconclusive_and_says_busy(tmp_path):
+    a = _two_vcpu_counts(tmp_path / "busy.sqlite", [4.0], [4.6], BUSY)  # "2 vCPUs slower than 1 (0.87x)"
+    facts = findings.findings(a)
+    fastest = [f for f in facts if "fastest configuration" in f or "cheapest configuration" in f]
+    assert fastest and all(f.startswith("Inconclusive: ") and "busy: other processes used 99 %" in f for f in fastest)
+    scaling = next(f for f in facts if "Going from 1 to 2 vCPUs" in f)
+    assert scaling.startswith("Inconclusive: ") and "1 inconclusive (1 on a busy machine" in scaling
+    assert "1 of 2 runs started on a busy machine" in findings.machine_state_line(a)
+
+
+def test_one_run_each_and_a_small_difference_is_inconclusive(tmp_path):
+    facts = findings.findings(_two_vcpu_counts(tmp_path / "one.sqlite", [4.0], [4.6]))
+    fastest = next(f for f in facts if "fastest configuration" in f or "cheapest configuration" in f)
+    assert fastest.startswith("Inconclusive: ") and "one run each" in fastest and "--repeats 3" in fastest
+
+
+def test_repeats_whose_ranges_do_not_overlap_make_a_finding_and_overlapping_ones_do_not(tmp_path):
+    a = _two_vcpu_counts(tmp_path / "apart.sqlite", [4.0, 4.1, 4.2], [4.6, 4.7, 4.8])
+    facts = findings.findings(a)
+    assert any(f.startswith("Going from 1 to 2 vCPUs, 1 workload × build pairs: faster in 0, slower in 1 ")
+               for f in facts)
+    assert "every run whose state was recorded (6 of 6) started on a quiet machine" in findings.machine_state_line(a)
+    overlap = findings.findings(_two_vcpu_counts(tmp_path / "overlap.sqlite", [4.0, 4.7, 4.2], [4.6, 4.1, 4.8]))
+    assert any(f.startswith("Inconclusive: ") and "repeats overlap (3 and 3 runs)" in f for f in overlap)

@@ -24,6 +24,7 @@ from cpustudy.analysis import costs, pricing
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
 from cpustudy.analysis.runs import config_label, example_validates, guess_family, load_runs, run_totals
 from cpustudy.analysis.studies import STOCK_BUILDS
+from cpustudy.analysis.holdup import busy_reason
 from cpustudy.analysis.suspect import gpu_caveat, suspect_column
 from cpustudy.errors import UserError
 from cpustudy.store import Store
@@ -133,6 +134,10 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "epoch_time_iqr_s": _iqr(g["epoch_time_s"]),
             "total_time_s": float(g["total_time_s"].median()),
             "total_time_iqr_s": _iqr(g["total_time_s"]),
+            "time_low": float(g["total_time_s"].min()),
+            "time_high": float(g["total_time_s"].max()),
+            "busy": _join(pd.Series([busy_reason(m) or None for m in (g["machine_state"] if "machine_state" in g
+                                                                      else [])], dtype="object")),
             "total_basis": _join(g["total_basis"]),
             "samples_per_s": float(g["samples_per_s_est"].median()) if g["samples_per_s_est"].notna().any() else math.nan,
             "projected": bool(g["projected"].fillna(0).astype(int).any()),

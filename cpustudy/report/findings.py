@@ -13,6 +13,7 @@ import pandas as pd
 from cpustudy import __version__
 from cpustudy.analysis import pricing
 from cpustudy.analysis.baselines import Baseline
+from cpustudy.analysis.holdup import verdict
 from cpustudy.analysis.runs import config_name
 from cpustudy.analysis.studies import STOCK_BUILDS, study_title
 from cpustudy.analysis.summary import Analysis, cheapest
@@ -24,8 +25,17 @@ def times(v: float, sign: str = "×") -> str:
     return f"{v:.2f}{sign}" if v >= 0.095 else f"{v:.2g}{sign}"
 
 
+def held(sentence: str, reason: str) -> str:
+    """A finding as stated, or, when the comparison behind it does not hold up, marked inconclusive
+    with the reason (which begins with "busy" when a side ran on a busy machine)."""
+    if not reason:
+        return sentence
+    return f"Inconclusive: {sentence.rstrip('.')} (not a finding: {reason})."
+
+
 def findings(a: Analysis) -> list[str]:
-    """Plain-language findings, each computed from the summary."""
+    """Plain-language findings, each computed from the summary; a comparison that does not hold up
+    (``cpustudy.analysis.holdup``) is stated as inconclusive, with why."""
     out: list[str] = []
     s = a.summary
     for study in a.studies:
@@ -41,6 +51,8 @@ def findings(a: Analysis) -> list[str]:
                            f"({base.suspect}), so no comparison with it is stated.")
                 continue
             g = g[g["suspect"].fillna("") == ""]  # a suspect GPU run is shown, never compared
+            base_rows = g[g["label"] == base.label]
+            base_row = base_rows.iloc[0] if not base_rows.empty else {}
             star = lambda r: " (projected)" if r["projected"] else ""  # noqa: E731
             idx = cheapest(g)
             if len(g) == 1:
@@ -55,8 +67,8 @@ def findings(a: Analysis) -> list[str]:
                 nxt = (f"; the next cheapest, {config_name(rest.loc[j, 'device'], rest.loc[j, 'vcpus'], rest.loc[j, 'build'])}"
                        f", costs {times(rest.loc[j, 'cost_rel_baseline'])} as much at "
                        f"{times(rest.loc[j, 'time_rel_baseline'])} its time{star(rest.loc[j])}") if j is not None else ""
-                out.append(f"{prefix}{base.name}, the baseline, is also the cheapest configuration for "
-                           f"{workload}{star(r)}{nxt}.")
+                out.append(held(f"{prefix}{base.name}, the baseline, is also the cheapest configuration for "
+                                f"{workload}{star(r)}{nxt}.", verdict(r, rest.loc[j], "cost") if j is not None else ""))
             elif idx is not None and base.cost_usd:
                 r = g.loc[idx]
                 if base.is_gpu and r["device"] == "gpu":
@@ -64,27 +76,25 @@ def findings(a: Analysis) -> list[str]:
                     j = cheapest(cpu)
                     if j is not None:
                         c = cpu.loc[j]
-                        out.append(
+                        out.append(held(
                             f"{prefix}The GPU is the cheapest configuration for {workload}; the cheapest CPU "
                             f"configuration, {config_name(c['device'], c['vcpus'], c['build'])}, costs "
-                            f"{times(c['cost_rel_baseline'])} as much at {times(c['time_rel_baseline'])} its time{star(c)}."
-                        )
+                            f"{times(c['cost_rel_baseline'])} as much at {times(c['time_rel_baseline'])} its time{star(c)}.",
+                            verdict(r, c, "cost")))
                 elif base.is_gpu:
-                    out.append(
+                    out.append(held(
                         f"{prefix}{config_name(r['device'], r['vcpus'], r['build'])} is the cheapest configuration "
                         f"for {workload}: {times(r['cost_rel_baseline'])} the GPU's cost at "
-                        f"{times(r['time_rel_baseline'])} its time{star(r)}."
-                    )
+                        f"{times(r['time_rel_baseline'])} its time{star(r)}.", verdict(r, base_row, "cost")))
                 else:
-                    out.append(
+                    out.append(held(
                         f"{prefix}{config_name(r['device'], r['vcpus'], r['build'])} is the cheapest configuration "
                         f"for {workload}: {times(r['cost_rel_baseline'])} the cost of {base.name} (the fallback "
                         f"baseline, {base.note.split(': ', 1)[0]}) at {times(r['time_rel_baseline'])} its time{star(r)}."
                         if base.kind == "fallback" else
                         f"{prefix}{config_name(r['device'], r['vcpus'], r['build'])} is the cheapest configuration "
                         f"for {workload}: {times(r['cost_rel_baseline'])} the cost of {base.name} (the baseline) at "
-                        f"{times(r['time_rel_baseline'])} its time{star(r)}."
-                    )
+                        f"{times(r['time_rel_baseline'])} its time{star(r)}.", verdict(r, base_row, "cost")))
             fastest = g.dropna(subset=["total_time_s"]).sort_values("total_time_s")
             if not fastest.empty and fastest.index[0] != idx:
                 f = fastest.iloc[0]
@@ -93,18 +103,16 @@ def findings(a: Analysis) -> list[str]:
                     cpu = fastest[fastest["device"] != "gpu"]
                     if not cpu.empty:
                         c = cpu.iloc[0]
-                        out.append(
+                        out.append(held(
                             f"{prefix}The GPU is the fastest configuration for {workload}; the fastest CPU "
                             f"configuration, {config_name(c['device'], c['vcpus'], c['build'])}, takes "
-                            f"{times(c['time_rel_baseline'])} its time{star(c)}."
-                        )
+                            f"{times(c['time_rel_baseline'])} its time{star(c)}.", verdict(f, c)))
                 else:
-                    out.append(
+                    out.append(held(
                         f"{prefix}{config_name(f['device'], f['vcpus'], f['build'])} is the fastest configuration "
                         f"for {workload}: {times(f['time_rel_baseline'])} {whose} time at "
                         f"{times(f['cost_rel_baseline']) if not pd.isna(f['cost_rel_baseline']) else 'an unknown'} "
-                        f"its cost{star(f)}."
-                    )
+                        f"its cost{star(f)}.", verdict(f, fastest.iloc[1]) if len(fastest) > 1 else ""))
             if a.options.deadline is not None:
                 d = cheapest(g, a.options.deadline)
                 if d is None:
@@ -119,7 +127,7 @@ def findings(a: Analysis) -> list[str]:
                     out.append(
                         f"{prefix}Within the {a.options.deadline:g} s deadline, "
                         f"{config_name(r['device'], r['vcpus'], r['build'])} is the cheapest configuration for "
-                        f"{workload}: {r['total_time_s']:.0f} s for {r['cost_usd']:.4f} USD."
+                        f"{workload}: {r['total_time_s']:.0f} s for {r['cost_usd']:.4f} USD{star(r)}."
                     )
         out += _study_findings(ss, prefix)
     if s["projected"].any():
@@ -128,40 +136,64 @@ def findings(a: Analysis) -> list[str]:
     return out
 
 
+def _tally(verdicts: list[tuple[bool, str]]) -> tuple[int, int, list[str]]:
+    """(held and true, held and false, reasons of those that did not hold)."""
+    yes = sum(1 for ok, why in verdicts if ok and not why)
+    no = sum(1 for ok, why in verdicts if not ok and not why)
+    return yes, no, [why for _, why in verdicts if why]
+
+
+def _inconclusive(reasons: list[str]) -> str:
+    if not reasons:
+        return ""
+    busy = sum(r.startswith("busy") for r in reasons)
+    first = next((r for r in reasons if r.startswith("busy")), reasons[0])
+    return (f"; {len(reasons)} inconclusive ({busy} on a busy machine; e.g. {first})" if busy
+            else f"; {len(reasons)} inconclusive (e.g. {first})")
+
+
 def _study_findings(ss: pd.DataFrame, prefix: str) -> list[str]:
     out = []
+    cpu_all = ss[(ss["device"] != "gpu") & ss["vcpus"].notna()]
+    stock_rows = cpu_all[cpu_all["build"].isin(STOCK_BUILDS)]
     cpu = ss[(ss["device"] != "gpu") & ss["build_speedup_vs_stock"].notna() & ~ss["build"].isin(STOCK_BUILDS)]
     for build, g in cpu.groupby("build", sort=False):
-        stock = ss[(ss["device"] != "gpu") & ss["build"].isin(STOCK_BUILDS)]["build"]
-        stock_name = stock.iloc[0] if not stock.empty else "the stock build"
-        faster = int((g["build_speedup_vs_stock"] > 1).sum())
+        stock_name = stock_rows["build"].iloc[0] if not stock_rows.empty else "the stock build"
+        verdicts = []
+        for r in g.to_dict("records"):
+            same = stock_rows[(stock_rows["workload"] == r["workload"]) & (stock_rows["vcpus"] == r["vcpus"])]
+            why = verdict(r, same.iloc[0]) if not same.empty else "no stock run at these vCPUs"
+            verdicts.append((r["build_speedup_vs_stock"] > 1, why))
+        faster, slower, reasons = _tally(verdicts)
         by_v = g.groupby("vcpus")["build_speedup_vs_stock"].median()
         detail = ", ".join(f"{times(v)} at {int(k)} vCPU{'s' if int(k) != 1 else ''}" for k, v in by_v.items())
-        out.append(
-            f"{prefix}{build} was faster than {stock_name} in {faster} of {len(g)} comparisons at equal vCPUs "
-            f"(median speedup {times(g['build_speedup_vs_stock'].median())}; {detail})."
-        )
-    cpus = ss[(ss["device"] != "gpu") & ss["vcpus"].notna()]
-    counts = sorted(int(v) for v in cpus["vcpus"].unique())
+        sentence = (f"{prefix}{build} against {stock_name} at equal vCPUs, {len(g)} comparisons: faster in {faster}, "
+                    f"slower in {slower}{_inconclusive(reasons)} (median speedup "
+                    f"{times(g['build_speedup_vs_stock'].median())}; {detail}).")
+        out.append(sentence if faster + slower else f"Inconclusive: {sentence}")
+    counts = sorted(int(v) for v in cpu_all["vcpus"].unique())
     if len(counts) >= 2:
         lo, hi = counts[-2], counts[-1]
-        a = cpus[cpus["vcpus"] == lo].set_index(["workload", "build"])["total_time_s"]
-        b = cpus[cpus["vcpus"] == hi].set_index(["workload", "build"])["total_time_s"]
+        a = cpu_all[cpu_all["vcpus"] == lo].set_index(["workload", "build"])
+        b = cpu_all[cpu_all["vcpus"] == hi].set_index(["workload", "build"])
         both = a.index.intersection(b.index)
         if len(both):
-            ratio = (a[both] / b[both])
-            out.append(
-                f"{prefix}Going from {lo} to {hi} vCPUs made training faster in {int((ratio > 1).sum())} of "
-                f"{len(both)} workload × build pairs (median speedup {times(float(ratio.median()))})."
-            )
+            ratio = a.loc[both, "total_time_s"] / b.loc[both, "total_time_s"]
+            verdicts = [(bool(ratio[k] > 1), verdict(a.loc[k].to_dict(), b.loc[k].to_dict())) for k in both]
+            faster, slower, reasons = _tally(verdicts)
+            sentence = (f"{prefix}Going from {lo} to {hi} vCPUs, {len(both)} workload × build pairs: faster in "
+                        f"{faster}, slower in {slower}{_inconclusive(reasons)} (median speedup "
+                        f"{times(float(ratio.median()))}).")
+            out.append(sentence if faster + slower else f"Inconclusive: {sentence}")
     gpu_beaten = []
     for workload, g in ss.groupby("workload", sort=False):
         base_rows = g[g["label"] == g["baseline"]]
         if (g["baseline_kind"] == "gpu").any() and not (base_rows["suspect"].fillna("") != "").any():
             c = g[(g["device"] != "gpu") & (g["time_rel_baseline"] < 1)]
+            held_up = [r for r in c.to_dict("records") if not verdict(r, base_rows.iloc[0])]
             n = int((g["device"] != "gpu").sum())
-            if len(c):
-                gpu_beaten.append(f"{workload} ({len(c)} of {n} CPU configurations)")
+            if held_up:
+                gpu_beaten.append(f"{workload} ({len(held_up)} of {n} CPU configurations)")
     if gpu_beaten:
         out.append(f"{prefix}CPUs trained faster than the GPU for: {'; '.join(gpu_beaten)}.")
     return out
@@ -230,6 +262,26 @@ def header_lines(a: Analysis) -> list[str]:
     lines.append("Epoch times are training only; the validation on the test set that the study's examples ran "
                  "after every epoch is timed apart (--validation study) and added only where the study's "
                  "logged epochs are compared (then and now).")
+    lines.append(machine_state_line(a))
     if o.deadline is not None:
         lines.append(f"Deadline: {o.deadline:g} s of full training.")
     return lines
+
+
+def machine_state_line(a: Analysis) -> str:
+    """How quiet the machines were when cpustudy's own runs started (the 2017 study's were not watched)."""
+    from cpustudy.analysis.holdup import BUSY_CPU_PERCENT, SINGLE_RUN_MARGIN, busy_reason
+
+    own = a.runs[a.runs["study"] != "woolf2017"] if "study" in a.runs else a.runs
+    states = list(own["machine_state"]) if "machine_state" in own else []
+    recorded = [m for m in states if isinstance(m, str) and m]
+    busy = [busy_reason(m) for m in recorded]
+    busy = [b for b in busy if b]
+    rule = (f"findings compare only runs on a quiet machine, whose difference exceeds their repeats' spread "
+            f"(or {SINGLE_RUN_MARGIN:g}x for a single run); the rest are marked inconclusive")
+    if not states:
+        return f"Machine state: no cpustudy runs; {rule}."
+    head = (f"Machine state: {len(busy)} of {len(states)} runs started on a busy machine (e.g. {busy[0]})" if busy
+            else f"Machine state: every run whose state was recorded ({len(recorded)} of {len(states)}) started on a "
+                 f"quiet machine (no other process used {BUSY_CPU_PERCENT:g} % of a CPU)")
+    return f"{head}; {rule}."

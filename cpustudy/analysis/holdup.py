@@ -1,0 +1,88 @@
+"""When a comparison between two configurations holds up, and why not when it does not.
+
+A finding is stated only when the comparison behind it holds up:
+
+* **a quiet machine**: no run of either side was measured while other processes used the CPUs
+  (``busy_reason``: other processes using ``BUSY_CPU_PERCENT`` % of a CPU or more in the sample each
+  run stores before it starts). The load average is not used: on a small machine it still counts the
+  sweep's own previous worker;
+* **a spread that excludes "no difference"**: with two or more runs on each side, their ranges of full
+  training time must not overlap; with a single run on either side, the two must differ by more than
+  ``SINGLE_RUN_MARGIN`` x, the spread of one setting between fresh processes on a shared machine
+  (measured here: up to 2x at worst, 10-30 % typically; ``--repeats 3`` gives a real spread).
+
+The 2017 study's imported logs are one run per configuration on machines cpustudy did not watch:
+their comparisons are reported as that study's (its published figures), not re-judged here.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Mapping
+
+BUSY_CPU_PERCENT = 50.0  # other processes' CPU use, in % of one CPU, that makes a run's machine busy
+SINGLE_RUN_MARGIN = 1.5
+
+
+def busy_reason(machine_state: str | Mapping[str, Any] | None) -> str:
+    """Why a run's machine was busy when it started (empty when quiet or not recorded)."""
+    if not machine_state:
+        return ""
+    if isinstance(machine_state, str):
+        try:
+            machine_state = json.loads(machine_state)
+        except ValueError:
+            return ""
+    if not isinstance(machine_state, Mapping):
+        return ""
+    procs = machine_state.get("busy_processes") or []
+    used = sum(float(p.get("cpu_percent") or 0) for p in procs)
+    if used < BUSY_CPU_PERCENT:
+        return ""
+    top = ", ".join(f"{p.get('name')} {float(p.get('cpu_percent') or 0):.0f} %" for p in procs[:2])
+    load = machine_state.get("loadavg") or [math.nan]
+    return f"busy: other processes used {used:.0f} % of a CPU ({top}; load average {load[0]:.1f})"
+
+
+def _num(v: Any) -> float:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return f
+
+
+def _range(r: Mapping[str, Any], metric: str) -> tuple[float, float, float]:
+    """(low, middle, high) of a configuration's full-training time, or of its cost (the same runs
+    priced at one rate: the time's range scaled)."""
+    low, mid, high = _num(r.get("time_low")), _num(r.get("total_time_s")), _num(r.get("time_high"))
+    if metric == "cost":
+        scale = _num(r.get("cost_usd")) / mid if mid > 0 else math.nan
+        return low * scale, mid * scale, high * scale
+    return low, mid, high
+
+
+def verdict(a: Mapping[str, Any], b: Mapping[str, Any], metric: str = "time") -> str:
+    """Empty when the comparison of configurations ``a`` and ``b`` (summary rows) by ``metric`` (time
+    or cost) holds up; otherwise why it is inconclusive (beginning "busy" when a side ran on a busy
+    machine)."""
+    busy = [str(r.get("busy") or "") for r in (a, b) if r.get("busy")]
+    if busy:
+        return busy[0]
+    if a.get("study") == "woolf2017" and b.get("study") == "woolf2017":
+        return ""
+    (alo, x, ahi), (blo, y, bhi) = _range(a, metric), _range(b, metric)
+    if not (x > 0 and y > 0):
+        return "not measured on both sides"
+    na, nb = int(_num(a.get("n_runs")) or 1), int(_num(b.get("n_runs")) or 1)
+    if na >= 2 and nb >= 2:
+        if ahi < blo or bhi < alo:
+            return ""
+        return f"their repeats overlap ({na} and {nb} runs)"
+    ratio = max(x, y) / min(x, y)
+    if ratio > SINGLE_RUN_MARGIN:
+        return ""
+    return (f"one run {'each' if na == nb == 1 else 'on one side'} and a difference of only {ratio:.2f}x, within "
+            f"the {SINGLE_RUN_MARGIN:g}x that fresh processes vary (measure with --repeats 3)")
