@@ -163,7 +163,8 @@ def measure_overhead(workloads_text: str, *, vcpus: int | None, build: str, epoc
     topo = machine.read_topology()
     configs = [plan(RunSpec(workload=w, vcpus=vcpus or topo.logical, build=build, epochs=epochs,
                             steps_per_epoch=steps_per_epoch, data="synthetic", measure_peak=False,
-                            validation="none"), topo).with_(study="bench-overhead")  # plain Keras does not validate
+                            # like for like: the plain fit neither validates nor augments on the host
+                            validation="none", options={"augment": "none"}), topo).with_(study="bench-overhead")
                for w in wls]
     rows = []
     with measuring(db) as session:
