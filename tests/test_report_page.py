@@ -56,3 +56,16 @@ def test_html_and_markdown_render_one_page_model_in_the_same_order(tmp_path):
     assert '<p class="note">n.</p>' in page_html and "<li>f1</li><li>f2</li>" in page_html
     assert 'src="data:image/png;base64,' in page_html and 'see <a href="s.csv">s.csv</a>.' in page_html
     assert '<table class="wide">' in page_html and "<td>x|y</td>" in page_html
+
+
+def test_the_summary_table_says_n_a_for_a_spread_over_one_run(tmp_path_factory):
+    import reportdb
+
+    from cpustudy.report.page import TABLE_COLUMNS, _rows
+
+    a = reportdb.local_analysis(tmp_path_factory)
+    rows = {(r[1], r[2]): r for r in _rows(a.summary, TABLE_COLUMNS)}
+    iqr = [h for _, h in TABLE_COLUMNS].index("IQR over runs s")
+    assert rows[("mnist_mlp", "cpu1 tf")][iqr] == "n/a"  # one run: no spread over runs, not 0
+    assert rows[("mnist_mlp", "cpu2 tf")][iqr] == "0.5"  # three repeats of 2.5, 3.0 and 2.0 s epochs
+    assert [h for _, h in TABLE_COLUMNS][4] == "epochs in full training"  # not the epochs that were run

@@ -89,7 +89,7 @@ class Page:
 
 TABLE_COLUMNS = [
     ("study", "study"), ("workload", "workload"), ("label", "config"), ("n_runs", "runs"),
-    ("epochs", "epochs"), ("epoch_time_s", "epoch s (median)"), ("epoch_time_iqr_s", "IQR over runs s"),
+    ("epochs", "epochs in full training"), ("epoch_time_s", "epoch s (median)"), ("epoch_time_iqr_s", "IQR over runs s"),
     ("within_run_iqr_s", "IQR within runs s"), ("unstable", "stability"), ("pct_of_peak", "% of FP32 peak"),
     ("total_time_s", "total s"), ("gpu_utilization", "GPU busy"), ("suspect", "suspect"),
     ("time_rel_baseline", "time ×"), ("cost_usd", "cost USD"), ("cost_rel_baseline", "cost ×"),
@@ -121,7 +121,12 @@ def _fmt(col: str, v: Any) -> str:
 
 
 def _rows(df: pd.DataFrame, cols: list[tuple[str, str]]) -> list[list[str]]:
-    return [[_fmt(c, r[c]) for c, _ in cols] for _, r in df.iterrows()]
+    def shown(c: str, r: pd.Series) -> str:
+        if c == "epoch_time_iqr_s" and "n_runs" in r and not (r["n_runs"] >= 2):
+            return "n/a"  # a spread over runs needs two runs; 0 would claim none
+        return _fmt(c, r[c])
+
+    return [[shown(c, r) for c, _ in cols] for _, r in df.iterrows()]
 
 
 def _software_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
@@ -147,7 +152,8 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
                 doc_title=f"cpustudy report: {', '.join(a.studies)}", meta=header_lines(a))
     sus = suspect_notes(a)
     if sus:
-        page.callouts.append(Callout("fallback", "Suspect GPU results.", " ".join(sus)))
+        title = "Suspect GPU results." if any(" is suspect" in n for n in sus) else "GPU results: read with care."
+        page.callouts.append(Callout("fallback", title, " ".join(sus)))
     fb = fallback_notes(a)
     if fb:
         page.callouts.append(Callout("fallback", "Fallback baseline.", " ".join(fb)))
