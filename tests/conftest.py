@@ -54,3 +54,19 @@ def run_config(**fields) -> RunConfig:
                   full_steps_per_epoch=100, samples_per_epoch=3200, flops_per_sample=1, data="synthetic")
     values.update(fields)
     return RunConfig(**values)
+
+
+@pytest.fixture(scope="session")
+def woolf_report(tmp_path_factory):
+    """The invented 2017-style logs imported and reported once: (database, report folder)."""
+    import reportdb
+
+    return reportdb.woolf_report(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def local_analysis(tmp_path_factory):
+    """The analysis of reportdb.make_local_db's CPU-only results, once."""
+    import reportdb
+
+    return reportdb.local_analysis(tmp_path_factory)

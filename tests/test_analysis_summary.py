@@ -14,11 +14,6 @@ import reportdb
 from cpustudy.analysis import summary
 
 
-@pytest.fixture(scope="module")
-def woolf_report(tmp_path_factory):
-    return reportdb.woolf_report(tmp_path_factory)
-
-
 def test_woolf_report_matches_hand_computed_values(woolf_report):
     _, out = woolf_report
     s = reportdb.read_summary(out / "summary.csv")

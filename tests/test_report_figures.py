@@ -12,16 +12,6 @@ from cpustudy.report import figures, theme
 from cpustudy.store import Store
 
 
-@pytest.fixture(scope="module")
-def woolf_report(tmp_path_factory):
-    return reportdb.woolf_report(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def local_analysis(tmp_path_factory):
-    return reportdb.local_analysis(tmp_path_factory)
-
-
 def test_figures_say_which_baseline(local_analysis):
     fig = figures.fig_time_relative(local_analysis, "cpustudy", "mnist_mlp")
     assert "relative to cpu1 tf" in fig.labels.title

@@ -3,22 +3,11 @@ GPU, a fallback baseline or a deadline, prefixed by their study when there are s
 
 from __future__ import annotations
 
-import pytest
 import reportdb
 
 from cpustudy.analysis import summary
 from cpustudy.report import findings
 from cpustudy.store import Store
-
-
-@pytest.fixture(scope="module")
-def woolf_report(tmp_path_factory):
-    return reportdb.woolf_report(tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def local_analysis(tmp_path_factory):
-    return reportdb.local_analysis(tmp_path_factory)
 
 
 def test_findings_against_a_fallback_baseline(local_analysis):

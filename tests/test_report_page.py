@@ -5,13 +5,7 @@ from __future__ import annotations
 
 import re
 
-import pytest
 import reportdb
-
-
-@pytest.fixture(scope="module")
-def woolf_report(tmp_path_factory):
-    return reportdb.woolf_report(tmp_path_factory)
 
 
 def test_woolf_report_writes_charts_and_a_self_contained_page(woolf_report):

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 import reportdb
 
 from cpustudy.analysis import summary
 from cpustudy.report import figures, theme
 from cpustudy.store import Store
-
-
-@pytest.fixture(scope="module")
-def local_analysis(tmp_path_factory):
-    return reportdb.local_analysis(tmp_path_factory)
 
 
 def test_the_theme_is_a_plotnine_theme_and_every_chart_wears_it(local_analysis):
