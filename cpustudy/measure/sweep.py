@@ -125,21 +125,20 @@ def pending(store: Store | None, cells: Iterable[Cell], fresh: bool = False) -> 
     return [c for c in cells if c.key not in done]
 
 
-def estimate_seconds(store: Store | None, cell: Cell) -> tuple[float, bool]:
+def estimate_seconds(ok_runs: Sequence[dict[str, Any]], cell: Cell) -> tuple[float, bool]:
     """Expected wall time of a cell and whether it comes from earlier runs (else a rough guess).
 
-    Earlier ok runs of the same workload, build and vCPUs give the step time and startup; without
-    them, the workload's FLOPs at an assumed 20 GFLOP/s per vCPU (a guess, labelled as such).
+    Earlier ok runs (``ok_runs``) of the same workload, build and vCPUs give the step time and startup;
+    without them, the workload's FLOPs at an assumed 20 GFLOP/s per vCPU (a guess, labelled as such).
     """
     c = cell.config
     steps = c.steps_run
-    if store is not None:
-        rows = [r for r in store.runs(status="ok") if r["workload"] == c.workload
-                and r["build"] == c.build and r["vcpus"] == c.vcpus and r["step_time_s"]]
-        if rows:
-            step = statistics.median(r["step_time_s"] for r in rows)
-            start = statistics.median(r["startup_s"] or DEFAULT_STARTUP_S for r in rows)
-            return start + c.epochs * steps * step, True
+    rows = [r for r in ok_runs if r["workload"] == c.workload
+            and r["build"] == c.build and r["vcpus"] == c.vcpus and r["step_time_s"]]
+    if rows:
+        step = statistics.median(r["step_time_s"] for r in rows)
+        start = statistics.median(r["startup_s"] or DEFAULT_STARTUP_S for r in rows)
+        return start + c.epochs * steps * step, True
     step = c.flops_per_sample * c.batch_size / (20e9 * c.vcpus)
     return DEFAULT_STARTUP_S + c.epochs * steps * max(step, 1e-3), False
 
@@ -246,9 +245,10 @@ def plan_rows(store: Store | None, cells: Sequence[Cell], todo: Sequence[Cell]) 
     """A dry run's table: each cell, whether it is still to measure, its estimated seconds; and the
     total estimate of what is to measure, and whether part of it is a guess (no earlier runs)."""
     todo_keys = {c.key for c in todo}
+    ok_runs = store.runs(status="ok") if store is not None else []  # read once, not once per cell
     rows, total, guessed = [], 0.0, False
     for c in cells:
-        est, measured = estimate_seconds(store, c)
+        est, measured = estimate_seconds(ok_runs, c)
         if c.key in todo_keys:
             total += est
             guessed = guessed or not measured
@@ -279,8 +279,10 @@ class SweepPlan:
     def dry_run(self, fresh: bool) -> tuple[list[dict[str, Any]], float, bool]:
         from cpustudy.store import Store
 
-        store = Store.read(self.db_path) if self.db_path.is_file() else None
-        return plan_rows(store, self.cells, pending(store, self.cells, fresh))
+        if not self.db_path.is_file():
+            return plan_rows(None, self.cells, self.cells)
+        with Store.read(self.db_path) as store:
+            return plan_rows(store, self.cells, pending(store, self.cells, fresh))
 
     def measure(self, fresh: bool, timeout_s: float | None, say: Callable[[str], None],
                 progress: Callable[[Callable[..., Any], int], Any]) -> SweepResult:
