@@ -83,6 +83,7 @@ class _Run:
     def go(self, timeout_s: float | None) -> RunOutcome:
         worker = _Worker.start(self.config)
         if worker.spawn_error:
+            worker.discard_log()
             return self._finish("failed", worker.spawn_error, None)
         try:
             for kind, event in worker.events(timeout_s):
