@@ -54,3 +54,27 @@ def test_time_outside_the_steps_is_added_once_per_projected_epoch_not_scaled():
     # Epochs stored without the split (older runs) are projected as a whole, as before.
     old = summarize(config, [{k: v for k, v in e.items() if k == "elapsed_s"} for e in epochs[1:]], 4.0)
     assert old["epoch_time_s"] == pytest.approx(35.0) and old["epoch_boundary_s"] is None
+
+
+def test_stability_flag_and_iqr_share_one_basis():
+    # A 2.5 s stall in one of three 20-step epochs makes the raw epoch times vary by ~70 %, but
+    # projected to a full epoch (the stall added once) the times vary by ~20 %, and a steady stall
+    # varies not at all: the flag follows the projected figures the IQR beside it describes.
+    config = run_config(steps_per_epoch=10, full_steps_per_epoch=100, batch_size=32, vcpus=1)
+    steady = [{"elapsed_s": 3.5, "steps_s": 1.0, "boundary_s": 2.5} for _ in range(3)]
+    wobbly = [{"elapsed_s": 1.0 + b, "steps_s": s, "boundary_s": b}
+              for s, b in ((1.0, 2.5), (1.02, 0.0), (0.98, 2.5))]
+    s = summarize(config, wobbly, 1.0)
+    raw = [1.0 + b for b in (2.5, 0.0, 2.5)]
+    assert max(raw) / min(raw) > 3  # the raw times alone would have been flagged
+    shown = [10.0 + 2.5, 10.2, 9.8 + 2.5]
+    mean = sum(shown) / 3
+    sd = (sum((x - mean) ** 2 for x in shown) / 2) ** 0.5
+    assert s["epoch_time_cv"] == pytest.approx(sd / mean)
+    assert s["unstable"] is True  # 12.5 vs 10.2: the projected epochs do differ by > 5 %
+    calm = summarize(config, steady, 1.0)
+    assert calm["epoch_time_cv"] == pytest.approx(0.0) and calm["unstable"] is False
+    # A 0.3 s stall in one short epoch: 16 % in raw times, 1.7 % in projected full epochs.
+    stall = [{"elapsed_s": 1.0 + b, "steps_s": 1.0, "boundary_s": b} for b in (0.0, 0.3, 0.0)]
+    s = summarize(config, stall, 1.0)
+    assert s["epoch_time_cv"] < 0.02 and s["unstable"] is False

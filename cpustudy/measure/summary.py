@@ -40,13 +40,14 @@ def summarize(config: RunConfig, epochs: Sequence[Mapping[str, Any]], startup_s:
     scale = config.full_steps_per_epoch / steps if projected else 1.0
     iqr = cv = None
     if len(times) >= 2:
-        # The spread of the figure reported: each epoch as run, or each epoch projected like the median.
+        # The spread of the figure reported, on one basis for the IQR and the stability flag: each
+        # epoch as run, or each epoch projected like the median (the epoch-end stall added once).
         shown = ([e["steps_s"] * scale + e["boundary_s"] for e in basis] if projected and split
                  else [t * scale for t in times])
         q = statistics.quantiles(shown, n=4, method="inclusive")
         iqr = q[2] - q[0]
-        mean = statistics.fmean(times)
-        cv = statistics.stdev(times) / mean if mean > 0 else None
+        mean = statistics.fmean(shown)
+        cv = statistics.stdev(shown) / mean if mean > 0 else None
     epoch_time = (step_time * config.full_steps_per_epoch + (boundary or 0.0)) if projected else measured
     validation = validation_summary(config, basis)
     gpu = [e["gpu_util"] for e in basis if e.get("gpu_util") is not None]
