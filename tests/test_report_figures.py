@@ -4,6 +4,7 @@ ggplot objects, not rendered."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 import reportdb
 
@@ -75,3 +76,32 @@ def test_heatmap_legend_breaks_are_spaced_so_labels_do_not_overlap(lim):
     assert all(b2 - b1 >= 2 * lim / 7 - 1e-9 for b1, b2 in zip(breaks, breaks[1:]))
     if lim >= 1.0:
         assert len(breaks) >= 3  # a scale wide enough for labels on both sides has them
+
+
+def test_speedup_labels_sit_beside_their_own_builds_point(tmp_path):
+    # tf scales worse than tf-onednn (the stock build is the lower curve), so a label placed by build
+    # family alone would sit on the other build's point; labels come from the points' own rows.
+    with Store.open(tmp_path / "scale.sqlite") as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 4})
+        for build, times in (("tf", (8.0, 6.0, 5.0)), ("tf-onednn", (8.0, 4.4, 2.6)), ("tf-eigen", (8.0, 5.0, 4.0))):
+            for vcpus, t in zip((1, 2, 4), times):
+                reportdb.add_run(s, m, "mnist_mlp", build, vcpus, [t, t])
+    with Store.read(tmp_path / "scale.sqlite") as s:
+        a = summary.analyze(s, summary.Options())
+    fig = figures.fig_speedup(a, "cpustudy")
+    points = fig.data.set_index(["build", "vcpus"])["speedup_vs_fewest_vcpus"]
+    texts = [layer for layer in fig.layers if type(layer.geom).__name__ == "geom_text"]
+    labels = pd.concat([layer.geom.data for layer in texts])
+    assert len(labels) == 6  # 3 builds x the 2 counts past the first
+    for r in labels.itertuples():
+        point = points[(r.build, r.vcpus)]
+        assert r.speedup_vs_fewest_vcpus == point  # the label's anchor is its own build's point
+        others = [points[(b, r.vcpus)] for b in ("tf", "tf-onednn", "tf-eigen") if b != r.build]
+        if r.va == "bottom":  # above the point: only for the highest point at that x
+            assert r.label_y > point and point > max(others)
+        elif r.va == "top":  # below the point: only for the lowest
+            assert r.label_y < point and point < min(others)
+        else:  # between the others: beside its point, to the right
+            assert r.label_y == point and min(others) < point < max(others)
+    tf4 = labels[(labels["build"] == "tf") & (labels["vcpus"] == 4)].iloc[0]
+    assert tf4["va"] == "top" and tf4["eff"] == "40%"  # 8/5 = 1.6x of 4x ideal

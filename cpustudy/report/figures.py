@@ -161,13 +161,10 @@ def fig_speedup(a: Analysis, study: str) -> ggplot | None:
         for v in sorted(g["vcpus"].unique()):
             ideal.append({"workload": w, "vcpus": v, "ideal": v / lo})
     ideal_df = pd.DataFrame(ideal)
-    df["eff"] = df["parallel_efficiency"].map(lambda e: f"{e:.0%}")
-    first = df.groupby(["workload", "build"])["vcpus"].transform("min")
-    labelled = df[df["vcpus"] > first]
-    above = labelled[labelled["build"].isin(STOCK_BUILDS)]
-    below = labelled[~labelled["build"].isin(STOCK_BUILDS)]
+    ys = pd.concat([df["speedup_vs_fewest_vcpus"], ideal_df["ideal"]])
+    labels = efficiency_labels(df, span=math.log2(float(ys.max()) / float(ys.min())))
     workloads = list(dict.fromkeys(df["workload"]))
-    for d in (df, above, below):
+    for d in (df, labels):
         d["workload"] = pd.Categorical(d["workload"], categories=workloads, ordered=True)
     ideal_df["workload"] = pd.Categorical(ideal_df["workload"], categories=workloads, ordered=True)
     counts = sorted(df["vcpus"].unique())
@@ -179,8 +176,14 @@ def fig_speedup(a: Analysis, study: str) -> ggplot | None:
                     inherit_aes=False)
         + geom_line(size=0.9)
         + geom_point(size=2.2)
-        + geom_text(aes(label="eff"), data=above, nudge_y=0.1, size=6.5, va="bottom", show_legend=False)
-        + geom_text(aes(label="eff"), data=below, nudge_y=-0.1, size=6.5, va="top", show_legend=False)
+        + geom_text(aes(y="label_y", label="eff"), data=labels[labels["va"] == "bottom"], size=6.5, va="bottom",
+                    show_legend=False)
+        + geom_text(aes(y="label_y", label="eff"), data=labels[labels["va"] == "top"], size=6.5, va="top",
+                    show_legend=False)
+        + geom_text(aes(y="label_y", label="eff"), data=labels[labels["ha"] == "left"], size=6.5,
+                    ha="left", nudge_x=0.15, show_legend=False)
+        + geom_text(aes(y="label_y", label="eff"), data=labels[labels["ha"] == "right"], size=6.5,
+                    ha="right", nudge_x=-0.15, show_legend=False)
         + facet_wrap("workload", ncol=ncol)
         + scale_x_continuous(trans="log2", breaks=counts, labels=[f"{int(c)}" for c in counts])
         + scale_y_continuous(trans="log2", labels=lambda v: [f"{x:g}x" for x in v])
@@ -196,6 +199,32 @@ def fig_speedup(a: Analysis, study: str) -> ggplot | None:
         + theme_cpustudy()
         + theme(figure_size=(3.0 * ncol + 1, 2.6 * nrow + 1.6))
     )
+
+
+def efficiency_labels(df: pd.DataFrame, span: float = 1.0) -> pd.DataFrame:
+    """One parallel-efficiency label per point past a build's first vCPU count, placed from that point's
+    own row: at each (workload, vCPUs) the fastest-scaling build is labelled above its point, the slowest
+    below it, and any build between them beside its point (``va`` "center"; to the right, or to the left
+    at the largest vCPU count, where the panel ends), so no label sits on another build's point. A label
+    clears its point by 6 % of the y axis (``span``: its range in powers of two).
+    Columns: the point's (workload, build, vcpus, speedup_vs_fewest_vcpus), ``eff``, ``label_y``, ``va``,
+    ``ha``."""
+    first = df.groupby(["workload", "build"])["vcpus"].transform("min")
+    d = df[df["vcpus"] > first].copy()
+    d["eff"] = d["parallel_efficiency"].map(lambda e: f"{e:.0%}")
+    d["va"] = "center"
+    for _, g in d.groupby(["workload", "vcpus"], sort=False):
+        order = g.sort_values(["speedup_vs_fewest_vcpus", "build"]).index
+        d.loc[order[-1], "va"] = "bottom"
+        if len(order) > 1:
+            d.loc[order[0], "va"] = "top"
+    gap = 2 ** (0.06 * max(1.0, span))
+    shift = d["va"].map({"bottom": gap, "top": 1 / gap, "center": 1.0})
+    d["label_y"] = d["speedup_vs_fewest_vcpus"] * shift
+    d["ha"] = "center"
+    d.loc[d["va"] == "center", "ha"] = "left"
+    d.loc[(d["va"] == "center") & (d["vcpus"] == df["vcpus"].max()), "ha"] = "right"
+    return d
 
 
 def fig_build_heatmap(a: Analysis, study: str) -> ggplot | None:
