@@ -105,3 +105,34 @@ def test_speedup_labels_sit_beside_their_own_builds_point(tmp_path):
             assert r.label_y == point and min(others) < point < max(others)
     tf4 = labels[(labels["build"] == "tf") & (labels["vcpus"] == 4)].iloc[0]
     assert tf4["va"] == "top" and tf4["eff"] == "40%"  # 8/5 = 1.6x of 4x ideal
+
+
+def _time_cost(tmp_path, runs):
+    with Store.open(tmp_path / "tc.sqlite") as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        for device, build, vcpus, t in runs:
+            reportdb.add_run(s, m, "mnist_mlp", build, vcpus, [t, t], device=device)
+    with Store.read(tmp_path / "tc.sqlite") as s:
+        a = summary.analyze(s, summary.Options(gpu_instance="gcp:g2-standard-4"))
+    fig = figures.fig_time_cost(a, "cpustudy")
+    path = [layer for layer in fig.layers if type(layer.geom).__name__ == "geom_path"][0]
+    return fig, path.geom.data
+
+
+def test_time_cost_draws_a_two_point_pareto_front_and_labels_every_dot(tmp_path):
+    # The GPU is faster but dearer than 2 vCPUs, which beat 1 vCPU on both: a front of two points.
+    fig, front = _time_cost(tmp_path, [("cpu", "tf", 1, 8.0), ("cpu", "tf", 2, 4.0), ("gpu", "jax-here", 1, 0.5)])
+    assert sorted(front["text"]) == ["2", "GPU"]
+    assert fig.labels.subtitle.startswith("Numbers: vCPUs; dashed: Pareto front")
+    assert sorted(fig.data["text"]) == ["1", "2", "GPU"]  # every dot says its vCPUs (or GPU)
+    texts = [layer for layer in fig.layers if type(layer.geom).__name__ == "geom_text"]
+    assert texts and texts[0].geom.data is None  # the labels are drawn from the points' own frame
+    assert set(fig.data["build_key"]) == {"tf", "gpu"}
+
+
+def test_time_cost_does_not_promise_a_front_of_one_point(tmp_path):
+    # 2 vCPUs are both faster and cheaper than 1 (a 2-vCPU VM is the smallest priced): nothing to draw.
+    fig, front = _time_cost(tmp_path, [("cpu", "tf", 1, 8.0), ("cpu", "tf", 2, 3.0)])
+    assert front.empty
+    assert "no front to draw" in fig.labels.subtitle and "dashed" not in fig.labels.subtitle
+    assert sorted(fig.data["text"]) == ["1", "2"]

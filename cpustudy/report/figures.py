@@ -29,6 +29,7 @@ from plotnine import (
     coord_flip,
     element_blank,
     facet_wrap,
+    geom_blank,
     geom_col,
     geom_hline,
     geom_line,
@@ -51,6 +52,7 @@ from plotnine import (
 )
 
 from cpustudy import __version__
+from cpustudy.analysis.runs import vcpus_int
 from cpustudy.analysis.studies import STOCK_BUILDS, study_title
 from cpustudy.analysis.summary import Analysis, cheapest, pareto_front, then_and_now
 from cpustudy.report.findings import baseline_phrase, baseline_subtitle, times
@@ -282,9 +284,30 @@ def log2_breaks(lim: float) -> list[float]:
     return sorted(picks)
 
 
+def point_labels(df: pd.DataFrame) -> list[str]:
+    """The text beside each dot of the time-vs-cost chart: its vCPU count, or "GPU"."""
+    return ["GPU" if d == "gpu" else f"{vcpus_int(v)}" for d, v in zip(df["device"], df["vcpus"])]
+
+
+def span_frame(df: pd.DataFrame, x: str, y: str, ratio: float = 1.6) -> pd.DataFrame:
+    """Invisible corner points per workload so that each free log axis spans at least ``ratio`` (a panel
+    of one point, or of points almost equal, otherwise gets a degenerate axis and loses its labels)."""
+    rows = []
+    for w, g in df.groupby("workload", sort=False, observed=True):
+        corner: dict[str, Any] = {"workload": w}
+        for col in (x, y):
+            lo, hi = float(g[col].min()), float(g[col].max())
+            grow = math.sqrt(ratio * lo / hi) if hi < ratio * lo else 1.0
+            corner[col] = (lo / grow, hi * grow)
+        rows.append({"workload": w, x: corner[x][0], y: corner[y][0]})
+        rows.append({"workload": w, x: corner[x][1], y: corner[y][1]})
+    return pd.DataFrame(rows)
+
+
 def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggplot | None:
-    """Time vs cost per configuration with the Pareto front and the cheapest one meeting the deadline
-    (or the cheapest overall without one)."""
+    """Time vs cost per configuration, each dot labelled with its vCPUs (or GPU) and coloured by build,
+    with the Pareto front where it has two or more points and the cheapest configuration meeting the
+    deadline (or the cheapest overall without one) ringed."""
     s = a.summary
     df = s[(s["study"] == study)].dropna(subset=["total_time_s", "cost_usd"]).copy()
     if df.empty:
@@ -297,22 +320,39 @@ def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggp
         idx = cheapest(g, deadline)
         if idx is not None:
             df.loc[idx, "pick"] = True
-    df["build_key"] = [("gpu" if d == "gpu" else b) for b, d in zip(df["build"], df["device"])]
+    gpu_builds = df.loc[df["device"] == "gpu", "build"].nunique()
+    df["build_key"] = [("gpu" if gpu_builds <= 1 else f"gpu {b}") if d == "gpu" else b
+                       for b, d in zip(df["build"], df["device"])]
+    df["text"] = point_labels(df)
     colours = build_colours(df, "build_key")
     workloads = list(dict.fromkeys(df["workload"]))
     df["workload"] = pd.Categorical(df["workload"], categories=workloads, ordered=True)
-    front = df[df["pareto"]].sort_values(["workload", "total_time_s"])
+    fronts = df[df["pareto"]].groupby("workload", observed=True)["pareto"].transform("size")
+    front = df[df["pareto"]][fronts >= 2].sort_values(["workload", "total_time_s"])
     picks = df[df["pick"]]
+    blank = span_frame(df, "total_time_s", "cost_usd")
+    blank["workload"] = pd.Categorical(blank["workload"], categories=workloads, ordered=True)
     ncol = min(4, len(workloads))
     nrow = math.ceil(len(workloads) / ncol)
-    what = f"cheapest within {deadline:g} s (ringed)" if deadline is not None else "cheapest (ringed)"
+    what = f"cheapest within {deadline:g} s ringed" if deadline is not None else "cheapest ringed"
+    if deadline is not None and picks["workload"].nunique() < len(workloads):
+        what += f" (none finishes in time in {len(workloads) - picks['workload'].nunique()} panel(s))"
+    lone = len(workloads) - front["workload"].nunique()
+    if front.empty:
+        pareto = "one configuration is both the fastest and the cheapest in every panel (no front to draw)"
+    elif lone:
+        pareto = (f"dashed: Pareto front (nothing is both faster and cheaper); in {lone} panel(s) one "
+                  "configuration is both fastest and cheapest")
+    else:
+        pareto = "dashed: Pareto front (nothing is both faster and cheaper)"
     p = (
         ggplot(df, aes(x="total_time_s", y="cost_usd"))
+        + geom_blank(data=blank)
         + geom_path(data=front, color="#555555", linetype="dashed", size=0.6)
         + geom_point(aes(color="build_key"), size=2.4, alpha=0.9)
         + geom_point(data=picks, shape="o", size=6, color="#111111", fill="none", stroke=1.0)
-        + geom_text(aes(label="label"), data=front, size=6.5, ha="left", va="bottom", nudge_x=0.012,
-                    nudge_y=0.03, color="#333333")
+        + geom_text(aes(label="text", color="build_key"), size=6.5, ha="left", va="bottom", nudge_x=0.02,
+                    nudge_y=0.02, show_legend=False)
         + facet_wrap("workload", ncol=ncol, scales="free")
         + scale_x_log10(expand=(0.08, 0, 0.2, 0), labels=_seconds)
         + scale_y_log10(expand=(0.1, 0, 0.15, 0), labels=_dollars)
@@ -322,7 +362,7 @@ def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggp
             y="Cost of full training (USD, log scale)",
             color="build",
             title=f"Time vs cost: {study_title(study)}",
-            subtitle=f"Dashed: Pareto front (nothing is both faster and cheaper); {what}",
+            subtitle=f"Numbers: vCPUs; {pareto}; {what}",
             caption=f"{_price_caption(df)}  cpustudy {__version__}",
         )
         + theme_cpustudy()
