@@ -15,6 +15,11 @@ def test_findings_against_a_fallback_baseline(local_analysis):
     assert ("2 vCPUs tf-eigen is the cheapest configuration for mnist_mlp: 0.50× the cost of 1 vCPU tf (the "
             "fallback baseline, no GPU run of mnist_mlp) at 0.50× its time.") in facts
     assert "Only one configuration of mnist_cnn was measured: 1 vCPU tf (projected)." in facts
+    # 1 vCPU is priced as the smallest n2-highcpu VM, which has 2: the page says why cost follows time there.
+    vm = [f for f in facts if f.startswith("Cost at 1 vCPU is that of gcp:n2-highcpu-2 (2 vCPUs)")]
+    assert len(vm) == 1 and "cost follows time" in vm[0]
+    one = local_analysis.summary[local_analysis.summary["vcpus"] == 1]
+    assert (one["instance"] == "gcp:n2-highcpu-2").all()
 
 
 def test_findings_name_their_study_when_there_are_several(tmp_path):

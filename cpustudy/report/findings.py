@@ -133,6 +133,22 @@ def findings(a: Analysis) -> list[str]:
     if s["projected"].any():
         out.append("Figures marked (projected) or * come from epochs capped to fewer steps and projected to a "
                    "full epoch.")
+    out += larger_vm_notes(s)
+    return out
+
+
+def larger_vm_notes(s: pd.DataFrame) -> list[str]:
+    """One sentence per instance that priced configurations with fewer vCPUs than it has (the family's
+    smallest VM is larger than the run): their cost is the whole VM's, so it does not shrink with vCPUs."""
+    out = []
+    mask = s["price_note"].fillna("").str.contains("priced as the next larger")
+    for inst, g in s[mask].groupby("instance", sort=False):
+        counts = sorted({int(v) for v in g["vcpus"].dropna()})
+        size = str(g["price_note"].iloc[0]).rsplit("(", 1)[-1].rstrip(")")
+        runs = " and ".join(f"{c} vCPU{'s' if c != 1 else ''}" for c in counts)
+        out.append(f"Cost at {runs} is that of {inst} ({size}), the smallest VM of its family with that many "
+                   f"vCPUs: renting it costs the same whatever share of it a run uses, so there cost follows "
+                   f"time (it is not cut pro rata).")
     return out
 
 
