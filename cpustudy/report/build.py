@@ -8,6 +8,7 @@ from typing import Callable
 
 from cpustudy.analysis.summary import Options, analyze
 from cpustudy.errors import UserError
+from cpustudy.report.findings import fallback_notes
 from cpustudy.report.page import write_report
 from cpustudy.store import Store
 
@@ -45,6 +46,5 @@ def build_report(db: str | Path | None, opts: Options, out: Path | None = None, 
                                progress=lambda stem: progress(f"rendering {stem} into {out}/"))
     except OSError as exc:
         raise UserError(f"cannot write the report into {out} ({exc.strerror or exc})") from None
-    notes = [f"{study} {workload}: fallback baseline {b.label} ({b.note})"
-             for (study, workload), b in result.baselines.items() if b.kind == "fallback"]
+    notes = [f"fallback baseline: {n}" for n in fallback_notes(result)]
     return Built(out, len(written["charts"]), notes + list(result.notes))

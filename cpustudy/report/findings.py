@@ -253,11 +253,22 @@ def suspect_notes(a: Analysis) -> list[str]:
 
 
 def fallback_notes(a: Analysis) -> list[str]:
-    """Each workload whose baseline is a fallback, and why."""
-    out = []
+    """The workloads whose baseline is a fallback, one sentence per study, baseline and reason (not one
+    per workload): e.g. "no GPU run of mnist_mlp and mnist_cnn: each is compared with cpu1 tf, the stock
+    build at the fewest vCPUs"."""
+    groups: dict[tuple[str, str, str, str], list[str]] = {}
     for (study, workload), b in a.baselines.items():
         if b.kind == "fallback":
-            out.append(f"{study_title(study)}, {workload}: fallback baseline {b.label} ({b.note}).")
+            missing, _, why = b.note.partition(": ")
+            missing = missing.removesuffix(f" of {workload}")
+            groups.setdefault((study, b.label, missing, why), []).append(workload)
+    out = []
+    for (study, label, missing, why), workloads in groups.items():
+        names = workloads[0] if len(workloads) == 1 else ", ".join(workloads[:-1]) + f" and {workloads[-1]}"
+        each = "it is" if len(workloads) == 1 else "each is"
+        prefix = f"{study_title(study)}: " if len(a.studies) > 1 else ""
+        out.append(f"{prefix}{missing} of {names}: {each} compared with {label}"
+                   + (f", {why}." if why else "."))
     return out
 
 
