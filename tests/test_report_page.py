@@ -55,11 +55,25 @@ def test_html_and_markdown_render_one_page_model_in_the_same_order(tmp_path):
 def test_the_summary_table_says_n_a_for_a_spread_over_one_run(tmp_path_factory):
     import reportdb
 
-    from cpustudy.report.page import TABLE_COLUMNS, _rows
+    from cpustudy.report.page import TIME_COLUMNS, _rows
 
     a = reportdb.local_analysis(tmp_path_factory)
-    rows = {(r[1], r[2]): r for r in _rows(a.summary, TABLE_COLUMNS)}
-    iqr = [h for _, h in TABLE_COLUMNS].index("IQR over runs s")
+    rows = {(r[1], r[2]): r for r in _rows(a.summary, TIME_COLUMNS)}
+    iqr = [h for _, h in TIME_COLUMNS].index("IQR over runs s")
     assert rows[("mnist_mlp", "cpu1 tf")][iqr] == "n/a"  # one run: no spread over runs, not 0
     assert rows[("mnist_mlp", "cpu2 tf")][iqr] == "0.5"  # three repeats of 2.5, 3.0 and 2.0 s epochs
-    assert [h for _, h in TABLE_COLUMNS][4] == "epochs in full training"  # not the epochs that were run
+    assert [h for _, h in TIME_COLUMNS][4] == "epochs in full training"  # not the epochs that were run
+
+
+def test_the_summary_tables_are_narrow_enough_to_read_and_lose_no_column(tmp_path_factory):
+    import reportdb
+
+    from cpustudy.report.page import COST_COLUMNS, TIME_COLUMNS, build_page
+
+    page = build_page(reportdb.local_analysis(tmp_path_factory), [], [])
+    summary = [s for s in page.sections if s.title == "Summary"][0]
+    tables = [b for b in summary.blocks if hasattr(b, "header")]
+    assert [len(t.header) for t in tables] == [len(TIME_COLUMNS), len(COST_COLUMNS)]
+    assert all(len(t.header) <= 14 for t in tables)  # each fits a 1200 px page; the rest is in summary.csv
+    shown = {c for c, _ in TIME_COLUMNS + COST_COLUMNS}
+    assert {"cost_usd", "cost_rel_baseline", "instance", "baseline", "projected", "unstable"} <= shown

@@ -87,14 +87,19 @@ class Page:
 
 # -- building it -------------------------------------------------------------------------------------
 
-TABLE_COLUMNS = [
-    ("study", "study"), ("workload", "workload"), ("label", "config"), ("n_runs", "runs"),
-    ("epochs", "epochs in full training"), ("epoch_time_s", "epoch s (median)"), ("epoch_time_iqr_s", "IQR over runs s"),
-    ("within_run_iqr_s", "IQR within runs s"), ("unstable", "stability"), ("pct_of_peak", "% of FP32 peak"),
-    ("total_time_s", "total s"), ("gpu_utilization", "GPU busy"), ("suspect", "suspect"),
-    ("time_rel_baseline", "time ×"), ("cost_usd", "cost USD"), ("cost_rel_baseline", "cost ×"),
-    ("cost_per_million_samples_usd", "USD / M samples"), ("instance", "priced as"), ("price_kind", "rate"),
-    ("baseline", "baseline"), ("projected", "projected"),
+# The summary on the page is two tables of at most 14 columns each, so that each fits a page 1200 px
+# wide (all columns are in summary.csv): what the time is and how far to trust it, then what it costs.
+KEY_COLUMNS = [("study", "study"), ("workload", "workload"), ("label", "config")]
+TIME_COLUMNS = KEY_COLUMNS + [
+    ("n_runs", "runs"), ("epochs", "epochs in full training"), ("epoch_time_s", "epoch s (median)"),
+    ("epoch_time_iqr_s", "IQR over runs s"), ("within_run_iqr_s", "IQR within runs s"), ("unstable", "stability"),
+    ("total_time_s", "total s"), ("projected", "projected"), ("pct_of_peak", "% of FP32 peak"),
+    ("gpu_utilization", "GPU busy"), ("suspect", "suspect"),
+]
+COST_COLUMNS = KEY_COLUMNS + [
+    ("total_time_s", "total s"), ("time_rel_baseline", "time ×"), ("cost_usd", "cost USD"),
+    ("cost_rel_baseline", "cost ×"), ("cost_per_million_samples_usd", "USD / M samples"), ("instance", "priced as"),
+    ("price_kind", "rate"), ("baseline", "baseline"),
 ]
 
 
@@ -102,7 +107,7 @@ def _fmt(col: str, v: Any) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
         return ""
     if col == "unstable":
-        return "unstable: CV > 5 %" if bool(v) else ""
+        return "unstable" if bool(v) else ""
     if isinstance(v, bool) or col == "projected":
         return "projected" if bool(v) else ""
     if col in ("pct_of_peak", "gpu_utilization"):
@@ -156,7 +161,8 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
         page.callouts.append(Callout("fallback", title, " ".join(sus)))
     fb = fallback_notes(a)
     if fb:
-        page.callouts.append(Callout("fallback", "Fallback baseline.", " ".join(fb)))
+        # Not an error: the reference the ratios are taken against, said once per reason.
+        page.callouts.append(Callout("note", "Baseline.", " ".join(fb)))
     if a.notes:
         page.callouts.append(Callout("note", "", " ".join(n + "." for n in a.notes)))
     page.sections.append(Section("Findings", [Bullets(facts)]))
@@ -169,7 +175,11 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
     page.sections.append(Section("Summary", [
         Paragraph(["Every figure is computed from stored results; all columns are in ",
                    Link("summary.csv", "summary.csv"), ". Repeats are aggregated by their median."]),
-        Table([h for _, h in TABLE_COLUMNS], _rows(a.summary, TABLE_COLUMNS)),
+        Paragraph(["Time, and how far to trust it (unstable: the timed epochs of a run vary by more than 5 %, "
+                   "as coefficient of variation):"]),
+        Table([h for _, h in TIME_COLUMNS], _rows(a.summary, TIME_COLUMNS)),
+        Paragraph(["Cost, and against which baseline the ratios (×) are taken:"]),
+        Table([h for _, h in COST_COLUMNS], _rows(a.summary, COST_COLUMNS)),
     ]))
     page.sections.append(Section("Prices used", [Table(*_price_rows(a), wide=True)]))
     page.sections.append(Section("Machines and software", [Table(*_software_rows(a))]))
@@ -188,8 +198,9 @@ h1{font-size:1.7em;margin-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid 
 figure img{max-width:100%;height:auto;border:1px solid #eee}
 table{border-collapse:collapse;font-size:.82em;margin:1em 0;display:block;overflow-x:auto}
 th,td{border:1px solid #ddd;padding:.25em .5em;text-align:right;white-space:nowrap}
-th{background:#f4f4f4}td:nth-child(-n+3){text-align:left}
+th{background:#f4f4f4;white-space:normal;vertical-align:bottom;min-width:3.5em}td:nth-child(-n+3){text-align:left}
 table.wide td{white-space:normal;text-align:left;max-width:40em}
+td:last-child{white-space:normal;text-align:left;min-width:14em}
 """
 
 
