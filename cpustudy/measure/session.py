@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
-from cpustudy.store import Store
+from cpustudy.store import Store, default_path, snapshot
 
 
 class SweepLock:
@@ -48,16 +48,31 @@ class SweepLock:
 
 
 @contextlib.contextmanager
-def measuring(db: str | Path | None, machine: machine_mod.Machine | None = None) -> Iterator[Session]:
+def measuring(db: str | Path | None, machine: machine_mod.Machine | None = None,
+              snapshot_to: str | Path | None = None) -> Iterator[Session]:
     """Open the database for measuring: the lock held, runs left ``running`` by a killed process
-    marked failed, and this machine's row. Every measuring command goes through here."""
-    store = Store.open(db)
+    marked failed, and this machine's row. Every measuring command goes through here.
+
+    With ``snapshot_to`` (a file on a bucket mount), a database that does not exist yet starts from that
+    snapshot (a cut job resumed on a new VM), and a snapshot is written there now and after every run
+    starts and finishes."""
+    path = Path(db) if db else default_path()
+    restored = snapshot.restore(snapshot_to, path) if snapshot_to else False
+    store = Store.open(path)
     try:
         with SweepLock(store.path):
-            stale = store.fail_stale_running()
+            reason = ("its job was cut (a preempted VM or a killed process) before it finished; resumed from "
+                      "the snapshot" if restored else "the process measuring it was killed before it finished")
+            stale = store.fail_stale_running(reason)
             m = machine or machine_mod.collect()
-            yield Session(store, store.machine_id(m.as_dict()), stale)
+            session = Session(store, store.machine_id(m.as_dict()), stale, restored)
+            if snapshot_to:
+                target = Path(snapshot_to)
+                snapshot.write(store.conn, target)
+                store.on_run_change = lambda: snapshot.write(store.conn, target)
+            yield session
     finally:
+        store.on_run_change = None
         store.close()
 
 
@@ -66,3 +81,4 @@ class Session:
     store: Store
     machine_id: int
     stale: int
+    restored: bool = False  # started from a snapshot

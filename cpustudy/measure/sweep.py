@@ -285,15 +285,20 @@ class SweepPlan:
             return plan_rows(store, self.cells, pending(store, self.cells, fresh))
 
     def measure(self, fresh: bool, timeout_s: float | None, say: Callable[[str], None],
-                progress: Callable[[Callable[..., Any], int], Any]) -> SweepResult:
-        """Measure what is not measured yet (everything with ``fresh``), under ``progress``."""
+                progress: Callable[[Callable[..., Any], int], Any],
+                snapshot_to: str | Path | None = None) -> SweepResult:
+        """Measure what is not measured yet (everything with ``fresh``), under ``progress``; with
+        ``snapshot_to``, start from that snapshot if the database is new and keep it up to date
+        (:func:`cpustudy.measure.session.measuring`)."""
         import time
 
         from cpustudy.environment import state
         from cpustudy.measure.session import measuring
 
-        with measuring(self.db_path, self.machine) as session:
+        with measuring(self.db_path, self.machine, snapshot_to) as session:
             store = session.store
+            if session.restored:
+                say(f"resumed from the snapshot {snapshot_to}")
             todo = pending(store, self.cells, fresh)
             for warning in state.warnings(state.machine_state()):
                 say(f"warning: {warning} (timings may be noisy; see `cpustudy machine --check`)")

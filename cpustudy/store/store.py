@@ -18,7 +18,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import cpustudy.store.schema as schema
 from cpustudy.errors import UserError
@@ -61,6 +61,9 @@ class Store:
         self.conn = conn
         self.path = path
         self._columns: dict[str, tuple[str, ...]] = {}
+        # Called after a run starts or finishes, once committed (``sweep --snapshot-to`` copies the
+        # database there, so a cut job resumes from it).
+        self.on_run_change: Callable[[], None] | None = None
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -253,7 +256,12 @@ class Store:
         }
         with self.transaction():
             cur = self._insert("runs", cols)
+        self._changed()
         return row_id(cur)
+
+    def _changed(self) -> None:
+        if self.on_run_change is not None and not self.conn.in_transaction:
+            self.on_run_change()
 
     def set_software(self, run_id: int, software: Mapping[str, Any]) -> None:
         values = {k: software[k] for k in SOFTWARE_FIELDS if k in software}  # others stay as they are
@@ -303,6 +311,7 @@ class Store:
                 {', '.join(f'{k} = ?' for k in values)} WHERE id = ?""",
                 (status, exit_code, error, now(), *values.values(), run_id),
             )
+        self._changed()
 
     def peak(self, machine_id: int, config_key: str) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT * FROM peaks WHERE machine_id = ? AND config_key = ?",
@@ -339,12 +348,12 @@ class Store:
         out["setting"] = json.loads(out["setting"])
         return out
 
-    def fail_stale_running(self) -> int:
+    def fail_stale_running(self, reason: str = "the process measuring it was killed before it finished") -> int:
         """Mark runs left ``running`` by a killed process as failed (call only under the sweep lock)."""
         with self.transaction():
             cur = self.conn.execute(
                 "UPDATE runs SET status = 'failed', finished_at = ?, error = ? WHERE status = 'running'",
-                (now(), "interrupted: the process measuring it was killed before it finished"),
+                (now(), f"interrupted: {reason}"),
             )
         return cur.rowcount
 

@@ -22,6 +22,9 @@ def register(sub: Any) -> None:
                    help="use the setting `cpustudy tune` found for each workload, build and vCPU count")
     p.add_argument("--dry-run", action="store_true", help="print the plan and its estimated time; run nothing")
     p.add_argument("--fresh", action="store_true", help="measure every cell again, even those already ok")
+    p.add_argument("--snapshot-to", metavar="PATH",
+                   help="after every run starts and finishes, copy the database to PATH atomically (e.g. on a "
+                   "bucket mount; keep --db on local disk); a --db that does not exist yet starts from PATH")
     a.add_db(p)
     p.set_defaults(func=run)
 
@@ -45,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     err = console(stderr=True)
     result = plan.measure(args.fresh, args.timeout, say=err.print,
-                          progress=lambda run_cells, n: with_cell_progress(run_cells, n, err))
+                          progress=lambda run_cells, n: with_cell_progress(run_cells, n, err),
+                          snapshot_to=args.snapshot_to)
     print_table(result.rows, "sweep summary (median over repeats)")
     if result.accounting_line:
         err.print(result.accounting_line)
