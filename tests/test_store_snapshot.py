@@ -3,6 +3,7 @@ copy written atomically after every run starts and finishes, and a job that lost
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -79,7 +80,13 @@ def test_a_job_killed_mid_cell_and_resumed_on_a_new_vm_from_its_snapshot_ends_wi
     bucket.mkdir()
     live, snap = vm / "live.sqlite", bucket / "job.sqlite"
     cmd = [sys.executable, "-m", "cpustudy", *SWEEP, "--db", str(live), "--snapshot-to", str(snap)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    # As SkyPilot and the task `cloud plan` writes would set them on the VM.
+    env = {**os.environ, "SKYPILOT_TASK_ID": "sky-managed-2026-11-23_cpustudy_1-0",
+           "SKYPILOT_CLUSTER_INFO": json.dumps({"cloud": "GCP", "region": "us-central1", "zone": "us-central1-a",
+                                                "cluster_name": "c1"}),
+           "CPUSTUDY_CLOUD_TARGET": "gcp:n2-highcpu-8", "CPUSTUDY_CLOUD_SPOT": "1"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                            env=env)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
         statuses = [r[0] for r in _runs(snap)] if snap.exists() else []
@@ -93,7 +100,8 @@ def test_a_job_killed_mid_cell_and_resumed_on_a_new_vm_from_its_snapshot_ends_wi
     for extra in vm.iterdir():
         extra.unlink()
 
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    env["SKYPILOT_CLUSTER_INFO"] = env["SKYPILOT_CLUSTER_INFO"].replace("us-central1-a", "us-central1-b")
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr
     assert f"resumed from the snapshot {snap}" in " ".join(done.stderr.split())  # rich wraps long lines
     runs = _runs(live)
@@ -102,3 +110,21 @@ def test_a_job_killed_mid_cell_and_resumed_on_a_new_vm_from_its_snapshot_ends_wi
     cut = [r for r in runs if r[0] == "failed"]
     assert len(cut) == 1 and cut[0][2].startswith("interrupted: its job was cut")
     assert _runs(snap) == runs  # the snapshot caught up with the end
+    with Store.read(live) as s:
+        where = [json.loads(r["settings"])["cloud"] for r in s.runs(status="ok")]
+    assert [w["recoveries"] for w in where] == [0, 1, 1]  # the first before the cut, two after it
+    assert [w["zone"] for w in where] == ["us-central1-a", "us-central1-b", "us-central1-b"]
+    assert {(w["cloud"], w["instance_type"], w["spot"]) for w in where} == {("gcp", "n2-highcpu-8", True)}
+
+
+def test_cloud_context_from_skypilots_variables():
+    from cpustudy.environment import cloud
+
+    assert cloud.context({}) is None  # not in a cloud job: nothing recorded
+    env = {"SKYPILOT_CLUSTER_INFO": '{"cloud": "GCP", "region": "us-central1", "zone": "us-central1-c"}',
+           "CPUSTUDY_CLOUD_TARGET": "gcp:a3-highgpu-1g+H100:1", "CPUSTUDY_CLOUD_SPOT": "0",
+           "SKYPILOT_TASK_ID": "t-1"}
+    c = cloud.context(env, starts=3)
+    assert c is not None
+    assert (c["cloud"], c["zone"], c["instance_type"], c["accelerators"], c["spot"], c["recoveries"]) == (
+        "gcp", "us-central1-c", "a3-highgpu-1g", "H100:1", False, 2)

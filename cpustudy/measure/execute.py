@@ -48,11 +48,12 @@ def execute(
     listener: Listener | None = None,
 ) -> RunOutcome:
     """Run one measurement in a fresh worker and store it; never raises for a failed measurement."""
-    from cpustudy.environment import state
+    from cpustudy.environment import cloud, state
 
     peak = peaks.known(store, machine_id, config) if config.measure_peak else None
     config = config.with_(machine_state=state.machine_state(sample_s=0.2),
-                          measure_peak_now=config.measure_peak and peak is None)
+                          measure_peak_now=config.measure_peak and peak is None,
+                          cloud=config.cloud if config.cloud is not None else cloud.context())
     run_id = store.start_run(machine_id, config.as_dict())
     try:
         return _Run(store, machine_id, run_id, config, peak, listener).go(timeout_s)

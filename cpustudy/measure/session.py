@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from cpustudy.environment import cloud
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.store import Store, default_path, snapshot
@@ -68,6 +69,7 @@ def measuring(db: str | Path | None, machine: machine_mod.Machine | None = None,
             session = Session(store, store.machine_id(m.as_dict()), stale, restored)
             if snapshot_to:
                 target = Path(snapshot_to)
+                session.starts = cloud.count_start(target)
                 snapshot.write(store.conn, target)
                 store.on_run_change = lambda: snapshot.write(store.conn, target)
             yield session
@@ -82,3 +84,4 @@ class Session:
     machine_id: int
     stale: int
     restored: bool = False  # started from a snapshot
+    starts: int | None = None  # how many times the job of this snapshot has started (--snapshot-to)

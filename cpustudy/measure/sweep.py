@@ -17,7 +17,7 @@ import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
@@ -151,13 +151,16 @@ def run_cells(
     timeout_s: float | None = None,
     on_start: Callable[[int, Cell], None] | None = None,
     on_done: Callable[[int, Cell, RunOutcome], None] | None = None,
+    cloud: Mapping[str, Any] | None = None,
 ) -> list[tuple[Cell, RunOutcome]]:
-    """Measure each cell in a fresh worker; a failed cell is stored as failed and the sweep goes on."""
+    """Measure each cell in a fresh worker; a failed cell is stored as failed and the sweep goes on.
+    ``cloud``: where this job runs (recorded with every run; ``cpustudy.environment.cloud``)."""
     out = []
     for i, cell in enumerate(cells):
         if on_start:
             on_start(i, cell)
-        outcome = execute(store, machine_id, cell.config, timeout_s=timeout_s)
+        config = cell.config.with_(cloud=cloud) if cloud is not None else cell.config
+        outcome = execute(store, machine_id, config, timeout_s=timeout_s)
         out.append((cell, outcome))
         if on_done:
             on_done(i, cell, outcome)
@@ -292,7 +295,7 @@ class SweepPlan:
         (:func:`cpustudy.measure.session.measuring`)."""
         import time
 
-        from cpustudy.environment import state
+        from cpustudy.environment import cloud, state
         from cpustudy.measure.session import measuring
 
         with measuring(self.db_path, self.machine, snapshot_to) as session:
@@ -307,8 +310,11 @@ class SweepPlan:
             say(f"sweep: {len(self.cells)} cell(s) planned, {len(self.cells) - len(todo)} already measured, "
                 f"{len(todo)} to measure into {store.path}")
             t0 = time.perf_counter()
+            where = cloud.context(starts=session.starts)
+            if where and where.get("recoveries"):
+                say(f"this job has been cut and started again {where['recoveries']} time(s) (recorded with each run)")
             outcomes = progress(lambda **hooks: run_cells(store, session.machine_id, todo, timeout_s=timeout_s,
-                                                          **hooks), len(todo))
+                                                          cloud=where, **hooks), len(todo))
             account = time_accounting(store, [o.run_id for _, o in outcomes], time.perf_counter() - t0)
             rows = summary_rows(store, self.cells)
         line = None

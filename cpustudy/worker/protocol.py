@@ -93,6 +93,7 @@ class RunConfig:
     tune: Mapping[str, Any] | None = None  # a tuner trial's tag and setting
     machine_state: Mapping[str, Any] | None = None  # load, busy processes... just before the run
     measure_peak_now: bool = False  # measure the peak in this run (none cached for its key)
+    cloud: Mapping[str, Any] | None = None  # cloud, region, zone, instance type, spot, recoveries (a cloud job)
 
     def with_(self, **changes: Any) -> "RunConfig":
         return dataclasses.replace(self, **changes)
