@@ -4,6 +4,7 @@ calls one library function and prints. Heavy modules are imported inside ``run``
 from cpustudy.cli.commands import (
     bench,
     builds,
+    cloud,
     import_logs,
     machine,
     merge,
@@ -16,4 +17,4 @@ from cpustudy.cli.commands import (
 )
 
 #: In the order ``cpustudy --help`` lists them.
-COMMANDS = (workloads, machine, run, sweep, tune, bench, builds, results, report, import_logs, merge)
+COMMANDS = (workloads, machine, run, sweep, tune, bench, builds, results, report, import_logs, merge, cloud)

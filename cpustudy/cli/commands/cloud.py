@@ -1,0 +1,135 @@
+"""``cpustudy cloud plan|launch|status|fetch|down``: the study on rented VMs and GPUs through SkyPilot
+managed jobs (``pip install 'cpustudy[cloud]'``). ``plan`` works without credentials."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import cpustudy.cli.args as a
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("cloud", help="run the study on cloud spot VMs and GPUs (SkyPilot managed jobs)",
+                       description="Plan one SkyPilot task per target (an instance type pinned), launch them as "
+                       "managed jobs that recover from preemption, follow them, fetch and merge their results.")
+    cmds = p.add_subparsers(dest="cloud_command", metavar="{plan,launch,status,fetch,down}", required=True)
+
+    plan = cmds.add_parser("plan", help="write the tasks and estimate their cost (nothing is launched)")
+    plan.add_argument("--targets", required=True, help="comma-separated CLOUD:INSTANCE_TYPE or CLOUD:GPU:1, "
+                      "e.g. gcp:n2-highcpu-8,gcp:n2-highcpu-16,aws:c7i.4xlarge,gcp:H100:1")
+    basis = plan.add_mutually_exclusive_group()
+    basis.add_argument("--spot", dest="spot", action="store_true", default=True, help="spot VMs (default)")
+    basis.add_argument("--on-demand", dest="spot", action="store_false", help="on-demand VMs")
+    plan.add_argument("--out", required=True, metavar="DIR", help="the plan folder to write (tasks + plan.json)")
+    plan.add_argument("--bucket", default="cpustudy-results",
+                      help="the bucket mounted on every VM for the snapshots (default: cpustudy-results)")
+    plan.add_argument("--name", help="the plan's name, in job names and the bucket folder (default: DIR's name)")
+    plan.add_argument("--region", help="pin a region (default: SkyPilot chooses, the catalog's first for prices)")
+    plan.add_argument("--workloads", default="all", help="comma-separated workloads, or all (default: all)")
+    plan.add_argument("--builds", default="tf", help="CPU builds (default: tf)")
+    plan.add_argument("--gpu-builds", default="jax-here", help="GPU builds (default: jax-here, Keras on JAX)")
+    plan.add_argument("--vcpus", help="vCPU counts to sweep on each CPU VM, up to its size (default: its size)")
+    plan.add_argument("--repeats", type=a.positive_int, default=1, help="measurements per cell (default: 1)")
+    plan.add_argument("--epochs", type=a.positive_int, help="epochs per run (default: the workload's)")
+    plan.add_argument("--steps-per-epoch", type=a.positive_int, help="cap steps per epoch (full epochs projected)")
+    plan.add_argument("--data", default="auto", choices=("auto", "real", "synthetic"),
+                      help="dataset source on the VMs (default: auto)")
+    plan.add_argument("--workdir", help="the checkout to install on the VMs (default: this one)")
+    plan.add_argument("--prices", metavar="FILE", help="extra price rows (same columns as the catalog)")
+    a.add_db(plan)
+    plan.set_defaults(func=run_plan)
+
+    for name, text in (("launch", "launch the plan's tasks as managed jobs"),
+                       ("status", "show the state of the plan's jobs"),
+                       ("down", "cancel the plan's jobs that are still running")):
+        c = cmds.add_parser(name, help=text)
+        c.add_argument("plan", metavar="DIR", help="the plan folder `cloud plan` wrote")
+        c.set_defaults(func={"launch": run_launch, "status": run_status, "down": run_down}[name])
+
+    fetch = cmds.add_parser("fetch", help="bring the plan's result snapshots back and merge them into --db")
+    fetch.add_argument("plan", metavar="DIR", help="the plan folder `cloud plan` wrote")
+    fetch.add_argument("--from", dest="source", required=True,
+                       help="the bucket: its local mount or copy, or gs://BUCKET / s3://BUCKET")
+    a.add_db(fetch)
+    fetch.set_defaults(func=run_fetch)
+
+
+def _workdir(given: str | None) -> str | None:
+    if given:
+        return str(Path(given).resolve())
+    root = Path(__file__).resolve().parents[3]
+    return str(root) if (root / "pyproject.toml").is_file() else None  # else: installed from PyPI
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    from cpustudy.cli.output import print_table, status
+    from cpustudy.cloud import plan, tasks
+
+    options = tasks.SweepOptions(workloads=args.workloads, builds=args.builds, gpu_builds=args.gpu_builds,
+                                 vcpus=args.vcpus, repeats=args.repeats, epochs=args.epochs,
+                                 steps_per_epoch=args.steps_per_epoch, data=args.data)
+    with status("writing the tasks and checking them with SkyPilot"):
+        p = plan.make(args.targets, options, out=args.out, spot=args.spot, bucket=args.bucket, name=args.name,
+                      region=args.region, workdir=_workdir(args.workdir), db=args.db, prices=args.prices)
+    rows = [{"target": t.target, "vcpus": t.vcpus, "cells": t.cells, "vm_min": round(t.vm_s / 60, 1),
+             "usd_per_h": t.rate_usd_per_hour, "cost_usd": None if t.cost_usd is None else round(t.cost_usd, 4),
+             "basis": "guess" if t.guessed else "earlier runs", "task": t.task, "check": t.check,
+             "price_as_of": t.price_as_of} for t in p.targets]
+    print_table(rows, f"cloud plan {p.name} ({'spot' if p.spot else 'on-demand'})")
+    for line in p.catalogs:
+        print(f"prices: {line}")
+    total = p.cost_usd
+    fixed = sum(t.startup_s for t in p.targets) / max(1, sum(t.cells for t in p.targets))
+    print(f"estimated cost of the plan: {'unknown (a target has no price on this basis)' if total is None else f'{total:.2f} USD'}"
+          f" for {sum(t.vm_s for t in p.targets) / 3600:.2f} VM-hours, including {plan.PROVISION_S / 60:.0f} min "
+          f"per VM to provision and install (a guess) and {fixed:.0f} s of worker start-up per cell")
+    print(f"launch it with: cpustudy cloud launch {p.folder}")
+    return 0
+
+
+def _backend() -> Any:
+    from cpustudy.cloud.jobs import SkyBackend
+
+    return SkyBackend()
+
+
+def run_launch(args: argparse.Namespace) -> int:
+    from cpustudy.cloud import jobs, plan
+
+    p = plan.load(args.plan)
+    jobs.launch(p, _backend())
+    print(f"follow them with: cpustudy cloud status {p.folder}; results: cpustudy cloud fetch {p.folder} "
+          f"--from gs://{p.bucket} (or s3://{p.bucket})")
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from cpustudy.cli.output import print_table
+    from cpustudy.cloud import jobs, plan
+
+    p = plan.load(args.plan)
+    print_table(jobs.status(p, _backend()), f"cloud plan {p.name}")
+    return 0
+
+
+def run_down(args: argparse.Namespace) -> int:
+    from cpustudy.cloud import jobs, plan
+
+    p = plan.load(args.plan)
+    n = jobs.down(p, _backend())
+    print(f"{n} job(s) cancelled" if n else "no job of this plan is running")
+    return 0
+
+
+def run_fetch(args: argparse.Namespace) -> int:
+    from cpustudy.cloud import jobs, plan
+
+    from cpustudy.store import default_path
+
+    p = plan.load(args.plan)
+    db = args.db or default_path()
+    r = jobs.fetch(p, args.source, db)
+    print(f"merged {r['runs']} new run(s) from {r['files']} snapshot(s) into {db}")
+    return 0

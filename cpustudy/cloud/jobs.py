@@ -1,0 +1,152 @@
+"""Managed jobs of a plan: launch, status, down, and the results fetched back and merged.
+
+Everything goes through :class:`Backend`, a small interface: :class:`SkyBackend` drives SkyPilot
+managed jobs (they recover from preemption: a new VM, the same ``SKYPILOT_TASK_ID``, the sweep resumed
+from its snapshot); tests pass a fake. Fetching copies each target's snapshots from the bucket (a
+local folder or mount, or ``gs://`` / ``s3://`` through the cloud's own CLI) and merges them into a
+database with ``cpustudy merge`` (idempotent: fetching twice adds nothing).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from cpustudy.cloud.plan import Plan
+from cpustudy.errors import UserError
+
+
+@dataclass
+class JobStatus:
+    job: str
+    status: str  # SkyPilot's: PENDING, STARTING, RUNNING, RECOVERING, SUCCEEDED, FAILED, CANCELLED...
+    recoveries: int | None = None
+    region: str | None = None
+    job_id: int | None = None
+
+
+class Backend(Protocol):
+    def launch(self, task_file: Path, job: str) -> int | None: ...
+    def queue(self) -> list[JobStatus]: ...
+    def cancel(self, job: str) -> None: ...
+
+
+class SkyBackend:
+    """SkyPilot managed jobs (the ``cloud`` extra; credentials for the clouds of the plan)."""
+
+    def __init__(self) -> None:
+        try:
+            import sky
+        except ModuleNotFoundError:
+            raise UserError("SkyPilot is not installed: pip install 'cpustudy[cloud]', then `sky check` to "
+                            "set up the clouds of the plan") from None
+        self.sky = sky
+
+    def launch(self, task_file: Path, job: str) -> int | None:
+        task = self.sky.Task.from_yaml(str(task_file))
+        job_ids, _ = self.sky.stream_and_get(self.sky.jobs.launch(task, name=job))
+        return job_ids[0] if job_ids else None
+
+    def queue(self) -> list[JobStatus]:
+        records = self.sky.get(self.sky.jobs.queue(refresh=False))
+        out = []
+        for r in records:
+            get = r.get if isinstance(r, dict) else (lambda k, o=r: getattr(o, k, None))
+            status = get("status")
+            out.append(JobStatus(job=str(get("job_name")), status=str(getattr(status, "value", status)),
+                                 recoveries=get("recovery_count"), region=str(get("region") or "") or None,
+                                 job_id=get("job_id")))
+        return out
+
+    def cancel(self, job: str) -> None:
+        self.sky.get(self.sky.jobs.cancel(name=job))
+
+
+def launch(plan: Plan, backend: Backend, say: Callable[[str], None] = print) -> list[tuple[str, int | None]]:
+    """Launch every target's task as a managed job (one per target), skipping jobs already active."""
+    active = {s.job for s in backend.queue() if s.status not in FINISHED}
+    out = []
+    for t in plan.targets:
+        if t.job in active:
+            say(f"{t.job}: already running, not launched again")
+            continue
+        job_id = backend.launch(Path(plan.folder) / t.task, t.job)
+        say(f"{t.job}: launched ({t.target}, {'spot' if plan.spot else 'on-demand'})")
+        out.append((t.job, job_id))
+    return out
+
+
+FINISHED = {"SUCCEEDED", "CANCELLED", "FAILED", "FAILED_SETUP", "FAILED_PRECHECKS", "FAILED_NO_RESOURCE",
+            "FAILED_CONTROLLER"}
+
+
+def status(plan: Plan, backend: Backend) -> list[dict[str, Any]]:
+    """Each target's job as the backend reports it (the latest job of that name)."""
+    latest: dict[str, JobStatus] = {}
+    for s in backend.queue():
+        if s.job not in latest or (s.job_id or 0) > (latest[s.job].job_id or 0):
+            latest[s.job] = s
+    rows = []
+    for t in plan.targets:
+        j = latest.get(t.job)
+        rows.append({"target": t.target, "job": t.job, "status": j.status if j else "not launched",
+                     "recoveries": j.recoveries if j else None, "region": j.region if j else None})
+    return rows
+
+
+def down(plan: Plan, backend: Backend, say: Callable[[str], None] = print) -> int:
+    """Cancel the plan's jobs that are still active (managed jobs tear their VMs down themselves)."""
+    n = 0
+    for row in status(plan, backend):
+        if row["status"] not in FINISHED and row["status"] != "not launched":
+            backend.cancel(str(row["job"]))
+            say(f"{row['job']}: cancelled")
+            n += 1
+    return n
+
+
+def fetch(plan: Plan, source: str, db: str | Path, say: Callable[[str], None] = print) -> dict[str, int]:
+    """Copy the plan's snapshots from ``source`` (the bucket: a folder, or gs:// / s3:// URL) and merge
+    each into ``db``. Returns {"files": n, "runs": runs added}."""
+    from cpustudy.store import Store
+    from cpustudy.store.importers.merge import merge
+
+    with tempfile.TemporaryDirectory(prefix="cpustudy-fetch-") as tmp, Store.open(db) as store:
+        folder = _bring(source.rstrip("/") + f"/{plan.name}", Path(tmp))
+        files = sorted(p for p in folder.glob("*.sqlite") if not p.name.startswith("."))
+        if not files:
+            raise UserError(f"no snapshots under {source}/{plan.name}: have the jobs started (`cpustudy cloud "
+                            f"status {plan.folder}`)? Is --from the plan's bucket ({plan.bucket})?")
+        added = 0
+        for f in files:
+            local = Path(tmp) / f"copy-{f.name}"
+            shutil.copyfile(f, local)  # never merge from the bucket in place
+            result = merge(store, local)
+            added += result.runs_added
+            unfinished = f", {result.runs_unfinished} still running (fetch again later)" if result.runs_unfinished else ""
+            say(f"{f.name}: {result.runs_added} new run(s){unfinished}")
+    return {"files": len(files), "runs": added}
+
+
+def _bring(source: str, tmp: Path) -> Path:
+    if source.startswith(("gs://", "s3://")):
+        tool = ["gsutil", "-m", "cp", "-r"] if source.startswith("gs://") else ["aws", "s3", "cp", "--recursive"]
+        if shutil.which(tool[0]) is None:
+            raise UserError(f"{tool[0]} is not installed: install the cloud's CLI, or mount the bucket and pass "
+                            "its folder to --from")
+        dest = tmp / "bucket"
+        dest.mkdir()
+        done = subprocess.run([*tool, source.rstrip("/") + ("/*" if tool[0] == "gsutil" else ""), str(dest)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise UserError(f"cannot copy {source}: {tail}")
+        return dest
+    folder = Path(source)
+    if not folder.is_dir():
+        raise UserError(f"--from {folder}: no such folder (give the bucket's mount or a gs:// or s3:// URL)")
+    return folder

@@ -1,0 +1,172 @@
+"""``cpustudy cloud plan``: one SkyPilot task per target in a plan folder, each checked with
+SkyPilot's parser, and the plan's cost estimated from the price catalog before anything is launched.
+
+The estimate per target is VM time x the target's hourly rate (spot or on-demand):
+
+* per cell, the training time: earlier ok runs of the same workload, build, device (and vCPU count,
+  on a CPU) in ``--db`` give the step time; without them the workload's FLOPs at an assumed 20 GFLOP/s
+  per vCPU (CPU) or 20 TFLOP/s (GPU), a rough guess labelled as such;
+* per cell, the fixed cost of a fresh worker (start-up, warm-up and validation epochs are counted as
+  epochs): the median start-up of earlier runs, else ``STARTUP_S``;
+* per target, provisioning the VM and installing cpustudy: ``PROVISION_S``, a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from cpustudy.analysis import pricing
+from cpustudy.cloud import targets as targets_mod
+from cpustudy.cloud import tasks
+from cpustudy.errors import UserError
+
+STARTUP_S = 10.0  # a worker's start-up without earlier runs (measured 3-13 s: 2-core VM, 16-core SPR)
+PROVISION_S = 420.0  # provisioning a VM and installing cpustudy and TensorFlow: a guess
+GUESS_FLOPS = {"cpu": 20e9, "gpu": 20e12}  # per vCPU / per GPU, when nothing was measured
+PLAN_FILE = "plan.json"
+
+
+@dataclass
+class TargetPlan:
+    target: str
+    instance_type: str
+    vcpus: int
+    device: str
+    task: str  # the task's file name in the plan folder
+    job: str  # the managed job's name
+    snapshot: str
+    cells: int
+    train_s: float
+    startup_s: float
+    vm_s: float
+    rate_usd_per_hour: float | None
+    rate_kind: str
+    price_source: str
+    price_as_of: str
+    cost_usd: float | None
+    guessed: bool
+    check: str  # "SkyPilot schema ok", the problem, or "not checked: ..."
+
+
+@dataclass
+class Plan:
+    name: str
+    folder: str
+    bucket: str
+    spot: bool
+    targets: list[TargetPlan]
+    created: str
+    catalogs: list[str]  # which price catalogs were read
+
+    @property
+    def cost_usd(self) -> float | None:
+        costs = [t.cost_usd for t in self.targets]
+        return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+
+    def save(self) -> None:
+        Path(self.folder, PLAN_FILE).write_text(json.dumps(asdict(self), indent=2) + "\n")
+
+
+def load(folder: str | Path) -> Plan:
+    path = Path(folder) / PLAN_FILE
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise UserError(f"{folder} is not a plan folder (no {PLAN_FILE}): make one with `cpustudy cloud plan "
+                        f"--targets ... --out {folder}`") from None
+    except ValueError as exc:
+        raise UserError(f"{path} is not valid JSON ({exc}): make the plan again with `cpustudy cloud plan`") from None
+    data["targets"] = [TargetPlan(**t) for t in data["targets"]]
+    return Plan(**data)
+
+
+def _ok_runs(db: str | Path | None) -> list[dict[str, Any]]:
+    if db is None or not Path(db).is_file():
+        return []
+    from cpustudy.store import Store
+
+    with Store.read(db) as store:
+        return store.runs(status="ok")
+
+
+def estimate(target: targets_mod.Target, options: tasks.SweepOptions, ok_runs: list[dict[str, Any]]
+             ) -> tuple[int, float, float, bool]:
+    """(cells, training seconds, worker start-up seconds, whether part of it is a guess)."""
+    from cpustudy.workloads import parse_list
+
+    builds = (options.gpu_builds if target.device == "gpu" else options.builds).split(",")
+    counts = options.vcpu_list(target) if target.device == "cpu" else [target.vcpus]
+    cells, train, startup, guessed = 0, 0.0, 0.0, False
+    for w in parse_list(options.workloads):
+        epochs = options.epochs or w.epochs
+        full = w.steps_per_epoch
+        steps = min(options.steps_per_epoch, full) if options.steps_per_epoch else full
+        flops = w.flops().train * w.batch_size
+        for build in builds:
+            for v in counts:
+                rows = [r for r in ok_runs if r["workload"] == w.name and r["build"] == build
+                        and (r.get("device") or "cpu") == target.device and r["step_time_s"]
+                        and (target.device == "gpu" or r["vcpus"] == v)]
+                if rows:
+                    step = statistics.median(r["step_time_s"] for r in rows)
+                    start = statistics.median(r["startup_s"] or STARTUP_S for r in rows)
+                else:
+                    rate = GUESS_FLOPS[target.device] * (v if target.device == "cpu" else 1)
+                    step, start, guessed = max(flops / rate, 1e-3), STARTUP_S, True
+                cells += options.repeats
+                train += options.repeats * epochs * steps * step
+                startup += options.repeats * start
+    return cells, train, startup, guessed
+
+
+def make(targets_text: str, options: tasks.SweepOptions, *, out: str | Path, spot: bool, bucket: str,
+         name: str | None = None, region: str | None = None, workdir: str | None = None,
+         db: str | Path | None = None, prices: str | Path | None = None, check: bool = True) -> Plan:
+    """Write the plan folder (one task YAML per target and ``plan.json``) and return the plan."""
+    catalog = pricing.Catalog.load(prices)
+    chosen = targets_mod.parse(targets_text, catalog, region)
+    sky_sources = getattr(catalog, "sky_sources", [])
+    missing = [c for c in getattr(catalog, "sky_missing", []) if c in {t.cloud for t in chosen}]
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"--out {folder} is a file: give a folder for the plan")
+    folder.mkdir(parents=True, exist_ok=True)
+    plan_name = name or folder.name
+    ok_runs = _ok_runs(db)
+    rows = []
+    for t in chosen:
+        config = tasks.task_config(plan_name, t, options, spot=spot, bucket=bucket, workdir=workdir, region=region)
+        task_file = f"{t.slug}.yaml"
+        path = folder / task_file
+        path.write_text(f"# cpustudy cloud plan {plan_name}: {t.name}, {'spot' if spot else 'on-demand'}\n"
+                        + tasks.to_yaml(config) + "\n")
+        status = "not checked"
+        if check:
+            try:
+                problem = tasks.validate(path)
+            except ModuleNotFoundError:
+                status = "not checked: SkyPilot is not installed (pip install 'cpustudy[cloud]')"
+            else:
+                if problem:
+                    raise UserError(f"{path}: SkyPilot rejects the task: {problem}")
+                status = "SkyPilot schema ok"
+        cells, train, startup, guessed = estimate(t, options, ok_runs)
+        vm_s = PROVISION_S + train + startup
+        q = pricing.quote(t.price, spot)
+        rows.append(TargetPlan(
+            target=t.name, instance_type=t.instance_type, vcpus=t.vcpus, device=t.device, task=task_file,
+            job=str(config["name"]), snapshot=tasks.snapshot_path(plan_name, t), cells=cells, train_s=train,
+            startup_s=startup, vm_s=vm_s, rate_usd_per_hour=q.usd_per_hour if q else None,
+            rate_kind="spot" if spot else "on-demand", price_source=t.price.source, price_as_of=t.price.as_of,
+            cost_usd=q.usd_per_hour * vm_s / 3600 if q else None, guessed=guessed, check=status))
+    catalogs = [f"SkyPilot {s.cloud} catalog {s.path} ({s.as_of})" for s in sky_sources]
+    catalogs += [f"no SkyPilot {c} catalog: shipped prices used" for c in missing]
+    plan = Plan(plan_name, str(folder), bucket, spot, rows, time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                catalogs or ["shipped catalog (cpustudy/data/prices.csv)"])
+    plan.save()
+    return plan

@@ -1,0 +1,146 @@
+"""The SkyPilot task of one target: the instance type pinned, spot or on-demand, job recovery, the
+results bucket mounted, setup that installs cpustudy from the checkout, and the sweep to run there with
+its live database on the VM's disk and a snapshot after every run on the bucket
+(``sweep --snapshot-to``). Written as YAML (a small emitter: no YAML library needed) and checked with
+SkyPilot's own parser (``sky.Task.from_yaml``) when SkyPilot is installed."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cpustudy.cloud.targets import Target
+from cpustudy.environment.cloud import ENV_SPOT, ENV_TARGET
+from cpustudy.errors import UserError
+
+MOUNT = "/cpustudy-results"  # the bucket, mounted on every VM of the plan
+LIVE_DIR = "~/cpustudy-live"  # the live database: the VM's own disk (WAL needs a real file system)
+VENV = "~/cpustudy-venv"
+#: Builds that need nothing but the project's own install (others are set up with `cpustudy builds setup`).
+PROJECT_BUILDS = ("tf", "tf-eigen", "tf-onednn", "tf-xla", "jax-here", "torch-here")
+#: Extra packages a GPU VM needs for each GPU build.
+GPU_PACKAGES = {"jax-here": "'jax[cuda12]'", "torch-here": "torch"}
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """What each target's sweep measures (the ``sweep`` options ``cloud plan`` passes on)."""
+
+    workloads: str = "all"
+    builds: str = "tf"
+    gpu_builds: str = "jax-here"
+    vcpus: str | None = None  # None: the VM's own vCPU count
+    repeats: int = 1
+    epochs: int | None = None
+    steps_per_epoch: int | None = None
+    data: str = "auto"
+    extra: tuple[str, ...] = field(default_factory=tuple)  # further sweep arguments, as given
+
+    def vcpu_list(self, target: Target) -> list[int]:
+        if self.vcpus is None:
+            return [target.vcpus]
+        out = []
+        for part in self.vcpus.split(","):
+            part = part.strip()
+            if not part.isdigit() or int(part) < 1:
+                raise UserError(f"--vcpus: {part!r} is not a positive whole number (give e.g. 4,8)")
+            out.append(int(part))
+        too_many = [v for v in out if v > target.vcpus]
+        if too_many:
+            raise UserError(f"--vcpus {self.vcpus}: {target.name} has {target.vcpus} vCPUs: give counts up "
+                            f"to {target.vcpus}, or leave --vcpus out for the VM's own count")
+        return sorted(set(out))
+
+    def sweep_args(self, target: Target) -> list[str]:
+        builds = self.gpu_builds if target.device == "gpu" else self.builds
+        args = ["--workloads", self.workloads, "--builds", builds, "--repeats", str(self.repeats),
+                "--data", self.data, "--device", target.device]
+        if target.device == "cpu":
+            args += ["--vcpus", ",".join(str(v) for v in self.vcpu_list(target))]
+        if self.epochs is not None:
+            args += ["--epochs", str(self.epochs)]
+        if self.steps_per_epoch is not None:
+            args += ["--steps-per-epoch", str(self.steps_per_epoch)]
+        return args + list(self.extra)
+
+
+def snapshot_path(plan: str, target: Target) -> str:
+    """Where a target's job keeps its snapshot: one per target and managed task (SKYPILOT_TASK_ID is
+    the same across the recoveries of one job, so a recovered job finds its own)."""
+    return f"{MOUNT}/{plan}/{target.slug}-${{SKYPILOT_TASK_ID}}.sqlite"
+
+
+def task_config(plan: str, target: Target, options: SweepOptions, *, spot: bool, bucket: str,
+                workdir: str | None, region: str | None = None, max_restarts: int = 2) -> dict[str, Any]:
+    """The task as SkyPilot's YAML schema has it."""
+    resources: dict[str, Any] = {"cloud": target.cloud, "instance_type": target.instance_type, "use_spot": spot,
+                                 "job_recovery": {"strategy": "FAILOVER", "max_restarts_on_errors": max_restarts},
+                                 "disk_size": 100}
+    if region:
+        resources["region"] = region
+    if target.accelerator:
+        resources["accelerators"] = f"{target.accelerator}:{target.accelerator_count}"
+    builds = (options.gpu_builds if target.device == "gpu" else options.builds).split(",")
+    install = "pip install -q -e '.[gpu]'" if workdir else "pip install -q 'cpustudy[gpu]'"
+    setup = ["set -e", f"python3 -m venv {VENV}", f"{VENV}/bin/pip install -q --upgrade pip",
+             f"{VENV}/bin/{install}"]
+    setup += [f"{VENV}/bin/pip install -q {GPU_PACKAGES[b]}" for b in builds if target.device == "gpu"
+              and b in GPU_PACKAGES]
+    setup += [f"{VENV}/bin/cpustudy builds setup {shlex.quote(b)}" for b in builds if b not in PROJECT_BUILDS]
+    live = f"{LIVE_DIR}/{target.slug}.sqlite"
+    sweep = " ".join([f"{VENV}/bin/cpustudy", "sweep", *(shlex.quote(a) for a in options.sweep_args(target)),
+                      "--db", live, "--snapshot-to", f'"{snapshot_path(plan, target)}"'])
+    run = ["set -e", f"mkdir -p {LIVE_DIR} {MOUNT}/{plan}",
+           "# exit 1 = some cells failed and are stored as failed: the job is done, not to be restarted",
+           f"{sweep} || test $? -eq 1"]
+    config: dict[str, Any] = {
+        "name": f"cpustudy-{plan}-{target.slug}",
+        "resources": resources,
+        "file_mounts": {MOUNT: {"name": bucket, "mode": "MOUNT"}},
+        "envs": {ENV_TARGET: target.name, ENV_SPOT: "1" if spot else "0"},
+        "setup": "\n".join(setup) + "\n",
+        "run": "\n".join(run) + "\n",
+    }
+    if workdir:
+        config["workdir"] = workdir
+    return config
+
+
+def to_yaml(value: Any, indent: int = 0) -> str:
+    """YAML for the dicts of strings, numbers, booleans and nested dicts a task is made of; strings with
+    newlines as literal blocks, every other string quoted (JSON quoting is valid YAML)."""
+    import json
+
+    pad = "  " * indent
+    lines = []
+    for key, v in value.items():
+        if isinstance(v, dict):
+            lines.append(f"{pad}{key}:")
+            lines.append(to_yaml(v, indent + 1))
+        elif isinstance(v, str) and "\n" in v:
+            lines.append(f"{pad}{key}: |")
+            lines += [f"{pad}  {line}" if line else "" for line in v.rstrip("\n").split("\n")]
+        elif isinstance(v, bool):
+            lines.append(f"{pad}{key}: {'true' if v else 'false'}")
+        elif isinstance(v, (int, float)):
+            lines.append(f"{pad}{key}: {v}")
+        elif isinstance(v, str):
+            lines.append(f"{pad}{key}: {json.dumps(v)}")
+        else:
+            raise TypeError(f"cannot write {type(v).__name__} as task YAML")
+    return "\n".join(lines)
+
+
+def validate(path: Path) -> str | None:
+    """Check a written task with SkyPilot's own parser (``sky.Task.from_yaml``, its schema and task name
+    rules); the problem in one line, or None. Raises ``ModuleNotFoundError`` without SkyPilot."""
+    import sky  # the cloud extra
+
+    try:
+        task = sky.Task.from_yaml(str(path))
+        task.validate_name()
+    except (ValueError, TypeError) as exc:  # InvalidSkyPilotConfigError is a ValueError
+        return " ".join(str(exc).split())
+    return None

@@ -1,0 +1,192 @@
+"""The study in the cloud (cpustudy.cloud): tasks SkyPilot's own parser accepts, the plan's cost from
+a small catalog, launch/status/down through the backend interface (a fake here: no credentials), and
+fetch + merge from a folder standing in for the bucket. SkyPilot's checks are skipped when the ``cloud``
+extra is not installed; CI installs it."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cpustudy.cloud import jobs, plan, tasks
+from cpustudy.store import Store, snapshot
+
+PRICES = """provider,instance_type,family,vcpus,memory_gib,accelerator,accelerator_count,region,on_demand_usd_per_hour,spot_usd_per_hour,source,as_of
+gcp,n2-highcpu-8,n2-highcpu,8,8,,0,us-central1,0.30,0.10,test price,2026-11-23
+gcp,n2-highcpu-16,n2-highcpu,16,16,,0,us-central1,0.60,0.20,test price,2026-11-23
+gcp,a3-highgpu-1g,a3-highgpu,26,234,H100-80GB,1,us-central1,11.0,3.0,test price,2026-11-23
+"""
+TARGETS = "gcp:n2-highcpu-8,gcp:n2-highcpu-16,gcp:H100:1"
+OPTIONS = tasks.SweepOptions(workloads="mnist_mlp", epochs=2, steps_per_epoch=10)
+
+
+@pytest.fixture
+def prices(tmp_path: Path) -> Path:
+    path = tmp_path / "prices.csv"
+    path.write_text(PRICES)
+    return path
+
+
+def _plan(tmp_path, prices, **kw):
+    return plan.make(TARGETS, OPTIONS, out=tmp_path / "study", spot=True, bucket="my-results",
+                     workdir=str(tmp_path), prices=prices, **kw)
+
+
+def test_plan_pins_each_target_and_estimates_its_cost_from_the_catalog(tmp_path, prices):
+    p = _plan(tmp_path, prices, check=False)
+    by = {t.target: t for t in p.targets}
+    assert list(by) == ["gcp:n2-highcpu-8", "gcp:n2-highcpu-16", "gcp:a3-highgpu-1g+H100:1"]
+    gpu = by["gcp:a3-highgpu-1g+H100:1"]
+    assert gpu.instance_type == "a3-highgpu-1g" and gpu.device == "gpu" and gpu.vcpus == 26
+    for t in p.targets:
+        assert t.cells == 1 and t.guessed  # one workload, one build, one vCPU count; nothing measured before
+        assert t.vm_s == pytest.approx(plan.PROVISION_S + t.train_s + t.startup_s)
+        assert t.startup_s == plan.STARTUP_S
+    assert by["gcp:n2-highcpu-8"].cost_usd == pytest.approx(0.10 * by["gcp:n2-highcpu-8"].vm_s / 3600)
+    assert gpu.cost_usd == pytest.approx(3.0 * gpu.vm_s / 3600)
+    assert p.cost_usd == pytest.approx(sum(t.cost_usd for t in p.targets))
+    # 8 vCPUs guessed at 20 GFLOP/s each: twice the step time of 16
+    assert by["gcp:n2-highcpu-8"].train_s == pytest.approx(2 * by["gcp:n2-highcpu-16"].train_s)
+    again = plan.load(tmp_path / "study")
+    assert again.targets == p.targets and again.bucket == "my-results"
+
+
+def test_plan_estimate_uses_earlier_runs_when_the_database_has_them(tmp_path, prices):
+    db = tmp_path / "earlier.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Xeon", "logical_cpus": 8})
+        run = s.start_run(m, {"workload": "mnist_mlp", "build": "tf", "vcpus": 8})
+        s.finish_run(run, "ok", {"step_time_s": 0.01, "epoch_time_s": 4.7})
+        s.conn.execute("UPDATE runs SET startup_s = 4.0 WHERE id = ?", (run,))
+    p = plan.make("gcp:n2-highcpu-8", OPTIONS, out=tmp_path / "p", spot=True, bucket="b", workdir=None,
+                  prices=prices, db=db, check=False)
+    t = p.targets[0]
+    assert not t.guessed and t.startup_s == 4.0
+    assert t.train_s == pytest.approx(2 * 10 * 0.01)  # epochs x capped steps x the measured step time
+
+
+def test_vcpu_counts_beyond_the_vm_are_refused(tmp_path, prices):
+    from cpustudy.errors import UserError
+
+    with pytest.raises(UserError, match="has 8 vCPUs"):
+        plan.make("gcp:n2-highcpu-8", tasks.SweepOptions(vcpus="4,16"), out=tmp_path / "p", spot=True,
+                  bucket="b", workdir=None, prices=prices, check=False)
+
+
+def test_tasks_pass_skypilots_own_schema_with_pinned_instances_spot_recovery_and_snapshot(tmp_path, prices):
+    sky = pytest.importorskip("sky")
+    p = _plan(tmp_path, prices)
+    assert {t.check for t in p.targets} == {"SkyPilot schema ok"}
+    for t in p.targets:
+        task = sky.Task.from_yaml(str(tmp_path / "study" / t.task))
+        (r,) = list(task.resources)
+        assert r.instance_type == t.instance_type and r.use_spot is True
+        assert r.job_recovery["max_restarts_on_errors"] == 2
+        mount = task.storage_mounts["/cpustudy-results"]
+        assert mount.name == "my-results" and mount.mode.value == "MOUNT"
+        assert task.envs["CPUSTUDY_CLOUD_TARGET"] == t.target and task.envs["CPUSTUDY_CLOUD_SPOT"] == "1"
+        assert f'--snapshot-to "/cpustudy-results/study/{t.target.replace(":", "-").replace("+", "-").lower()}' \
+               in task.run and "${SKYPILOT_TASK_ID}.sqlite" in task.run
+        assert "--db ~/cpustudy-live/" in task.run  # the live database on the VM's own disk
+    gpu = sky.Task.from_yaml(str(tmp_path / "study" / p.targets[2].task))
+    assert list(gpu.resources)[0].accelerators == {"H100": 1} and "--device gpu" in gpu.run
+
+
+def test_a_task_skypilot_rejects_is_one_clear_error(tmp_path):
+    pytest.importorskip("sky")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text('name: "x"\nresources:\n  instance_typo: "n2-highcpu-8"\nrun: "true"\n')
+    assert "did you mean 'instance_type'" in tasks.validate(bad)
+
+
+class FakeBackend:
+    """Stands in for SkyPilot's managed jobs: records what it was asked and reports it back."""
+
+    def __init__(self) -> None:
+        self.jobs: list[jobs.JobStatus] = []
+        self.launched: list[tuple[Path, str]] = []
+
+    def launch(self, task_file: Path, job: str) -> int:
+        assert task_file.is_file()
+        self.launched.append((task_file, job))
+        self.jobs.append(jobs.JobStatus(job, "STARTING", 0, "us-central1", len(self.jobs) + 1))
+        return len(self.jobs)
+
+    def queue(self) -> list[jobs.JobStatus]:
+        return list(self.jobs)
+
+    def cancel(self, job: str) -> None:
+        for j in self.jobs:
+            if j.job == job:
+                j.status = "CANCELLED"
+
+
+def test_launch_status_and_down_through_the_backend_interface(tmp_path, prices):
+    p = _plan(tmp_path, prices, check=False)
+    backend = FakeBackend()
+    said: list[str] = []
+    assert [job for job, _ in jobs.launch(p, backend, said.append)] == [t.job for t in p.targets]
+    assert jobs.launch(p, backend, said.append) == []  # already running: not launched twice
+    assert sum("already running" in s for s in said) == 3
+    backend.jobs[0].status, backend.jobs[0].recoveries = "RECOVERING", 1
+    rows = {r["target"]: r for r in jobs.status(p, backend)}
+    assert rows["gcp:n2-highcpu-8"]["status"] == "RECOVERING" and rows["gcp:n2-highcpu-8"]["recoveries"] == 1
+    backend.jobs[1].status = "SUCCEEDED"
+    assert jobs.down(p, backend, said.append) == 2  # the finished one is left alone
+    assert {r["status"] for r in jobs.status(p, backend)} == {"CANCELLED", "SUCCEEDED"}
+
+
+def _snapshot(path: Path, uuid: str, status: str = "ok") -> None:
+    live = path.with_suffix(".live")
+    with Store.open(live) as s:
+        m = s.machine_id({"fingerprint": "vm-" + uuid, "cpu_model": "Xeon", "logical_cpus": 8})
+        run = s.start_run(m, {"workload": "mnist_mlp", "build": "tf", "vcpus": 8, "uuid": uuid})
+        if status != "running":
+            s.finish_run(run, status, {"epoch_time_s": 1.0})
+        snapshot.write(s.conn, path)
+    live.unlink()
+
+
+def test_fetch_merges_the_snapshots_from_the_bucket_once(tmp_path, prices):
+    p = _plan(tmp_path, prices, check=False)
+    bucket = tmp_path / "bucket"
+    (bucket / p.name).mkdir(parents=True)
+    _snapshot(bucket / p.name / "gcp-n2-highcpu-8-task1.sqlite", "a")
+    _snapshot(bucket / p.name / "gcp-n2-highcpu-16-task2.sqlite", "b")
+    _snapshot(bucket / p.name / "gcp-a3-task3.sqlite", "c", status="running")  # a job still measuring
+    db = tmp_path / "all.sqlite"
+    said: list[str] = []
+    assert jobs.fetch(p, str(bucket), db, said.append) == {"files": 3, "runs": 2}
+    assert any("still running" in s for s in said)
+    assert jobs.fetch(p, str(bucket), db, said.append) == {"files": 3, "runs": 0}  # idempotent
+    conn = sqlite3.connect(db)
+    assert sorted(r[0] for r in conn.execute("SELECT uuid FROM runs")) == ["a", "b"]
+    conn.close()
+    assert sorted(x.name for x in (bucket / p.name).iterdir()) == [
+        "gcp-a3-task3.sqlite", "gcp-n2-highcpu-16-task2.sqlite", "gcp-n2-highcpu-8-task1.sqlite"]  # untouched
+
+
+def test_cloud_cli_plan_and_errors(run_cli, tmp_path, prices):
+    r = run_cli("cloud", "plan", "--targets", TARGETS, "--out", tmp_path / "cli", "--prices", prices,
+                "--workloads", "mnist_mlp", "--epochs", "2", "--steps-per-epoch", "10", "--db", tmp_path / "none.sqlite")
+    assert r.code == 0, r.err
+    assert "estimated cost of the plan:" in r.out and "USD" in r.out
+    assert json.loads((tmp_path / "cli" / "plan.json").read_text())["spot"] is True
+    bad = run_cli("cloud", "plan", "--targets", "gcp:n2-highcpu-8,,gcp:H100:1", "--out", tmp_path / "x")
+    assert bad.code == 2 and len(bad.err.strip().splitlines()) == 1 and "--targets" in bad.err
+    gpu2 = run_cli("cloud", "plan", "--targets", "gcp:H100:2", "--out", tmp_path / "x")
+    assert gpu2.code == 2 and "one GPU" in gpu2.err
+    none = run_cli("cloud", "status", tmp_path / "nowhere")
+    assert none.code == 2 and "not a plan folder" in none.err
+
+
+def test_cloud_help_imports_neither_skypilot_nor_tensorflow():
+    code = ("import sys\nfrom cpustudy.cli import main\ntry:\n    main(['cloud', 'plan', '--help'])\n"
+            "except SystemExit:\n    pass\nprint(sorted(m for m in ('sky', 'tensorflow', 'pandas') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
