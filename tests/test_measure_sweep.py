@@ -134,6 +134,10 @@ def test_failed_cells_are_stored_and_the_sweep_goes_on(run_cli, db, empty_keras_
 def test_dry_run_measures_nothing(run_cli, db, empty_keras_home):
     r = run_cli(*SWEEP, "--dry-run", "--db", db)
     assert r.code == 0 and "2 of 2 cell(s) to measure" in r.out
+    out = " ".join(r.out.split())
+    # no earlier runs: the default start-up, stated as the fixed cost of each cell
+    assert f"of which {2 * sweep.DEFAULT_STARTUP_S / 60:.1f} min is fixed cost: worker start-up, " \
+           f"{sweep.DEFAULT_STARTUP_S:.1f} s a cell" in out
     assert not db.exists()
 
 

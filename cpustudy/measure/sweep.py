@@ -126,7 +126,15 @@ def pending(store: Store | None, cells: Iterable[Cell], fresh: bool = False) -> 
 
 
 def estimate_seconds(ok_runs: Sequence[dict[str, Any]], cell: Cell) -> tuple[float, bool]:
-    """Expected wall time of a cell and whether it comes from earlier runs (else a rough guess).
+    """Expected wall time of a cell and whether it comes from earlier runs (else a rough guess)."""
+    total, measured, _ = estimate_parts(ok_runs, cell)
+    return total, measured
+
+
+def estimate_parts(ok_runs: Sequence[dict[str, Any]], cell: Cell) -> tuple[float, bool, float]:
+    """Expected wall time of a cell, whether it comes from earlier runs (else a rough guess), and its
+    fixed part: the worker's start-up (spawn to the first step: imports, data, model build), paid
+    once per cell whatever its length.
 
     Earlier ok runs (``ok_runs``) of the same workload, build and vCPUs give the step time and startup;
     without them, the workload's FLOPs at an assumed 20 GFLOP/s per vCPU (a guess, labelled as such).
@@ -138,9 +146,9 @@ def estimate_seconds(ok_runs: Sequence[dict[str, Any]], cell: Cell) -> tuple[flo
     if rows:
         step = statistics.median(r["step_time_s"] for r in rows)
         start = statistics.median(r["startup_s"] or DEFAULT_STARTUP_S for r in rows)
-        return start + c.epochs * steps * step, True
+        return start + c.epochs * steps * step, True, start
     step = c.flops_per_sample * c.batch_size / (20e9 * c.vcpus)
-    return DEFAULT_STARTUP_S + c.epochs * steps * max(step, 1e-3), False
+    return DEFAULT_STARTUP_S + c.epochs * steps * max(step, 1e-3), False, DEFAULT_STARTUP_S
 
 
 def run_cells(
@@ -244,23 +252,31 @@ def apply_tunings(cells: list[Cell], store: Store, machine_fingerprint: str, db_
     return out
 
 
-def plan_rows(store: Store | None, cells: Sequence[Cell], todo: Sequence[Cell]) -> tuple[list[dict[str, Any]], float, bool]:
-    """A dry run's table: each cell, whether it is still to measure, its estimated seconds; and the
-    total estimate of what is to measure, and whether part of it is a guess (no earlier runs)."""
+@dataclass
+class DryRun:
+    rows: list[dict[str, Any]]  # each cell, whether it is still to measure, its estimated seconds
+    total_s: float  # the estimate of what is to measure
+    fixed_s: float  # of which fixed cost: worker start-up, once per cell
+    guessed: bool  # part of it is a guess (no earlier runs)
+
+
+def plan_rows(store: Store | None, cells: Sequence[Cell], todo: Sequence[Cell]) -> DryRun:
+    """A dry run's table and estimate (:class:`DryRun`)."""
     todo_keys = {c.key for c in todo}
     ok_runs = store.runs(status="ok") if store is not None else []  # read once, not once per cell
-    rows, total, guessed = [], 0.0, False
+    rows, total, fixed, guessed = [], 0.0, 0.0, False
     for c in cells:
-        est, measured = estimate_seconds(ok_runs, c)
+        est, measured, start = estimate_parts(ok_runs, c)
         if c.key in todo_keys:
             total += est
+            fixed += start
             guessed = guessed or not measured
         cfg = c.config
         rows.append({"workload": cfg.workload, "build": cfg.build, "vcpus": cfg.vcpus, "cpus": cfg.cpu_list,
                      "repeat": cfg.repeat, "epochs": cfg.epochs, "steps_per_epoch": cfg.steps_run,
                      "data": cfg.data, "status": "to measure" if c.key in todo_keys else "done",
-                     "estimate_s": round(est, 1)})
-    return rows, total, guessed
+                     "estimate_s": round(est, 1), "fixed_s": round(start, 1)})
+    return DryRun(rows, total, fixed, guessed)
 
 
 @dataclass
@@ -279,7 +295,7 @@ class SweepPlan:
     db_path: Path
     machine: machine_mod.Machine
 
-    def dry_run(self, fresh: bool) -> tuple[list[dict[str, Any]], float, bool]:
+    def dry_run(self, fresh: bool) -> DryRun:
         from cpustudy.store import Store
 
         if not self.db_path.is_file():

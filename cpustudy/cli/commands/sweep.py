@@ -40,11 +40,13 @@ def run(args: argparse.Namespace) -> int:
         warmup_steps=args.warmup_steps, input_pipeline=args.input, options=a.options(args.augment),
         validation=args.validation)
     if args.dry_run:
-        rows, total, guessed = plan.dry_run(args.fresh)
-        print_table(rows, "sweep plan (dry run: nothing measured)")
-        basis = "partly a rough guess from FLOPs (no earlier runs)" if guessed else "from earlier runs"
-        todo = sum(r["status"] == "to measure" for r in rows)
-        print(f"{todo} of {len(rows)} cell(s) to measure, estimated {total / 60:.1f} min ({basis})")
+        d = plan.dry_run(args.fresh)
+        print_table(d.rows, "sweep plan (dry run: nothing measured)")
+        basis = "partly a rough guess from FLOPs (no earlier runs)" if d.guessed else "from earlier runs"
+        todo = sum(r["status"] == "to measure" for r in d.rows)
+        per_cell = f", {d.fixed_s / todo:.1f} s a cell" if todo else ""
+        print(f"{todo} of {len(d.rows)} cell(s) to measure, estimated {d.total_s / 60:.1f} min ({basis}), of which "
+              f"{d.fixed_s / 60:.1f} min is fixed cost: worker start-up{per_cell} (imports, data, model build)")
         return 0
     err = console(stderr=True)
     result = plan.measure(args.fresh, args.timeout, say=err.print,
