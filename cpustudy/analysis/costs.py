@@ -37,15 +37,31 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
     family = family or pricing.DEFAULT_FAMILY
     out: list[dict[str, Any]] = []
     texts: dict[tuple, str] = {}
+    clouds: dict[tuple, set[tuple[str, str | None, str | None]]] = {}
     for r in runs.itertuples(index=False):
         key = (r.study, r.workload, r.device, vcpus_int(r.vcpus), r.build)
         texts[key] = texts.get(key, "") + " ".join(str(x or "") for x in (r.software, r.settings, r.cpu_model))
+        instance = getattr(r, "cloud_instance", None)
+        if isinstance(instance, str):
+            clouds.setdefault(key, set()).add((instance, getattr(r, "cloud_region", None), getattr(r, "cloud_zone", None)))
     for s in summary.itertuples(index=False):
         sp = STUDY_PRICING.get(s.study)
         vcpus = vcpus_int(s.vcpus)
         note = ""
         price: pricing.Price | None
-        if s.device == "gpu":
+        where = clouds.get((s.study, s.workload, s.device, vcpus, s.build))
+        if where:
+            # Measured in the cloud: priced as the instance type it ran on, in its region (the zone is
+            # named; the catalog prices a region at its cheapest zone).
+            instance, run_region, zone = sorted(where, key=str)[0]
+            try:
+                price = catalog.instance(instance, run_region or region)
+            except UserError:
+                out.append({"instance": None, "price_note": f"measured on {instance}: not in the price catalog"})
+                continue
+            note = f"measured on {instance}" + (f" in {zone}" if zone else "") + (
+                f" (runs in {len(where)} places; priced as the first)" if len(where) > 1 else "")
+        elif s.device == "gpu":
             if sp:
                 price = catalog.instance(sp["gpu"])
             elif gpu_instance:

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import pandas as pd
 
+from cpustudy.analysis.pricing import family_of
 from cpustudy.analysis.studies import BUILD_NAMES, INTERNAL_STUDIES, STOCK_BUILDS, SUMMED_STUDIES
 from cpustudy.errors import UserError
 from cpustudy.store import Store
@@ -58,6 +60,44 @@ def build_with_setting(run: dict[str, Any]) -> str:
         extra_env = {k: v for k, v in env.items() if k not in build_env or str(build_env[k]) != str(v)}
         parts += [f"{k}={v}" for k, v in sorted(extra_env.items())]
     return "+".join([build, *parts])
+
+
+def cloud_of(run: dict[str, Any]) -> dict[str, Any] | None:
+    """Where a run measured in a cloud job ran (``cpustudy.environment.cloud``), or None."""
+    where = _settings(run).get("cloud")
+    return where if isinstance(where, dict) and where.get("instance_type") else None
+
+
+def short_cpu(model: Any) -> str:
+    """A CPU model in a few characters: ``Xeon 8373C``, ``EPYC 7B13``, else its first words."""
+    text = re.sub(r"\((R|TM)\)|CPU|Processor|@.*$|\d+-Core", " ", str(model or ""), flags=re.IGNORECASE)
+    words = [w for w in text.split() if w.lower() not in ("intel", "amd", "platinum", "gold", "silver")]
+    return " ".join(words[:3]) or "unknown CPU"
+
+
+def add_cloud(df: pd.DataFrame) -> None:
+    """Columns for runs measured in a cloud job: ``cloud_instance`` (``gcp:n2-highcpu-8``), its region,
+    zone, spot flag and recoveries; and their ``build`` told apart by machine: ``tf@n2-highcpu``, plus
+    the CPU model when one instance family landed on several (``tf@n2-highcpu/Xeon 8373C``), so runs on
+    different machine types or CPU generations are never pooled into one median."""
+    records = df.to_dict("records")
+    where = [cloud_of(r) for r in records]
+    df["cloud_instance"] = [f"{w['cloud']}:{w['instance_type']}" if w else None for w in where]
+    for col in ("region", "zone", "spot", "recoveries"):
+        df[f"cloud_{col}"] = [w.get(col) if w else None for w in where]
+    families: dict[str, set[str]] = {}
+    for r, w in zip(records, where):
+        if w:
+            families.setdefault(family_of(str(w["instance_type"])), set()).add(short_cpu(r.get("cpu_model")))
+    builds = []
+    for r, w in zip(records, where):
+        if not w:
+            builds.append(r["build"])
+            continue
+        fam = family_of(str(w["instance_type"]))
+        cpu = f"/{short_cpu(r.get('cpu_model'))}" if len(families[fam]) > 1 else ""
+        builds.append(f"{r['build']}@{fam}{cpu}")
+    df["build"] = builds
 
 
 def _settings(run: dict[str, Any]) -> dict[str, Any]:
@@ -126,6 +166,7 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
                         "(measure with --epochs 2 or more, without --oversubscribe)")
     df["build_family"] = [build_family(r) for r in df.to_dict("records")]
     df["build"] = [build_with_setting(r) for r in df.to_dict("records")]
+    add_cloud(df)
     df["workload_base"] = df["workload"]
     df["workload"] = [workload_variant(r) for r in df.to_dict("records")]
     epochs = pd.DataFrame(store.epochs())
