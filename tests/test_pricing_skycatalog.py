@@ -1,10 +1,14 @@
 """Prices from SkyPilot's catalog (cpustudy.analysis.skycatalog): small vms.csv files in SkyPilot's v8
 format, written here (SkyPilot's own catalog carries no licence and is never copied), read as price rows,
-merged into the catalog between the shipped rows and a user's price file."""
+merged into the catalog between the shipped rows and a user's price file, and listed by `cpustudy prices`."""
 
 from __future__ import annotations
 
+import csv
+import io
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -201,3 +205,74 @@ def test_a_large_catalog_reads_in_well_under_a_second(tmp_path):
     took = time.perf_counter() - start
     assert len(gcp.rows) == 5000 and not gcp.rejected
     assert took < 1.5, took
+
+
+def prices(run_cli, *args):
+    return run_cli("prices", *args)
+
+
+def test_prices_command_lists_sources_and_dates(sky_root, run_cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
+    r = prices(run_cli, "--instance", "a3-highgpu-1g")
+    assert r.code == 0, r.err
+    first, *rest = r.out.splitlines()
+    assert first.startswith("SkyPilot gcp catalog ") and "runtime/.sky/catalogs/v8/gcp/vms.csv (2026-11-22, " in first
+    assert "4 rejected" in first and "SkyPilot aws catalog" in first
+    table = "\n".join(rest)
+    assert "gcp:a3-highgpu-1g" in table and "3.35377" in table and "2026-11-22" in table
+    assert "SkyPilot catalog" in table and "1x H100" in table
+    r = prices(run_cli, "--provider", "gcp", "--family", "n2-highcpu", "--region", "us-central1", "--format", "csv")
+    assert r.code == 0 and "SkyPilot gcp catalog" in r.err  # the first line goes to stderr: CSV stays CSV
+    got = {row["instance_type"]: row for row in csv.DictReader(io.StringIO(r.out))}
+    assert got["n2-highcpu-8"]["spot_usd_per_hour"] == "0.0811" and got["n2-highcpu-8"]["zone"] == "us-central1-c"
+    assert got["n2-highcpu-8"]["as_of"] == "2026-11-22" and got["n2-highcpu-8"]["origin"] == "skypilot"
+    assert got["n2-highcpu-96"]["origin"] == "catalog" and got["n2-highcpu-96"]["as_of"] == "2024-12"
+    assert set(r["region"] for r in got.values()) == {"us-central1"}
+    # one row per instance, in the region a report prices it in, unless asked for more
+    r = prices(run_cli, "--instance", "gcp:n2-highcpu-8", "--format", "csv")
+    assert [row["region"] for row in csv.DictReader(io.StringIO(r.out))] == ["us-central1"]
+    r = prices(run_cli, "--instance", "gcp:n2-highcpu-8", "--all-regions", "--format", "csv")
+    assert sorted(row["region"] for row in csv.DictReader(io.StringIO(r.out))) == ["europe-west4", "us-central1"]
+    r = prices(run_cli, "--instance", "n2-highcpu-8", "--region", "europe-west4", "--format", "csv")
+    assert [row["spot_usd_per_hour"] for row in csv.DictReader(io.StringIO(r.out))] == ["0.1032"]
+    r = prices(run_cli, "--family", "c4-highcpu", "--format", "csv")
+    assert [row["region"] for row in csv.DictReader(io.StringIO(r.out))] == ["us-central1"]
+    r = prices(run_cli, "--gpu", "--format", "json")
+    assert r.code == 0 and '"accelerator": ""' not in r.out
+    r = prices(run_cli, "--no-skypilot", "--instance", "gcp:n2-highcpu-8", "--format", "csv")
+    assert "not read (--no-skypilot)" in r.err
+    (row,) = csv.DictReader(io.StringIO(r.out))
+    assert row["origin"] == "catalog" and row["spot_usd_per_hour"] == "0.09379"
+    r = prices(run_cli, "--rejected", "--format", "csv")
+    assert r.code == 0 and "spot 1.5 above on-demand" in r.out and "c7i.large" in r.out
+    r = prices(run_cli, "--family", "nope")
+    assert r.code == 2 and "no price in the catalog matches --family nope" in r.err
+
+
+def test_prices_command_says_when_no_catalog_was_found(run_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("SKY_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "200")
+    r = prices(run_cli, "--provider", "gcp-2017")
+    assert r.code == 0, r.err
+    first = r.out.splitlines()[0]
+    assert first.startswith("no SkyPilot catalog found (looked for ")
+    assert f"{tmp_path}/.sky/catalogs/v8/gcp/vms.csv" in first and "sky show-gpus" in first
+    assert "gcp-2017:n1-highcpu-8" in r.out and "2017-07" in r.out
+
+
+def test_prices_help_does_not_import_heavy_modules():
+    code = (
+        "import sys\n"
+        "from cpustudy.cli import main\n"
+        "try:\n    main(['prices', '--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('tensorflow', 'keras', 'pandas', 'plotnine', 'numpy') if m in sys.modules]\n"
+        "print('HEAVY=' + ','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "--no-skypilot" in out and "SkyPilot" in out
+    assert out.strip().splitlines()[-1] == "HEAVY="
+    # listing the prices is as light
+    code = ("import sys\nfrom cpustudy.cli import main\nmain(['prices', '--no-skypilot', '--format', 'csv'])\n"
+            "print('HEAVY=' + ','.join(m for m in ('tensorflow', 'pandas') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "HEAVY="

@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 
 #: Text that may wrap onto more lines, and the narrowest each may be folded to.
 FOLDING = {"error": 30, "suspect": 24, "status": 24, "description": 24, "tf_not_compiled_for": 16,
-           "machine": 16, "cpu_model": 16, "note": 24, "price_note": 24, "cpu_offers": 16}
+           "machine": 16, "cpu_model": 16, "note": 24, "price_note": 24, "cpu_offers": 16, "source": 30}
 
 
 def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str], cell: Callable[[Any], str],

@@ -7,6 +7,7 @@ from cpustudy.cli.commands import (
     import_logs,
     machine,
     merge,
+    prices,
     report,
     results,
     run,
@@ -16,4 +17,5 @@ from cpustudy.cli.commands import (
 )
 
 #: In the order ``cpustudy --help`` lists them.
-COMMANDS = (workloads, machine, run, sweep, tune, bench, builds, results, report, import_logs, merge)
+COMMANDS = (workloads, machine, run, sweep, tune, bench, builds, results, report, prices, import_logs,
+            merge)
