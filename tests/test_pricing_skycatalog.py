@@ -155,6 +155,8 @@ def test_skypilot_rows_replace_shipped_ones_and_a_price_file_wins_over_both(sky_
     n2 = cat.instance("gcp:n2-highcpu-8")  # default region us-central1, although europe-west4 is listed too
     assert (n2.spot, n2.origin, n2.region) == (0.0811, "skypilot", "us-central1")
     assert cat.instance("gcp:n2-highcpu-8", "europe-west4").spot == 0.1032
+    assert cat.row("gcp", "n2-highcpu-8", "europe-west4").zone == "europe-west4-a"
+    assert cat.row("gcp", "n2-highcpu-8", "asia-east1") is None
     assert len([r for r in cat.rows if r.key == ("gcp", "n2-highcpu-8", "us-central1")]) == 1
     # shipped rows SkyPilot has no figure for stay
     assert cat.instance("gcp:n2-highcpu-96").origin == "catalog"

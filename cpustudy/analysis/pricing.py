@@ -350,7 +350,7 @@ class Catalog:
     def families(self, provider: str | None = None) -> list[str]:
         return sorted(f"{p}:{f}" for p, f in self._cpu_by_family if provider is None or p == provider)
 
-    def key(self, provider: str, instance_type: str, region: str) -> Price | None:
+    def row(self, provider: str, instance_type: str, region: str) -> Price | None:
         """The row of exactly this provider, instance type and region."""
         return self._by_key.get((provider, instance_type, region))
 
