@@ -21,6 +21,16 @@ class Result:
     err: str
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_skypilot_catalog(tmp_path_factory):
+    """Every test (and the session fixtures, made before any test's own fixtures) sees an empty
+    SkyPilot folder: prices come from the shipped catalog, not from whatever SkyPilot downloaded to
+    this machine's ~/.sky. A test that wants a catalog writes one and points SKY_RUNTIME_DIR at it."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SKY_RUNTIME_DIR", str(tmp_path_factory.mktemp("sky-runtime-empty")))
+        yield
+
+
 @pytest.fixture
 def run_cli(capsys):
     """Run ``cpustudy ARGS`` in-process; returns exit code, stdout and stderr."""

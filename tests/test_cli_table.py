@@ -48,3 +48,12 @@ def test_piped_output_honours_COLUMNS(run_cli, db, monkeypatch):
     monkeypatch.setenv("COLUMNS", "300")
     wide = run_cli("workloads")
     assert "not shown" not in wide.out and "train_mflops_per_sample" in wide.out
+
+
+def test_many_rows_are_measured_by_their_widest_cells():
+    # thousands of rows: the widest cell of a column, wherever it is, still decides what fits
+    rows = [{"run_id": i, "workload": "mnist_mlp", "build": "tf", "error": "short"} for i in range(3000)]
+    rows[2777]["workload"] = "imdb_bidirectional_lstm_with_a_very_long_name"
+    columns = ["run_id", "workload", "build", "error"]
+    assert fit(rows, columns, 40, cell) == (["run_id", "build", "error"], ["workload"])
+    assert fit(rows, columns, 80, cell) == (columns, [])

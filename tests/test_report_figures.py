@@ -113,7 +113,7 @@ def _time_cost(tmp_path, runs):
         for device, build, vcpus, t in runs:
             reportdb.add_run(s, m, "mnist_mlp", build, vcpus, [t, t], device=device)
     with Store.read(tmp_path / "tc.sqlite") as s:
-        a = summary.analyze(s, summary.Options(gpu_instance="gcp:g2-standard-4"))
+        a = summary.analyze(s, summary.Options(gpu_instance="gcp:a3-highgpu-1g"))  # a checked spot price
     fig = figures.fig_time_cost(a, "cpustudy")
     path = [layer for layer in fig.layers if type(layer.geom).__name__ == "geom_path"][0]
     return fig, path.geom.data

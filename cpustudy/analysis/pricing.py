@@ -11,11 +11,18 @@ rather than priced on the other basis, so spot CPUs are never compared with on-d
 exception is a study's own pricing (the 2017 study priced its K80 on-demand: it had no preemptible GPU);
 such a quote says so in its note.
 
-``--prices FILE`` *extends* the catalog: a row of FILE with the same ``provider``, ``instance_type`` and
-``region`` as a shipped row replaces it; any other row is added. FILE has the same columns (``family``
+SkyPilot's price catalog (:mod:`cpustudy.analysis.skycatalog`), when SkyPilot has downloaded it to this
+machine, comes next: its rows (per region, the zone with the lowest spot price) replace the shipped rows
+with the same ``provider``, ``instance_type`` and ``region`` and add the rest; ``Catalog.sky_sources``
+and ``Catalog.sky_missing`` say which of its files were read.
+
+``--prices FILE`` then *extends* the catalog and wins over both: a row of FILE with the same
+``provider``, ``instance_type`` and ``region`` as a shipped or SkyPilot row replaces it; any other row is
+added. FILE has the same columns (``family``
 may be left out: it is then the instance type without its size, ``c3-highcpu-8`` -> ``c3-highcpu``,
 ``c7i.2xlarge`` -> ``c7i``). Lines starting with ``#`` and blank lines are skipped. A malformed row, a
-missing column, or a price that is not a positive number is refused with the file and line number.
+missing column, or a price that is not a positive number is refused with the file and line number. An
+optional ``zone`` column names the zone a price was taken in.
 
 Standard library only, so the CLI can validate a price file without pandas.
 """
@@ -28,9 +35,12 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from cpustudy.errors import UserError
+
+if TYPE_CHECKING:
+    from cpustudy.analysis.skycatalog import SkyCatalog
 
 COLUMNS = (
     "provider",
@@ -50,6 +60,9 @@ REQUIRED = tuple(c for c in COLUMNS if c != "family")
 
 #: How cpustudy's own CPU results are priced when ``--instance-family`` is not given.
 DEFAULT_FAMILY = "gcp:n2-highcpu"
+#: The region a provider's prices are taken from when no ``--region`` is given (and the catalog has it;
+#: otherwise the first region the catalog lists).
+DEFAULT_REGIONS = {"gcp": "us-central1", "aws": "us-east-1"}
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
@@ -70,7 +83,8 @@ class Price:
     spot: float | None
     source: str
     as_of: str
-    origin: str = "catalog"  # "catalog" or the price file it came from
+    origin: str = "catalog"  # "catalog" (shipped), "skypilot", or the price file it came from
+    zone: str = ""  # the zone the spot price was taken in, where the source names one
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -96,10 +110,11 @@ class Quote:
 
 
 def family_of(instance_type: str) -> str:
-    """``c3-highcpu-8`` -> ``c3-highcpu``; ``c7i.2xlarge`` -> ``c7i``; otherwise the name itself."""
+    """``c3-highcpu-8`` -> ``c3-highcpu``; ``a2-highgpu-1g`` -> ``a2-highgpu``; ``c7i.2xlarge`` -> ``c7i``;
+    otherwise the name itself."""
     if "." in instance_type:
         return instance_type.split(".", 1)[0]
-    m = re.match(r"^(.*?)-\d+$", instance_type)
+    m = re.match(r"^(.*?)-\d+g?$", instance_type)
     return m.group(1) if m else instance_type
 
 
@@ -242,6 +257,7 @@ def _row(row: dict[str, str], label: str, line: int, origin: str) -> Price:
         source=source,
         as_of=as_of,
         origin=origin,
+        zone=(row.get("zone") or "").strip(),
     )
 
 
@@ -253,52 +269,127 @@ def shipped_rows() -> list[Price]:
 # -- the catalog -------------------------------------------------------------------------------------
 
 
-class Catalog:
-    """The shipped prices, extended (and overridden row by row) by a user's price file."""
+def _merge(rows: list[Price], more: Iterable[Price]) -> list[Price]:
+    """``rows`` with each row of ``more`` replacing the row of the same key, or added after them."""
+    index = {r.key: i for i, r in enumerate(rows)}
+    rows = list(rows)
+    for r in more:
+        if r.key in index:
+            rows[index[r.key]] = r
+        else:
+            index[r.key] = len(rows)
+            rows.append(r)
+    return rows
 
-    def __init__(self, rows: list[Price]) -> None:
+
+def _listed(names: list[str], more_with: str, limit: int = 20) -> str:
+    if len(names) <= limit:
+        return ", ".join(names)
+    return f"{', '.join(names[:limit])} and {len(names) - limit} more ({more_with})"
+
+
+class Catalog:
+    """The shipped prices, SkyPilot's where it has downloaded its catalog, and a user's price file: each
+    replaces the rows of the one before with the same provider, instance type and region.
+
+    ``rows`` is read-only once the catalog is made: lookups use indexes built from it.
+    """
+
+    def __init__(self, rows: list[Price], sky_sources: list[SkyCatalog] | None = None,
+                 sky_missing: list[str] | None = None) -> None:
         self.rows = rows
+        #: The SkyPilot catalog files read (each with its path, date, rows and rejected rows).
+        self.sky_sources: list[SkyCatalog] = list(sky_sources or [])
+        #: The clouds whose SkyPilot catalog was looked for and not found.
+        self.sky_missing: list[str] = list(sky_missing or [])
+        self._by_key: dict[tuple[str, str, str], Price] = {}
+        self._by_name: dict[tuple[str, str], list[Price]] = {}
+        self._cpu_by_family: dict[tuple[str, str], list[Price]] = {}
+        self._gpu_by_provider: dict[str, list[Price]] = {}
+        for r in rows:
+            self._by_key[r.key] = r
+            self._by_name.setdefault((r.provider, r.instance_type), []).append(r)
+            if r.accelerator:
+                self._gpu_by_provider.setdefault(r.provider, []).append(r)
+            else:
+                self._cpu_by_family.setdefault((r.provider, r.family), []).append(r)
 
     @classmethod
-    def load(cls, extra: str | Path | None = None) -> "Catalog":
+    def load(cls, extra: str | Path | None = None, *, sky: bool = True, sky_root: Path | None = None) -> "Catalog":
+        """The shipped rows; then, with ``sky``, SkyPilot's catalogs under ``sky_root`` (default
+        :func:`cpustudy.analysis.skycatalog.catalog_root`) where present; then the price file ``extra``.
+        A missing SkyPilot catalog is no error: it is named in ``sky_missing``."""
         rows = shipped_rows()
-        if extra is not None:
-            user = read_csv(extra)
-            index = {r.key: i for i, r in enumerate(rows)}
-            for r in user:
-                if r.key in index:
-                    rows[index[r.key]] = r
-                else:
-                    index[r.key] = len(rows)
-                    rows.append(r)
-        return cls(rows)
+        sources: list[SkyCatalog] = []
+        missing: list[str] = []
+        if sky:
+            from cpustudy.analysis import skycatalog
 
-    def families(self) -> list[str]:
-        return sorted({f"{r.provider}:{r.family}" for r in self.rows if not r.accelerator})
+            for cloud in skycatalog.CLOUDS:
+                found = skycatalog.read(cloud, sky_root)
+                if found is None:
+                    missing.append(cloud)
+                else:
+                    sources.append(found)
+                    rows = _merge(rows, found.rows)
+        if extra is not None:
+            rows = _merge(rows, read_csv(extra))
+        return cls(rows, sources, missing)
+
+    def sky_sentence(self) -> str:
+        """``prices from SkyPilot's gcp catalog (2026-11-22), aws catalog missing``; empty when SkyPilot's
+        catalogs were not looked for."""
+        parts = [f"SkyPilot's {s.cloud} catalog ({s.as_of})" for s in self.sky_sources]
+        parts += [f"{cloud} catalog missing" for cloud in self.sky_missing]
+        if not parts:
+            return ""
+        if not self.sky_sources:
+            return f"no prices from SkyPilot: {', '.join(self.sky_missing)} catalog(s) missing"
+        return "prices from " + ", ".join(parts)
+
+    def families(self, provider: str | None = None) -> list[str]:
+        return sorted(f"{p}:{f}" for p, f in self._cpu_by_family if provider is None or p == provider)
+
+    def row(self, provider: str, instance_type: str, region: str) -> Price | None:
+        """The row of exactly this provider, instance type and region."""
+        return self._by_key.get((provider, instance_type, region))
+
+    @staticmethod
+    def _in_region(rows: list[Price], region: str | None) -> list[Price]:
+        """The rows of ``region``; with no region, those of the provider's default region
+        (:data:`DEFAULT_REGIONS`) where there are any, else of the first region listed."""
+        if not rows:
+            return rows
+        if region is None:
+            regions = list(dict.fromkeys(r.region for r in rows))
+            default = DEFAULT_REGIONS.get(rows[0].provider)
+            region = default if default in regions else regions[0]
+        return [r for r in rows if r.region == region]
 
     def _family_rows(self, spec: str, region: str | None) -> list[Price]:
         provider, family = parse_family(spec)
-        rows = [r for r in self.rows if r.provider == provider and r.family == family and not r.accelerator]
+        rows = self._cpu_by_family.get((provider, family), [])
         if not rows:
+            known = self.families(provider) or self.families()
             raise UserError(
                 f"no CPU instance family {spec!r} in the price catalog: choose one of "
-                f"{', '.join(self.families())} or add rows with --prices"
+                f"{_listed(known, 'see `cpustudy prices`')} or add rows with --prices"
             )
-        regions = list(dict.fromkeys(r.region for r in rows))
-        chosen = region if region is not None else regions[0]
-        rows = [r for r in rows if r.region == chosen]
-        if not rows:
+        chosen = self._in_region(rows, region)
+        if not chosen:
+            regions = list(dict.fromkeys(r.region for r in rows))
             raise UserError(
                 f"instance family {spec!r} has no prices for region {region!r}: it has "
-                f"{', '.join(repr(r) for r in regions)}"
+                f"{_listed([repr(r) for r in regions], 'see `cpustudy prices --family ' + family + '`')}"
             )
-        return sorted(rows, key=lambda r: r.vcpus)
+        return sorted(chosen, key=lambda r: r.vcpus)
 
     def check_family(self, spec: str, region: str | None = None) -> None:
         self._family_rows(spec, region)
 
     def cpu_instance(self, spec: str, vcpus: int, region: str | None = None) -> tuple[Price | None, str]:
-        """The family's instance with ``vcpus`` vCPUs, or the next larger (said so in the note)."""
+        """The family's instance with ``vcpus`` vCPUs, or the next larger (said so in the note), in
+        ``region`` (default: the provider's default region, else the first the catalog lists)."""
         rows = self._family_rows(spec, region)
         for r in rows:
             if r.vcpus >= vcpus:
@@ -309,31 +400,33 @@ class Catalog:
         return None, f"no {r.family} instance has {vcpus} vCPUs or more (largest: {rows[-1].instance_type})"
 
     def instance(self, name: str, region: str | None = None) -> Price:
-        """``provider:instance_type``."""
+        """``provider:instance_type`` in ``region`` (if it has none there, or no region is given: in the
+        provider's default region, else the first the catalog lists)."""
         provider, sep, itype = name.partition(":")
-        rows = [r for r in self.rows if sep and r.provider == provider and r.instance_type == itype]
-        if region is not None:
-            rows = [r for r in rows if r.region == region] or rows
+        rows = self._by_name.get((provider, itype), []) if sep else []
         if not rows:
-            known = ", ".join(sorted(r.name for r in self.rows if r.accelerator))
+            gpus = self._gpu_by_provider.get(provider) or [r for rs in self._gpu_by_provider.values() for r in rs]
+            known = sorted({r.name for r in gpus})
             raise UserError(
                 f"no instance {name!r} in the price catalog: write PROVIDER:INSTANCE_TYPE, e.g. one of "
-                f"{known}, or add it with --prices"
+                f"{_listed(known, 'see `cpustudy prices --gpu`', 12)}, or add it with --prices"
             )
-        return rows[0]
+        chosen = self._in_region(rows, region) if region is not None else []
+        return (chosen or self._in_region(rows, None))[0]
 
     def gpu_instance(self, provider: str, accelerator: str, region: str | None = None) -> Price | None:
-        """The cheapest single-accelerator instance of ``provider`` whose accelerator is ``accelerator``."""
+        """The cheapest single-accelerator instance of ``provider`` whose accelerator is ``accelerator``
+        (``A100`` also matches ``A100-80GB``) in ``region`` (if none there, or no region is given: in the
+        provider's default region, else the first the catalog lists)."""
         acc = accelerator.upper()
         rows = [
-            r for r in self.rows
-            if r.provider == provider and r.accelerator_count == 1
+            r for r in self._gpu_by_provider.get(provider, [])
+            if r.accelerator_count == 1
             and (r.accelerator.upper() == acc or r.accelerator.upper().startswith(acc + "-"))
         ]
-        if region is not None:
-            rows = [r for r in rows if r.region == region] or rows
         if not rows:
             return None
+        rows = (self._in_region(rows, region) if region is not None else []) or self._in_region(rows, None)
         return min(rows, key=lambda r: (r.on_demand if r.on_demand is not None else r.spot or 0.0))
 
 

@@ -8,7 +8,7 @@ from typing import Any, Callable, Sequence
 
 #: Text that may wrap onto more lines, and the narrowest each may be folded to.
 FOLDING = {"error": 30, "suspect": 24, "status": 24, "description": 24, "tf_not_compiled_for": 16,
-           "machine": 16, "cpu_model": 16, "note": 24, "price_note": 24, "cpu_offers": 16}
+           "machine": 16, "cpu_model": 16, "note": 24, "price_note": 24, "cpu_offers": 16, "source": 30}
 
 
 def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str], cell: Callable[[Any], str],
@@ -35,6 +35,7 @@ def fit(rows: Sequence[dict[str, Any]], columns: Sequence[str], width: int,
     from rich.console import Console
 
     measure = Console(width=100_000).measure  # unbounded: a measurement is clamped to the console width
+    rows = _widest(rows, columns, cell)
     shown: list[str] = []
     left: list[str] = []
     for c in columns:
@@ -43,6 +44,20 @@ def fit(rows: Sequence[dict[str, Any]], columns: Sequence[str], width: int,
         else:
             shown.append(c)
     return shown, left
+
+
+def _widest(rows: Sequence[dict[str, Any]], columns: Sequence[str],
+            cell: Callable[[Any], str]) -> Sequence[dict[str, Any]]:
+    """The rows that decide how narrow the table can be: per column, the one with the longest cell and
+    the one with the longest word. Measuring these is measuring all rows, and fast for thousands."""
+    if len(rows) <= 2 * len(columns):
+        return rows
+    keep: set[int] = set()
+    for c in columns:
+        texts = [cell(r.get(c)) for r in rows]
+        keep.add(max(range(len(rows)), key=lambda i: len(texts[i])))
+        keep.add(max(range(len(rows)), key=lambda i: max(map(len, texts[i].split()), default=0)))
+    return [rows[i] for i in sorted(keep)]
 
 
 def render(rows: Sequence[dict[str, Any]], columns: Sequence[str], width: int, cell: Callable[[Any], str],

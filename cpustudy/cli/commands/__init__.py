@@ -8,6 +8,7 @@ from cpustudy.cli.commands import (
     import_logs,
     machine,
     merge,
+    prices,
     report,
     results,
     run,
@@ -17,4 +18,5 @@ from cpustudy.cli.commands import (
 )
 
 #: In the order ``cpustudy --help`` lists them.
-COMMANDS = (workloads, machine, run, sweep, tune, bench, builds, results, report, import_logs, merge, cloud)
+COMMANDS = (workloads, machine, run, sweep, tune, bench, builds, results, report, prices, import_logs,
+            merge, cloud)

@@ -31,7 +31,8 @@ def register(sub: Any) -> None:
                    help="instances that price CPU results, e.g. gcp:c3-highcpu, gcp:n2-highcpu, "
                    "gcp:t2d-standard, aws:c7i (default: gcp:n2-highcpu); the instance with as many vCPUs, "
                    "or the next larger, as the report states")
-    p.add_argument("--region", help="price region within the family (default: the catalog's first)")
+    p.add_argument("--region", help="price region within the family (default: us-central1 on gcp, us-east-1 on "
+                   "aws, else the catalog's first)")
     p.add_argument("--gpu-instance", metavar="PROVIDER:INSTANCE_TYPE",
                    help="instance that prices GPU results, e.g. gcp:g2-standard-4 (default: the single-GPU "
                    "instance of the family's provider with the GPU the run reported)")

@@ -1,0 +1,126 @@
+"""``cpustudy prices``: the instance prices reports use, with where each comes from and its date."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from cpustudy.cli.args import add_format
+
+#: The table's columns, most important first: a narrow terminal drops the last ones.
+TABLE_COLUMNS = ["instance", "region", "on_demand", "spot", "as_of", "source", "vcpus", "accelerator", "zone",
+                 "memory_gib", "origin"]
+#: CSV and JSON: a price file's columns (so the output can be edited and given back with --prices),
+#: then the zone and where each row came from.
+FILE_COLUMNS = ["provider", "instance_type", "family", "vcpus", "memory_gib", "accelerator", "accelerator_count",
+                "region", "on_demand_usd_per_hour", "spot_usd_per_hour", "source", "as_of", "zone", "origin"]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "prices",
+        help="the instance prices reports use: shipped, from SkyPilot's catalog, or from --prices FILE",
+        description="List the prices `cpustudy report` would use, each with its source and date. The shipped "
+        "catalog comes first; SkyPilot's price catalog, when SkyPilot has downloaded it to this machine "
+        "(~/.sky/catalogs/v8/{gcp,aws}/vms.csv), replaces shipped rows of the same provider, instance type "
+        "and region and adds the rest; a --prices FILE wins over both.",
+    )
+    p.add_argument("--provider", help="only this provider, e.g. gcp, aws, gcp-2017")
+    p.add_argument("--family", metavar="[PROVIDER:]FAMILY", help="only this instance family, e.g. n2-highcpu")
+    p.add_argument("--instance", metavar="[PROVIDER:]INSTANCE_TYPE", help="only this instance type, e.g. a3-highgpu-1g")
+    p.add_argument("--region", help="only this region, e.g. us-central1 (default: each instance's row in the "
+                   "region reports price it in: us-central1 on gcp, us-east-1 on aws, else the first listed)")
+    p.add_argument("--all-regions", action="store_true", help="every region's row of each instance")
+    p.add_argument("--gpu", action="store_true", help="only instances with accelerators (GPUs)")
+    p.add_argument("--prices", metavar="FILE",
+                   help="CSV of prices that extends the catalog, as in `cpustudy report --prices`")
+    p.add_argument("--no-skypilot", dest="skypilot", action="store_false",
+                   help="leave SkyPilot's catalog out: the shipped prices (and --prices FILE) only")
+    p.add_argument("--rejected", action="store_true",
+                   help="list the rows of SkyPilot's catalog left out as anomalies, with the reason, instead")
+    add_format(p)
+    p.set_defaults(func=run)
+
+
+def _split(text: str | None) -> tuple[str | None, str | None]:
+    """``gcp:n2-highcpu`` -> (``gcp``, ``n2-highcpu``); ``n2-highcpu`` -> (None, ``n2-highcpu``)."""
+    if text is None:
+        return None, None
+    provider, sep, name = text.partition(":")
+    return (provider.strip(), name.strip()) if sep else (None, text.strip())
+
+
+def _usd(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"
+
+
+def sky_line(catalog: Any, looked: bool) -> str:
+    """The first line: which SkyPilot catalogs priced the list, or where they were looked for."""
+    from cpustudy.analysis import skycatalog
+
+    if not looked:
+        return "SkyPilot's catalog not read (--no-skypilot): shipped prices only"
+    found = "; ".join(f"SkyPilot {s.describe()}" for s in catalog.sky_sources)
+    where = ", ".join(skycatalog.shown(skycatalog.catalog_path(c)) for c in catalog.sky_missing)
+    get = "running any `sky` command online (e.g. `sky show-gpus`) downloads it"
+    if not catalog.sky_sources:
+        return f"no SkyPilot catalog found (looked for {where}): shipped prices only; {get}"
+    if catalog.sky_missing:
+        return f"{found}; none at {where} ({get})"
+    return found
+
+
+def run(args: argparse.Namespace) -> int:
+    from cpustudy.analysis import pricing
+    from cpustudy.cli.output import emit_rows, say
+    from cpustudy.errors import UserError
+
+    catalog = pricing.Catalog.load(args.prices, sky=args.skypilot)
+    table = args.format == "table"
+    first = sky_line(catalog, args.skypilot)
+    say(first, err=not table)  # CSV and JSON stay machine-readable on stdout
+    if args.rejected:
+        rejected = [{"cloud": s.cloud, "file": str(s.path), "reason": reason}
+                    for s in catalog.sky_sources for reason in s.rejected]
+        if table and not rejected:
+            say("no row of SkyPilot's catalog was rejected" if catalog.sky_sources else "nothing was read")
+            return 0
+        return emit_rows(args, rejected, ["cloud", "reason", "file"], "rows of SkyPilot's catalog left out")
+
+    fam_provider, family = _split(args.family)
+    inst_provider, instance = _split(args.instance)
+    wanted_providers = {p for p in (args.provider, fam_provider, inst_provider) if p}
+    rows = [
+        r for r in catalog.rows
+        if all(r.provider == p for p in wanted_providers)
+        and (family is None or r.family == family)
+        and (instance is None or r.instance_type == instance)
+        and (args.region == r.region if args.region is not None
+             else args.all_regions or r is catalog.instance(r.name))  # the row a report without --region uses
+        and (not args.gpu or r.accelerator)
+    ]
+    if not rows:
+        flags = " ".join(f"--{k} {v}" for k, v in (("provider", args.provider), ("family", args.family),
+                                                    ("instance", args.instance), ("region", args.region)) if v)
+        flags += " --gpu" if args.gpu else ""
+        raise UserError(f"no price in the catalog matches {flags.strip()}: see `cpustudy prices` without them")
+    rows.sort(key=lambda r: (r.provider, r.family, r.accelerator_count, r.vcpus, r.instance_type, r.region))
+    if not table:
+        out = [{c: getattr(r, c, None) for c in FILE_COLUMNS}
+               | {"on_demand_usd_per_hour": r.on_demand, "spot_usd_per_hour": r.spot} for r in rows]
+        return emit_rows(args, out, FILE_COLUMNS, "")
+    out = [{
+        "instance": r.name,
+        "region": r.region,
+        "on_demand": _usd(r.on_demand),
+        "spot": _usd(r.spot),
+        "source": r.source,
+        "as_of": r.as_of,
+        "vcpus": r.vcpus,
+        "accelerator": f"{r.accelerator_count}x {r.accelerator}" if r.accelerator else "",
+        "zone": r.zone,
+        "memory_gib": r.memory_gib,
+        "origin": "shipped" if r.origin == "catalog" else r.origin,
+    } for r in rows]
+    where = "" if args.region or args.all_regions else " (each in the region reports use; see --all-regions)"
+    return emit_rows(args, out, TABLE_COLUMNS, f"{len(out)} price(s), USD per hour{where}")
