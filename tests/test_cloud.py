@@ -190,3 +190,27 @@ def test_cloud_help_imports_neither_skypilot_nor_tensorflow():
             "except SystemExit:\n    pass\nprint(sorted(m for m in ('sky', 'tensorflow', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_plan_prices_from_skypilots_catalog_when_it_is_there(run_cli, tmp_path, monkeypatch):
+    # A tiny catalog in SkyPilot's v8 format where SkyPilot looks for it (SKY_RUNTIME_DIR/.sky/...).
+    monkeypatch.setenv("SKY_RUNTIME_DIR", str(tmp_path / "rt"))
+    gcp = tmp_path / "rt" / ".sky" / "catalogs" / "v8" / "gcp" / "vms.csv"
+    gcp.parent.mkdir(parents=True)
+    gcp.write_text("InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,"
+                   "Price,SpotPrice\n"
+                   "n2-highcpu-8,8.0,8.0,,,,us-central1,us-central1-a,0.28684,0.0811\n"
+                   "a3-highgpu-1g,26.0,234.0,,,,us-central1,us-central1-a,1.18251,0.36117\n"
+                   ",,,H100,1,\"{'Gpus': []}\",us-central1,us-central1-a,4.20076,2.9926\n")
+    p = plan.make("gcp:n2-highcpu-8,gcp:H100:1", OPTIONS, out=tmp_path / "p", spot=True, bucket="b",
+                  workdir=None, check=False)
+    cpu, gpu = p.targets
+    assert cpu.rate_usd_per_hour == pytest.approx(0.0811) and "SkyPilot catalog" in cpu.price_source
+    assert gpu.instance_type == "a3-highgpu-1g" and gpu.rate_usd_per_hour == pytest.approx(0.36117 + 2.9926)
+    assert any(c.startswith("SkyPilot's gcp catalog") for c in p.catalogs)
+    gcp.unlink()  # without it: the shipped rows, and the plan says which catalog is missing
+    p = plan.make("gcp:n2-highcpu-8", OPTIONS, out=tmp_path / "q", spot=True, bucket="b", workdir=None, check=False)
+    assert p.targets[0].rate_usd_per_hour == pytest.approx(0.09379)
+    assert any("no SkyPilot gcp catalog" in c for c in p.catalogs)
+    r = run_cli("cloud", "plan", "--targets", "gcp:c4-highcpu-8", "--out", tmp_path / "r")
+    assert r.code == 2 and "SkyPilot gcp catalog is missing" in r.err and len(r.err.strip().splitlines()) == 1

@@ -130,8 +130,11 @@ def make(targets_text: str, options: tasks.SweepOptions, *, out: str | Path, spo
     """Write the plan folder (one task YAML per target and ``plan.json``) and return the plan."""
     catalog = pricing.Catalog.load(prices)
     chosen = targets_mod.parse(targets_text, catalog, region)
-    sky_sources = getattr(catalog, "sky_sources", [])
-    missing = [c for c in getattr(catalog, "sky_missing", []) if c in {t.cloud for t in chosen}]
+    from cpustudy.analysis import skycatalog
+
+    clouds = {t.cloud for t in chosen}
+    sky_sources = [s for s in catalog.sky_sources if s.cloud in clouds]
+    missing = [c for c in catalog.sky_missing if c in clouds]
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise UserError(f"--out {folder} is a file: give a folder for the plan")
@@ -164,8 +167,9 @@ def make(targets_text: str, options: tasks.SweepOptions, *, out: str | Path, spo
             startup_s=startup, vm_s=vm_s, rate_usd_per_hour=q.usd_per_hour if q else None,
             rate_kind="spot" if spot else "on-demand", price_source=t.price.source, price_as_of=t.price.as_of,
             cost_usd=q.usd_per_hour * vm_s / 3600 if q else None, guessed=guessed, check=status))
-    catalogs = [f"SkyPilot {s.cloud} catalog {s.path} ({s.as_of})" for s in sky_sources]
-    catalogs += [f"no SkyPilot {c} catalog: shipped prices used" for c in missing]
+    catalogs = [f"SkyPilot's {s.describe()}" for s in sky_sources]
+    catalogs += [f"no SkyPilot {c} catalog at {skycatalog.shown(skycatalog.catalog_path(c))}: the shipped "
+                 f"{c} rows were used (any online `sky` command, e.g. `sky show-gpus`, downloads it)" for c in missing]
     plan = Plan(plan_name, str(folder), bucket, spot, rows, time.strftime("%Y-%m-%d %H:%M:%S %Z"),
                 catalogs or ["shipped catalog (cpustudy/data/prices.csv)"])
     plan.save()

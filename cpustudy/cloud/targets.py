@@ -70,18 +70,30 @@ def _one(item: str, catalog: pricing.Catalog, region: str | None) -> Target:
             raise UserError(f"--targets: {item!r}: the study's GPU baseline is one GPU; give {cloud}:{gpu}:1")
         row = catalog.gpu_instance(cloud, gpu, region)
         if row is None:
-            raise UserError(f"--targets: no single-{gpu} instance of {cloud} in the price catalog: name the "
-                            f"instance type instead ({cloud}:INSTANCE_TYPE) or add it with --prices FILE")
+            raise UserError(f"--targets: no single-{gpu} instance of {cloud} in the price catalog"
+                            f"{_missing(catalog, cloud)}: name the instance type instead ({cloud}:INSTANCE_TYPE) "
+                            "or add it with --prices FILE")
         return Target(cloud, row.instance_type.split("+", 1)[0], row.vcpus, gpu.upper(), count, row)
     instance_type = parts[1]
     rows = [r for r in catalog.rows if r.provider == cloud and r.instance_type.split("+", 1)[0] == instance_type]
     if region is not None:
         rows = [r for r in rows if r.region == region] or rows
     if not rows:
-        raise UserError(f"--targets: {cloud}:{instance_type} is not in the price catalog (`cpustudy prices "
-                        f"--provider {cloud}` lists what is): check the name, or add it with --prices FILE")
+        raise UserError(f"--targets: {cloud}:{instance_type} is not in the price catalog{_missing(catalog, cloud)} "
+                        f"(`cpustudy prices --provider {cloud}` lists what is): check the name, or add it with "
+                        "--prices FILE")
     row = rows[0]
     if row.accelerator:
         acc = row.accelerator.split("-", 1)[0].upper()
         return Target(cloud, instance_type, row.vcpus, acc, row.accelerator_count or 1, row)
     return Target(cloud, instance_type, row.vcpus, None, 0, row)
+
+
+def _missing(catalog: pricing.Catalog, cloud: str) -> str:
+    """", whose SkyPilot gcp catalog is missing (~/.sky/...)" when it is."""
+    if cloud not in catalog.sky_missing:
+        return ""
+    from cpustudy.analysis import skycatalog
+
+    return (f", whose SkyPilot {cloud} catalog is missing ({skycatalog.shown(skycatalog.catalog_path(cloud))}: "
+            "any online `sky` command, e.g. `sky show-gpus`, downloads it)")
