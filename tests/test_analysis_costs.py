@@ -105,3 +105,36 @@ def test_the_2017_k80_keeps_the_studys_on_demand_rate_and_says_so(db):
     assert cpu["price_kind"] == "spot" and cpu["instance"] == "gcp-2017:n1-highcpu-8"
     assert gpu["price_kind"] == "on-demand" and gpu["price_usd_per_hour"] == pytest.approx(0.745)
     assert "on-demand by the study's own pricing" in gpu["price_note"]
+
+
+def test_cloud_runs_are_priced_as_their_instance_and_never_pooled_across_machines(tmp_path):
+    import reportdb
+
+    from cpustudy.analysis import summary
+    from cpustudy.store import Store
+
+    db = tmp_path / "cloud.sqlite"
+
+    def where(cloud, itype, zone):
+        return {"cloud": cloud, "instance_type": itype, "region": zone[:-2], "zone": zone, "spot": True,
+                "recoveries": 0}
+
+    with Store.open(db) as s:
+        ice = s.machine_id({"fingerprint": "ice", "cpu_model": "Intel(R) Xeon(R) Platinum 8373C CPU @ 2.60GHz",
+                            "logical_cpus": 8})
+        cascade = s.machine_id({"fingerprint": "cas", "cpu_model": "Intel(R) Xeon(R) CPU @ 2.80GHz",
+                                "logical_cpus": 8})
+        spr = s.machine_id({"fingerprint": "spr", "cpu_model": "Intel(R) Xeon(R) Platinum 8488C", "logical_cpus": 8})
+        reportdb.add_run(s, ice, "mnist_mlp", "tf", 8, [2.0, 2.0], cloud=where("gcp", "n2-highcpu-8", "us-central1-a"))
+        reportdb.add_run(s, cascade, "mnist_mlp", "tf", 8, [3.0, 3.0],
+                         cloud=where("gcp", "n2-highcpu-8", "us-central1-b"))
+        reportdb.add_run(s, spr, "mnist_mlp", "tf", 8, [1.0, 1.0], cloud=where("aws", "c7i.2xlarge", "us-east-1a"))
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options(on_demand=True))
+    rows = {r.build: r for r in a.summary.itertuples()}
+    # one VM type on two CPU generations, and another VM type: three configurations, not one median
+    assert set(rows) == {"tf@n2-highcpu/Xeon Platinum 8373C @ 2.60GHz", "tf@n2-highcpu/Xeon @ 2.80GHz", "tf@c7i"}
+    assert rows["tf@c7i"].instance == "aws:c7i.2xlarge" and "measured on aws:c7i.2xlarge" in rows["tf@c7i"].price_note
+    n2 = rows["tf@n2-highcpu/Xeon Platinum 8373C @ 2.60GHz"]
+    assert n2.instance == "gcp:n2-highcpu-8" and "us-central1-a" in n2.price_note
+    assert n2.price_usd_per_hour == pytest.approx(pricing.Catalog.load().instance("gcp:n2-highcpu-8").on_demand)

@@ -69,10 +69,11 @@ def cloud_of(run: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def short_cpu(model: Any) -> str:
-    """A CPU model in a few characters: ``Xeon 8373C``, ``EPYC 7B13``, else its first words."""
-    text = re.sub(r"\((R|TM)\)|CPU|Processor|@.*$|\d+-Core", " ", str(model or ""), flags=re.IGNORECASE)
-    words = [w for w in text.split() if w.lower() not in ("intel", "amd", "platinum", "gold", "silver")]
-    return " ".join(words[:3]) or "unknown CPU"
+    """A CPU model without its trademarks and filler (``Xeon Platinum 8373C @ 2.60GHz``, ``Xeon @ 2.80GHz``,
+    ``EPYC 7B13``): short, but two different models never read the same."""
+    text = re.sub(r"\((R|TM)\)|\bCPU\b|\bProcessor\b|\bIntel\b|\bAMD\b|\d+-Core", " ", str(model or ""),
+                  flags=re.IGNORECASE)
+    return " ".join(text.split()) or "unknown CPU"
 
 
 def add_cloud(df: pd.DataFrame) -> None:
