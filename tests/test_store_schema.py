@@ -78,7 +78,8 @@ def test_migrations_upgrade_a_version_1_database_step_by_step(tmp_path):
     conn.execute("INSERT INTO runs (uuid, machine_id, status, workload, build, error, settings, created_at) "
                  "VALUES ('u1', 1, 'failed', 'mnist_mlp', 'tf', ?, ?, 'x')", (SEMICOLONS, '{"s": "x;y"}'))
     conn.execute("INSERT INTO epochs (run_id, epoch, elapsed_s) VALUES (1, 1, 2.5)")
-    new_in = {2: ("runs", "epoch_time_cv"), 3: ("epochs", "cpu_s"), 4: ("runs", "validation")}
+    new_in = {2: ("runs", "epoch_time_cv"), 3: ("epochs", "cpu_s"), 4: ("runs", "validation"),
+              5: ("runs", "time_to_target_s")}
     for version in range(2, schema.SCHEMA_VERSION + 1):
         table, column = new_in[version]
         assert column not in _shape(conn)["columns"][table]
@@ -95,6 +96,7 @@ def test_migrations_upgrade_a_version_1_database_step_by_step(tmp_path):
         (machine,) = s.machines()
         (epoch,) = s.epochs()
     assert run["error"] == SEMICOLONS and run["settings"] == '{"s": "x;y"}' and run["validation"] == "none"
+    assert run["precision_policy"] == "float32"  # what every run before version 5 trained with
     assert machine["flags"] == SEMICOLONS and machine["info"] == f'{{"note": "{SEMICOLONS}"}}'
     assert epoch["elapsed_s"] == 2.5 and epoch["cpu_s"] is None
 

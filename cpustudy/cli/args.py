@@ -75,6 +75,14 @@ def add_measure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--validation", choices=("study", "none"), default="study",
                    help="validate on the test set after every epoch as the study's examples did, timed apart "
                    "from training (default: study), or not at all")
+    p.add_argument("--precision", choices=("float32", "mixed_bfloat16", "mixed_float16"), default="float32",
+                   help="Keras precision policy (default: float32); a reduced precision the device cannot run "
+                   "natively is refused (bfloat16 on CPUs needs AVX512_BF16 or AMX)")
+    p.add_argument("--target-accuracy", type=positive_float, metavar="A",
+                   help="train until the validation accuracy reaches A (e.g. 0.9), at most --max-epochs; "
+                   "stores the epochs and training time to reach it (needs --data real or learnable)")
+    p.add_argument("--max-epochs", type=positive_int, metavar="E",
+                   help="with --target-accuracy: the most epochs to train (default: the workload's epochs)")
     p.add_argument("--timeout", type=positive_int, metavar="SECONDS",
                    help="fail a measurement after this many seconds (a sweep records it and goes on)")
 
@@ -85,9 +93,11 @@ def add_grid(p: argparse.ArgumentParser, what: str) -> None:
     p.add_argument("--steps-per-epoch", type=positive_int,
                    help="cap steps per epoch; full-epoch times are then projected and labelled so")
     p.add_argument("--batch-size", type=positive_int, help="batch size (default: each workload's)")
-    p.add_argument("--data", choices=("auto", "real", "synthetic"), default="auto",
-                   help="real Keras datasets (from the cache), synthetic data of the same shapes, or "
-                   "auto = real when cached, else synthetic (default: auto)")
+    p.add_argument("--data", choices=("auto", "real", "synthetic", "learnable"), default="auto",
+                   help="real Keras datasets (from the cache), synthetic data of the same shapes, "
+                   "auto = real when cached, else synthetic (default: auto), or learnable = synthetic inputs "
+                   "whose labels follow a planted rule (for --target-accuracy demonstrations; never pooled "
+                   "with real data)")
     p.add_argument("--seed", type=int, default=0, help="random seed for data and weights (default: 0)")
     p.add_argument("--oversubscribe", action="store_true",
                    help="allow more vCPUs than this machine has (stored as oversubscribed)")
@@ -96,3 +106,13 @@ def add_grid(p: argparse.ArgumentParser, what: str) -> None:
 def options(augment: str | None) -> dict[str, str]:
     """Workload switches from the command line (only --augment today)."""
     return {} if augment is None else {"augment": augment}
+
+
+def target_epochs(args: argparse.Namespace) -> int | None:
+    """The epochs to train: --max-epochs with --target-accuracy (which needs it or the default), else
+    --epochs; --max-epochs alone, or with --epochs, is refused."""
+    if args.max_epochs is not None and args.target_accuracy is None:
+        raise UserError("--max-epochs goes with --target-accuracy: use --epochs for a fixed number of epochs")
+    if args.target_accuracy is not None and args.epochs is not None:
+        raise UserError("--target-accuracy trains until it is reached: give --max-epochs instead of --epochs")
+    return args.max_epochs if args.target_accuracy is not None else args.epochs

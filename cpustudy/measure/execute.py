@@ -96,7 +96,7 @@ class _Run:
         code = worker.close()
         if worker.timed_out:
             self.error = f"timed out after {timeout_s:g} s"
-        if code == 0 and not worker.timed_out and len(self.epochs) == self.config.epochs:
+        if code == 0 and not worker.timed_out and (len(self.epochs) == self.config.epochs or self._reached()):
             worker.discard_log()
             return self._finish("ok", None, 0)
         if self.error is None:
@@ -104,6 +104,9 @@ class _Run:
         tail = worker.log_tail()
         worker.discard_log()
         return self._finish("failed", self.error, code, tail)
+
+    def _reached(self) -> bool:
+        return _target_reached(self.config, self.epochs)
 
     def on_event(self, kind: str, event: dict[str, Any], spawned_at: float) -> None:
         store, run_id = self.store, self.run_id
@@ -140,6 +143,13 @@ class _Run:
         stored_error = error + ("\n--- worker stderr (tail) ---\n" + tail if tail else "") if error else None
         self.store.finish_run(self.run_id, status, summary, exit_code=code, error=stored_error)
         return RunOutcome(self.run_id, status, summary, error, code)
+
+
+def _target_reached(config: RunConfig, epochs: list[dict[str, Any]]) -> bool:
+    """A ``--target-accuracy`` run stops at the epoch that reaches it: fewer epochs, and done."""
+    target = config.target_accuracy
+    last = epochs[-1] if epochs else {}
+    return target is not None and last.get("val_accuracy") is not None and last["val_accuracy"] >= target
 
 
 def _exit_reason(code: int, epochs: int, expected: int) -> str:

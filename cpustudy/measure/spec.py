@@ -17,7 +17,7 @@ from cpustudy.errors import UserError
 from cpustudy.worker.protocol import RunConfig
 from cpustudy.workloads import Workload
 
-DATA_MODES = ("auto", "real", "synthetic")
+DATA_MODES = ("auto", "real", "synthetic", "learnable")
 VALIDATIONS = ("study", "none")
 INPUTS = ("numpy", "tfdata")
 DEVICES = ("cpu", "gpu")
@@ -48,6 +48,8 @@ class RunSpec:
     env: dict[str, str] = field(default_factory=dict)  # extra switches on top of the build's
     measure_peak: bool = True
     validation: str = "study"  # validate every epoch as the example did, or not at all
+    precision_policy: str = "float32"  # float32 | mixed_bfloat16 | mixed_float16 (Keras mixed precision)
+    target_accuracy: float | None = None  # train until validation accuracy reaches it (epochs = the most)
 
 
 def keras_datasets_dir() -> Path:
@@ -60,11 +62,12 @@ def real_data_cached(workload: Workload) -> bool:
 
 
 def resolve_data(workload: Workload, mode: str) -> str:
-    """``auto`` -> real when Keras' cache has the dataset, else synthetic; ``real`` must be cached."""
+    """``auto`` -> real when Keras' cache has the dataset, else synthetic; ``real`` must be cached;
+    ``learnable``: synthetic inputs whose labels follow a planted rule (accuracy rises with training)."""
     if mode not in DATA_MODES:
-        raise UserError(f"unknown data mode {mode!r}: use --data auto, real or synthetic")
-    if mode == "synthetic":
-        return "synthetic"
+        raise UserError(f"unknown data mode {mode!r}: use --data auto, real, synthetic or learnable")
+    if mode in ("synthetic", "learnable"):
+        return mode
     if real_data_cached(workload):
         return "real"
     if mode == "auto":
@@ -100,9 +103,39 @@ def _check(spec: RunSpec) -> None:
         raise UserError(f"unknown validation {spec.validation!r}: use --validation study or none")
     if spec.device not in DEVICES:
         raise UserError(f"unknown device {spec.device!r}: use --device cpu or gpu")
+    check_precision(spec.precision_policy, spec.device, machine_mod.cpu_flags())
+    if spec.target_accuracy is not None:
+        if not 0 < spec.target_accuracy <= 1:
+            raise UserError(f"--target-accuracy {spec.target_accuracy:g}: give a validation accuracy between 0 "
+                            "and 1, e.g. 0.9")
+        if spec.validation != "study":
+            raise UserError("--target-accuracy needs the validation after every epoch: drop --validation none")
+        if spec.steps_per_epoch is not None:
+            raise UserError("--target-accuracy counts full epochs to the target: drop --steps-per-epoch")
+        if spec.workload.validation_samples <= 0:
+            raise UserError(f"--target-accuracy: {spec.workload.name} has no validation set to measure accuracy on")
     if spec.device == "gpu" and not machine_mod.gpu_names():
         raise UserError("no GPU here (nvidia-smi lists none): run --device gpu on a machine with one, "
                         "then bring its results over with `cpustudy merge`")
+
+
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+#: CPU flags (as Linux names them) that run each reduced precision natively.
+NATIVE_ON_CPU = {"mixed_bfloat16": ("avx512_bf16", "amx_bf16"), "mixed_float16": ("avx512_fp16", "amx_fp16")}
+
+
+def check_precision(policy: str, device: str, cpu_flags: Any) -> None:
+    """Refuse a precision the device cannot run natively (emulated bfloat16 is slower than float32 and
+    would be a false finding about bfloat16). On a GPU the worker records the compute capability."""
+    if policy not in PRECISIONS:
+        raise UserError(f"--precision {policy}: use one of {', '.join(PRECISIONS)}")
+    if device == "cpu" and policy in NATIVE_ON_CPU:
+        flags = {str(f).lower() for f in cpu_flags}
+        if not flags & set(NATIVE_ON_CPU[policy]):
+            want = " or ".join(f.upper() for f in NATIVE_ON_CPU[policy])
+            raise UserError(f"--precision {policy}: this CPU has no {want}, so it would be emulated (slower than "
+                            f"float32): use --precision float32, or a CPU that has it (bfloat16: Cooper Lake, "
+                            "Sapphire Rapids, Zen 4)")
 
 
 def _workload_options(spec: RunSpec) -> dict[str, Any]:
@@ -145,6 +178,11 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> RunConfi
     if steps is not None and steps >= full_steps:
         steps = None  # a cap at or above a full epoch is a full epoch
     validating = spec.validation == "study" and w.validation_samples > 0
+    data = resolve_data(w, spec.data)
+    if spec.target_accuracy is not None and data == "synthetic":
+        raise UserError(f"--target-accuracy with synthetic data: its labels are random, so accuracy means nothing "
+                        f"({'--data auto found no cached ' + w.dataset + ' data' if spec.data == 'auto' else '--data synthetic'})"
+                        ": use --data real (cached Keras datasets) or --data learnable (planted labels, a demonstration)")
     return RunConfig(
         workload=w.name,
         device=spec.device,
@@ -157,6 +195,8 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> RunConfi
         inter_threads=spec.inter_threads or spec.vcpus,
         batch_size=batch,
         epochs=spec.epochs or w.epochs,
+        precision_policy=spec.precision_policy,
+        target_accuracy=spec.target_accuracy,
         steps_per_epoch=steps,
         full_steps_per_epoch=full_steps,
         samples_per_epoch=w.samples_per_epoch,
@@ -164,7 +204,7 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> RunConfi
         validation_steps=w.validation_steps(batch, steps) if validating else 0,
         full_validation_steps=w.validation_steps(batch) if validating else 0,
         data_requested=spec.data,
-        data=resolve_data(w, spec.data),
+        data=data,
         seed=spec.seed,
         repeat=spec.repeat,
         jit_compile=spec.jit_compile if spec.jit_compile is not None else build.jit_compile,

@@ -55,6 +55,7 @@ def summarize(config: RunConfig, epochs: Sequence[Mapping[str, Any]], startup_s:
     rate = (samples / steps * config.full_steps_per_epoch / epoch_time if projected and split
             else samples / measured) if measured > 0 and epoch_time > 0 else None
     return {
+        **target_summary(config, epochs),
         "epoch_time_iqr_s": iqr,
         "epoch_time_cv": cv,
         "unstable": None if cv is None else cv > UNSTABLE_CV,
@@ -70,6 +71,20 @@ def summarize(config: RunConfig, epochs: Sequence[Mapping[str, Any]], startup_s:
         "gpu_utilization": statistics.median(gpu) if gpu else None,
         **validation,
     }
+
+
+def target_summary(config: RunConfig, epochs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """With ``--target-accuracy``: whether the validation accuracy reached it, after how many epochs
+    (the warm-up epoch counts: it trains too) and how much training time (its epochs' ``elapsed_s``,
+    tracing included, validation excluded, like the full training time)."""
+    target = config.target_accuracy
+    if target is None:
+        return {}
+    hit = next((e for e in epochs if e.get("val_accuracy") is not None and e["val_accuracy"] >= target), None)
+    if hit is None:
+        return {"target_reached": False, "epochs_to_target": None, "time_to_target_s": None}
+    return {"target_reached": True, "epochs_to_target": int(hit["epoch"]),
+            "time_to_target_s": sum(e["elapsed_s"] for e in epochs if e["epoch"] <= hit["epoch"])}
 
 
 def validation_summary(config: RunConfig, basis: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ KEY_FIELDS = (
     "data", "seed", "intra_threads", "inter_threads", "jit_compile", "options", "params",
     "input_pipeline", "env", "warmup_steps", "tuning_id", "validation",
 )
+LATER_KEY_FIELDS = {"precision_policy": "float32", "target_accuracy": None}
 DEFAULT_STARTUP_S = 10.0
 
 
@@ -62,6 +63,11 @@ def cell_key(config: RunConfig, machine_fingerprint: str) -> str:
     """A cell's identity: the settings that make it a different measurement, and the machine."""
     values = config.as_dict()
     key = {k: values.get(k) for k in KEY_FIELDS}
+    # Settings added later join the key only when they differ from what every earlier run had, so the
+    # cells of databases measured before them keep their keys (and resume).
+    for k, default in LATER_KEY_FIELDS.items():
+        if values.get(k, default) != default:
+            key[k] = values[k]
     key["machine"] = machine_fingerprint
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
@@ -81,8 +87,8 @@ class Cell:
         return f"{c.workload} {c.build} {c.vcpus} vCPU r{c.repeat}"
 
 
-def interleave(workloads: Sequence[Workload], builds: Sequence[str], vcpus: Sequence[int],
-               repeats: int) -> list[tuple[Workload, str, int, int]]:
+def interleave(workloads: Sequence[Workload], builds: Sequence[Any], vcpus: Sequence[int],
+               repeats: int) -> list[tuple[Workload, Any, int, int]]:
     """Grid order: builds alternate from cell to cell, and their order rotates."""
     out = []
     turn = 0
@@ -104,15 +110,23 @@ def plan_sweep(
     repeats: int = 1,
     machine_fingerprint: str,
     topo: machine_mod.CpuTopology | None = None,
+    batch_sizes: Sequence[int | None] = (None,),
+    precisions: Sequence[str] = ("float32",),
     **spec_args: Any,
 ) -> list[Cell]:
-    """Every cell's worker configuration; raises ``UserError`` before anything runs."""
+    """Every cell's worker configuration; raises ``UserError`` before anything runs. Batch sizes and
+    precisions are axes like builds: each (build, batch size, precision) is a variant, and consecutive
+    cells differ in variant."""
     if repeats <= 0:
         raise UserError(f"--repeats must be a positive whole number, got {repeats}")
     topo = topo or machine_mod.read_topology()
+    variants = [(b, bs, p) for b in builds for bs in batch_sizes for p in precisions]
     cells = []
-    for w, b, v, r in interleave(workloads, builds, vcpus, repeats):
-        config = plan(RunSpec(workload=w, vcpus=v, build=b, repeat=r, **spec_args), topo)
+    for w, (b, bs, p), v, r in interleave(workloads, variants, vcpus, repeats):
+        args = {**spec_args, "precision_policy": p}
+        if bs is not None:
+            args["batch_size"] = bs
+        config = plan(RunSpec(workload=w, vcpus=v, build=b, repeat=r, **args), topo)
         cells.append(Cell(config.with_(cell_key=cell_key(config, machine_fingerprint))))
     return cells
 
@@ -344,6 +358,7 @@ class SweepPlan:
 
 
 def plan_from(*, workloads: str, builds: str, vcpus: str, db: str | None, repeats: int = 1, tuned: bool = False,
+              batch_sizes: Sequence[int | None] = (None,), precisions: Sequence[str] = ("float32",),
               **spec_args: Any) -> SweepPlan:
     """A sweep from the command line's lists (names and vCPU counts checked here, every cell planned)."""
     from cpustudy.environment import builds as builds_mod
@@ -356,7 +371,7 @@ def plan_from(*, workloads: str, builds: str, vcpus: str, db: str | None, repeat
     counts = parse_vcpus(vcpus, topo)
     m = machine_mod.collect()
     cells = plan_sweep(wls, build_names, counts, repeats=repeats, machine_fingerprint=m.fingerprint, topo=topo,
-                       **spec_args)
+                       batch_sizes=batch_sizes, precisions=precisions, **spec_args)
     db_path = Path(db) if db else default_path()
     if tuned:
         with Store.read(db_path) as store:

@@ -174,12 +174,23 @@ def v4_validation_gpu_precision(conn: sqlite3.Connection) -> None:
         AND steps_per_epoch > 0""")
 
 
+def v5_precision_and_target(conn: sqlite3.Connection) -> None:
+    """The Keras precision policy a run trained with (mixed_bfloat16...; older runs: float32), and the
+    time to a target accuracy: the target, whether it was reached, after how many epochs and how much
+    training time."""
+    for column in ("precision_policy TEXT", "target_accuracy REAL", "target_reached INTEGER",
+                   "epochs_to_target INTEGER", "time_to_target_s REAL"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+    conn.execute("UPDATE runs SET precision_policy = 'float32' WHERE study != 'woolf2017'")
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
     v2_spread_peaks_tunings,
     v3_epoch_time_split,
     v4_validation_gpu_precision,
+    v5_precision_and_target,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("machines", "runs", "epochs", "peaks", "tunings")

@@ -31,7 +31,7 @@ RUN_SUMMARY_FIELDS = (
     "epoch_time_iqr_s", "epoch_time_cv", "unstable", "peak_gflops", "mem_bandwidth_gbs", "epoch_time_s",
     "measured_epoch_time_s", "step_time_s", "samples_per_s", "startup_s", "projected", "timed_epochs",
     "epoch_boundary_s", "cpu_utilization", "gpu_utilization", "validation_time_s", "val_loss", "val_accuracy",
-    "peak_device", "peak_precision",
+    "peak_device", "peak_precision", "target_reached", "epochs_to_target", "time_to_target_s",
 )
 #: The runs columns ``set_software`` copies out of the software report (one it is not given stays as it is).
 SOFTWARE_FIELDS = (
@@ -251,6 +251,8 @@ class Store:
             "input_pipeline": config.get("input_pipeline", "numpy"),
             "validation": config.get("validation"),
             "augment": (config.get("options") or {}).get("augment"),
+            "precision_policy": config.get("precision_policy", "float32"),
+            "target_accuracy": config.get("target_accuracy"),
             "machine_state": json.dumps(config.get("machine_state")) if config.get("machine_state") else None,
             "created_at": now(),
         }
@@ -303,8 +305,9 @@ class Store:
         summary = dict(summary or {})
         values = {k: summary.get(k) for k in RUN_SUMMARY_FIELDS}
         values["projected"] = int(bool(values["projected"]))
-        if values["unstable"] is not None:
-            values["unstable"] = int(bool(values["unstable"]))
+        for flag in ("unstable", "target_reached"):
+            if values[flag] is not None:
+                values[flag] = int(bool(values[flag]))
         with self.transaction():
             self.conn.execute(
                 f"""UPDATE runs SET status = ?, exit_code = ?, error = ?, finished_at = ?,

@@ -86,6 +86,8 @@ class RunConfig:
     measure_peak: bool = True
     options: Mapping[str, Any] = field(default_factory=dict)  # workload switches (augment)
     params: Mapping[str, Any] = field(default_factory=dict)  # workload hyper-parameters
+    precision_policy: str = "float32"  # Keras dtype policy: float32 | mixed_bfloat16 | mixed_float16
+    target_accuracy: float | None = None  # stop at the first epoch whose validation accuracy reaches it
     # Set after planning, by whoever runs it:
     study: str = "cpustudy"  # cpustudy | tune | bench-overhead
     cell_key: str | None = None  # a sweep cell's identity, for resuming

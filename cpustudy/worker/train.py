@@ -47,6 +47,8 @@ def train(config: RunConfig, emit: Emit) -> None:
     else:
         n = workload.samples_per_epoch if steps_cap is None else int(steps_cap) * batch
         data, cached = synthetic_cached(workload, n, params, seed)
+    if config.data == "learnable":
+        data = planted(data)
     if steps_cap and len(data) > int(steps_cap) * batch:
         # Exactly the capped number of batches per epoch, as with synthetic data (Keras would
         # otherwise carry one iterator across epochs and cut the last one short).
@@ -64,6 +66,8 @@ def train(config: RunConfig, emit: Emit) -> None:
             val = workload.real(keras, params, split="test")
         else:
             val, _ = synthetic_cached(workload, n_val, params, seed + 1)
+            if config.data == "learnable":
+                val = planted(val)
         val = type(val)(val.x[:n_val], val.y[:n_val], val.derived)
         val_steps = -(-len(val) // batch)
     data_s = time.perf_counter() - t0
@@ -89,15 +93,17 @@ def train(config: RunConfig, emit: Emit) -> None:
     drains = backend in ("jax", "torch") or device == "gpu"
     emit(protocol.DATA, source=config.data, samples=len(data), seconds=data_s, derived=data.derived,
          step_timing="until the epoch's training end (asynchronous dispatch)" if drains else "between step starts",
-         from_cache=config.data == "synthetic" and cached,
+         from_cache=config.data != "real" and cached,
          x_shape=list(data.x.shape), x_dtype=str(data.x.dtype), augment=augment,
          augment_where=augment_desc, validation_samples=len(val) if val is not None else 0,
          validation_steps=val_steps)
 
+    if config.precision_policy != "float32":
+        keras.mixed_precision.set_global_policy(config.precision_policy)
     t0 = time.perf_counter()
     model = workload.build(keras, params, jit_compile=config.jit_compile, **options)
     emit(protocol.MODEL, parameters=int(model.count_params()), seconds=time.perf_counter() - t0,
-         xla=xla_state(model), params=params)
+         xla=xla_state(model), params=params, precision_policy=str(keras.mixed_precision.global_policy().name))
     sampler = GpuSampler.start() if device == "gpu" else None
     if sampler:
         emit(protocol.GPU_MONITOR, source=sampler.source, index=sampler.index)
@@ -179,6 +185,9 @@ def train(config: RunConfig, emit: Emit) -> None:
                 gpu_util=sampler.mean(self._gpu_mark, self._gpu_train_end if self._val is not None else None)
                 if sampler else None,
             )
+            target = config.target_accuracy
+            if target is not None and val_acc is not None and float(val_acc) >= target:
+                self.model.stop_training = True  # reached: the epochs and time to it are this run's answer
 
     if augment == "host":
         x = host_augmented(keras, workload, data, batch, steps, seed) if pipeline == "numpy" else \
@@ -269,6 +278,13 @@ def host_augmented(keras: Any, workload: Any, data: Any, batch: int, steps: int,
             self.order = np.random.default_rng((seed, self.epoch)).permutation(len(data.x))
 
     return Batches()
+
+
+def planted(data: Any) -> Any:
+    """``--data learnable``: the same synthetic inputs, labels from the planted rule."""
+    from cpustudy.workloads.datasets import plant
+
+    return type(data)(*plant(data.x, data.y), data.derived)
 
 
 def synthetic_cached(workload: Any, n: int, params: dict[str, Any], seed: int) -> tuple[Any, bool]:

@@ -33,11 +33,12 @@ def run(args: argparse.Namespace) -> int:
 
     topo = machine.read_topology()
     config = plan(RunSpec(  # every check happens before the database is touched
-        workload=get(args.workload), vcpus=args.vcpus or topo.logical, epochs=args.epochs,
+        workload=get(args.workload), vcpus=args.vcpus or topo.logical, epochs=a.target_epochs(args),
         steps_per_epoch=args.steps_per_epoch, batch_size=args.batch_size, data=args.data, seed=args.seed,
         oversubscribe=args.oversubscribe, intra_threads=args.intra_threads, inter_threads=args.inter_threads,
         build=args.build, device=args.device, warmup_steps=args.warmup_steps, input_pipeline=args.input,
-        options=a.options(args.augment), validation=args.validation), topo)
+        options=a.options(args.augment), validation=args.validation, precision_policy=args.precision,
+        target_accuracy=args.target_accuracy), topo)
     err = console(stderr=True)
     with measuring(args.db) as session:
         err.print(describe.plan_line(config))

@@ -17,6 +17,10 @@ def register(sub: Any) -> None:
     p.add_argument("--workloads", default="all", help="comma-separated workloads, or all (default: all)")
     a.add_grid(p, "per cell")
     p.add_argument("--repeats", type=a.positive_int, default=1, help="measurements per cell (default: 1)")
+    p.add_argument("--batch-sizes", metavar="LIST", help="comma-separated batch sizes, an axis of the grid like "
+                   "builds (e.g. 32,128,512; default: --batch-size, else each workload's)")
+    p.add_argument("--precisions", metavar="LIST", help="comma-separated precision policies, an axis of the grid "
+                   "(e.g. float32,mixed_bfloat16; default: --precision)")
     a.add_measure(p)
     p.add_argument("--tuned", action="store_true",
                    help="use the setting `cpustudy tune` found for each workload, build and vCPU count")
@@ -33,9 +37,19 @@ def run(args: argparse.Namespace) -> int:
     from cpustudy.cli.output import console, print_table, with_cell_progress
     from cpustudy.measure import sweep
 
+    from cpustudy.errors import UserError
+    from cpustudy.names import split_list
+
+    if args.batch_sizes and args.batch_size:
+        raise UserError("give --batch-size or --batch-sizes, not both")
+    if args.precisions and args.precision != "float32":
+        raise UserError("give --precision or --precisions, not both")
     plan = sweep.plan_from(
         workloads=args.workloads, builds=args.builds, vcpus=args.vcpus, db=args.db, repeats=args.repeats,
-        tuned=args.tuned, epochs=args.epochs, steps_per_epoch=args.steps_per_epoch, batch_size=args.batch_size,
+        batch_sizes=a.int_list(args.batch_sizes, "--batch-sizes") if args.batch_sizes else (None,),
+        precisions=split_list(args.precisions, "--precisions", "float32,mixed_bfloat16") if args.precisions
+        else (args.precision,), target_accuracy=args.target_accuracy,
+        tuned=args.tuned, epochs=a.target_epochs(args), steps_per_epoch=args.steps_per_epoch, batch_size=args.batch_size,
         data=args.data, seed=args.seed, oversubscribe=args.oversubscribe, device=args.device,
         warmup_steps=args.warmup_steps, input_pipeline=args.input, options=a.options(args.augment),
         validation=args.validation)

@@ -1,0 +1,117 @@
+"""Beyond the study: batch size and precision as axes of a sweep, learnable data, and the time to a
+target accuracy (issue: batch size, precision, time and cost to accuracy)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+
+import numpy as np
+import pytest
+
+from cpustudy import workloads
+from cpustudy.environment import machine
+from cpustudy.errors import UserError
+from cpustudy.measure import spec, sweep
+from cpustudy.workloads.datasets import plant
+
+TOPO = machine.CpuTopology(cpus={0: (0, 0, 0), 1: (0, 1, 0)})
+
+
+def test_a_precision_the_cpu_cannot_run_natively_is_refused():
+    spec.check_precision("mixed_bfloat16", "cpu", ["avx2", "avx512_bf16"])  # Zen 4, Cooper Lake: native
+    spec.check_precision("mixed_bfloat16", "cpu", ["amx_bf16"])  # Sapphire Rapids
+    with pytest.raises(UserError, match="no AVX512_BF16 or AMX_BF16"):
+        spec.check_precision("mixed_bfloat16", "cpu", ["avx2", "fma"])  # Zen 3: it would be emulated
+    with pytest.raises(UserError, match="AVX512_FP16"):
+        spec.check_precision("mixed_float16", "cpu", ["avx512_bf16"])
+    spec.check_precision("mixed_float16", "gpu", [])  # a GPU's capability is recorded by the worker
+    with pytest.raises(UserError, match="use one of"):
+        spec.check_precision("bfloat16", "cpu", ["avx512_bf16"])
+
+
+def test_learnable_data_follows_one_planted_rule_in_the_same_formats():
+    for name in ("mnist_mlp", "cifar10_cnn", "imdb_fasttext", "lstm_text_generation"):
+        w = workloads.get(name)
+        d = w.synthetic(512, seed=3)
+        x, y = plant(d.x, d.y)
+        assert x.shape == d.x.shape and x.dtype == d.x.dtype and y.shape == d.y.shape and y.dtype == d.y.dtype
+        x2, y2 = plant(d.x, d.y)
+        assert np.array_equal(x, x2) and np.array_equal(y, y2)  # a fixed rule, not the run's seed
+        classes = (y.argmax(axis=1) if y.ndim == 2 else y).astype(int)
+        assert len(set(classes.tolist())) > 1  # not one label for everything
+    # images: the class is where the input was raised; the label is recoverable from x alone
+    d = workloads.get("mnist_mlp").synthetic(2000, seed=5)
+    x, y = plant(d.x, d.y)
+    rng = np.random.default_rng(2017)
+    sets = np.stack([rng.choice(784, size=15, replace=False) for _ in range(10)])
+    guess = np.argmax(np.stack([x[:, s].sum(axis=1) for s in sets], axis=1), axis=1)
+    assert (guess == y.argmax(axis=1)).mean() > 0.9
+
+
+def test_target_accuracy_is_refused_on_synthetic_data_and_with_capped_epochs(empty_keras_home):
+    w = workloads.get("mnist_mlp")
+    with pytest.raises(UserError, match="labels are random"):
+        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="synthetic", target_accuracy=0.9), TOPO)
+    with pytest.raises(UserError, match="no cached mnist data"):
+        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="auto", target_accuracy=0.9), TOPO)
+    with pytest.raises(UserError, match="drop --steps-per-epoch"):
+        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="learnable", target_accuracy=0.9, steps_per_epoch=5), TOPO)
+    with pytest.raises(UserError, match="between 0 and 1"):
+        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="learnable", target_accuracy=90), TOPO)
+    c = spec.plan(spec.RunSpec(workload=w, vcpus=1, data="learnable", target_accuracy=0.9, epochs=10), TOPO)
+    assert c.target_accuracy == 0.9 and c.epochs == 10 and c.data == "learnable"
+
+
+def test_batch_sizes_and_precisions_are_axes_of_a_sweep_and_old_cell_keys_stay(empty_keras_home):
+    w = [workloads.get("mnist_mlp")]
+    cells = sweep.plan_sweep(w, ["tf"], [1], machine_fingerprint="m", topo=TOPO, epochs=2, steps_per_epoch=3,
+                             data="synthetic", batch_sizes=[32, 128], precisions=["float32", "mixed_bfloat16"])
+    settings = [(c.config.batch_size, c.config.precision_policy) for c in cells]
+    assert sorted(settings) == [(32, "float32"), (32, "mixed_bfloat16"), (128, "float32"), (128, "mixed_bfloat16")]
+    assert len({c.key for c in cells}) == 4
+    assert all(a != b for a, b in zip(settings, settings[1:]))  # consecutive cells differ in setting
+    # A float32 cell keeps the key it had before precisions existed: earlier databases still resume.
+    c = [c for c in cells if c.config.precision_policy == "float32" and c.config.batch_size == 32][0]
+    values = c.config.as_dict()
+    old = {k: values.get(k) for k in sweep.KEY_FIELDS}
+    old["machine"] = "m"
+    assert c.key == hashlib.sha256(json.dumps(old, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+@pytest.mark.tensorflow
+def test_run_stops_at_the_target_and_stores_epochs_and_time_to_it(run_cli, db, empty_keras_home):
+    r = run_cli("run", "mnist_mlp", "--vcpus", "1", "--data", "learnable", "--target-accuracy", "0.9",
+                "--max-epochs", "4", "--db", db)
+    assert r.code == 0, r.err
+    conn = sqlite3.connect(db)
+    reached, epochs_to, time_to, data, run_id = conn.execute(
+        "SELECT target_reached, epochs_to_target, time_to_target_s, data, id FROM runs").fetchone()
+    epochs = conn.execute("SELECT epoch, elapsed_s, val_accuracy FROM epochs WHERE run_id = ? ORDER BY epoch",
+                          (run_id,)).fetchall()
+    conn.close()
+    assert data == "learnable" and reached == 1
+    assert len(epochs) == epochs_to <= 4  # it stopped at the epoch that reached the target
+    assert epochs[-1][2] >= 0.9 and all(e[2] < 0.9 for e in epochs[:-1])
+    assert time_to == pytest.approx(sum(e[1] for e in epochs))
+    assert f"reached validation accuracy 0.9 after {epochs_to} epoch(s)" in " ".join(r.out.split())
+    refused = run_cli("run", "mnist_mlp", "--data", "synthetic", "--target-accuracy", "0.9", "--db", db.parent / "x.sqlite")
+    assert refused.code == 2 and "labels are random" in refused.err and len(refused.err.strip().splitlines()) == 1
+    assert not (db.parent / "x.sqlite").exists()
+
+
+@pytest.mark.tensorflow
+def test_mixed_bfloat16_runs_where_the_cpu_has_it_and_is_refused_where_not(run_cli, db, empty_keras_home):
+    r = run_cli("run", "mnist_mlp", "--vcpus", "1", "--precision", "mixed_bfloat16", "--epochs", "2",
+                "--steps-per-epoch", "3", "--data", "synthetic", "--db", db)
+    flags = {f.lower() for f in machine.cpu_flags()}
+    if not flags & {"avx512_bf16", "amx_bf16"}:
+        assert r.code == 2 and "would be emulated" in r.err
+        return
+    assert r.code == 0, r.err
+    conn = sqlite3.connect(db)
+    policy, software = conn.execute("SELECT precision_policy, software FROM runs").fetchone()
+    conn.close()
+    assert policy == "mixed_bfloat16"
+    assert json.loads(software)["model"]["precision_policy"] == "mixed_bfloat16"  # what Keras really used
