@@ -84,7 +84,8 @@ class Cell:
     @property
     def label(self) -> str:
         c = self.config
-        return f"{c.workload} {c.build} {c.vcpus} vCPU r{c.repeat}"
+        extra = f" b{c.batch_size}" + (f" {c.precision_policy}" if c.precision_policy != "float32" else "")
+        return f"{c.workload} {c.build}{extra} {c.vcpus} vCPU r{c.repeat}"
 
 
 def interleave(workloads: Sequence[Workload], builds: Sequence[Any], vcpus: Sequence[int],
@@ -196,27 +197,38 @@ def interrupted(run: dict[str, Any]) -> bool:
 
 
 def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
-    """Per (workload, build, vCPUs): ok runs, failed runs (not counting interrupted ones), median epoch
-    time and its spread over repeats."""
+    """Per (workload, build, vCPUs, batch size, precision): ok runs, failed runs (not counting
+    interrupted ones), median epoch time and its spread over repeats."""
     runs = store.runs(cell_keys=[c.key for c in cells])
-    groups: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+
+    def setting(c: RunConfig) -> tuple[str, str, int, int, str]:
+        return (c.workload, c.build, c.vcpus, c.batch_size, c.precision_policy)
+
+    groups: dict[tuple[str, str, int, int, str], list[dict[str, Any]]] = {}
     for c in cells:
-        groups.setdefault((c.config.workload, c.config.build, c.config.vcpus), [])
-    keys = {c.key: (c.config.workload, c.config.build, c.config.vcpus) for c in cells}
+        groups.setdefault(setting(c.config), [])
+    keys = {c.key: setting(c.config) for c in cells}
     for r in runs:
         groups[keys[r["cell_key"]]].append(r)
+    several = len({k[3:] for k in groups}) > 1  # batch size or precision is an axis of this sweep
     rows = []
-    for (w, b, v), rs in groups.items():
+    for (w, b, v, bs, p), rs in groups.items():
         ok = [r for r in rs if r["status"] == "ok"]
         times = [r["epoch_time_s"] for r in ok if r["epoch_time_s"]]
-        rows.append({
-            "workload": w, "build": b, "vcpus": v,
+        row: dict[str, Any] = {"workload": w, "build": b, "vcpus": v}
+        if several:
+            row.update(batch_size=bs, precision=p)
+        row.update({
             "ok": len(ok), "failed": len([r for r in rs if r["status"] == "failed" and not interrupted(r)]),
             "epoch_time_s": statistics.median(times) if times else None,
             "spread_s": (max(times) - min(times)) if len(times) > 1 else None,
             "samples_per_s": statistics.median(r["samples_per_s"] for r in ok) if ok else None,
             "projected": any(r["projected"] for r in ok),
         })
+        reached = [r for r in ok if r.get("target_reached")]
+        if any(r.get("target_accuracy") is not None for r in ok):
+            row["to_target_s"] = statistics.median(r["time_to_target_s"] for r in reached) if reached else None
+        rows.append(row)
     return rows
 
 
