@@ -29,6 +29,9 @@ from cpustudy.errors import UserError
 from cpustudy.store import Store
 
 
+PRECISION_TAGS = {"mixed_bfloat16": "bf16", "mixed_float16": "fp16"}
+
+
 def build_with_setting(run: dict[str, Any]) -> str:
     """The build name, plus what was set differently from the defaults (so runs of different
     settings are never pooled into one median): ``tf+tfdata``, ``tf+b64``, ``tf+t1/2``, ``tf+tuned``."""
@@ -45,6 +48,9 @@ def build_with_setting(run: dict[str, Any]) -> str:
         workload = workload_info(str(run.get("workload")))
         if workload is not None and run.get("batch_size") not in (None, workload.batch_size):
             parts.append(f"b{run['batch_size']}")
+        policy = run.get("precision_policy")
+        if isinstance(policy, str) and policy not in ("", "float32"):
+            parts.append(PRECISION_TAGS.get(policy, policy))
         vcpus = run.get("vcpus")
         if (run.get("intra_threads"), run.get("inter_threads")) not in ((None, None), (vcpus, vcpus)):
             parts.append(f"t{run.get('intra_threads')}/{run.get('inter_threads')}")
@@ -80,7 +86,9 @@ def add_cloud(df: pd.DataFrame) -> None:
     """Columns for runs measured in a cloud job: ``cloud_instance`` (``gcp:n2-highcpu-8``), its region,
     zone, spot flag and recoveries; and their ``build`` told apart by machine: ``tf@n2-highcpu``, plus
     the CPU model when one instance family landed on several (``tf@n2-highcpu/Xeon 8373C``), so runs on
-    different machine types or CPU generations are never pooled into one median."""
+    different machine types or CPU generations are never pooled into one median. CPU runs measured
+    elsewhere get their CPU model in the build (``tf@EPYC 9B14``) when a study's runs come from several
+    CPU models (databases merged from several machines)."""
     records = df.to_dict("records")
     where = [cloud_of(r) for r in records]
     df["cloud_instance"] = [f"{w['cloud']}:{w['instance_type']}" if w else None for w in where]
@@ -90,10 +98,17 @@ def add_cloud(df: pd.DataFrame) -> None:
     for r, w in zip(records, where):
         if w:
             families.setdefault(family_of(str(w["instance_type"])), set()).add(short_cpu(r.get("cpu_model")))
+    # Runs not measured in a cloud job: merged from several machines, runs of one (vCPUs, build) on two
+    # CPU models would be pooled into one median; the CPU model joins the build when a study has several.
+    local_models: dict[str, set[str]] = {}
+    for r, w in zip(records, where):
+        if not w and r.get("study") != "woolf2017" and r.get("device") != "gpu":
+            local_models.setdefault(str(r.get("study")), set()).add(short_cpu(r.get("cpu_model")))
     builds = []
     for r, w in zip(records, where):
         if not w:
-            builds.append(r["build"])
+            several = len(local_models.get(str(r.get("study")), ())) > 1 and r.get("device") != "gpu"
+            builds.append(f"{r['build']}@{short_cpu(r.get('cpu_model'))}" if several else r["build"])
             continue
         fam = family_of(str(w["instance_type"]))
         cpu = f"/{short_cpu(r.get('cpu_model'))}" if len(families[fam]) > 1 else ""
@@ -187,7 +202,9 @@ def workload_variant(run: dict[str, Any]) -> str:
     on a GPU (25-60x slower there), so such runs get their own baseline and are never compared with
     host-augmented ones; runs stored before ``host`` existed augmented in the model."""
     name = str(run.get("workload"))
-    w = workload_info(name)
+    if run.get("data") == "learnable":  # planted labels: a demonstration, never pooled with real data
+        name = f"{name} (learnable data)"
+    w = workload_info(str(run.get("workload")))
     default = (w.options.get("augment") if w is not None else None)
     where = run.get("augment")
     if run.get("study") in SUMMED_STUDIES or default is None or where is None or pd.isna(where) or where == default:

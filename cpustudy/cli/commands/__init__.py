@@ -9,6 +9,7 @@ from cpustudy.cli.commands import (
     machine,
     merge,
     prices,
+    recommend,
     report,
     results,
     run,
@@ -18,5 +19,5 @@ from cpustudy.cli.commands import (
 )
 
 #: In the order ``cpustudy --help`` lists them.
-COMMANDS = (workloads, machine, run, sweep, tune, bench, builds, results, report, prices, import_logs,
-            merge, cloud)
+COMMANDS = (workloads, machine, run, sweep, tune, bench, builds, results, report, prices, recommend,
+            import_logs, merge, cloud)

@@ -1,0 +1,153 @@
+"""``cpustudy recommend``: from the stored runs and the price catalog, the cheapest configuration that
+meets a deadline and the fastest within a budget, with the spread of the figures it rests on and what
+it assumed (projected epochs, spot or on-demand, which machine and price).
+
+With a target accuracy, time and cost are those to reach it (runs with ``--target-accuracy``, at that
+target or a higher one); otherwise the full training time of the workload's default epochs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from cpustudy.analysis.runs import config_name
+from cpustudy.analysis.summary import Analysis
+from cpustudy.errors import UserError
+
+
+@dataclass
+class Choice:
+    role: str  # "cheapest within the deadline" | "fastest within the budget" | "cheapest" | "fastest"
+    config: str
+    time_s: float
+    time_low: float
+    time_high: float
+    cost_usd: float | None
+    n_runs: int
+    run_ids: list[int]
+    basis: list[str]  # what it assumed
+
+
+@dataclass
+class Recommendation:
+    workload: str
+    measure: str  # what time and cost mean here
+    choices: list[Choice] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what could not be met, what was left out
+
+
+def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFrame:
+    s = a.summary
+    df = s[(s["workload"] == workload) & (s["study"] != "woolf2017")].copy()
+    if df.empty:
+        known = sorted(set(s.loc[s["study"] != "woolf2017", "workload"]))
+        raise UserError(f"no stored runs of {workload} to recommend from: the database has "
+                        f"{', '.join(known) or 'none'} (measure it with `cpustudy sweep --workloads {workload}`)")
+    df = df[df["suspect"].fillna("") == ""]
+    if target is None:
+        df["time"], df["cost"] = df["total_time_s"], df["cost_usd"]
+        df["low"], df["high"] = df["time_low"], df["time_high"]
+        return df
+    df = df[(df["target_reached_runs"] > 0) & (df["target_accuracy"] >= target - 1e-12)]
+    if df.empty:
+        raise UserError(f"no run of {workload} reached validation accuracy {target:g}: measure with `cpustudy "
+                        f"sweep --workloads {workload} --target-accuracy {target:g} --data real` (or learnable)")
+    df["time"], df["cost"] = df["time_to_target_s"], df["cost_to_target_usd"]
+    df["low"] = df["high"] = df["time_to_target_s"]  # the spread of time to target is not kept per run
+    return df
+
+
+def _run_ids(a: Analysis, r: pd.Series) -> list[int]:
+    runs = a.runs
+    m = ((runs["study"] == r["study"]) & (runs["workload"] == r["workload"]) & (runs["device"] == r["device"])
+         & (runs["build"] == r["build"]) & (runs["vcpus"].astype("Int64") == r["vcpus"]))
+    return sorted(int(i) for i in runs.loc[m, "id"])
+
+
+def _choice(a: Analysis, role: str, r: pd.Series) -> Choice:
+    basis = []
+    if r.get("projected"):
+        basis.append("projected from capped epochs")
+    if r.get("data"):
+        basis.append(f"{r['data']} data")
+    basis.append(f"measured on {r['machines']}")
+    if pd.notna(r.get("price_usd_per_hour")):
+        basis.append(f"{r['price_kind']} price of {r['instance']} in {r['region']}: {r['price_usd_per_hour']:.4g} "
+                     f"USD/h ({r['price_source']}, as of {r['price_as_of']})")
+    else:
+        basis.append(f"not priced ({r.get('price_note') or 'no price'})")
+    if r.get("busy"):
+        basis.append(str(r["busy"]))
+    n = int(r["n_runs"])
+    if n < 2:
+        basis.append("a single run (fresh processes vary up to 1.5x here: measure with --repeats 3)")
+    cost = None if pd.isna(r["cost"]) else float(r["cost"])
+    return Choice(role, config_name(r["device"], r["vcpus"], r["build"]), float(r["time"]), float(r["low"]),
+                  float(r["high"]), cost, n, _run_ids(a, r), basis)
+
+
+def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, budget_usd: float | None = None,
+              target: float | None = None) -> Recommendation:
+    df = _candidates(a, workload, target)
+    measure = (f"training time and cost to reach validation accuracy {target:g}" if target is not None else
+               "full training time (the workload's default epochs) and its cost")
+    rec = Recommendation(workload, measure)
+    priced = df.dropna(subset=["cost"])
+    if deadline_s is not None:
+        ok = priced[priced["time"] <= deadline_s]
+        if ok.empty:
+            fastest = df.sort_values("time").iloc[0]
+            rec.notes.append(f"no priced configuration meets the {deadline_s:g} s deadline; the fastest, "
+                             f"{config_name(fastest['device'], fastest['vcpus'], fastest['build'])}, takes "
+                             f"{fastest['time']:.0f} s")
+        else:
+            best = ok.sort_values(["cost", "time"]).iloc[0]
+            c = _choice(a, f"cheapest within the {deadline_s:g} s deadline", best)
+            if c.time_high > deadline_s:
+                c.basis.append(f"its slowest run took {c.time_high:.0f} s, over the deadline")
+            rec.choices.append(c)
+    if budget_usd is not None:
+        ok = priced[priced["cost"] <= budget_usd]
+        if ok.empty:
+            cheapest = priced.sort_values("cost").iloc[0] if len(priced) else None
+            rec.notes.append(f"no configuration costs {budget_usd:g} USD or less" + (
+                f"; the cheapest, {config_name(cheapest['device'], cheapest['vcpus'], cheapest['build'])}, costs "
+                f"{cheapest['cost']:.4g} USD" if cheapest is not None else ""))
+        else:
+            rec.choices.append(_choice(a, f"fastest within {budget_usd:g} USD", ok.sort_values(["time", "cost"]).iloc[0]))
+    if deadline_s is None and budget_usd is None:
+        if len(priced):
+            rec.choices.append(_choice(a, "cheapest", priced.sort_values(["cost", "time"]).iloc[0]))
+        rec.choices.append(_choice(a, "fastest", df.sort_values(["time"]).iloc[0]))
+    unpriced = len(df) - len(priced)
+    if unpriced:
+        rec.notes.append(f"{unpriced} configuration(s) could not be priced and were left out of cost choices")
+    rec.notes.append(f"from {int(df['n_runs'].sum())} run(s) of {len(df)} configuration(s)")
+    return rec
+
+
+def parse_duration(text: str) -> float:
+    """``90s``, ``10m``, ``1h30m``, ``2h``, or plain seconds."""
+    import re
+
+    t = text.strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", t):
+        return float(t)
+    parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?", t)
+    if not t or parts is None or not any(parts.groups()):
+        raise UserError(f"--deadline {text!r}: write a duration like 90s, 10m, 1h30m or 2h")
+    h, m, s = (float(g) if g else 0.0 for g in parts.groups())
+    value = h * 3600 + m * 60 + s
+    if not value > 0 or math.isinf(value):
+        raise UserError(f"--deadline {text!r}: give a positive duration")
+    return value
+
+
+def as_rows(rec: Recommendation) -> list[dict[str, Any]]:
+    return [{"choice": c.role, "configuration": c.config, "time_s": round(c.time_s, 1),
+             "time_range_s": f"{c.time_low:.0f}-{c.time_high:.0f}" if c.n_runs > 1 else "single run",
+             "cost_usd": None if c.cost_usd is None else round(c.cost_usd, 5), "runs": c.n_runs} for c in rec.choices]

@@ -1,0 +1,77 @@
+"""``cpustudy recommend``: the cheapest configuration within a deadline and the fastest within a budget,
+from runs merged from several machines, with the runs and prices it rests on."""
+
+from __future__ import annotations
+
+import pytest
+import reportdb
+
+from cpustudy.analysis import recommend, summary
+from cpustudy.errors import UserError
+from cpustudy.store import Store
+
+GPU_SOFTWARE = {"gpus": ["NVIDIA H100 80GB HBM3"], "keras_backend": "jax"}
+
+
+@pytest.fixture
+def merged(tmp_path):
+    """A 16-core machine with an H100 and a 2-core VM, as after `cpustudy merge`: both measured tf at
+    2 vCPUs (never one median), the big one also at 16, and the GPU."""
+    db = tmp_path / "merged.sqlite"
+    with Store.open(db) as s:
+        big = s.machine_id({"fingerprint": "spr", "cpu_model": "Intel(R) Xeon(R) Platinum 8480+", "logical_cpus": 16})
+        small = s.machine_id({"fingerprint": "zen4", "cpu_model": "AMD EPYC 9B14", "logical_cpus": 2})
+        for rep in range(2):
+            reportdb.add_run(s, big, "mnist_cnn", "tf", 16, [4.0 + rep * 0.2] * 2, repeat=rep)
+        reportdb.add_run(s, big, "mnist_cnn", "tf", 2, [20.0, 20.0])
+        reportdb.add_run(s, small, "mnist_cnn", "tf", 2, [30.0, 30.0])
+        reportdb.add_run(s, big, "mnist_cnn", "jax-here", 16, [0.5, 0.5], device="gpu", software=GPU_SOFTWARE)
+    with Store.read(db) as s:
+        return summary.analyze(s, summary.Options())
+
+
+def test_runs_of_one_setting_on_two_cpu_models_are_never_one_median(merged):
+    builds = set(merged.summary.loc[merged.summary["vcpus"] == 2, "build"])
+    assert builds == {"tf@Xeon Platinum 8480+", "tf@EPYC 9B14"}
+
+
+def test_cheapest_within_a_deadline_and_fastest_within_a_budget(merged):
+    # mnist_cnn's 12 epochs: 16 vCPUs take about 50 s, 2 vCPUs 240-360 s, the GPU 6 s.
+    rec = recommend.recommend(merged, "mnist_cnn", deadline_s=600)
+    (c,) = rec.choices
+    by_cost = merged.summary.dropna(subset=["cost_usd"]).sort_values("cost_usd")
+    assert c.config == recommend.config_name(by_cost.iloc[0]["device"], by_cost.iloc[0]["vcpus"], by_cost.iloc[0]["build"])
+    assert c.cost_usd == pytest.approx(by_cost.iloc[0]["cost_usd"])
+    assert any("price of gcp:" in b for b in c.basis) and c.run_ids
+    tight = recommend.recommend(merged, "mnist_cnn", deadline_s=60)
+    assert all(ch.time_s <= 60 for ch in tight.choices) and tight.choices
+    assert tight.choices[0].config in ("16 vCPUs tf@Xeon Platinum 8480+", "the GPU")
+    sixteen = tight.choices[0]
+    if sixteen.n_runs == 2:
+        assert (sixteen.time_low, sixteen.time_high) == pytest.approx((48.0, 50.4))  # the spread behind it
+    none = recommend.recommend(merged, "mnist_cnn", deadline_s=1)
+    assert not none.choices and "no priced configuration meets the 1 s deadline" in none.notes[0]
+    fast = recommend.recommend(merged, "mnist_cnn", budget_usd=1.0)
+    assert fast.choices[0].config == "the GPU"  # fastest, and within a dollar
+
+
+def test_recommend_cli_names_runs_and_prices(run_cli, merged):
+    r = run_cli("recommend", "mnist_cnn", "--deadline", "10m", "--db", merged.db)
+    assert r.code == 0, r.err
+    out = " ".join(r.out.split())
+    assert "cheapest within the 600 s deadline" in out and "from run(s)" in out and "USD/h" in out
+    bad = run_cli("recommend", "mnist_cnn", "--deadline", "soon", "--db", merged.db)
+    assert bad.code == 2 and "90s, 10m" in bad.err
+    typo = run_cli("recommend", "mnist_cn", "--db", merged.db)
+    assert typo.code == 2 and "did you mean" in typo.err
+
+
+@pytest.mark.parametrize("text,seconds", [("90s", 90), ("10m", 600), ("1h30m", 5400), ("2h", 7200), ("45", 45)])
+def test_durations(text, seconds):
+    assert recommend.parse_duration(text) == seconds
+
+
+def test_a_bad_duration_is_one_clear_error():
+    for bad in ("", "ten", "10x", "0s"):
+        with pytest.raises(UserError, match="--deadline"):
+            recommend.parse_duration(bad)
