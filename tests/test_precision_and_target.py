@@ -115,3 +115,36 @@ def test_mixed_bfloat16_runs_where_the_cpu_has_it_and_is_refused_where_not(run_c
     conn.close()
     assert policy == "mixed_bfloat16"
     assert json.loads(software)["model"]["precision_policy"] == "mixed_bfloat16"  # what Keras really used
+
+
+def test_report_draws_throughput_against_batch_and_cost_to_target_and_judges_at_equal_accuracy(tmp_path):
+    from cpustudy.analysis import summary
+    from cpustudy.report import beyond, findings
+    from cpustudy.store import Store
+
+    db = tmp_path / "beyond.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "z4", "cpu_model": "AMD EPYC 9B14", "logical_cpus": 2})
+        # (batch, precision, samples/s, epochs to 0.95, seconds to it): bf16 trains faster per epoch
+        # but needs more epochs at batch 128, so judged at equal accuracy it is not the cheaper one.
+        for batch, policy, rate, epochs, seconds in ((128, "float32", 15000, 5, 20.0), (128, "mixed_bfloat16", 20000, 8, 40.0),
+                                                     (512, "float32", 28000, 5, 11.0)):
+            run = s.start_run(m, {"workload": "mnist_mlp", "build": "tf", "vcpus": 2, "batch_size": batch,
+                                  "precision_policy": policy, "target_accuracy": 0.95, "data": "learnable",
+                                  "epochs": 8})
+            s.add_epoch(run, {"epoch": 1, "elapsed_s": 4.0, "warmup": True})
+            s.add_epoch(run, {"epoch": 2, "elapsed_s": 60000 / rate})
+            s.finish_run(run, "ok", {"epoch_time_s": 60000 / rate, "samples_per_s": rate, "timed_epochs": 1,
+                                     "target_reached": True, "epochs_to_target": epochs, "time_to_target_s": seconds})
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options())
+    assert set(a.summary["build"]) == {"tf", "tf+bf16", "tf+b512"}  # separate settings, never one median
+    assert set(a.summary["workload"]) == {"mnist_mlp (learnable data)"}
+    tb = beyond.fig_throughput_batch(a, "cpustudy")
+    assert tb is not None and set(tb.data["series"]) == {"2 vCPU tf"}  # the one series at two batch sizes
+    assert sorted(tb.data["batch_size"]) == [128.0, 512.0]
+    ct = beyond.fig_cost_to_target(a, "cpustudy")
+    assert ct is not None and "0.95" in ct.labels.title and len(ct.data) == 3
+    facts = [f for f in findings.findings(a) if "to reach validation accuracy 0.95" in f]
+    assert len(facts) == 1 and "2 vCPUs tf+b512 is the cheapest to reach" in facts[0]
+    assert "needs 5 epoch(s) and 1.82× the cost" in facts[0] and not facts[0].startswith("Inconclusive")

@@ -116,6 +116,8 @@ def add_costs(summary: pd.DataFrame, priced: pd.DataFrame) -> pd.DataFrame:
     summary["cost_usd"] = summary["total_time_s"] * rate
     summary["cost_per_epoch_usd"] = summary["epoch_time_s"] * rate
     summary["cost_per_million_samples_usd"] = rate * 1e6 / summary["samples_per_s"]
+    if "time_to_target_s" in summary:
+        summary["cost_to_target_usd"] = summary["time_to_target_s"] * rate
     return summary
 
 

@@ -40,7 +40,8 @@ SUMMARY_COLUMNS = [
     "speedup_vs_fewest_vcpus", "parallel_efficiency", "build_speedup_vs_stock", "projected", "data",
     "machines", "tf_version", "gflops_per_s", "peak_gflops", "pct_of_peak", "within_run_iqr_s", "unstable",
     "gpu_utilization", "suspect", "gpu_caveat", "validation", "validation_time_s", "val_accuracy", "total_with_validation_s",
-    "build_family",
+    "build_family", "batch_size", "precision_policy", "target_accuracy", "target_runs", "target_reached_runs",
+    "epochs_to_target", "time_to_target_s", "cost_to_target_usd",
 ]
 
 
@@ -118,6 +119,23 @@ def _efficiency(g: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+def _target(g: pd.DataFrame) -> dict[str, Any]:
+    """Time to a target accuracy: the target, how many runs reached it, and the median epochs and
+    training time of those that did (NaN when none did, or when no run had a target)."""
+    target = _column(g, "target_accuracy")
+    if not target.notna().any():
+        return {"target_accuracy": math.nan, "target_runs": 0, "target_reached_runs": 0,
+                "epochs_to_target": math.nan, "time_to_target_s": math.nan}
+    reached = g[_column(g, "target_reached").fillna(0) > 0]
+    return {
+        "target_accuracy": float(target.max()),
+        "target_runs": int(target.notna().sum()),
+        "target_reached_runs": len(reached),
+        "epochs_to_target": float(_column(reached, "epochs_to_target").median()) if len(reached) else math.nan,
+        "time_to_target_s": float(_column(reached, "time_to_target_s").median()) if len(reached) else math.nan,
+    }
+
+
 def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per configuration (``KEYS``): medians over its runs, their spread, what they ran on."""
     runs = runs.copy()
@@ -151,6 +169,9 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "val_accuracy": float(_column(g, "val_accuracy").median())
             if _column(g, "val_accuracy").notna().any() else math.nan,
             "tf_version": _join(g["tf_version"]),
+            "batch_size": int(_column(g, "batch_size").median()) if _column(g, "batch_size").notna().any() else None,
+            "precision_policy": _join(g["precision_policy"].fillna("float32")) if "precision_policy" in g else "float32",
+            **_target(g),
             **_efficiency(g),
         })
     df = pd.DataFrame(rows)

@@ -55,6 +55,7 @@ from cpustudy import __version__
 from cpustudy.analysis.runs import vcpus_int
 from cpustudy.analysis.studies import STOCK_BUILDS, study_title
 from cpustudy.analysis.summary import Analysis, cheapest, pareto_front, then_and_now
+from cpustudy.report import beyond
 from cpustudy.report.findings import baseline_phrase, baseline_subtitle, times
 from cpustudy.report.theme import build_colours, colour_map, theme_cpustudy
 
@@ -458,5 +459,9 @@ def figures(a: Analysis, deadline: float | None = None) -> list[tuple[str, str, 
                     partial(fig_build_heatmap, a, study)))
         out.append((sec, f"{_slug(study)}-time-vs-cost", "time vs cost with Pareto front",
                     partial(fig_time_cost, a, study, deadline)))
+        out.append((sec, f"{_slug(study)}-throughput-vs-batch", "throughput against batch size",
+                    partial(beyond.fig_throughput_batch, a, study)))
+        out.append((sec, f"{_slug(study)}-cost-to-target", "cost to reach the target accuracy",
+                    partial(beyond.fig_cost_to_target, a, study)))
     out.append(("Then and now", "then-vs-now", "then (2017) vs now per workload", lambda: fig_then_now(a)))
     return out

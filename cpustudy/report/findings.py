@@ -133,7 +133,50 @@ def findings(a: Analysis) -> list[str]:
     if s["projected"].any():
         out.append("Figures marked (projected) or * come from epochs capped to fewer steps and projected to a "
                    "full epoch.")
+    out += target_findings(a)
     out += larger_vm_notes(s)
+    return out
+
+
+def target_findings(a: Analysis) -> list[str]:
+    """At equal accuracy: per workload run to a target, the cheapest (or, unpriced, the fastest)
+    configuration to reach it, against the next one, and which never reached it. Busy machines and
+    small single-run differences are inconclusive, as everywhere (``holdup.verdict`` on the time to the
+    target: the runs' spread is not kept for it, so single-run rules apply)."""
+    s = a.summary
+    if "target_runs" not in s:
+        return []
+    out = []
+    for (study, workload), g in s[s["target_runs"] > 0].groupby(["study", "workload"], sort=False):
+        target = f"{g['target_accuracy'].max():g}"
+        prefix = f"{study_title(study)}: " if len(a.studies) > 1 else ""
+        missed = g[g["target_reached_runs"] == 0]
+        if len(missed):
+            names = ", ".join(config_name(r["device"], r["vcpus"], r["build"]) for _, r in missed.iterrows())
+            out.append(f"{prefix}{names} did not reach validation accuracy {target} on {workload} within "
+                       f"{int(missed['epochs'].max())} epochs.")
+        ok = g[g["target_reached_runs"] > 0]
+        if ok.empty:
+            continue
+        by = "cost_to_target_usd" if ok["cost_to_target_usd"].notna().all() else "time_to_target_s"
+        ok = ok.sort_values([by, "time_to_target_s"])
+        best = ok.iloc[0]
+        what = "cheapest" if by == "cost_to_target_usd" else "fastest"
+        sentence = (f"{prefix}{config_name(best['device'], best['vcpus'], best['build'])} is the {what} to reach "
+                    f"validation accuracy {target} on {workload}: {best['epochs_to_target']:.0f} epoch(s), "
+                    f"{best['time_to_target_s']:.0f} s" + (f", {best['cost_to_target_usd']:.6f} USD"
+                                                           if pd.notna(best["cost_to_target_usd"]) else ""))
+        if len(ok) < 2:
+            out.append(sentence + ".")
+            continue
+        nxt = ok.iloc[1]
+        ratio = nxt[by] / best[by] if best[by] > 0 else float("nan")
+        sentence += (f"; the next, {config_name(nxt['device'], nxt['vcpus'], nxt['build'])}, needs "
+                     f"{nxt['epochs_to_target']:.0f} epoch(s) and {times(ratio)} the {'cost' if by != 'time_to_target_s' else 'time'}.")
+        pair = [{"busy": r["busy"], "study": r["study"], "time_low": r["time_to_target_s"],
+                 "total_time_s": r["time_to_target_s"], "time_high": r["time_to_target_s"], "n_runs": 1}
+                for r in (best, nxt)]
+        out.append(held(sentence, verdict(pair[0], pair[1])))
     return out
 
 
