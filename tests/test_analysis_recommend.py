@@ -45,14 +45,14 @@ def test_cheapest_within_a_deadline_and_fastest_within_a_budget(merged):
     assert any("price of gcp:" in b for b in c.basis) and c.run_ids
     tight = recommend.recommend(merged, "mnist_cnn", deadline_s=60)
     assert all(ch.time_s <= 60 for ch in tight.choices) and tight.choices
-    assert tight.choices[0].config in ("16 vCPUs tf@Xeon Platinum 8480+", "the GPU")
+    assert tight.choices[0].config in ("16 vCPUs tf@Xeon Platinum 8480+", "the GPU (jax-here)")
     sixteen = tight.choices[0]
     if sixteen.n_runs == 2:
         assert (sixteen.time_low, sixteen.time_high) == pytest.approx((48.0, 50.4))  # the spread behind it
     none = recommend.recommend(merged, "mnist_cnn", deadline_s=1)
     assert not none.choices and "no priced configuration meets the 1 s deadline" in none.notes[0]
     fast = recommend.recommend(merged, "mnist_cnn", budget_usd=1.0)
-    assert fast.choices[0].config == "the GPU"  # fastest, and within a dollar
+    assert fast.choices[0].config == "the GPU (jax-here)"  # fastest, and within a dollar
 
 
 def test_recommend_cli_names_runs_and_prices(run_cli, merged):

@@ -61,6 +61,12 @@ def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFram
     return df
 
 
+def _name(r: pd.Series) -> str:
+    """The configuration, with its build on a GPU too (JAX and PyTorch differ 4x there)."""
+    name = config_name(r["device"], r["vcpus"], r["build"])
+    return f"{name} ({r['build']})" if r["device"] == "gpu" else name
+
+
 def _run_ids(a: Analysis, r: pd.Series) -> list[int]:
     runs = a.runs
     m = ((runs["study"] == r["study"]) & (runs["workload"] == r["workload"]) & (runs["device"] == r["device"])
@@ -82,11 +88,14 @@ def _choice(a: Analysis, role: str, r: pd.Series) -> Choice:
         basis.append(f"not priced ({r.get('price_note') or 'no price'})")
     if r.get("busy"):
         basis.append(str(r["busy"]))
+    if "+b" in str(r["build"]) or "+bf16" in str(r["build"]) or "+fp16" in str(r["build"]):
+        basis.append("its batch size or precision is not the workload's own, which can change the accuracy "
+                     "reached: compare at equal accuracy with --target-accuracy")
     n = int(r["n_runs"])
     if n < 2:
         basis.append("a single run (fresh processes vary up to 1.5x here: measure with --repeats 3)")
     cost = None if pd.isna(r["cost"]) else float(r["cost"])
-    return Choice(role, config_name(r["device"], r["vcpus"], r["build"]), float(r["time"]), float(r["low"]),
+    return Choice(role, _name(r), float(r["time"]), float(r["low"]),
                   float(r["high"]), cost, n, _run_ids(a, r), basis)
 
 
@@ -102,7 +111,7 @@ def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, bu
         if ok.empty:
             fastest = df.sort_values("time").iloc[0]
             rec.notes.append(f"no priced configuration meets the {deadline_s:g} s deadline; the fastest, "
-                             f"{config_name(fastest['device'], fastest['vcpus'], fastest['build'])}, takes "
+                             f"{_name(fastest)}, takes "
                              f"{fastest['time']:.0f} s")
         else:
             best = ok.sort_values(["cost", "time"]).iloc[0]
@@ -115,7 +124,7 @@ def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, bu
         if ok.empty:
             cheapest = priced.sort_values("cost").iloc[0] if len(priced) else None
             rec.notes.append(f"no configuration costs {budget_usd:g} USD or less" + (
-                f"; the cheapest, {config_name(cheapest['device'], cheapest['vcpus'], cheapest['build'])}, costs "
+                f"; the cheapest, {_name(cheapest)}, costs "
                 f"{cheapest['cost']:.4g} USD" if cheapest is not None else ""))
         else:
             rec.choices.append(_choice(a, f"fastest within {budget_usd:g} USD", ok.sort_values(["time", "cost"]).iloc[0]))

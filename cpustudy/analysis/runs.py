@@ -46,8 +46,9 @@ def build_with_setting(run: dict[str, Any]) -> str:
         if run.get("input_pipeline") not in (None, "numpy"):
             parts.append(str(run["input_pipeline"]))
         workload = workload_info(str(run.get("workload")))
-        if workload is not None and run.get("batch_size") not in (None, workload.batch_size):
-            parts.append(f"b{run['batch_size']}")
+        batch = run.get("batch_size")
+        if workload is not None and batch is not None and not pd.isna(batch) and int(batch) != workload.batch_size:
+            parts.append(f"b{int(batch)}")
         policy = run.get("precision_policy")
         if isinstance(policy, str) and policy not in ("", "float32"):
             parts.append(PRECISION_TAGS.get(policy, policy))
