@@ -87,3 +87,9 @@ def test_repeats_whose_ranges_do_not_overlap_make_a_finding_and_overlapping_ones
     assert "every run whose state was recorded (6 of 6) started on a quiet machine" in findings.machine_state_line(a)
     overlap = findings.findings(_two_vcpu_counts(tmp_path / "overlap.sqlite", [4.0, 4.7, 4.2], [4.6, 4.1, 4.8]))
     assert any(f.startswith("Inconclusive: ") and "repeats overlap (3 and 3 runs)" in f for f in overlap)
+
+
+def test_the_page_header_says_which_price_catalogs_were_read(local_analysis):
+    # The tests point SKY_RUNTIME_DIR at an empty folder: no SkyPilot catalog, and the header says so.
+    cost_line = [line for line in findings.header_lines(local_analysis) if line.startswith("Costs:")][0]
+    assert "no prices from SkyPilot: gcp, aws catalog(s) missing" in cost_line

@@ -71,6 +71,7 @@ class Analysis:
     prices_used: pd.DataFrame
     baselines: dict[tuple[str, str], Baseline]
     notes: list[str] = field(default_factory=list)
+    price_catalogs: str = ""  # which SkyPilot price catalogs were read, or that none was
 
     @property
     def studies(self) -> list[str]:
@@ -267,7 +268,8 @@ def analyze(store: Store, opts: Options) -> Analysis:
     if len({m for m in summary["machines"] if ";" in str(m)}):
         notes.append("some configurations aggregate runs from more than one machine (see the machines column)")
     software = software_table(runs)
-    return Analysis(str(store.path), opts, runs, summary, software, costs.prices_used(summary), baselines, notes)
+    return Analysis(str(store.path), opts, runs, summary, software, costs.prices_used(summary), baselines, notes,
+                    price_catalogs=catalog.sky_sentence() or "shipped price catalog only")
 
 
 def software_table(runs: pd.DataFrame) -> pd.DataFrame:

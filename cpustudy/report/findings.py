@@ -327,7 +327,8 @@ def header_lines(a: Analysis) -> list[str]:
         f"Baseline: {base}.",
         f"{rate}; CPU family for new results {o.instance_family or 'gcp:n2-highcpu (default)'}"
         + (f"; GPU instance {o.gpu_instance}" if o.gpu_instance else "")
-        + (f"; price file {o.prices}" if o.prices else "") + "; 2017 results use the 2017 rates.",
+        + (f"; price file {o.prices}" if o.prices else "") + "; 2017 results use the 2017 rates"
+        + (f"; {a.price_catalogs}" if a.price_catalogs else "") + ".",
     ]
     lines.append("Epoch times are training only; the validation on the test set that the study's examples ran "
                  "after every epoch is timed apart (--validation study) and added only where the study's "
