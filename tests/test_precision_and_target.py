@@ -148,3 +148,14 @@ def test_report_draws_throughput_against_batch_and_cost_to_target_and_judges_at_
     facts = [f for f in findings.findings(a) if "to reach validation accuracy 0.95" in f]
     assert len(facts) == 1 and "2 vCPUs tf+b512 is the cheapest to reach" in facts[0]
     assert "needs 5 epoch(s) and 1.82× the cost" in facts[0] and not facts[0].startswith("Inconclusive")
+
+
+def test_a_precision_the_gpu_cannot_run_natively_is_named_with_its_capability():
+    from cpustudy.worker.frameworks import gpu_precision_problem
+
+    assert gpu_precision_problem("mixed_bfloat16", 9.0) is None  # H100
+    assert gpu_precision_problem("mixed_bfloat16", 8.0) is None  # A100
+    problem = gpu_precision_problem("mixed_bfloat16", 7.5)  # T4: no bfloat16 tensor cores
+    assert problem is not None and "compute capability 8 or more" in problem and "mixed_float16" in problem
+    assert "compute capability 7" in (gpu_precision_problem("mixed_float16", 6.0) or "")  # P100
+    assert gpu_precision_problem("float32", 3.7) is None and gpu_precision_problem("mixed_bfloat16", None) is None

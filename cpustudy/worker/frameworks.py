@@ -159,6 +159,41 @@ def list_gpus(backend: str | None) -> list[str]:
     return names
 
 
+def compute_capability(backend: str | None) -> float | None:
+    """The first GPU's CUDA compute capability (8.0 for an A100, 9.0 for an H100), or None."""
+    try:
+        if backend == "jax":
+            import jax
+
+            gpus = [d for d in jax.devices() if d.platform == "gpu"]
+            return float(gpus[0].compute_capability) if gpus else None
+        if backend == "torch":
+            import torch
+
+            major, minor = torch.cuda.get_device_capability(0)
+            return major + minor / 10
+        import tensorflow as tf
+
+        devices = tf.config.list_physical_devices("GPU")
+        cc = tf.config.experimental.get_device_details(devices[0]).get("compute_capability") if devices else None
+        return cc[0] + cc[1] / 10 if cc else None
+    except (ImportError, AttributeError, IndexError, RuntimeError, ValueError):
+        return None
+
+
+#: The least compute capability whose tensor cores run a precision natively.
+NATIVE_ON_GPU = {"mixed_float16": 7.0, "mixed_bfloat16": 8.0}
+
+
+def gpu_precision_problem(policy: str, capability: float | None) -> str | None:
+    """Why ``policy`` cannot run natively on a GPU of ``capability`` (None: it can, or nothing is known)."""
+    need = NATIVE_ON_GPU.get(policy)
+    if need is None or capability is None or capability >= need:
+        return None
+    return (f"--precision {policy} needs a GPU of compute capability {need:g} or more to run natively; this one "
+            f"has {capability:g}: use --precision float32" + (" or mixed_float16" if capability >= 7.0 else ""))
+
+
 def xla_state(model: Any) -> bool | None:
     for attr in ("jit_compile", "_jit_compile"):
         value = getattr(model, attr, None)

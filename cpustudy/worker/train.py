@@ -14,7 +14,13 @@ from typing import Any, Callable
 
 from cpustudy.cache import cache_dir
 from cpustudy.worker import protocol
-from cpustudy.worker.frameworks import import_frameworks, list_gpus, xla_state
+from cpustudy.worker.frameworks import (
+    compute_capability,
+    gpu_precision_problem,
+    import_frameworks,
+    list_gpus,
+    xla_state,
+)
 from cpustudy.worker.gpu import GpuSampler
 from cpustudy.worker.peak import float32_precision, measure_peak
 from cpustudy.worker.protocol import RunConfig
@@ -32,6 +38,10 @@ def train(config: RunConfig, emit: Emit) -> None:
         software["gpus"] = list_gpus(software.get("keras_backend"))
         if not software["gpus"]:
             raise RuntimeError("device gpu was asked for, but the framework sees no GPU")
+        software["gpu_compute_capability"] = compute_capability(software.get("keras_backend"))
+        problem = gpu_precision_problem(config.precision_policy, software["gpu_compute_capability"])
+        if problem:
+            raise RuntimeError(problem)  # stored as the failed run's reason; the sweep goes on
     software["precision"] = float32_precision(software.get("keras_backend") or "tensorflow", device)
     emit(protocol.SOFTWARE, **software)
 
