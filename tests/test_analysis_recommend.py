@@ -75,3 +75,27 @@ def test_a_bad_duration_is_one_clear_error():
     for bad in ("", "ten", "10x", "0s"):
         with pytest.raises(UserError, match="--deadline"):
             recommend.parse_duration(bad)
+
+
+def test_recommend_to_a_target_uses_the_runs_that_reached_it(tmp_path):
+    db = tmp_path / "t.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "z4", "cpu_model": "AMD EPYC 9B14", "logical_cpus": 2})
+        for batch, seconds in ((128, [20.0, 24.0]), (512, [11.0, None])):
+            for rep, t in enumerate(seconds):
+                run = s.start_run(m, {"workload": "mnist_mlp", "build": "tf", "vcpus": 2, "batch_size": batch,
+                                      "target_accuracy": 0.95, "data": "learnable", "epochs": 8, "repeat": rep})
+                s.add_epoch(run, {"epoch": 1, "elapsed_s": 4.0, "warmup": True})
+                s.add_epoch(run, {"epoch": 2, "elapsed_s": 4.0})
+                s.finish_run(run, "ok", {"epoch_time_s": 4.0, "samples_per_s": 15000, "timed_epochs": 1,
+                                         "target_reached": t is not None, "epochs_to_target": 5 if t else None,
+                                         "time_to_target_s": t})
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options())
+    rec = recommend.recommend(a, "mnist_mlp", target=0.95)  # learnable runs count toward a target
+    fastest = [c for c in rec.choices if c.role == "fastest"][0]
+    assert fastest.config == "2 vCPUs tf+b512" and fastest.n_runs == 1  # one of its two runs reached it
+    b128 = a.summary[a.summary["build"] == "tf"].iloc[0]
+    assert (b128["target_time_low"], b128["time_to_target_s"], b128["target_time_high"]) == (20.0, 22.0, 24.0)
+    with pytest.raises(UserError, match="reached validation accuracy 0.99"):
+        recommend.recommend(a, "mnist_mlp (learnable data)", target=0.99)

@@ -42,7 +42,8 @@ class Recommendation:
 
 def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFrame:
     s = a.summary
-    df = s[(s["workload"] == workload) & (s["study"] != "woolf2017")].copy()
+    names = {workload} if target is None else {workload, f"{workload} (learnable data)"}
+    df = s[s["workload"].isin(names) & (s["study"] != "woolf2017")].copy()
     if df.empty:
         known = sorted(set(s.loc[s["study"] != "woolf2017", "workload"]))
         raise UserError(f"no stored runs of {workload} to recommend from: the database has "
@@ -51,13 +52,15 @@ def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFram
     if target is None:
         df["time"], df["cost"] = df["total_time_s"], df["cost_usd"]
         df["low"], df["high"] = df["time_low"], df["time_high"]
+        df["runs_used"] = df["n_runs"]
         return df
     df = df[(df["target_reached_runs"] > 0) & (df["target_accuracy"] >= target - 1e-12)]
     if df.empty:
         raise UserError(f"no run of {workload} reached validation accuracy {target:g}: measure with `cpustudy "
                         f"sweep --workloads {workload} --target-accuracy {target:g} --data real` (or learnable)")
     df["time"], df["cost"] = df["time_to_target_s"], df["cost_to_target_usd"]
-    df["low"] = df["high"] = df["time_to_target_s"]  # the spread of time to target is not kept per run
+    df["low"], df["high"] = df["target_time_low"], df["target_time_high"]  # over the runs that reached it
+    df["runs_used"] = df["target_reached_runs"]
     return df
 
 
@@ -91,7 +94,7 @@ def _choice(a: Analysis, role: str, r: pd.Series) -> Choice:
     if "+b" in str(r["build"]) or "+bf16" in str(r["build"]) or "+fp16" in str(r["build"]):
         basis.append("its batch size or precision is not the workload's own, which can change the accuracy "
                      "reached: compare at equal accuracy with --target-accuracy")
-    n = int(r["n_runs"])
+    n = int(r["runs_used"])
     if n < 2:
         basis.append("a single run (fresh processes vary up to 1.5x here: measure with --repeats 3)")
     cost = None if pd.isna(r["cost"]) else float(r["cost"])
@@ -159,4 +162,4 @@ def parse_duration(text: str) -> float:
 def as_rows(rec: Recommendation) -> list[dict[str, Any]]:
     return [{"choice": c.role, "configuration": c.config, "time_s": round(c.time_s, 1),
              "time_range_s": f"{c.time_low:.0f}-{c.time_high:.0f}" if c.n_runs > 1 else "single run",
-             "cost_usd": None if c.cost_usd is None else round(c.cost_usd, 5), "runs": c.n_runs} for c in rec.choices]
+             "cost_usd": None if c.cost_usd is None else float(f"{c.cost_usd:.3g}"), "runs": c.n_runs} for c in rec.choices]

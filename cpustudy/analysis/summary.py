@@ -41,7 +41,7 @@ SUMMARY_COLUMNS = [
     "machines", "tf_version", "gflops_per_s", "peak_gflops", "pct_of_peak", "within_run_iqr_s", "unstable",
     "gpu_utilization", "suspect", "gpu_caveat", "validation", "validation_time_s", "val_accuracy", "total_with_validation_s",
     "build_family", "batch_size", "precision_policy", "target_accuracy", "target_runs", "target_reached_runs",
-    "epochs_to_target", "time_to_target_s", "cost_to_target_usd",
+    "epochs_to_target", "time_to_target_s", "target_time_low", "target_time_high", "cost_to_target_usd",
 ]
 
 
@@ -126,7 +126,8 @@ def _target(g: pd.DataFrame) -> dict[str, Any]:
     target = _column(g, "target_accuracy")
     if not target.notna().any():
         return {"target_accuracy": math.nan, "target_runs": 0, "target_reached_runs": 0,
-                "epochs_to_target": math.nan, "time_to_target_s": math.nan}
+                "epochs_to_target": math.nan, "time_to_target_s": math.nan, "target_time_low": math.nan,
+                "target_time_high": math.nan}
     reached = g[_column(g, "target_reached").fillna(0) > 0]
     return {
         "target_accuracy": float(target.max()),
@@ -134,6 +135,8 @@ def _target(g: pd.DataFrame) -> dict[str, Any]:
         "target_reached_runs": len(reached),
         "epochs_to_target": float(_column(reached, "epochs_to_target").median()) if len(reached) else math.nan,
         "time_to_target_s": float(_column(reached, "time_to_target_s").median()) if len(reached) else math.nan,
+        "target_time_low": float(_column(reached, "time_to_target_s").min()) if len(reached) else math.nan,
+        "target_time_high": float(_column(reached, "time_to_target_s").max()) if len(reached) else math.nan,
     }
 
 

@@ -140,9 +140,9 @@ def findings(a: Analysis) -> list[str]:
 
 def target_findings(a: Analysis) -> list[str]:
     """At equal accuracy: per workload run to a target, the cheapest (or, unpriced, the fastest)
-    configuration to reach it, against the next one, and which never reached it. Busy machines and
-    small single-run differences are inconclusive, as everywhere (``holdup.verdict`` on the time to the
-    target: the runs' spread is not kept for it, so single-run rules apply)."""
+    configuration to reach it, against the next one, and which never reached it. Busy machines,
+    overlapping repeats and small single-run differences are inconclusive, as everywhere
+    (``holdup.verdict`` on the time to the target of the runs that reached it)."""
     s = a.summary
     if "target_runs" not in s:
         return []
@@ -173,9 +173,9 @@ def target_findings(a: Analysis) -> list[str]:
         ratio = nxt[by] / best[by] if best[by] > 0 else float("nan")
         sentence += (f"; the next, {config_name(nxt['device'], nxt['vcpus'], nxt['build'])}, needs "
                      f"{nxt['epochs_to_target']:.0f} epoch(s) and {times(ratio)} the {'cost' if by != 'time_to_target_s' else 'time'}.")
-        pair = [{"busy": r["busy"], "study": r["study"], "time_low": r["time_to_target_s"],
-                 "total_time_s": r["time_to_target_s"], "time_high": r["time_to_target_s"], "n_runs": 1}
-                for r in (best, nxt)]
+        pair = [{"busy": r["busy"], "study": r["study"], "time_low": r["target_time_low"],
+                 "total_time_s": r["time_to_target_s"], "time_high": r["target_time_high"],
+                 "n_runs": r["target_reached_runs"]} for r in (best, nxt)]
         out.append(held(sentence, verdict(pair[0], pair[1])))
     return out
 
