@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from cpustudy.cloud import jobs, plan, tasks
+from cpustudy.measure import sweep
 from cpustudy.store import Store, snapshot
 
 PRICES = """provider,instance_type,family,vcpus,memory_gib,accelerator,accelerator_count,region,on_demand_usd_per_hour,spot_usd_per_hour,source,as_of
@@ -46,7 +47,7 @@ def test_plan_pins_each_target_and_estimates_its_cost_from_the_catalog(tmp_path,
     for t in p.targets:
         assert t.cells == 1 and t.guessed  # one workload, one build, one vCPU count; nothing measured before
         assert t.vm_s == pytest.approx(plan.PROVISION_S + t.train_s + t.startup_s)
-        assert t.startup_s == plan.STARTUP_S
+        assert t.startup_s == sweep.DEFAULT_STARTUP_S
     assert by["gcp:n2-highcpu-8"].cost_usd == pytest.approx(0.10 * by["gcp:n2-highcpu-8"].vm_s / 3600)
     assert gpu.cost_usd == pytest.approx(3.0 * gpu.vm_s / 3600)
     assert p.cost_usd == pytest.approx(sum(t.cost_usd for t in p.targets))

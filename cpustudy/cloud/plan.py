@@ -3,18 +3,15 @@ SkyPilot's parser, and the plan's cost estimated from the price catalog before a
 
 The estimate per target is VM time x the target's hourly rate (spot or on-demand):
 
-* per cell, the training time: earlier ok runs of the same workload, build, device (and vCPU count,
-  on a CPU) in ``--db`` give the step time; without them the workload's FLOPs at an assumed 20 GFLOP/s
-  per vCPU (CPU) or 20 TFLOP/s (GPU), a rough guess labelled as such;
-* per cell, the fixed cost of a fresh worker (start-up, warm-up and validation epochs are counted as
-  epochs): the median start-up of earlier runs, else ``STARTUP_S``;
+* per cell, the training time and the fixed cost of a fresh worker (its start-up), estimated as
+  ``sweep --dry-run`` does (:func:`cpustudy.measure.sweep.estimate_training`): from earlier ok runs
+  in ``--db``, else the workload's FLOPs at an assumed rate, a rough guess labelled as such;
 * per target, provisioning the VM and installing cpustudy: ``PROVISION_S``, a guess.
 """
 
 from __future__ import annotations
 
 import json
-import statistics
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,9 +22,7 @@ from cpustudy.cloud import targets as targets_mod
 from cpustudy.cloud import tasks
 from cpustudy.errors import UserError
 
-STARTUP_S = 10.0  # a worker's start-up without earlier runs (measured 3-13 s: 2-core VM, 16-core SPR)
 PROVISION_S = 420.0  # provisioning a VM and installing cpustudy and TensorFlow: a guess
-GUESS_FLOPS = {"cpu": 20e9, "gpu": 20e12}  # per vCPU / per GPU, when nothing was measured
 PLAN_FILE = "plan.json"
 
 
@@ -96,30 +91,26 @@ def _ok_runs(db: str | Path | None) -> list[dict[str, Any]]:
 
 def estimate(target: targets_mod.Target, options: tasks.SweepOptions, ok_runs: list[dict[str, Any]]
              ) -> tuple[int, float, float, bool]:
-    """(cells, training seconds, worker start-up seconds, whether part of it is a guess)."""
+    """(cells, training seconds, worker start-up seconds, whether part of it is a guess), each cell
+    estimated as ``sweep --dry-run`` does (:func:`cpustudy.measure.sweep.estimate_training`)."""
+    from cpustudy.measure.sweep import estimate_training
     from cpustudy.workloads import parse_list
 
     builds = (options.gpu_builds if target.device == "gpu" else options.builds).split(",")
     counts = options.vcpu_list(target) if target.device == "cpu" else [target.vcpus]
     cells, train, startup, guessed = 0, 0.0, 0.0, False
     for w in parse_list(options.workloads):
-        epochs = options.epochs or w.epochs
         full = w.steps_per_epoch
-        steps = min(options.steps_per_epoch, full) if options.steps_per_epoch else full
-        flops = w.flops().train * w.batch_size
         for build in builds:
             for v in counts:
-                rows = [r for r in ok_runs if r["workload"] == w.name and r["build"] == build
-                        and (r.get("device") or "cpu") == target.device and r["step_time_s"]
-                        and (target.device == "gpu" or r["vcpus"] == v)]
-                if rows:
-                    step = statistics.median(r["step_time_s"] for r in rows)
-                    start = statistics.median(r["startup_s"] or STARTUP_S for r in rows)
-                else:
-                    rate = GUESS_FLOPS[target.device] * (v if target.device == "cpu" else 1)
-                    step, start, guessed = max(flops / rate, 1e-3), STARTUP_S, True
+                t, start, measured = estimate_training(
+                    ok_runs, workload=w.name, build=build, device=target.device, vcpus=v,
+                    epochs=options.epochs or w.epochs,
+                    steps=min(options.steps_per_epoch, full) if options.steps_per_epoch else full,
+                    flops_per_step=w.flops().train * w.batch_size)
+                guessed = guessed or not measured
                 cells += options.repeats
-                train += options.repeats * epochs * steps * step
+                train += options.repeats * t
                 startup += options.repeats * start
     return cells, train, startup, guessed
 

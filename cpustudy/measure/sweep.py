@@ -140,30 +140,38 @@ def pending(store: Store | None, cells: Iterable[Cell], fresh: bool = False) -> 
     return [c for c in cells if c.key not in done]
 
 
-def estimate_seconds(ok_runs: Sequence[dict[str, Any]], cell: Cell) -> tuple[float, bool]:
-    """Expected wall time of a cell and whether it comes from earlier runs (else a rough guess)."""
-    total, measured, _ = estimate_parts(ok_runs, cell)
-    return total, measured
+#: Training FLOP/s assumed per vCPU (CPU) or per GPU when nothing was measured: a rough guess.
+GUESS_FLOPS = {"cpu": 20e9, "gpu": 20e12}
+
+
+def estimate_training(ok_runs: Sequence[dict[str, Any]], *, workload: str, build: str, device: str, vcpus: int,
+                      epochs: int, steps: int, flops_per_step: float) -> tuple[float, float, bool]:
+    """(training seconds, worker start-up seconds, whether they come from earlier runs) of one cell.
+
+    Earlier ok runs (``ok_runs``) of the same workload, build and device (and vCPUs, on a CPU; a GPU's
+    speed hardly depends on its host's vCPUs) give the step time and start-up; without them, the
+    workload's FLOPs at ``GUESS_FLOPS`` and ``DEFAULT_STARTUP_S`` (a guess, to be labelled as such).
+    The start-up is the cell's fixed cost: spawn to the first step (imports, data, model build).
+    """
+    rows = [r for r in ok_runs if r["workload"] == workload and r["build"] == build
+            and (r.get("device") or "cpu") == device and (device == "gpu" or r["vcpus"] == vcpus)
+            and r["step_time_s"]]
+    if rows:
+        step = statistics.median(r["step_time_s"] for r in rows)
+        start = statistics.median(r["startup_s"] or DEFAULT_STARTUP_S for r in rows)
+        return epochs * steps * step, start, True
+    step = flops_per_step / (GUESS_FLOPS[device] * (vcpus if device == "cpu" else 1))
+    return epochs * steps * max(step, 1e-3), DEFAULT_STARTUP_S, False
 
 
 def estimate_parts(ok_runs: Sequence[dict[str, Any]], cell: Cell) -> tuple[float, bool, float]:
     """Expected wall time of a cell, whether it comes from earlier runs (else a rough guess), and its
-    fixed part: the worker's start-up (spawn to the first step: imports, data, model build), paid
-    once per cell whatever its length.
-
-    Earlier ok runs (``ok_runs``) of the same workload, build and vCPUs give the step time and startup;
-    without them, the workload's FLOPs at an assumed 20 GFLOP/s per vCPU (a guess, labelled as such).
-    """
+    fixed part, the worker's start-up (:func:`estimate_training`)."""
     c = cell.config
-    steps = c.steps_run
-    rows = [r for r in ok_runs if r["workload"] == c.workload
-            and r["build"] == c.build and r["vcpus"] == c.vcpus and r["step_time_s"]]
-    if rows:
-        step = statistics.median(r["step_time_s"] for r in rows)
-        start = statistics.median(r["startup_s"] or DEFAULT_STARTUP_S for r in rows)
-        return start + c.epochs * steps * step, True, start
-    step = c.flops_per_sample * c.batch_size / (20e9 * c.vcpus)
-    return DEFAULT_STARTUP_S + c.epochs * steps * max(step, 1e-3), False, DEFAULT_STARTUP_S
+    train, start, measured = estimate_training(
+        ok_runs, workload=c.workload, build=c.build, device=c.device, vcpus=c.vcpus, epochs=c.epochs,
+        steps=c.steps_run, flops_per_step=c.flops_per_sample * c.batch_size)
+    return start + train, measured, start
 
 
 def run_cells(
