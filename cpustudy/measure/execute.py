@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from cpustudy.environment.probe import worker_env
 from cpustudy.measure import peaks
-from cpustudy.measure.summary import summarize
+from cpustudy.measure.summary import summarize, target_summary
 from cpustudy.store import Store
 from cpustudy.worker import protocol
 from cpustudy.worker.protocol import RunConfig
@@ -106,7 +106,8 @@ class _Run:
         return self._finish("failed", self.error, code, tail)
 
     def _reached(self) -> bool:
-        return _target_reached(self.config, self.epochs)
+        """A ``--target-accuracy`` run stops at the epoch that reaches it: fewer epochs, and done."""
+        return bool(target_summary(self.config, self.epochs).get("target_reached"))
 
     def on_event(self, kind: str, event: dict[str, Any], spawned_at: float) -> None:
         store, run_id = self.store, self.run_id
@@ -143,13 +144,6 @@ class _Run:
         stored_error = error + ("\n--- worker stderr (tail) ---\n" + tail if tail else "") if error else None
         self.store.finish_run(self.run_id, status, summary, exit_code=code, error=stored_error)
         return RunOutcome(self.run_id, status, summary, error, code)
-
-
-def _target_reached(config: RunConfig, epochs: list[dict[str, Any]]) -> bool:
-    """A ``--target-accuracy`` run stops at the epoch that reaches it: fewer epochs, and done."""
-    target = config.target_accuracy
-    last = epochs[-1] if epochs else {}
-    return target is not None and last.get("val_accuracy") is not None and last["val_accuracy"] >= target
 
 
 def _exit_reason(code: int, epochs: int, expected: int) -> str:
