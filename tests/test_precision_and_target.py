@@ -27,6 +27,9 @@ def test_a_precision_the_cpu_cannot_run_natively_is_refused():
     with pytest.raises(UserError, match="AVX512_FP16"):
         spec.check_precision("mixed_float16", "cpu", ["avx512_bf16"])
     spec.check_precision("mixed_float16", "gpu", [])  # a GPU's capability is recorded by the worker
+    spec.check_precision("float32", "cpu", None)  # flags unreadable: float32 needs none
+    with pytest.raises(UserError, match="would be emulated"):
+        spec.check_precision("mixed_bfloat16", "cpu", None)  # nothing shows it is native: refused, no traceback
     with pytest.raises(UserError, match="use one of"):
         spec.check_precision("bfloat16", "cpu", ["avx512_bf16"])
 

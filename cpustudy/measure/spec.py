@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
@@ -103,7 +103,6 @@ def _check(spec: RunSpec) -> None:
         raise UserError(f"unknown validation {spec.validation!r}: use --validation study or none")
     if spec.device not in DEVICES:
         raise UserError(f"unknown device {spec.device!r}: use --device cpu or gpu")
-    check_precision(spec.precision_policy, spec.device, machine_mod.cpu_flags())
     if spec.target_accuracy is not None:
         if not 0 < spec.target_accuracy <= 1:
             raise UserError(f"--target-accuracy {spec.target_accuracy:g}: give a validation accuracy between 0 "
@@ -124,13 +123,14 @@ PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 NATIVE_ON_CPU = {"mixed_bfloat16": ("avx512_bf16", "amx_bf16"), "mixed_float16": ("avx512_fp16", "amx_fp16")}
 
 
-def check_precision(policy: str, device: str, cpu_flags: Any) -> None:
+def check_precision(policy: str, device: str, cpu_flags: Iterable[str] | None) -> None:
     """Refuse a precision the device cannot run natively (emulated bfloat16 is slower than float32 and
-    would be a false finding about bfloat16). On a GPU the worker records the compute capability."""
+    would be a false finding about bfloat16); CPU flags that cannot be read (None) show none. On a GPU
+    the worker checks the compute capability."""
     if policy not in PRECISIONS:
         raise UserError(f"--precision {policy}: use one of {', '.join(PRECISIONS)}")
     if device == "cpu" and policy in NATIVE_ON_CPU:
-        flags = {str(f).lower() for f in cpu_flags}
+        flags = {str(f).lower() for f in cpu_flags or ()}
         if not flags & set(NATIVE_ON_CPU[policy]):
             want = " or ".join(f.upper() for f in NATIVE_ON_CPU[policy])
             raise UserError(f"--precision {policy}: this CPU has no {want}, so it would be emulated (slower than "
@@ -169,7 +169,9 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> RunConfi
             f"{spec.vcpus} vCPUs cannot be measured honestly here: a cgroup CPU quota (docker --cpus) allows "
             f"{quota:g} CPUs; use --vcpus {max(1, int(quota or 1))} or fewer, pin with --cpuset-cpus instead of "
             "--cpus, or --oversubscribe to measure anyway")
-    ready, why = build.readiness(machine_mod.cpu_flags(), import_check=False)  # `builds list` imports for real
+    flags = machine_mod.cpu_flags()  # read once: the build and the precision are checked against it
+    check_precision(spec.precision_policy, spec.device, flags)
+    ready, why = build.readiness(flags, import_check=False)  # `builds list` imports for real
     if not ready:
         raise UserError(f"build {build.name} cannot run here: {why}")
     batch = spec.batch_size or w.batch_size
