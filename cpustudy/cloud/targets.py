@@ -20,12 +20,18 @@ _GPU = re.compile(r"^[A-Za-z][A-Za-z0-9-]*$")
 
 @dataclass(frozen=True)
 class Target:
-    cloud: str
     instance_type: str
-    vcpus: int
     accelerator: str | None  # e.g. "H100" (SkyPilot's name), None for a CPU VM
     accelerator_count: int
-    price: pricing.Price
+    price: pricing.Price  # the catalog row that prices it
+
+    @property
+    def cloud(self) -> str:
+        return self.price.provider
+
+    @property
+    def vcpus(self) -> int:
+        return self.price.vcpus
 
     @property
     def device(self) -> str:
@@ -73,7 +79,7 @@ def _one(item: str, catalog: pricing.Catalog, region: str | None) -> Target:
             raise UserError(f"--targets: no single-{gpu} instance of {cloud} in the price catalog"
                             f"{_missing(catalog, cloud)}: name the instance type instead ({cloud}:INSTANCE_TYPE) "
                             "or add it with --prices FILE")
-        return Target(cloud, row.instance_type.split("+", 1)[0], row.vcpus, gpu.upper(), count, row)
+        return Target(row.instance_type.split("+", 1)[0], gpu.upper(), count, row)
     instance_type = parts[1]
     rows = [r for r in catalog.rows if r.provider == cloud and r.instance_type.split("+", 1)[0] == instance_type]
     if region is not None:
@@ -85,8 +91,8 @@ def _one(item: str, catalog: pricing.Catalog, region: str | None) -> Target:
     row = rows[0]
     if row.accelerator:
         acc = row.accelerator.split("-", 1)[0].upper()
-        return Target(cloud, instance_type, row.vcpus, acc, row.accelerator_count or 1, row)
-    return Target(cloud, instance_type, row.vcpus, None, 0, row)
+        return Target(instance_type, acc, row.accelerator_count or 1, row)
+    return Target(instance_type, None, 0, row)
 
 
 def _missing(catalog: pricing.Catalog, cloud: str) -> str:

@@ -41,17 +41,16 @@ class SweepOptions:
     def vcpu_list(self, target: Target) -> list[int]:
         if self.vcpus is None:
             return [target.vcpus]
-        out = []
-        for part in self.vcpus.split(","):
-            part = part.strip()
-            if not part.isdigit() or int(part) < 1:
-                raise UserError(f"--vcpus: {part!r} is not a positive whole number (give e.g. 4,8)")
-            out.append(int(part))
+        from cpustudy.environment.machine import CpuTopology
+        from cpustudy.measure.sweep import parse_vcpus
+
+        # Parsed as `sweep` parses it, against the VM's CPUs (``auto``: 1, 2, 4, ... up to its size).
+        out = parse_vcpus(self.vcpus, CpuTopology(cpus={i: (0, i, 0) for i in range(target.vcpus)}))
         too_many = [v for v in out if v > target.vcpus]
         if too_many:
             raise UserError(f"--vcpus {self.vcpus}: {target.name} has {target.vcpus} vCPUs: give counts up "
                             f"to {target.vcpus}, or leave --vcpus out for the VM's own count")
-        return sorted(set(out))
+        return out
 
     def sweep_args(self, target: Target) -> list[str]:
         builds = self.gpu_builds if target.device == "gpu" else self.builds

@@ -30,7 +30,8 @@ def register(sub: Any) -> None:
     plan.add_argument("--workloads", default="all", help="comma-separated workloads, or all (default: all)")
     plan.add_argument("--builds", default="tf", help="CPU builds (default: tf)")
     plan.add_argument("--gpu-builds", default="jax-here", help="GPU builds (default: jax-here, Keras on JAX)")
-    plan.add_argument("--vcpus", help="vCPU counts to sweep on each CPU VM, up to its size (default: its size)")
+    plan.add_argument("--vcpus", help="vCPU counts to sweep on each CPU VM, up to its size, or auto = 1, 2, 4, ... "
+                      "up to it (default: its size)")
     plan.add_argument("--repeats", type=a.positive_int, default=1, help="measurements per cell (default: 1)")
     plan.add_argument("--epochs", type=a.positive_int, help="epochs per run (default: the workload's)")
     plan.add_argument("--steps-per-epoch", type=a.positive_int, help="cap steps per epoch (full epochs projected)")
