@@ -179,14 +179,9 @@ def fig_speedup(a: Analysis, study: str) -> ggplot | None:
                     inherit_aes=False)
         + geom_line(size=0.9)
         + geom_point(size=2.2)
-        + geom_text(aes(y="label_y", label="eff"), data=labels[labels["va"] == "bottom"], size=6.5, va="bottom",
-                    show_legend=False)
-        + geom_text(aes(y="label_y", label="eff"), data=labels[labels["va"] == "top"], size=6.5, va="top",
-                    show_legend=False)
-        + geom_text(aes(y="label_y", label="eff"), data=labels[labels["ha"] == "left"], size=6.5,
-                    ha="left", nudge_x=0.15, show_legend=False)
-        + geom_text(aes(y="label_y", label="eff"), data=labels[labels["ha"] == "right"], size=6.5,
-                    ha="right", nudge_x=-0.15, show_legend=False)
+        # One text layer per placement (plotnine takes ha/va as parameters, not aesthetics).
+        + [geom_text(aes(y="label_y", label="eff"), data=g, size=6.5, va=va, ha=ha, nudge_x=LABEL_NUDGE[ha],
+                     show_legend=False) for (va, ha), g in labels.groupby(["va", "ha"], observed=True)]
         + facet_wrap("workload", ncol=ncol)
         + scale_x_continuous(trans="log2", breaks=counts, labels=[f"{int(c)}" for c in counts])
         + scale_y_continuous(trans="log2", labels=lambda v: [f"{x:g}x" for x in v])
@@ -202,6 +197,9 @@ def fig_speedup(a: Analysis, study: str) -> ggplot | None:
         + theme_cpustudy()
         + theme(figure_size=(3.0 * ncol + 1, 2.6 * nrow + 1.6))
     )
+
+
+LABEL_NUDGE = {"center": 0.0, "left": 0.15, "right": -0.15}  # log2 units to the side of a point
 
 
 def efficiency_labels(df: pd.DataFrame, span: float = 1.0) -> pd.DataFrame:
