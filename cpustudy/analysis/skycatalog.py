@@ -146,19 +146,25 @@ def read(cloud: str, root: Path | None = None) -> SkyCatalog | None:
 _Offer = tuple[str, float | None, float | None]  # zone, on-demand, spot
 
 
-def _price(text: str) -> float | None | str:
-    """A price, ``None`` when empty, or the reason it is not one."""
+def _positive(text: str, what: str) -> float | None | str:
+    """A positive finite number, ``None`` when empty, or the reason it is not one."""
     text = text.strip()
     if not text:
         return None
     try:
         value = float(text)
     except ValueError:
-        return f"price {text!r} is not a number"
+        return f"{what} {text!r} is not a number"
     if not math.isfinite(value) or value <= 0:
-        return f"price {text} is not a positive number"
-    if value > PLACEHOLDER_USD_PER_HOUR:
-        return f"price {text} USD/h looks like a placeholder"
+        return f"{what} {text} is not a positive number"
+    return value
+
+
+def _price(text: str) -> float | None | str:
+    """A price, ``None`` when empty, or the reason it is not one."""
+    value = _positive(text, "price")
+    if isinstance(value, float) and value > PLACEHOLDER_USD_PER_HOUR:
+        return f"price {text.strip()} USD/h looks like a placeholder"
     return value
 
 
@@ -178,17 +184,13 @@ def _offer(zone: str, price: str, spot: str) -> _Offer | str:
 
 
 def _vcpus(text: str) -> int | str:
-    text = text.strip()
-    if not text:
+    value = _positive(text, "vCPUs")
+    if value is None:
         return "vCPUs missing"
-    try:
-        value = float(text)
-    except ValueError:
-        return f"vCPUs {text!r} is not a number"
-    if not math.isfinite(value) or value <= 0:
-        return f"vCPUs {text} is not a positive number"
+    if isinstance(value, str):
+        return value
     if value != int(value):
-        return f"fractional vCPUs ({text}: a shared-core type)"
+        return f"fractional vCPUs ({text.strip()}: a shared-core type)"
     return int(value)
 
 
