@@ -93,3 +93,16 @@ def test_the_page_header_says_which_price_catalogs_were_read(local_analysis):
     # The tests point SKY_RUNTIME_DIR at an empty folder: no SkyPilot catalog, and the header says so.
     cost_line = [line for line in findings.header_lines(local_analysis) if line.startswith("Costs:")][0]
     assert "no prices from SkyPilot: gcp, aws catalog(s) missing" in cost_line
+
+
+def test_a_time_to_target_comparison_is_judged_on_the_runs_that_reached_it():
+    from cpustudy.analysis.holdup import verdict
+
+    def row(low, mid, high, cost):
+        return {"study": "cpustudy", "busy": "", "n_runs": 5, "target_reached_runs": 2, "target_time_low": low,
+                "time_to_target_s": mid, "target_time_high": high, "cost_to_target_usd": cost}
+
+    fast, slow = row(10, 11, 12, 0.001), row(11.5, 13, 14, 0.002)
+    assert "their repeats overlap (2 and 2 runs)" in verdict(fast, slow, "target_time")
+    # priced at different rates, the same runs' costs are apart: a cost finding holds up
+    assert verdict(fast, slow, "target_cost") == ""

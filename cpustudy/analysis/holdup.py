@@ -54,20 +54,30 @@ def _num(v: Any) -> float:
     return f
 
 
+#: Per measure a comparison can be about: the summary columns of its (low, middle, high) over runs,
+#: how many runs those are, and the cost column a cost comparison scales them to.
+MEASURES = {
+    "time": (("time_low", "total_time_s", "time_high"), "n_runs", "cost_usd"),
+    "target": (("target_time_low", "time_to_target_s", "target_time_high"), "target_reached_runs",
+               "cost_to_target_usd"),
+}
+
+
 def _range(r: Mapping[str, Any], metric: str) -> tuple[float, float, float]:
-    """(low, middle, high) of a configuration's full-training time, or of its cost (the same runs
-    priced at one rate: the time's range scaled)."""
-    low, mid, high = _num(r.get("time_low")), _num(r.get("total_time_s")), _num(r.get("time_high"))
-    if metric == "cost":
-        scale = _num(r.get("cost_usd")) / mid if mid > 0 else math.nan
+    """(low, middle, high) of a configuration's time (full training, or to the target accuracy with
+    ``target`` metrics), or of its cost (the same runs priced at one rate: the time's range scaled)."""
+    columns, _, cost = MEASURES["target" if metric.startswith("target") else "time"]
+    low, mid, high = (_num(r.get(c)) for c in columns)
+    if metric.endswith("cost"):
+        scale = _num(r.get(cost)) / mid if mid > 0 else math.nan
         return low * scale, mid * scale, high * scale
     return low, mid, high
 
 
 def verdict(a: Mapping[str, Any], b: Mapping[str, Any], metric: str = "time") -> str:
-    """Empty when the comparison of configurations ``a`` and ``b`` (summary rows) by ``metric`` (time
-    or cost) holds up; otherwise why it is inconclusive (beginning "busy" when a side ran on a busy
-    machine)."""
+    """Empty when the comparison of configurations ``a`` and ``b`` (summary rows) by ``metric`` (time,
+    cost, target_time or target_cost: to a target accuracy, over the runs that reached it) holds up;
+    otherwise why it is inconclusive (beginning "busy" when a side ran on a busy machine)."""
     busy = [str(r.get("busy") or "") for r in (a, b) if r.get("busy")]
     if busy:
         return busy[0]
@@ -76,7 +86,8 @@ def verdict(a: Mapping[str, Any], b: Mapping[str, Any], metric: str = "time") ->
     (alo, x, ahi), (blo, y, bhi) = _range(a, metric), _range(b, metric)
     if not (x > 0 and y > 0):
         return "not measured on both sides"
-    na, nb = int(_num(a.get("n_runs")) or 1), int(_num(b.get("n_runs")) or 1)
+    runs = MEASURES["target" if metric.startswith("target") else "time"][1]
+    na, nb = int(_num(a.get(runs)) or 1), int(_num(b.get(runs)) or 1)
     if na >= 2 and nb >= 2:
         if ahi < blo or bhi < alo:
             return ""

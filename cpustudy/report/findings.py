@@ -173,10 +173,7 @@ def target_findings(a: Analysis) -> list[str]:
         ratio = nxt[by] / best[by] if best[by] > 0 else float("nan")
         sentence += (f"; the next, {config_name(nxt['device'], nxt['vcpus'], nxt['build'])}, needs "
                      f"{nxt['epochs_to_target']:.0f} epoch(s) and {times(ratio)} the {'cost' if by != 'time_to_target_s' else 'time'}.")
-        pair = [{"busy": r["busy"], "study": r["study"], "time_low": r["target_time_low"],
-                 "total_time_s": r["time_to_target_s"], "time_high": r["target_time_high"],
-                 "n_runs": r["target_reached_runs"]} for r in (best, nxt)]
-        out.append(held(sentence, verdict(pair[0], pair[1])))
+        out.append(held(sentence, verdict(best, nxt, "target_cost" if by == "cost_to_target_usd" else "target_time")))
     return out
 
 
