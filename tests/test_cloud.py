@@ -165,6 +165,11 @@ def test_fetch_merges_the_snapshots_from_the_bucket_once(tmp_path, prices):
     assert jobs.fetch(p, str(bucket), db, said.append) == {"files": 3, "runs": 2}
     assert any("still running" in s for s in said)
     assert jobs.fetch(p, str(bucket), db, said.append) == {"files": 3, "runs": 0}  # idempotent
+    from cpustudy.errors import UserError
+
+    with pytest.raises(UserError, match="no such folder"):
+        jobs.fetch(p, str(tmp_path / "no-bucket"), tmp_path / "other.sqlite")
+    assert not (tmp_path / "other.sqlite").exists()  # nothing to merge: no empty database left behind
     conn = sqlite3.connect(db)
     assert sorted(r[0] for r in conn.execute("SELECT uuid FROM runs")) == ["a", "b"]
     conn.close()

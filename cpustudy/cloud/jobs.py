@@ -112,18 +112,25 @@ def down(plan: Plan, backend: Backend, say: Callable[[str], None] = print) -> in
 def fetch(plan: Plan, source: str, db: str | Path, say: Callable[[str], None] = print) -> dict[str, int]:
     """Copy the plan's snapshots from ``source`` (the bucket: a folder, or gs:// / s3:// URL) and merge
     each into ``db``. Returns {"files": n, "runs": runs added}."""
-    from cpustudy.store import Store
-    from cpustudy.store.importers.merge import merge
-
-    with tempfile.TemporaryDirectory(prefix="cpustudy-fetch-") as tmp, Store.open(db) as store:
+    with tempfile.TemporaryDirectory(prefix="cpustudy-fetch-") as tmp:
         folder = _bring(source.rstrip("/") + f"/{plan.name}", Path(tmp))
         files = sorted(p for p in folder.glob("*.sqlite") if not p.name.startswith("."))
         if not files:
             raise UserError(f"no snapshots under {source}/{plan.name}: have the jobs started (`cpustudy cloud "
                             f"status {plan.folder}`)? Is --from the plan's bucket ({plan.bucket})?")
+        return _merge_all(files, Path(tmp), db, say)
+
+
+def _merge_all(files: list[Path], tmp: Path, db: str | Path, say: Callable[[str], None]) -> dict[str, int]:
+    """Merge each snapshot (copied first: never merged from the bucket in place) into ``db``, opened
+    only now that there is something to merge."""
+    from cpustudy.store import Store
+    from cpustudy.store.importers.merge import merge
+
+    with Store.open(db) as store:
         added = 0
         for f in files:
-            local = Path(tmp) / f"copy-{f.name}"
+            local = tmp / f"copy-{f.name}"
             shutil.copyfile(f, local)  # never merge from the bucket in place
             result = merge(store, local)
             added += result.runs_added
