@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from cpustudy.environment.probe import worker_env
 from cpustudy.measure import peaks
+from cpustudy.measure.configuration import Configuration
 from cpustudy.measure.summary import summarize, target_summary
 from cpustudy.store import Store
 from cpustudy.worker import protocol
@@ -54,7 +55,7 @@ def execute(
     config = config.with_(machine_state=state.machine_state(sample_s=0.2),
                           measure_peak_now=config.measure_peak and peak is None,
                           cloud=config.cloud if config.cloud is not None else cloud.context())
-    run_id = store.start_run(machine_id, config.as_dict())
+    run_id = store.start_run(machine_id, config.as_dict(), Configuration.of(config).columns())
     try:
         return _Run(store, machine_id, run_id, config, peak, listener).go(timeout_s)
     except BaseException as exc:

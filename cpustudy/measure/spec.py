@@ -187,6 +187,7 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> RunConfi
                         ": use --data real (cached Keras datasets) or --data learnable (planted labels, a demonstration)")
     return RunConfig(
         workload=w.name,
+        workload_version=w.version,
         device=spec.device,
         build=spec.build,
         vcpus=spec.vcpus,

@@ -12,28 +12,22 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.names import split_list
+from cpustudy.measure.configuration import Configuration
 from cpustudy.measure.execute import RunOutcome, execute
 from cpustudy.measure.spec import RunSpec, plan
 from cpustudy.store import Store
 from cpustudy.worker.protocol import RunConfig
 from cpustudy.workloads import Workload
 
-KEY_FIELDS = (
-    "workload", "device", "build", "vcpus", "repeat", "epochs", "steps_per_epoch", "batch_size",
-    "data", "seed", "intra_threads", "inter_threads", "jit_compile", "options", "params",
-    "input_pipeline", "env", "warmup_steps", "tuning_id", "validation",
-)
-LATER_KEY_FIELDS = {"precision_policy": "float32", "target_accuracy": None}
 DEFAULT_STARTUP_S = 10.0
 
 
@@ -60,21 +54,17 @@ def parse_vcpus(text: str, topo: machine_mod.CpuTopology) -> list[int]:
 
 
 def cell_key(config: RunConfig, machine_fingerprint: str) -> str:
-    """A cell's identity: the settings that make it a different measurement, and the machine."""
-    values = config.as_dict()
-    key = {k: values.get(k) for k in KEY_FIELDS}
-    # Settings added later join the key only when they differ from what every earlier run had, so the
-    # cells of databases measured before them keep their keys (and resume).
-    for k, default in LATER_KEY_FIELDS.items():
-        if values.get(k, default) != default:
-            key[k] = values[k]
-    key["machine"] = machine_fingerprint
-    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:20]
+    """A cell's identity: its configuration's key on this machine (:meth:`Configuration.key`)."""
+    return Configuration.of(config).key(machine_fingerprint)
 
 
 @dataclass
 class Cell:
+    """One measurement of a sweep: what was asked (``spec``, where a tuning is applied) and what it
+    planned to (``config``, with its cell key)."""
+
     config: RunConfig
+    spec: RunSpec | None = None
 
     @property
     def key(self) -> str:
@@ -127,8 +117,9 @@ def plan_sweep(
         args = {**spec_args, "precision_policy": p}
         if bs is not None:
             args["batch_size"] = bs
-        config = plan(RunSpec(workload=w, vcpus=v, build=b, repeat=r, **args), topo)
-        cells.append(Cell(config.with_(cell_key=cell_key(config, machine_fingerprint))))
+        spec = RunSpec(workload=w, vcpus=v, build=b, repeat=r, **args)
+        config = plan(spec, topo)
+        cells.append(Cell(config.with_(cell_key=cell_key(config, machine_fingerprint)), spec))
     return cells
 
 
@@ -263,26 +254,31 @@ def time_accounting(store: Store, run_ids: Sequence[int], wall_s: float) -> dict
 
 
 def apply_tunings(cells: list[Cell], store: Store, machine_fingerprint: str, db_label: str) -> list[Cell]:
-    """Each cell with the runtime setting `cpustudy tune` stored for it on this machine (``--tuned``)."""
+    """Each cell with the runtime setting `cpustudy tune` stored for it on this machine (``--tuned``).
+
+    The tuning's runtime switches (threads, XLA, oneDNN, input pipeline) replace those of the cell's
+    request; everything else the sweep asked for (batch sizes, precisions, target, data, epochs, ...)
+    is kept. A batch size the tuner chose applies only where the sweep did not ask for one."""
     from cpustudy.measure.tune import setting_from
-    from cpustudy.workloads import get
 
     machine_id = store.find_machine(machine_fingerprint)
     out = []
     for cell in cells:
-        c = cell.config
+        c, spec = cell.config, cell.spec
+        if spec is None:
+            raise ValueError("apply_tunings needs the cells' requests (plan_sweep keeps them)")
         tuning = store.tuning(machine_id, c.workload, c.build, c.vcpus) if machine_id is not None else None
         if tuning is None:
             raise UserError(f"no tuning stored for {c.workload} {c.build} at {c.vcpus} vCPU(s) "
                             f"on this machine: run `cpustudy tune {c.workload} --vcpus {c.vcpus} "
                             f"--builds {c.build} --db {db_label}` first, or drop --tuned")
-        spec = RunSpec(workload=get(c.workload), vcpus=c.vcpus, build=c.build, repeat=c.repeat, epochs=c.epochs,
-                       steps_per_epoch=c.steps_per_epoch, data=c.data_requested, seed=c.seed,
-                       oversubscribe=c.oversubscribed, device=c.device, warmup_steps=c.warmup_steps,
-                       options=dict(c.options), validation=c.validation,
-                       **setting_from(tuning).spec_args())
-        new = plan(spec).with_(tuning_id=tuning["id"])
-        out.append(Cell(new.with_(cell_key=cell_key(new, machine_fingerprint))))
+        tuned = setting_from(tuning).spec_args()
+        if spec.batch_size is not None or tuned["batch_size"] is None:
+            tuned.pop("batch_size")
+        tuned["env"] = {**spec.env, **tuned["env"]}
+        new_spec = replace(spec, **tuned)
+        new = plan(new_spec).with_(tuning_id=tuning["id"])
+        out.append(Cell(new.with_(cell_key=cell_key(new, machine_fingerprint)), new_spec))
     return out
 
 
@@ -307,6 +303,8 @@ def plan_rows(store: Store | None, cells: Sequence[Cell], todo: Sequence[Cell]) 
             guessed = guessed or not measured
         cfg = c.config
         rows.append({"workload": cfg.workload, "build": cfg.build, "vcpus": cfg.vcpus, "cpus": cfg.cpu_list,
+                     "batch_size": cfg.batch_size, "precision": cfg.precision_policy,
+                     "target": cfg.target_accuracy, "tuning": cfg.tuning_id,
                      "repeat": cfg.repeat, "epochs": cfg.epochs, "steps_per_epoch": cfg.steps_run,
                      "data": cfg.data, "status": "to measure" if c.key in todo_keys else "done",
                      "estimate_s": round(est, 1), "fixed_s": round(start, 1)})

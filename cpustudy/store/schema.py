@@ -184,6 +184,26 @@ def v5_precision_and_target(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE runs SET precision_policy = 'float32' WHERE study != 'woolf2017'")
 
 
+def v6_configuration_columns(conn: sqlite3.Connection) -> None:
+    """Every field of a run's configuration in a column of its name (``Configuration.columns()``):
+    the workload's version, XLA as asked, workload switches and hyper-parameters, the worker's
+    environment and the tuning applied (JSON text where a mapping), and the priced instance a cloud
+    run ran on (``gcp:n2-highcpu-8``). Earlier runs get theirs from their stored settings."""
+    for column in ("workload_version INTEGER", "jit_compile INTEGER", "options TEXT", "params TEXT", "env TEXT",
+                   "tuning_id INTEGER", "instance TEXT"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+    conn.execute("""UPDATE runs SET
+        workload_version = coalesce(json_extract(settings, '$.workload_version'), 1),
+        jit_compile = json_extract(settings, '$.jit_compile'),
+        options = json(coalesce(json_extract(settings, '$.options'), '{}')),
+        params = json(coalesce(json_extract(settings, '$.params'), '{}')),
+        env = json(coalesce(json_extract(settings, '$.env'), '{}')),
+        tuning_id = json_extract(settings, '$.tuning_id'),
+        instance = CASE WHEN json_extract(settings, '$.cloud.instance_type') IS NOT NULL THEN
+            json_extract(settings, '$.cloud.cloud') || ':' || json_extract(settings, '$.cloud.instance_type') END
+        WHERE json_valid(settings)""")
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
@@ -191,6 +211,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v3_epoch_time_split,
     v4_validation_gpu_precision,
     v5_precision_and_target,
+    v6_configuration_columns,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("machines", "runs", "epochs", "peaks", "tunings")

@@ -40,6 +40,18 @@ SOFTWARE_FIELDS = (
 EPOCH_V4_FIELDS = ("validation_s", "validation_steps", "validation_steps_s", "val_loss", "val_accuracy", "gpu_util")
 
 
+#: Columns a run's own record fills, never a configuration's field of the same name.
+RUN_OWN_COLUMNS = frozenset({"id", "uuid", "machine_id", "study", "status", "settings", "cell_key", "created_at",
+                             "finished_at", "machine_state"})
+
+
+def _column_value(value: Any) -> Any:
+    """A field as its column holds it: a mapping as JSON text, a boolean as 0/1."""
+    if isinstance(value, Mapping):
+        return json.dumps(dict(value), sort_keys=True, default=str)
+    return int(value) if isinstance(value, bool) else value
+
+
 def row_id(cur: sqlite3.Cursor) -> int:
     """The id of the row an INSERT just wrote (SQLite always sets it after an INSERT)."""
     assert cur.lastrowid is not None
@@ -222,40 +234,34 @@ class Store:
         assert known is not None
         return known
 
-    def start_run(self, machine_id: int, config: Mapping[str, Any]) -> int:
-        """Record a measurement about to start (status ``running``)."""
-        cols = {
+    def start_run(self, machine_id: int, config: Mapping[str, Any],
+                  configuration: Mapping[str, Any] | None = None) -> int:
+        """Record a measurement about to start (status ``running``): ``config`` is the whole run
+        configuration (stored as ``settings``), ``configuration`` its identity and platform
+        (``Configuration.columns()``), each field stored in the column of its name (the CPU model is
+        the machine's column, not the run's)."""
+        columns = set(self.columns("runs"))
+        identity = configuration if configuration is not None else config
+        cols = {k: _column_value(v) for k, v in identity.items() if k in columns and k not in RUN_OWN_COLUMNS}
+        cols.update({
             "uuid": config.get("uuid") or uuid.uuid4().hex,
             "machine_id": machine_id,
             "study": config.get("study", "cpustudy"),
             "status": "running",
-            "workload": config["workload"],
-            "device": config.get("device", "cpu"),
-            "build": config.get("build", "tf"),
-            "vcpus": config.get("vcpus"),
             "cpu_list": config.get("cpu_list"),
             "oversubscribed": int(bool(config.get("oversubscribed"))),
-            "intra_threads": config.get("intra_threads"),
-            "inter_threads": config.get("inter_threads"),
-            "batch_size": config.get("batch_size"),
-            "epochs": config.get("epochs"),
-            "steps_per_epoch": config.get("steps_per_epoch"),
             "full_steps_per_epoch": config.get("full_steps_per_epoch"),
-            "data": config.get("data"),
-            "seed": config.get("seed"),
-            "repeat": config.get("repeat", 0),
             "cell_key": config.get("cell_key"),
             "settings": json.dumps(dict(config), default=str, sort_keys=True),
             "flops_per_sample": config.get("flops_per_sample"),
-            "warmup_steps": config.get("warmup_steps"),
-            "input_pipeline": config.get("input_pipeline", "numpy"),
-            "validation": config.get("validation"),
             "augment": (config.get("options") or {}).get("augment"),
-            "precision_policy": config.get("precision_policy", "float32"),
-            "target_accuracy": config.get("target_accuracy"),
             "machine_state": json.dumps(config.get("machine_state")) if config.get("machine_state") else None,
             "created_at": now(),
-        }
+        })
+        for k, default in (("device", "cpu"), ("build", "tf"), ("repeat", 0), ("input_pipeline", "numpy"),
+                           ("precision_policy", "float32")):
+            if cols.get(k) is None:
+                cols[k] = default
         with self.transaction():
             cur = self._insert("runs", cols)
         self._changed()

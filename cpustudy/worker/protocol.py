@@ -88,6 +88,7 @@ class RunConfig:
     params: Mapping[str, Any] = field(default_factory=dict)  # workload hyper-parameters
     precision_policy: str = "float32"  # Keras dtype policy: float32 | mixed_bfloat16 | mixed_float16
     target_accuracy: float | None = None  # stop at the first epoch whose validation accuracy reaches it
+    workload_version: int = 1  # the workload's version (its model or data changed: a new configuration)
     # Set after planning, by whoever runs it:
     study: str = "cpustudy"  # cpustudy | tune | bench-overhead
     cell_key: str | None = None  # a sweep cell's identity, for resuming

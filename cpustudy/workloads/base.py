@@ -149,6 +149,9 @@ class Workload:
     memory_bound: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)  # workload switches and defaults
     notes: str = ""
+    #: Raised whenever the model, its data generator or its FLOPs change: runs of another version are a
+    #: different configuration (never resumed into, never pooled with).
+    version: int = 1
 
     def resolved_params(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
         p = dict(self.params)
