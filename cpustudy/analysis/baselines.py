@@ -16,7 +16,6 @@ from typing import Any
 import pandas as pd
 
 from cpustudy.analysis.runs import config_name
-from cpustudy.analysis.studies import STOCK_BUILDS
 from cpustudy.errors import UserError
 
 
@@ -27,10 +26,16 @@ class Baseline:
     label: str  # the configuration's chart label ("gpu", "cpu1 tf")
     name: str  # in words ("the GPU", "1 vCPU tf")
     kind: str  # "gpu" | "requested" | "fallback"
-    note: str  # why this one (for fallbacks: what was missing)
+    reason: str  # why this one: "the GPU run of this workload", "the stock build at the fewest vCPUs"
     total_time_s: float
     cost_usd: float | None
     suspect: str = ""  # why the baseline cannot be trusted (no finding rests on it), or ""
+    missing: str = ""  # for a fallback: what was asked for and not measured ("no GPU run", "tf@8 not measured")
+
+    @property
+    def note(self) -> str:
+        """In one line: what was missing (for a fallback) and why this one."""
+        return f"{self.missing} of {self.workload}: {self.reason}" if self.missing else self.reason
 
     @property
     def is_gpu(self) -> bool:
@@ -50,22 +55,34 @@ def parse_baseline(text: str | None) -> tuple[str, str | None, int | None]:
     return ("config", m.group(1), int(m.group(2)))
 
 
+@dataclass(frozen=True)
+class Choice:
+    """The summary row chosen as a workload's baseline, and why (``Baseline``'s fields)."""
+
+    index: Any
+    kind: str
+    reason: str
+    missing: str = ""
+
+
 def _fallback(g: pd.DataFrame) -> tuple[Any, str]:
     cpu = g[(g["device"] != "gpu") & g["total_time_s"].notna()]
     if cpu.empty:
         return None, ""
-    stock = cpu[cpu["build"].isin(STOCK_BUILDS)]
+    stock = cpu[cpu["stock"].astype(bool)]
     if not stock.empty:
-        row = stock.sort_values(["vcpus", "build"]).index[0]
+        row = stock.sort_values(["vcpus", "platform", "build"]).index[0]
         return row, "the stock build at the fewest vCPUs"
-    row = cpu.sort_values(["vcpus", "build"]).index[0]
+    row = cpu.sort_values(["vcpus", "platform", "build"]).index[0]
     return row, "no stock build (tf or pip) measured: the build at the fewest vCPUs"
 
 
-def choose_baselines(summary: pd.DataFrame, spec_text: str | None) -> dict[tuple[str, str], tuple[Any, str, str]]:
-    """(study, workload) -> (summary index, kind, note)."""
+def choose_baselines(summary: pd.DataFrame, spec_text: str | None) -> dict[tuple[str, str], Choice]:
+    """(study, workload) -> the chosen row and why. ``--baseline BUILD@VCPUS`` names a configuration
+    (``tf+b64@1``) or a recipe, which means its stock run (``tf@8``: tf at default settings, on the
+    first platform where several measured it)."""
     kind, build, vcpus = parse_baseline(spec_text)
-    chosen: dict[tuple[str, str], tuple[Any, str, str]] = {}
+    chosen: dict[tuple[str, str], Choice] = {}
     matched_any = False
     for (study, workload), g in summary.groupby(["study", "workload"], sort=False):
         g = g[g["total_time_s"].notna()]
@@ -73,22 +90,23 @@ def choose_baselines(summary: pd.DataFrame, spec_text: str | None) -> dict[tuple
         gpu = g[g["device"] == "gpu"].assign(_bad=lambda d: d["suspect"].fillna("") != "")
         gpu = gpu.sort_values(["_bad", "vcpus", "build"])
         if kind == "config":
-            hit = g[(g["device"] != "gpu") & (g["build"] == build) & (g["vcpus"] == vcpus)]
+            named = (g["build"] == build) | ((g["recipe"] == build) & g["stock"].astype(bool))
+            hit = g[(g["device"] != "gpu") & named & (g["vcpus"] == vcpus)].sort_values(["platform", "build"])
             if not hit.empty:
                 matched_any = True
-                chosen[(study, workload)] = (hit.index[0], "requested", f"{build}@{vcpus}, as requested")
+                chosen[(study, workload)] = Choice(hit.index[0], "requested", f"{build}@{vcpus}, as requested")
                 continue
         elif not gpu.empty:
             matched_any = True
-            chosen[(study, workload)] = (gpu.index[0], "gpu", "the GPU run of this workload")
+            chosen[(study, workload)] = Choice(gpu.index[0], "gpu", "the GPU run of this workload")
             continue
         row, why = _fallback(g)
         if row is None:
             if not gpu.empty:  # --baseline BUILD@V missing, only GPU rows: use the GPU
-                chosen[(study, workload)] = (gpu.index[0], "fallback", f"{build}@{vcpus} not measured: the GPU")
+                chosen[(study, workload)] = Choice(gpu.index[0], "fallback", "the GPU", f"{build}@{vcpus} not measured")
             continue
         missing = {"auto": "no GPU run", "gpu": "no GPU run", "config": f"{build}@{vcpus} not measured"}[kind]
-        chosen[(study, workload)] = (row, "fallback", f"{missing} of {workload}: {why}")
+        chosen[(study, workload)] = Choice(row, "fallback", why, missing)
     if kind != "auto" and not matched_any:
         if kind == "gpu":
             raise UserError(
@@ -113,16 +131,19 @@ def apply_baselines(summary: pd.DataFrame, spec_text: str | None) -> tuple[pd.Da
     summary["baseline"] = None
     summary["baseline_kind"] = None
     summary["baseline_note"] = None
-    for (study, workload), (idx, kind, note) in choose_baselines(summary, spec_text).items():
+    summary["is_baseline"] = False
+    for (study, workload), choice in choose_baselines(summary, spec_text).items():
+        idx, kind = choice.index, choice.kind
         b = summary.loc[idx]
         base = Baseline(
             study=study, workload=workload, label=b["label"],
             name=config_name(b["device"], b["vcpus"], b["build"]),
-            kind=kind if not (kind == "fallback" and b["device"] == "gpu") else "fallback",
-            note=note, total_time_s=float(b["total_time_s"]),
+            kind=kind, reason=choice.reason, missing=choice.missing, total_time_s=float(b["total_time_s"]),
             cost_usd=None if pd.isna(b["cost_usd"]) else float(b["cost_usd"]),
             suspect=str(b.get("suspect") or ""),
         )
+        note = base.note
+        summary.loc[idx, "is_baseline"] = True
         baselines[(study, workload)] = base
         mask = (summary["study"] == study) & (summary["workload"] == workload)
         summary.loc[mask, "time_rel_baseline"] = summary.loc[mask, "total_time_s"] / base.total_time_s

@@ -91,7 +91,7 @@ def _choice(a: Analysis, role: str, r: pd.Series) -> Choice:
         basis.append(f"not priced ({r.get('price_note') or 'no price'})")
     if r.get("busy"):
         basis.append(str(r["busy"]))
-    if "+b" in str(r["build"]) or "+bf16" in str(r["build"]) or "+fp16" in str(r["build"]):
+    if r.get("changes_accuracy"):
         basis.append("its batch size or precision is not the workload's own, which can change the accuracy "
                      "reached: compare at equal accuracy with --target-accuracy")
     n = int(r["runs_used"])

@@ -32,41 +32,59 @@ from cpustudy.store import Store
 PRECISION_TAGS = {"mixed_bfloat16": "bf16", "mixed_float16": "fp16"}
 
 
-def build_with_setting(run: dict[str, Any]) -> str:
-    """The build name, plus what was set differently from the defaults (so runs of different
-    settings are never pooled into one median): ``tf+tfdata``, ``tf+b64``, ``tf+t1/2``, ``tf+tuned``."""
-    build = str(run.get("build"))
+def setting_tags(run: dict[str, Any], *, batch: bool = True) -> list[str]:
+    """What the run set differently from the defaults, as short tags (``tfdata``, ``b64``, ``bf16``,
+    ``t1/2``, an extra variable ``K=V``; ``tuned`` for a tuned run), for the configuration's name: runs
+    of different settings are never pooled into one median. ``batch=False`` leaves out the batch size
+    (the batch-size chart's series)."""
     if run.get("study") == "woolf2017":
-        return build
+        return []
     settings = _settings(run)
+    tuning = run.get("tuning_id")
+    if (tuning is not None and not pd.isna(tuning)) or settings.get("tuning_id"):
+        return ["tuned"]
     parts = []
-    if settings.get("tuning_id"):
-        parts.append("tuned")
-    else:
-        if run.get("input_pipeline") not in (None, "numpy"):
-            parts.append(str(run["input_pipeline"]))
-        workload = workload_info(str(run.get("workload")))
-        batch = run.get("batch_size")
-        if workload is not None and batch is not None and not pd.isna(batch) and int(batch) != workload.batch_size:
-            parts.append(f"b{int(batch)}")
-        policy = run.get("precision_policy")
-        if isinstance(policy, str) and policy not in ("", "float32"):
-            parts.append(PRECISION_TAGS.get(policy, policy))
-        vcpus = run.get("vcpus")
-        if (run.get("intra_threads"), run.get("inter_threads")) not in ((None, None), (vcpus, vcpus)):
-            parts.append(f"t{run.get('intra_threads')}/{run.get('inter_threads')}")
-        # A build's own env (KERAS_BACKEND=jax for jax-here) is not a setting: subtract what the run
-        # stored as the build's env; runs stored before that use the recipe here, and when this
-        # checkout lacks the recipe (measured elsewhere) nothing can be told apart: all of it is the build's.
-        env = settings.get("env") or {}
-        build_env = settings.get("build_env")
-        if not isinstance(build_env, dict):
-            build_env = _recipe_env(build)
-        if build_env is None:
-            build_env = env
-        extra_env = {k: v for k, v in env.items() if k not in build_env or str(build_env[k]) != str(v)}
-        parts += [f"{k}={v}" for k, v in sorted(extra_env.items())]
-    return "+".join([build, *parts])
+    if run.get("input_pipeline") not in (None, "numpy"):
+        parts.append(str(run["input_pipeline"]))
+    if batch and not default_batch(run):
+        parts.append(f"b{int(run['batch_size'])}")
+    policy = run.get("precision_policy")
+    if isinstance(policy, str) and policy not in ("", "float32"):
+        parts.append(PRECISION_TAGS.get(policy, policy))
+    vcpus = run.get("vcpus")
+    if (run.get("intra_threads"), run.get("inter_threads")) not in ((None, None), (vcpus, vcpus)):
+        parts.append(f"t{run.get('intra_threads')}/{run.get('inter_threads')}")
+    # A build's own env (KERAS_BACKEND=jax for jax-here) is not a setting: subtract what the run
+    # stored as the build's env; runs stored before that use the recipe here, and when this
+    # checkout lacks the recipe (measured elsewhere) nothing can be told apart: all of it is the build's.
+    build = str(run.get("build"))
+    env = settings.get("env") or {}
+    build_env = settings.get("build_env")
+    if not isinstance(build_env, dict):
+        build_env = _recipe_env(build)
+    if build_env is None:
+        build_env = env
+    extra_env = {k: v for k, v in env.items() if k not in build_env or str(build_env[k]) != str(v)}
+    return parts + [f"{k}={v}" for k, v in sorted(extra_env.items())]
+
+
+def default_batch(run: dict[str, Any]) -> bool:
+    """Whether the run trained at its workload's own batch size (unknown batch or workload: yes)."""
+    workload = workload_info(str(run.get("workload")))
+    batch = run.get("batch_size")
+    return workload is None or batch is None or pd.isna(batch) or int(batch) == workload.batch_size
+
+
+def changes_accuracy(run: dict[str, Any]) -> bool:
+    """Whether the run's batch size or precision is not its workload's own: either can change the
+    accuracy reached, so its time is not the example's training."""
+    policy = run.get("precision_policy")
+    return not default_batch(run) or (isinstance(policy, str) and policy not in ("", "float32"))
+
+
+def build_with_setting(run: dict[str, Any]) -> str:
+    """The build name plus its :func:`setting_tags`: ``tf+tfdata``, ``tf+b64``, ``tf+t1/2``, ``tf+tuned``."""
+    return "+".join([str(run.get("build")), *setting_tags(run)])
 
 
 def cloud_of(run: dict[str, Any]) -> dict[str, Any] | None:
@@ -85,11 +103,11 @@ def short_cpu(model: Any) -> str:
 
 def add_cloud(df: pd.DataFrame) -> None:
     """Columns for runs measured in a cloud job: ``cloud_instance`` (``gcp:n2-highcpu-8``), its region,
-    zone, spot flag and recoveries; and their ``build`` told apart by machine: ``tf@n2-highcpu``, plus
-    the CPU model when one instance family landed on several (``tf@n2-highcpu/Xeon 8373C``), so runs on
-    different machine types or CPU generations are never pooled into one median. CPU runs measured
-    elsewhere get their CPU model in the build (``tf@EPYC 9B14``) when a study's runs come from several
-    CPU models (databases merged from several machines)."""
+    zone, spot flag and recoveries; and the ``platform`` each run is told apart by: a cloud run's
+    instance family (``n2-highcpu``), plus the CPU model when one family landed on several
+    (``n2-highcpu/Xeon 8373C``); a CPU run measured elsewhere, its CPU model when a study's runs come
+    from several CPU models (databases merged from several machines; ``EPYC 9B14``); else "". Runs on
+    different platforms are never pooled into one median, and each platform has its own stock build."""
     records = df.to_dict("records")
     where = [cloud_of(r) for r in records]
     df["cloud_instance"] = [f"{w['cloud']}:{w['instance_type']}" if w else None for w in where]
@@ -99,22 +117,19 @@ def add_cloud(df: pd.DataFrame) -> None:
     for r, w in zip(records, where):
         if w:
             families.setdefault(family_of(str(w["instance_type"])), set()).add(short_cpu(r.get("cpu_model")))
-    # Runs not measured in a cloud job: merged from several machines, runs of one (vCPUs, build) on two
-    # CPU models would be pooled into one median; the CPU model joins the build when a study has several.
     local_models: dict[str, set[str]] = {}
     for r, w in zip(records, where):
         if not w and r.get("study") != "woolf2017" and r.get("device") != "gpu":
             local_models.setdefault(str(r.get("study")), set()).add(short_cpu(r.get("cpu_model")))
-    builds = []
+    platforms = []
     for r, w in zip(records, where):
         if not w:
             several = len(local_models.get(str(r.get("study")), ())) > 1 and r.get("device") != "gpu"
-            builds.append(f"{r['build']}@{short_cpu(r.get('cpu_model'))}" if several else r["build"])
+            platforms.append(short_cpu(r.get("cpu_model")) if several else "")
             continue
         fam = family_of(str(w["instance_type"]))
-        cpu = f"/{short_cpu(r.get('cpu_model'))}" if len(families[fam]) > 1 else ""
-        builds.append(f"{r['build']}@{fam}{cpu}")
-    df["build"] = builds
+        platforms.append(fam + (f"/{short_cpu(r.get('cpu_model'))}" if len(families[fam]) > 1 else ""))
+    df["platform"] = platforms
 
 
 def _settings(run: dict[str, Any]) -> dict[str, Any]:
@@ -181,9 +196,7 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
     if df.empty:
         raise UserError(f"{store.path} has no comparable runs: all are oversubscribed or warm-up only "
                         "(measure with --epochs 2 or more, without --oversubscribe)")
-    df["build_family"] = [build_family(r) for r in df.to_dict("records")]
-    df["build"] = [build_with_setting(r) for r in df.to_dict("records")]
-    add_cloud(df)
+    add_configuration(df)
     df["workload_base"] = df["workload"]
     df["workload"] = [workload_variant(r) for r in df.to_dict("records")]
     epochs = pd.DataFrame(store.epochs())
@@ -195,6 +208,25 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
     df = df.merge(sums, how="left", left_on="id", right_on="run_id")
     df["epochs_logged"] = df["epochs_logged"].fillna(0).astype(int)
     return df.reset_index(drop=True)
+
+
+def add_configuration(df: pd.DataFrame) -> None:
+    """The configuration's fields the analysis groups and decides on, per run: ``recipe`` (the build
+    as stored), ``tags`` (:func:`setting_tags`), ``platform`` (:func:`add_cloud`), ``stock`` (a stock
+    recipe at default settings), ``changes_accuracy``, ``series`` (the build without its batch size)
+    and ``build``, the configuration's name made of them (``tf+b64@n2-highcpu``): one name per
+    configuration, shown in charts and never parsed back."""
+    records = df.to_dict("records")
+    df["recipe"] = df["build"].astype(str)
+    df["build_family"] = [build_family(r) for r in records]
+    tags = ["+".join(setting_tags(r)) for r in records]
+    df["stock"] = [str(r.get("build")) in STOCK_BUILDS and not t for r, t in zip(records, tags)]
+    df["changes_accuracy"] = [changes_accuracy(r) for r in records]
+    add_cloud(df)
+    at = ["" if not p else f"@{p}" for p in df["platform"]]
+    unbatched = ["+".join(setting_tags(r, batch=False)) for r in records]
+    df["build"] = [f"{b}{'+' + t if t else ''}{p}" for b, t, p in zip(df["recipe"], tags, at)]
+    df["series"] = [f"{b}{'+' + t if t else ''}{p}" for b, t, p in zip(df["recipe"], unbatched, at)]
 
 
 def workload_variant(run: dict[str, Any]) -> str:

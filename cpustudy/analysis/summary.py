@@ -30,6 +30,8 @@ from cpustudy.errors import UserError
 from cpustudy.store import Store
 
 KEYS = ["study", "workload", "device", "vcpus", "build"]
+#: A configuration's fields beside its name (``build``) that decisions read (``analysis.runs.add_configuration``).
+CONFIG_COLUMNS = ("recipe", "platform", "stock", "changes_accuracy", "series")
 
 SUMMARY_COLUMNS = [
     "study", "workload", "device", "vcpus", "build", "label", "n_runs", "epochs",
@@ -148,6 +150,7 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     for key, g in runs.groupby(KEYS, dropna=False, sort=False):
         rows.append({
             **dict(zip(KEYS, key)),
+            **{c: g[c].iloc[0] for c in CONFIG_COLUMNS},
             "workload_base": g["workload_base"].iloc[0] if "workload_base" in g else key[1],
             "build_family": g["build_family"].iloc[0] if "build_family" in g else guess_family(str(key[4])),
             "n_runs": len(g),
@@ -202,7 +205,7 @@ def _order(df: pd.DataFrame) -> pd.DataFrame:
     def key(r: Any) -> tuple:
         v = 0 if pd.isna(r.vcpus) else int(r.vcpus)
         return (0 if r.study == "woolf2017" else 1, first[r.study], wl_order.get(r.workload, 99), r.workload,
-                0 if r.device == "gpu" else 1, -v, 0 if r.build in STOCK_BUILDS else 1, r.build)
+                0 if r.device == "gpu" else 1, -v, str(r.platform), 0 if r.stock else 1, r.build)
 
     keys = [key(r) for r in df.itertuples(index=False)]
     order = sorted(range(len(df)), key=keys.__getitem__)
@@ -223,11 +226,13 @@ def add_scaling(summary: pd.DataFrame) -> pd.DataFrame:
         ideal = g["vcpus"].astype(float) / float(first["vcpus"])
         summary.loc[g.index, "speedup_vs_fewest_vcpus"] = speed
         summary.loc[g.index, "parallel_efficiency"] = speed / ideal
-    for _, g in cpu.groupby(["study", "workload", "vcpus"], sort=False):
-        stock = g[g["build"].isin(STOCK_BUILDS)]
+    # Against the stock build on the same platform (instance family or CPU model): a build measured on
+    # two platforms is compared with each platform's own stock run.
+    for _, g in cpu.groupby(["study", "workload", "vcpus", "platform"], sort=False):
+        stock = g[g["stock"].astype(bool)]
         if stock.empty:
             continue
-        ref = stock.sort_values("build", key=lambda c: c.map(STOCK_BUILDS.index)).iloc[0]["total_time_s"]
+        ref = stock.sort_values("recipe", key=lambda c: c.map(STOCK_BUILDS.index)).iloc[0]["total_time_s"]
         summary.loc[g.index, "build_speedup_vs_stock"] = ref / g["total_time_s"]
     return summary
 

@@ -6,7 +6,6 @@ have nothing for it."""
 from __future__ import annotations
 
 import math
-import re
 
 import pandas as pd
 from plotnine import (
@@ -32,10 +31,10 @@ from cpustudy.analysis.summary import Analysis
 from cpustudy.report.theme import theme_cpustudy
 
 
-def series_name(device: str, vcpus: object, build: str) -> str:
-    """A line of the batch-size chart: the build without its batch size, on its device."""
-    base = re.sub(r"\+b\d+", "", build)
-    return f"GPU {base}" if device == "gpu" else f"{vcpus_int(vcpus)} vCPU {base}"
+def series_name(device: str, vcpus: object, series: str) -> str:
+    """A line of the batch-size chart: the configuration without its batch size (``series``, from
+    ``analysis.runs.add_configuration``), on its device."""
+    return f"GPU {series}" if device == "gpu" else f"{vcpus_int(vcpus)} vCPU {series}"
 
 
 def fig_throughput_batch(a: Analysis, study: str) -> ggplot | None:
@@ -45,7 +44,7 @@ def fig_throughput_batch(a: Analysis, study: str) -> ggplot | None:
     df = s[(s["study"] == study) & s["batch_size"].notna() & s["samples_per_s"].notna()].copy()
     if df.empty:
         return None
-    df["series"] = [series_name(d, v, b) for d, v, b in zip(df["device"], df["vcpus"], df["build"])]
+    df["series"] = [series_name(d, v, b) for d, v, b in zip(df["device"], df["vcpus"], df["series"])]
     df = df[df.groupby(["workload", "series"])["batch_size"].transform("nunique") >= 2]
     if df.empty:
         return None

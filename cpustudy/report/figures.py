@@ -53,7 +53,7 @@ from plotnine import (
 
 from cpustudy import __version__
 from cpustudy.analysis.runs import vcpus_int
-from cpustudy.analysis.studies import STOCK_BUILDS, study_title
+from cpustudy.analysis.studies import study_title
 from cpustudy.analysis.summary import Analysis, cheapest, pareto_front, then_and_now
 from cpustudy.report import beyond
 from cpustudy.report.findings import baseline_phrase, baseline_subtitle, times
@@ -90,7 +90,7 @@ def _relative(a: Analysis, study: str, workload: str, metric: str) -> ggplot | N
     df["bar"] = pd.Categorical(df["bar"], categories=order, ordered=True)
     df["text"] = [t + ("  suspect" if sus else "") for t, sus in zip(df[col].map(bar_text), df["suspect"].fillna(""))]
     top = float(df[col].max())
-    machine = df.loc[df["label"] == b.label, "machines"]
+    machine = df.loc[df["is_baseline"].astype(bool), "machines"]
     what = "Training time" if metric == "time" else "Training cost"
     sub = baseline_subtitle(b, machine.iloc[0] if len(machine) else "")
     caption = [f"{study_title(study)}; {_basis(df)}."]
@@ -232,10 +232,10 @@ def fig_build_heatmap(a: Analysis, study: str) -> ggplot | None:
     """Each build's speedup over the stock build at the same vCPU count (workload x build, per vCPUs)."""
     s = a.summary
     df = s[(s["study"] == study) & (s["device"] != "gpu") & s["build_speedup_vs_stock"].notna()
-           & ~s["build"].isin(STOCK_BUILDS)].copy()
+           & ~s["stock"].astype(bool)].copy()
     if df.empty:
         return None
-    stock = s[(s["study"] == study) & s["build"].isin(STOCK_BUILDS)]["build"]
+    stock = s[(s["study"] == study) & s["stock"].astype(bool)]["recipe"].drop_duplicates()
     stock_name = stock.iloc[0] if len(stock) else "stock"
     counts = sorted(int(v) for v in df["vcpus"].unique())
     name = lambda v: f"{int(v)} vCPU{'s' if int(v) != 1 else ''}"  # noqa: E731

@@ -15,7 +15,7 @@ from cpustudy.analysis import pricing
 from cpustudy.analysis.baselines import Baseline
 from cpustudy.analysis.holdup import verdict
 from cpustudy.analysis.runs import config_name
-from cpustudy.analysis.studies import STOCK_BUILDS, study_title
+from cpustudy.analysis.studies import study_title
 from cpustudy.analysis.summary import Analysis, cheapest
 
 
@@ -51,7 +51,7 @@ def findings(a: Analysis) -> list[str]:
                            f"({base.suspect}), so no comparison with it is stated.")
                 continue
             g = g[g["suspect"].fillna("") == ""]  # a suspect GPU run is shown, never compared
-            base_rows = g[g["label"] == base.label]
+            base_rows = g[g["is_baseline"].astype(bool)]
             base_row = base_rows.iloc[0] if not base_rows.empty else {}
             star = lambda r: " (projected)" if r["projected"] else ""  # noqa: E731
             idx = cheapest(g)
@@ -211,13 +211,14 @@ def _inconclusive(reasons: list[str]) -> str:
 def _study_findings(ss: pd.DataFrame, prefix: str) -> list[str]:
     out = []
     cpu_all = ss[(ss["device"] != "gpu") & ss["vcpus"].notna()]
-    stock_rows = cpu_all[cpu_all["build"].isin(STOCK_BUILDS)]
-    cpu = ss[(ss["device"] != "gpu") & ss["build_speedup_vs_stock"].notna() & ~ss["build"].isin(STOCK_BUILDS)]
+    stock_rows = cpu_all[cpu_all["stock"].astype(bool)]
+    cpu = ss[(ss["device"] != "gpu") & ss["build_speedup_vs_stock"].notna() & ~ss["stock"].astype(bool)]
     for build, g in cpu.groupby("build", sort=False):
-        stock_name = stock_rows["build"].iloc[0] if not stock_rows.empty else "the stock build"
+        stocks = stock_rows[stock_rows["platform"] == g["platform"].iloc[0]]
+        stock_name = stocks["build"].iloc[0] if not stocks.empty else "the stock build"
         verdicts = []
         for r in g.to_dict("records"):
-            same = stock_rows[(stock_rows["workload"] == r["workload"]) & (stock_rows["vcpus"] == r["vcpus"])]
+            same = stocks[(stocks["workload"] == r["workload"]) & (stocks["vcpus"] == r["vcpus"])]
             why = verdict(r, same.iloc[0]) if not same.empty else "no stock run at these vCPUs"
             verdicts.append((r["build_speedup_vs_stock"] > 1, why))
         faster, slower, reasons = _tally(verdicts)
@@ -243,7 +244,7 @@ def _study_findings(ss: pd.DataFrame, prefix: str) -> list[str]:
             out.append(sentence if faster + slower else f"Inconclusive: {sentence}")
     gpu_beaten = []
     for workload, g in ss.groupby("workload", sort=False):
-        base_rows = g[g["label"] == g["baseline"]]
+        base_rows = g[g["is_baseline"].astype(bool)]
         if (g["baseline_kind"] == "gpu").any() and not (base_rows["suspect"].fillna("") != "").any():
             c = g[(g["device"] != "gpu") & (g["time_rel_baseline"] < 1)]
             held_up = [r for r in c.to_dict("records") if not verdict(r, base_rows.iloc[0])]
@@ -269,8 +270,7 @@ def baseline_subtitle(b: Baseline, machine: str) -> str:
         return f"1.0x = {b.label}{where}" + (f"  SUSPECT: {b.suspect}" if b.suspect else "")
     if b.kind == "requested":
         return f"1.0x = {b.label}{where}, as requested"
-    why, _, what = b.note.partition(": ")
-    return f"Fallback baseline ({why}): 1.0x = {b.label}{where}, {what or why}"
+    return f"Fallback baseline ({b.missing} of {b.workload}): 1.0x = {b.label}{where}, {b.reason}"
 
 
 def suspect_notes(a: Analysis) -> list[str]:
@@ -282,7 +282,7 @@ def suspect_notes(a: Analysis) -> list[str]:
         where = f"{study_title(r.study)}, {r.workload}, {r.label}"
         if r.suspect:
             role = " (the baseline: every finding that would compare with it is withheld)" \
-                if r.label == r.baseline else " (shown, compared with nothing)"
+                if r.is_baseline else " (shown, compared with nothing)"
             out.append(f"{where} is suspect{role}: {r.suspect}.")
         elif r.gpu_caveat:
             out.append(f"{where}: {r.gpu_caveat}.")
@@ -299,8 +299,7 @@ def fallback_notes(a: Analysis) -> list[str]:
     groups: dict[tuple[str, str, str, str], list[str]] = {}
     for (study, workload), b in a.baselines.items():
         if b.kind == "fallback":
-            missing, _, why = b.note.partition(": ")
-            missing = missing.removesuffix(f" of {workload}")
+            missing, why = b.missing, b.reason
             groups.setdefault((study, b.label, missing, why), []).append(workload)
     out = []
     for (study, label, missing, why), workloads in groups.items():

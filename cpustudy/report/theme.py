@@ -90,9 +90,10 @@ class _Palettes:
 
 def _families(df: pd.DataFrame) -> pd.Series:
     """Each row's build family: the stored one, or guessed from the build's name where there is none."""
+    guessed = (df["recipe"] if "recipe" in df else df["build"]).map(guess_family)
     if "build_family" in df:
-        return df["build_family"].where(df["build_family"].notna(), df["build"].map(guess_family))
-    return df["build"].map(guess_family)
+        return df["build_family"].where(df["build_family"].notna(), guessed)
+    return guessed
 
 
 def colour_map(df: pd.DataFrame) -> dict[str, str]:
