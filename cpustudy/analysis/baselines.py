@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from cpustudy.analysis.frames import rows
 from cpustudy.analysis.runs import config_name
 from cpustudy.errors import UserError
 
@@ -84,7 +85,8 @@ def choose_baselines(summary: pd.DataFrame, spec_text: str | None) -> dict[tuple
     kind, build, vcpus = parse_baseline(spec_text)
     chosen: dict[tuple[str, str], Choice] = {}
     matched_any = False
-    for (study, workload), g in summary.groupby(["study", "workload"], sort=False):
+    for group, g in summary.groupby(["study", "workload"], sort=False):
+        study, workload = str(group[0]), str(group[1])
         g = g[g["total_time_s"].notna()]
         # A GPU run that cannot be right is the baseline only when no other GPU run is there.
         gpu = g[g["device"] == "gpu"].assign(_bad=lambda d: d["suspect"].fillna("") != "")
@@ -113,7 +115,7 @@ def choose_baselines(summary: pd.DataFrame, spec_text: str | None) -> dict[tuple
                 "--baseline gpu: there are no GPU runs in the results (measure with --device gpu, or leave "
                 "--baseline out for the stock build at the fewest vCPUs)"
             )
-        configs = sorted({f"{r.build}@{r.vcpus}" for r in summary.itertuples() if r.device != "gpu"})
+        configs = sorted({f"{r.build}@{r.vcpus}" for r in rows(summary) if r.device != "gpu"})
         raise UserError(
             f"--baseline {spec_text}: no such configuration in the results: choose gpu or one of "
             f"{', '.join(configs[:12])}{' ...' if len(configs) > 12 else ''}"

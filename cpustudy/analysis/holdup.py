@@ -22,6 +22,11 @@ import json
 import math
 from typing import Any, Mapping
 
+import pandas as pd
+
+#: A summary row: a record, or the pandas row it came from.
+Row = Mapping[str, Any] | pd.Series
+
 BUSY_CPU_PERCENT = 50.0  # other processes' CPU use, in % of one CPU, that makes a run's machine busy
 SINGLE_RUN_MARGIN = 1.5
 
@@ -63,7 +68,7 @@ MEASURES = {
 }
 
 
-def _range(r: Mapping[str, Any], metric: str) -> tuple[float, float, float]:
+def _range(r: Row, metric: str) -> tuple[float, float, float]:
     """(low, middle, high) of a configuration's time (full training, or to the target accuracy with
     ``target`` metrics), or of its cost (the same runs priced at one rate: the time's range scaled)."""
     columns, _, cost = MEASURES["target" if metric.startswith("target") else "time"]
@@ -74,7 +79,7 @@ def _range(r: Mapping[str, Any], metric: str) -> tuple[float, float, float]:
     return low, mid, high
 
 
-def verdict(a: Mapping[str, Any], b: Mapping[str, Any], metric: str = "time") -> str:
+def verdict(a: Row, b: Row, metric: str = "time") -> str:
     """Empty when the comparison of configurations ``a`` and ``b`` (summary rows) by ``metric`` (time,
     cost, target_time or target_cost: to a target accuracy, over the runs that reached it) holds up;
     otherwise why it is inconclusive (beginning "busy" when a side ran on a busy machine)."""

@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from cpustudy.analysis.frames import records, rows
 from cpustudy.analysis.pricing import family_of
 from cpustudy.analysis.studies import BUILD_NAMES, INTERNAL_STUDIES, STOCK_BUILDS, SUMMED_STUDIES
 from cpustudy.errors import UserError
@@ -108,21 +109,21 @@ def add_cloud(df: pd.DataFrame) -> None:
     (``n2-highcpu/Xeon 8373C``); a CPU run measured elsewhere, its CPU model when a study's runs come
     from several CPU models (databases merged from several machines; ``EPYC 9B14``); else "". Runs on
     different platforms are never pooled into one median, and each platform has its own stock build."""
-    records = df.to_dict("records")
-    where = [cloud_of(r) for r in records]
+    recs = records(df)
+    where = [cloud_of(r) for r in recs]
     df["cloud_instance"] = [f"{w['cloud']}:{w['instance_type']}" if w else None for w in where]
     for col in ("region", "zone", "spot", "recoveries"):
         df[f"cloud_{col}"] = [w.get(col) if w else None for w in where]
     families: dict[str, set[str]] = {}
-    for r, w in zip(records, where):
+    for r, w in zip(recs, where):
         if w:
             families.setdefault(family_of(str(w["instance_type"])), set()).add(short_cpu(r.get("cpu_model")))
     local_models: dict[str, set[str]] = {}
-    for r, w in zip(records, where):
+    for r, w in zip(recs, where):
         if not w and r.get("study") != "woolf2017" and r.get("device") != "gpu":
             local_models.setdefault(str(r.get("study")), set()).add(short_cpu(r.get("cpu_model")))
     platforms = []
-    for r, w in zip(records, where):
+    for r, w in zip(recs, where):
         if not w:
             several = len(local_models.get(str(r.get("study")), ())) > 1 and r.get("device") != "gpu"
             platforms.append(short_cpu(r.get("cpu_model")) if several else "")
@@ -198,7 +199,7 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
                         "(measure with --epochs 2 or more, without --oversubscribe)")
     add_configuration(df)
     df["workload_base"] = df["workload"]
-    df["workload"] = [workload_variant(r) for r in df.to_dict("records")]
+    df["workload"] = [workload_variant(r) for r in records(df)]
     epochs = pd.DataFrame(store.epochs())
     if epochs.empty:
         sums = pd.DataFrame(columns=["run_id", "epochs_sum", "epochs_logged"])
@@ -216,15 +217,15 @@ def add_configuration(df: pd.DataFrame) -> None:
     recipe at default settings), ``changes_accuracy``, ``series`` (the build without its batch size)
     and ``build``, the configuration's name made of them (``tf+b64@n2-highcpu``): one name per
     configuration, shown in charts and never parsed back."""
-    records = df.to_dict("records")
+    recs = records(df)
     df["recipe"] = df["build"].astype(str)
-    df["build_family"] = [build_family(r) for r in records]
-    tags = ["+".join(setting_tags(r)) for r in records]
-    df["stock"] = [str(r.get("build")) in STOCK_BUILDS and not t for r, t in zip(records, tags)]
-    df["changes_accuracy"] = [changes_accuracy(r) for r in records]
+    df["build_family"] = [build_family(r) for r in recs]
+    tags = ["+".join(setting_tags(r)) for r in recs]
+    df["stock"] = [str(r.get("build")) in STOCK_BUILDS and not t for r, t in zip(recs, tags)]
+    df["changes_accuracy"] = [changes_accuracy(r) for r in recs]
     add_cloud(df)
     at = ["" if not p else f"@{p}" for p in df["platform"]]
-    unbatched = ["+".join(setting_tags(r, batch=False)) for r in records]
+    unbatched = ["+".join(setting_tags(r, batch=False)) for r in recs]
     df["build"] = [f"{b}{'+' + t if t else ''}{p}" for b, t, p in zip(df["recipe"], tags, at)]
     df["series"] = [f"{b}{'+' + t if t else ''}{p}" for b, t, p in zip(df["recipe"], unbatched, at)]
 
@@ -263,7 +264,7 @@ def run_totals(df: pd.DataFrame) -> pd.DataFrame:
     """Per run: full-training epochs, total time and its basis, samples per second."""
     df = df.copy()
     totals, train_epochs, bases, sps = [], [], [], []
-    for r in df.itertuples(index=False):
+    for r in rows(df, index=False):
         w = workload_info(getattr(r, "workload_base", r.workload))
         epoch_time = r.epoch_time_s
         if r.study in SUMMED_STUDIES and r.epochs_logged:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from cpustudy.analysis.frames import rows
 from cpustudy.analysis import costs, pricing
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
 from cpustudy.analysis.runs import config_label, example_validates, guess_family, load_runs, run_totals
@@ -207,7 +208,7 @@ def _order(df: pd.DataFrame) -> pd.DataFrame:
         return (0 if r.study == "woolf2017" else 1, first[r.study], wl_order.get(r.workload, 99), r.workload,
                 0 if r.device == "gpu" else 1, -v, str(r.platform), 0 if r.stock else 1, r.build)
 
-    keys = [key(r) for r in df.itertuples(index=False)]
+    keys = [key(r) for r in rows(df, index=False)]
     order = sorted(range(len(df)), key=keys.__getitem__)
     return df.iloc[order].reset_index(drop=True)
 
@@ -262,7 +263,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
     gpu_vcpus = gpus.groupby("study")["vcpus"].nunique().to_dict()
     summary["label"] = [
         config_label(r.study, r.device, r.vcpus, r.build, gpu_builds.get(r.study, 1), gpu_vcpus.get(r.study, 1))
-        for r in summary.itertuples()
+        for r in rows(summary)
     ]
     summary = _order(summary)
     priced = costs.price_configurations(summary, runs, catalog, family=opts.instance_family, region=opts.region,
@@ -299,13 +300,13 @@ def software_table(runs: pd.DataFrame) -> pd.DataFrame:
 def pareto_front(df: pd.DataFrame, x: str = "total_time_s", y: str = "cost_usd") -> pd.Series:
     """True for configurations no other is both faster and cheaper than (ties kept)."""
     d = df.dropna(subset=[x, y]).sort_values([x, y])
-    keep = pd.Series(False, index=df.index)
+    front = set()
     best = math.inf
-    for idx, row in d.iterrows():
-        if row[y] < best:
-            keep[idx] = True
-            best = row[y]
-    return keep
+    for idx, value in zip(d.index, d[y]):
+        if value < best:
+            front.add(idx)
+            best = value
+    return pd.Series([i in front for i in df.index], index=df.index, dtype=bool)
 
 
 def cheapest(df: pd.DataFrame, deadline: float | None = None) -> Any:
@@ -332,7 +333,7 @@ def then_and_now(summary: pd.DataFrame) -> pd.DataFrame:
     if old.empty or new.empty:
         return pd.DataFrame(columns=["workload", "series", "label", "study", "total_time_s", "cost_usd", "basis"])
     new = new.copy()
-    with_val = pd.to_numeric(new.get("total_with_validation_s"), errors="coerce") if "total_with_validation_s" in new \
+    with_val = pd.to_numeric(new["total_with_validation_s"], errors="coerce") if "total_with_validation_s" in new \
         else pd.Series(math.nan, index=new.index)
     validates = [example_validates(w) for w in new.get("workload_base", new["workload"])]
     new["basis"] = ["training only" if pd.isna(v) else "training + validation" if val

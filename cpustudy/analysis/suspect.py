@@ -68,7 +68,9 @@ def gpu_caveat(gpu_utilization: float | None) -> str:
 def suspect_column(summary: pd.DataFrame) -> list[str]:
     """Per configuration of the summary: why a GPU configuration cannot be trusted, or ""."""
     out = []
-    for r in summary.itertuples(index=False):
+    from cpustudy.analysis.frames import rows  # pandas: only where a summary is read
+
+    for r in rows(summary, index=False):
         if r.device != "gpu" or r.study in SUMMED_STUDIES:
             out.append("")
             continue

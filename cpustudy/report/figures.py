@@ -180,7 +180,7 @@ def fig_speedup(a: Analysis, study: str) -> ggplot | None:
         + geom_line(size=0.9)
         + geom_point(size=2.2)
         # One text layer per placement (plotnine takes ha/va as parameters, not aesthetics).
-        + [geom_text(aes(y="label_y", label="eff"), data=g, size=6.5, va=va, ha=ha, nudge_x=LABEL_NUDGE[ha],
+        + [geom_text(aes(y="label_y", label="eff"), data=g, size=6.5, va=va, ha=ha, nudge_x=LABEL_NUDGE[str(ha)],
                      show_legend=False) for (va, ha), g in labels.groupby(["va", "ha"], observed=True)]
         + facet_wrap("workload", ncol=ncol)
         + scale_x_continuous(trans="log2", breaks=counts, labels=[f"{int(c)}" for c in counts])

@@ -10,10 +10,11 @@ import time
 
 import pandas as pd
 
+from cpustudy.analysis.frames import records, rows
 from cpustudy import __version__
 from cpustudy.analysis import pricing
 from cpustudy.analysis.baselines import Baseline
-from cpustudy.analysis.holdup import verdict
+from cpustudy.analysis.holdup import Row, verdict
 from cpustudy.analysis.runs import config_name
 from cpustudy.analysis.studies import study_title
 from cpustudy.analysis.summary import Analysis, cheapest
@@ -52,7 +53,7 @@ def findings(a: Analysis) -> list[str]:
                 continue
             g = g[g["suspect"].fillna("") == ""]  # a suspect GPU run is shown, never compared
             base_rows = g[g["is_baseline"].astype(bool)]
-            base_row = base_rows.iloc[0] if not base_rows.empty else {}
+            base_row: Row = base_rows.iloc[0] if not base_rows.empty else {}
             star = lambda r: " (projected)" if r["projected"] else ""  # noqa: E731
             idx = cheapest(g)
             if len(g) == 1:
@@ -149,7 +150,7 @@ def target_findings(a: Analysis) -> list[str]:
     out = []
     for (study, workload), g in s[s["target_runs"] > 0].groupby(["study", "workload"], sort=False):
         target = f"{g['target_accuracy'].max():g}"
-        prefix = f"{study_title(study)}: " if len(a.studies) > 1 else ""
+        prefix = f"{study_title(str(study))}: " if len(a.studies) > 1 else ""
         missed = g[g["target_reached_runs"] == 0]
         if len(missed):
             names = ", ".join(config_name(r["device"], r["vcpus"], r["build"]) for _, r in missed.iterrows())
@@ -217,13 +218,14 @@ def _study_findings(ss: pd.DataFrame, prefix: str) -> list[str]:
         stocks = stock_rows[stock_rows["platform"] == g["platform"].iloc[0]]
         stock_name = stocks["build"].iloc[0] if not stocks.empty else "the stock build"
         verdicts = []
-        for r in g.to_dict("records"):
+        for r in records(g):
             same = stocks[(stocks["workload"] == r["workload"]) & (stocks["vcpus"] == r["vcpus"])]
             why = verdict(r, same.iloc[0]) if not same.empty else "no stock run at these vCPUs"
             verdicts.append((r["build_speedup_vs_stock"] > 1, why))
         faster, slower, reasons = _tally(verdicts)
         by_v = g.groupby("vcpus")["build_speedup_vs_stock"].median()
-        detail = ", ".join(f"{times(v)} at {int(k)} vCPU{'s' if int(k) != 1 else ''}" for k, v in by_v.items())
+        detail = ", ".join(f"{times(v)} at {int(k)} vCPU{'s' if int(k) != 1 else ''}"
+                           for k, v in zip(by_v.index.astype(int), by_v.astype(float)))
         sentence = (f"{prefix}{build} against {stock_name} at equal vCPUs, {len(g)} comparisons: faster in {faster}, "
                     f"slower in {slower}{_inconclusive(reasons)} (median speedup "
                     f"{times(g['build_speedup_vs_stock'].median())}; {detail}).")
@@ -247,7 +249,7 @@ def _study_findings(ss: pd.DataFrame, prefix: str) -> list[str]:
         base_rows = g[g["is_baseline"].astype(bool)]
         if (g["baseline_kind"] == "gpu").any() and not (base_rows["suspect"].fillna("") != "").any():
             c = g[(g["device"] != "gpu") & (g["time_rel_baseline"] < 1)]
-            held_up = [r for r in c.to_dict("records") if not verdict(r, base_rows.iloc[0])]
+            held_up = [r for r in records(c) if not verdict(r, base_rows.iloc[0])]
             n = int((g["device"] != "gpu").sum())
             if held_up:
                 gpu_beaten.append(f"{workload} ({len(held_up)} of {n} CPU configurations)")
@@ -278,7 +280,7 @@ def suspect_notes(a: Analysis) -> list[str]:
     utilisation was not recorded."""
     out = []
     gpu = a.summary[a.summary["device"] == "gpu"]
-    for r in gpu.itertuples(index=False):
+    for r in rows(gpu, index=False):
         where = f"{study_title(r.study)}, {r.workload}, {r.label}"
         if r.suspect:
             role = " (the baseline: every finding that would compare with it is withheld)" \

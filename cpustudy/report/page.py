@@ -16,6 +16,7 @@ from typing import Any, Callable, Union
 
 import pandas as pd
 
+from cpustudy.analysis.frames import rows
 from cpustudy.analysis.summary import SUMMARY_COLUMNS, Analysis
 from cpustudy.report.figures import figures, render
 from cpustudy.report.findings import fallback_notes, findings, header_lines, suspect_notes, times
@@ -145,10 +146,10 @@ def _software_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
 
 def _price_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
     header = ["instance", "region", "rate", "USD/h", "source", "as of"]
-    rows = [[str(r.instance), str(r.region), str(r.price_kind), f"{r.price_usd_per_hour:.6g}", str(r.price_source),
-             str(r.price_as_of)] for r in a.prices_used.itertuples()]
+    table = [[str(r.instance), str(r.region), str(r.price_kind), f"{r.price_usd_per_hour:.6g}", str(r.price_source),
+              str(r.price_as_of)] for r in rows(a.prices_used)]
     notes = sorted({n for n in a.summary["price_note"].dropna() if n})
-    return header, rows + [["", "", "", "", f"note: {n}", ""] for n in notes]
+    return header, table + [["", "", "", "", f"note: {n}", ""] for n in notes]
 
 
 def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]) -> Page:

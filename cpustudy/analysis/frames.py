@@ -1,0 +1,22 @@
+"""Typed access to a DataFrame's rows for code that reads them one by one.
+
+pandas-stubs types a record's keys as ``Hashable`` and a row's values as any scalar; the analysis's
+frames always have string column names and the code checks values where it reads them, so these give
+``dict[str, Any]`` records and rows whose attributes are ``Any``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, cast
+
+import pandas as pd
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """``df.to_dict("records")`` with string keys."""
+    return cast(list[dict[str, Any]], df.to_dict("records"))
+
+
+def rows(df: pd.DataFrame, index: bool = True) -> Iterator[Any]:
+    """``df.itertuples()``: one named tuple per row, its fields read as ``Any``."""
+    return cast(Iterator[Any], df.itertuples(index=index))
