@@ -26,7 +26,10 @@ def test_a_precision_the_cpu_cannot_run_natively_is_refused():
         spec.check_precision("mixed_bfloat16", "cpu", ["avx2", "fma"])  # Zen 3: it would be emulated
     with pytest.raises(UserError, match="AVX512_FP16"):
         spec.check_precision("mixed_float16", "cpu", ["avx512_bf16"])
-    spec.check_precision("mixed_float16", "gpu", [])  # a GPU's capability is recorded by the worker
+    spec.check_precision("mixed_float16", "gpu", [])  # capability unknown here: the worker checks the GPU it got
+    with pytest.raises(UserError, match="compute capability 8") as refused:  # a T4: refused once, in the parent
+        spec.check_precision("mixed_bfloat16", "gpu", [], gpu_capability=7.5)
+    assert len(str(refused.value).splitlines()) == 1
     spec.check_precision("float32", "cpu", None)  # flags unreadable: float32 needs none
     with pytest.raises(UserError, match="would be emulated"):
         spec.check_precision("mixed_bfloat16", "cpu", None)  # nothing shows it is native: refused, no traceback

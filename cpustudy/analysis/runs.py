@@ -23,14 +23,12 @@ from typing import Any
 
 import pandas as pd
 
+from cpustudy import precision
 from cpustudy.analysis.frames import records, rows
 from cpustudy.analysis.pricing import family_of
 from cpustudy.analysis.studies import BUILD_NAMES, INTERNAL_STUDIES, STOCK_BUILDS, SUMMED_STUDIES
 from cpustudy.errors import UserError
 from cpustudy.store import Store
-
-
-PRECISION_TAGS = {"mixed_bfloat16": "bf16", "mixed_float16": "fp16"}
 
 
 def setting_tags(run: dict[str, Any], *, batch: bool = True) -> list[str]:
@@ -50,8 +48,8 @@ def setting_tags(run: dict[str, Any], *, batch: bool = True) -> list[str]:
     if batch and not default_batch(run):
         parts.append(f"b{int(run['batch_size'])}")
     policy = run.get("precision_policy")
-    if isinstance(policy, str) and policy not in ("", "float32"):
-        parts.append(PRECISION_TAGS.get(policy, policy))
+    if precision.reduced(policy):
+        parts.append(precision.TAGS.get(str(policy), str(policy)))
     vcpus = run.get("vcpus")
     if (run.get("intra_threads"), run.get("inter_threads")) not in ((None, None), (vcpus, vcpus)):
         parts.append(f"t{run.get('intra_threads')}/{run.get('inter_threads')}")
@@ -79,8 +77,7 @@ def default_batch(run: dict[str, Any]) -> bool:
 def changes_accuracy(run: dict[str, Any]) -> bool:
     """Whether the run's batch size or precision is not its workload's own: either can change the
     accuracy reached, so its time is not the example's training."""
-    policy = run.get("precision_policy")
-    return not default_batch(run) or (isinstance(policy, str) and policy not in ("", "float32"))
+    return not default_batch(run) or precision.reduced(run.get("precision_policy"))
 
 
 def build_with_setting(run: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from cpustudy import precision
 from cpustudy.analysis.frames import rows
 from cpustudy.analysis import costs, pricing
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
@@ -178,7 +179,8 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             if _column(g, "val_accuracy").notna().any() else math.nan,
             "tf_version": _join(g["tf_version"]),
             "batch_size": int(_column(g, "batch_size").median()) if _column(g, "batch_size").notna().any() else None,
-            "precision_policy": _join(g["precision_policy"].fillna("float32")) if "precision_policy" in g else "float32",
+            "precision_policy": _join(g["precision_policy"].fillna(precision.DEFAULT)) if "precision_policy" in g
+            else precision.DEFAULT,
             **_target(g),
             **_efficiency(g),
         })

@@ -7,6 +7,7 @@ import math
 from typing import Sequence
 
 from cpustudy.errors import UserError
+from cpustudy.precision import DEFAULT, POLICIES
 from cpustudy.names import split_list
 
 PROG = "cpustudy"
@@ -75,7 +76,7 @@ def add_measure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--validation", choices=("study", "none"), default="study",
                    help="validate on the test set after every epoch as the study's examples did, timed apart "
                    "from training (default: study), or not at all")
-    p.add_argument("--precision", choices=("float32", "mixed_bfloat16", "mixed_float16"), default="float32",
+    p.add_argument("--precision", choices=POLICIES, default=DEFAULT,
                    help="Keras precision policy (default: float32); a reduced precision the device cannot run "
                    "natively is refused (bfloat16 on CPUs needs AVX512_BF16 or AMX)")
     p.add_argument("--target-accuracy", type=positive_float, metavar="A",

@@ -290,6 +290,23 @@ def cpu_flags() -> set[str] | None:
     return set(flags.split()) if flags else None
 
 
+def gpu_compute_capability() -> float | None:
+    """The first NVIDIA GPU's CUDA compute capability as ``nvidia-smi`` reports it (9.0 for an H100), or
+    None (no GPU, no driver, or a driver too old to report it)."""
+    import shutil
+    import subprocess
+
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return None
+    try:
+        out = subprocess.run([exe, "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=20).stdout
+        return float(out.splitlines()[0].strip())
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
+
+
 def gpu_names() -> list[str]:
     """NVIDIA GPUs that ``nvidia-smi`` lists (empty where there is none or no driver)."""
     import shutil

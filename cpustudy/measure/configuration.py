@@ -23,6 +23,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from cpustudy import precision
+
 #: The identity fields that made the cell key of the first databases, in their order.
 FIRST_KEY_FIELDS = (
     "workload", "device", "build", "vcpus", "repeat", "epochs", "steps_per_epoch", "batch_size",
@@ -31,7 +33,7 @@ FIRST_KEY_FIELDS = (
 )
 #: Identity fields added later, with the value every run had before them: they join the key only when a
 #: configuration differs from it.
-LATER_KEY_FIELDS: Mapping[str, Any] = {"precision_policy": "float32", "target_accuracy": None,
+LATER_KEY_FIELDS: Mapping[str, Any] = {"precision_policy": precision.DEFAULT, "target_accuracy": None,
                                        "workload_version": 1}
 #: Where the configuration ran: recorded beside the identity, never part of the cell key (the machine's
 #: fingerprint is).
@@ -52,7 +54,7 @@ class Configuration:
     workload_version: int = 1  # a workload's model or data generator changed: never pooled with older runs
     device: str = "cpu"
     build: str = "tf"  # the recipe's name (``builds/``)
-    precision_policy: str = "float32"
+    precision_policy: str = precision.DEFAULT
     intra_threads: int | None = None
     inter_threads: int | None = None
     jit_compile: bool | None = None

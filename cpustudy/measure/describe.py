@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cpustudy.measure.execute import RunOutcome
+from cpustudy.precision import reduced
 from cpustudy.worker.protocol import RunConfig
 
 
@@ -24,7 +25,7 @@ def outcome_line(c: RunConfig, outcome: RunOutcome) -> str:
         target = (f"; reached validation accuracy {c.target_accuracy:g} after {s['epochs_to_target']} epoch(s), "
                   f"{s['time_to_target_s']:.1f} s of training" if s.get("target_reached") else
                   f"; did NOT reach validation accuracy {c.target_accuracy:g} within {c.epochs} epoch(s)")
-    precision = f", {c.precision_policy}" if c.precision_policy != "float32" else ""
+    precision = f", {c.precision_policy}" if reduced(c.precision_policy) else ""
     return (f"run {outcome.run_id} ok: {c.workload} {c.vcpus} vCPU(s), {c.data} data{precision}: "
             f"{s['samples_per_s']:,.0f} samples/s, epoch {s['epoch_time_s']:.2f} s "
             f"({basis} {s['timed_epochs'] or 1} epoch(s) of {c.steps_run} steps), startup {s['startup_s']:.1f} s"

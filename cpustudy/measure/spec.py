@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from cpustudy import precision
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.worker.protocol import RunConfig
@@ -48,7 +49,7 @@ class RunSpec:
     env: dict[str, str] = field(default_factory=dict)  # extra switches on top of the build's
     measure_peak: bool = True
     validation: str = "study"  # validate every epoch as the example did, or not at all
-    precision_policy: str = "float32"  # float32 | mixed_bfloat16 | mixed_float16 (Keras mixed precision)
+    precision_policy: str = precision.DEFAULT  # precision.POLICIES (Keras mixed precision)
     target_accuracy: float | None = None  # train until validation accuracy reaches it (epochs = the most)
 
 
@@ -118,24 +119,14 @@ def _check(spec: RunSpec) -> None:
                         "then bring its results over with `cpustudy merge`")
 
 
-PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
-#: CPU flags (as Linux names them) that run each reduced precision natively.
-NATIVE_ON_CPU = {"mixed_bfloat16": ("avx512_bf16", "amx_bf16"), "mixed_float16": ("avx512_fp16", "amx_fp16")}
-
-
-def check_precision(policy: str, device: str, cpu_flags: Iterable[str] | None) -> None:
-    """Refuse a precision the device cannot run natively (emulated bfloat16 is slower than float32 and
-    would be a false finding about bfloat16); CPU flags that cannot be read (None) show none. On a GPU
-    the worker checks the compute capability."""
-    if policy not in PRECISIONS:
-        raise UserError(f"--precision {policy}: use one of {', '.join(PRECISIONS)}")
-    if device == "cpu" and policy in NATIVE_ON_CPU:
-        flags = {str(f).lower() for f in cpu_flags or ()}
-        if not flags & set(NATIVE_ON_CPU[policy]):
-            want = " or ".join(f.upper() for f in NATIVE_ON_CPU[policy])
-            raise UserError(f"--precision {policy}: this CPU has no {want}, so it would be emulated (slower than "
-                            f"float32): use --precision float32, or a CPU that has it (bfloat16: Cooper Lake, "
-                            "Sapphire Rapids, Zen 4)")
+def check_precision(policy: str, device: str, cpu_flags: Iterable[str] | None,
+                    gpu_capability: float | None = None) -> None:
+    """Refuse a precision the device cannot run natively (:mod:`cpustudy.precision`), once, before
+    anything runs: emulated bfloat16 is slower than float32 and would be a false finding about it."""
+    problem = precision.unknown(policy) or (
+        precision.cpu_problem(policy, cpu_flags) if device == "cpu" else precision.gpu_problem(policy, gpu_capability))
+    if problem:
+        raise UserError(problem)
 
 
 def _workload_options(spec: RunSpec) -> dict[str, Any]:
@@ -170,7 +161,8 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> RunConfi
             f"{quota:g} CPUs; use --vcpus {max(1, int(quota or 1))} or fewer, pin with --cpuset-cpus instead of "
             "--cpus, or --oversubscribe to measure anyway")
     flags = machine_mod.cpu_flags()  # read once: the build and the precision are checked against it
-    check_precision(spec.precision_policy, spec.device, flags)
+    check_precision(spec.precision_policy, spec.device, flags,
+                    machine_mod.gpu_compute_capability() if spec.device == "gpu" else None)
     ready, why = build.readiness(flags, import_check=False)  # `builds list` imports for real
     if not ready:
         raise UserError(f"build {build.name} cannot run here: {why}")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from cpustudy import precision
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.names import split_list
@@ -74,7 +75,7 @@ class Cell:
     @property
     def label(self) -> str:
         c = self.config
-        extra = f" b{c.batch_size}" + (f" {c.precision_policy}" if c.precision_policy != "float32" else "")
+        extra = f" b{c.batch_size}" + (f" {c.precision_policy}" if precision.reduced(c.precision_policy) else "")
         return f"{c.workload} {c.build}{extra} {c.vcpus} vCPU r{c.repeat}"
 
 
@@ -102,7 +103,7 @@ def plan_sweep(
     machine_fingerprint: str,
     topo: machine_mod.CpuTopology | None = None,
     batch_sizes: Sequence[int | None] = (None,),
-    precisions: Sequence[str] = ("float32",),
+    precisions: Sequence[str] = (precision.DEFAULT,),
     **spec_args: Any,
 ) -> list[Cell]:
     """Every cell's worker configuration; raises ``UserError`` before anything runs. Batch sizes and
@@ -376,7 +377,7 @@ class SweepPlan:
 
 
 def plan_from(*, workloads: str, builds: str, vcpus: str, db: str | None, repeats: int = 1, tuned: bool = False,
-              batch_sizes: Sequence[int | None] = (None,), precisions: Sequence[str] = ("float32",),
+              batch_sizes: Sequence[int | None] = (None,), precisions: Sequence[str] = (precision.DEFAULT,),
               **spec_args: Any) -> SweepPlan:
     """A sweep from the command line's lists (names and vCPU counts checked here, every cell planned)."""
     from cpustudy.environment import builds as builds_mod

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import cpustudy.store.schema as schema
+from cpustudy import precision
 from cpustudy.errors import UserError
 from cpustudy.store.schema import SCHEMA_VERSION
 
@@ -259,7 +260,7 @@ class Store:
             "created_at": now(),
         })
         for k, default in (("device", "cpu"), ("build", "tf"), ("repeat", 0), ("input_pipeline", "numpy"),
-                           ("precision_policy", "float32")):
+                           ("precision_policy", precision.DEFAULT)):
             if cols.get(k) is None:
                 cols[k] = default
         with self.transaction():

@@ -16,6 +16,8 @@ import tempfile
 import time
 from typing import Any, Callable
 
+from cpustudy import precision
+
 MISSING_ISA = re.compile(r"To enable the following instructions:\s*([A-Za-z0-9_ ]+?)\s*,? in other operations")
 ONEDNN_ON = "oneDNN custom operations are on"
 
@@ -181,17 +183,7 @@ def compute_capability(backend: str | None) -> float | None:
         return None
 
 
-#: The least compute capability whose tensor cores run a precision natively.
-NATIVE_ON_GPU = {"mixed_float16": 7.0, "mixed_bfloat16": 8.0}
-
-
-def gpu_precision_problem(policy: str, capability: float | None) -> str | None:
-    """Why ``policy`` cannot run natively on a GPU of ``capability`` (None: it can, or nothing is known)."""
-    need = NATIVE_ON_GPU.get(policy)
-    if need is None or capability is None or capability >= need:
-        return None
-    return (f"--precision {policy} needs a GPU of compute capability {need:g} or more to run natively; this one "
-            f"has {capability:g}: use --precision float32" + (" or mixed_float16" if capability >= 7.0 else ""))
+gpu_precision_problem = precision.gpu_problem  # the worker checks the GPU it really got, as the parent did
 
 
 def xla_state(model: Any) -> bool | None:

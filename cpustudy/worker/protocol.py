@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from cpustudy import precision
+
 # -- events, in the order a worker sends them ----------------------------------------------------
 SOFTWARE = "software"  # versions, backend, oneDNN/XLA, ISA report, GPUs, float32 precision
 DATA = "data"  # where the data came from, its shapes, how long preparing it took, augmentation
@@ -86,7 +88,7 @@ class RunConfig:
     measure_peak: bool = True
     options: Mapping[str, Any] = field(default_factory=dict)  # workload switches (augment)
     params: Mapping[str, Any] = field(default_factory=dict)  # workload hyper-parameters
-    precision_policy: str = "float32"  # Keras dtype policy: float32 | mixed_bfloat16 | mixed_float16
+    precision_policy: str = precision.DEFAULT  # Keras dtype policy: one of precision.POLICIES
     target_accuracy: float | None = None  # stop at the first epoch whose validation accuracy reaches it
     workload_version: int = 1  # the workload's version (its model or data changed: a new configuration)
     # Set after planning, by whoever runs it:

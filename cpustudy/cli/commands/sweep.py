@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 import cpustudy.cli.args as a
+from cpustudy.precision import DEFAULT
 
 
 def register(sub: Any) -> None:
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.batch_sizes and args.batch_size:
         raise UserError("give --batch-size or --batch-sizes, not both")
-    if args.precisions and args.precision != "float32":
+    if args.precisions and args.precision != DEFAULT:
         raise UserError("give --precision or --precisions, not both")
     plan = sweep.plan_from(
         workloads=args.workloads, builds=args.builds, vcpus=args.vcpus, db=args.db, repeats=args.repeats,

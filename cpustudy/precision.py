@@ -1,0 +1,53 @@
+"""Precision policies: which there are, which is the default, and where each runs natively.
+
+One place for the decision, used by the command line, the parent (a refusal before anything runs: one
+line, not one failed run per cell) and the worker (the GPU it really got). Standard library only: the
+worker imports it before pinning its CPUs.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+#: Keras' default dtype policy, and what every run stored before precisions existed trained with.
+DEFAULT = "float32"
+#: The Keras dtype policies a run can train with.
+POLICIES = (DEFAULT, "mixed_bfloat16", "mixed_float16")
+#: Short names for a configuration's name (``tf+bf16``).
+TAGS = {"mixed_bfloat16": "bf16", "mixed_float16": "fp16"}
+#: CPU flags (as Linux names them) that run each reduced precision natively.
+NATIVE_ON_CPU = {"mixed_bfloat16": ("avx512_bf16", "amx_bf16"), "mixed_float16": ("avx512_fp16", "amx_fp16")}
+#: The least CUDA compute capability whose tensor cores run each reduced precision natively.
+NATIVE_ON_GPU = {"mixed_float16": 7.0, "mixed_bfloat16": 8.0}
+
+
+def reduced(policy: object) -> bool:
+    """Whether ``policy`` names a precision other than the default (None or "" is the default)."""
+    return isinstance(policy, str) and policy not in ("", DEFAULT)
+
+
+def unknown(policy: str) -> str | None:
+    """Why ``policy`` is not a policy (None: it is one)."""
+    return None if policy in POLICIES else f"--precision {policy}: use one of {', '.join(POLICIES)}"
+
+
+def cpu_problem(policy: str, cpu_flags: Iterable[str] | None) -> str | None:
+    """Why ``policy`` would be emulated on a CPU with ``cpu_flags`` (slower than float32: a false finding
+    about it), or None. Flags that cannot be read (None) show none."""
+    if policy not in NATIVE_ON_CPU:
+        return None
+    flags = {str(f).lower() for f in cpu_flags or ()}
+    if flags & set(NATIVE_ON_CPU[policy]):
+        return None
+    want = " or ".join(f.upper() for f in NATIVE_ON_CPU[policy])
+    return (f"--precision {policy}: this CPU has no {want}, so it would be emulated (slower than float32): use "
+            "--precision float32, or a CPU that has it (bfloat16: Cooper Lake, Sapphire Rapids, Zen 4)")
+
+
+def gpu_problem(policy: str, capability: float | None) -> str | None:
+    """Why ``policy`` cannot run natively on a GPU of ``capability`` (None: it can, or nothing is known)."""
+    need = NATIVE_ON_GPU.get(policy)
+    if need is None or capability is None or capability >= need:
+        return None
+    return (f"--precision {policy} needs a GPU of compute capability {need:g} or more to run natively; this one "
+            f"has {capability:g}: use --precision float32" + (" or mixed_float16" if capability >= 7.0 else ""))
