@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from cpustudy.analysis.runs import config_name
+from cpustudy.analysis.studies import IMPORTED_STUDIES
 from cpustudy.analysis.summary import Analysis
 from cpustudy.errors import UserError
 
@@ -43,9 +44,9 @@ class Recommendation:
 def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFrame:
     s = a.summary
     names = {workload} if target is None else {workload, f"{workload} (learnable data)"}
-    df = s[s["workload"].isin(names) & (s["study"] != "woolf2017")].copy()
+    df = s[s["workload"].isin(names) & ~s["study"].isin(IMPORTED_STUDIES)].copy()
     if df.empty:
-        known = sorted(set(s.loc[s["study"] != "woolf2017", "workload"]))
+        known = sorted(set(s.loc[~s["study"].isin(IMPORTED_STUDIES), "workload"]))
         raise UserError(f"no stored runs of {workload} to recommend from: the database has "
                         f"{', '.join(known) or 'none'} (measure it with `cpustudy sweep --workloads {workload}`)")
     df = df[df["suspect"].fillna("") == ""]

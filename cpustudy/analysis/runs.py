@@ -26,7 +26,9 @@ import pandas as pd
 from cpustudy import precision
 from cpustudy.analysis.frames import records, rows
 from cpustudy.analysis.pricing import family_of
-from cpustudy.analysis.studies import BUILD_NAMES, INTERNAL_STUDIES, STOCK_BUILDS, SUMMED_STUDIES
+from cpustudy.analysis import studies
+from cpustudy.analysis.studies import (BUILD_NAMES, IMPORTED_STUDIES, INTERNAL_STUDIES, STOCK_BUILDS,
+                                      SUMMED_STUDIES)
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
@@ -36,7 +38,7 @@ def setting_tags(run: dict[str, Any], *, batch: bool = True) -> list[str]:
     ``t1/2``, an extra variable ``K=V``; ``tuned`` for a tuned run), for the configuration's name: runs
     of different settings are never pooled into one median. ``batch=False`` leaves out the batch size
     (the batch-size chart's series)."""
-    if run.get("study") == "woolf2017":
+    if studies.study(run.get("study")).imported:
         return []
     settings = _settings(run)
     tuning = run.get("tuning_id")
@@ -117,7 +119,7 @@ def add_cloud(df: pd.DataFrame) -> None:
             families.setdefault(family_of(str(w["instance_type"])), set()).add(short_cpu(r.get("cpu_model")))
     local_models: dict[str, set[str]] = {}
     for r, w in zip(recs, where):
-        if not w and r.get("study") != "woolf2017" and r.get("device") != "gpu":
+        if not w and not studies.study(r.get("study")).imported and r.get("device") != "gpu":
             local_models.setdefault(str(r.get("study")), set()).add(short_cpu(r.get("cpu_model")))
     platforms = []
     for r, w in zip(recs, where):
@@ -189,7 +191,7 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
     # Not comparable as a configuration: more vCPUs than the machine had, or no timed epoch (only the
     # warm-up, tracing included). Left out of every figure.
     keep = (df["oversubscribed"].fillna(0).astype(int) == 0) & ~(
-        (df["study"] != "woolf2017") & (df["timed_epochs"].fillna(1).astype(int) == 0))
+        ~df["study"].isin(IMPORTED_STUDIES) & (df["timed_epochs"].fillna(1).astype(int) == 0))
     df = df[keep]
     if df.empty:
         raise UserError(f"{store.path} has no comparable runs: all are oversubscribed or warm-up only "
@@ -302,9 +304,9 @@ def config_label(study: str, device: str, vcpus: Any, build: str, gpu_builds: in
     if device == "gpu":
         label = "gpu" if gpu_builds <= 1 or study in SUMMED_STUDIES else f"gpu {build}"
         return label if gpu_vcpus <= 1 or v is None else f"{label} ({v} vCPU{'s' if v != 1 else ''})"
-    if study == "woolf2017":
-        short = {"pip": "pip", "compiled": "cmp"}.get(build, build)
-        return f"cpu{v}{short}"
+    short = studies.study(study).short_builds
+    if short is not None:
+        return f"cpu{v}{short.get(build, build)}"
     return f"cpu{v} {build}"
 
 

@@ -25,7 +25,7 @@ from cpustudy.analysis.frames import rows
 from cpustudy.analysis import costs, pricing
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
 from cpustudy.analysis.runs import config_label, example_validates, guess_family, load_runs, run_totals
-from cpustudy.analysis.studies import STOCK_BUILDS
+from cpustudy.analysis.studies import IMPORTED_STUDIES, STOCK_BUILDS, study
 from cpustudy.analysis.holdup import busy_reason
 from cpustudy.analysis.suspect import gpu_caveat, suspect_column
 from cpustudy.errors import UserError
@@ -200,14 +200,13 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
 def _order(df: pd.DataFrame) -> pd.DataFrame:
     """The 2017 study first, then studies as first seen; workloads in the study's order; GPU first, then
     vCPUs descending, the stock build before others."""
-    from cpustudy.store.importers.woolf2017 import WORKLOADS as STUDY_WORKLOADS
-
-    wl_order = {w: i for i, w in enumerate(STUDY_WORKLOADS)}
     first = {s: i for i, s in enumerate(dict.fromkeys(df["study"]))}
 
     def key(r: Any) -> tuple:
         v = 0 if pd.isna(r.vcpus) else int(r.vcpus)
-        return (0 if r.study == "woolf2017" else 1, first[r.study], wl_order.get(r.workload, 99), r.workload,
+        s = study(r.study)
+        wl = s.workload_order.index(r.workload) if r.workload in s.workload_order else 99
+        return (0 if s.imported else 1, first[r.study], wl, r.workload,
                 0 if r.device == "gpu" else 1, -v, str(r.platform), 0 if r.stock else 1, r.build)
 
     keys = [key(r) for r in rows(df, index=False)]
@@ -329,8 +328,8 @@ def then_and_now(summary: pd.DataFrame) -> pd.DataFrame:
     configuration counts training plus its measured validation where it validated
     (``--validation study``); where it did not, its training time alone is shown and ``basis`` says so.
     """
-    old = summary[summary["study"] == "woolf2017"]
-    new = summary[summary["study"] != "woolf2017"]
+    old = summary[summary["study"].isin(IMPORTED_STUDIES)]
+    new = summary[~summary["study"].isin(IMPORTED_STUDIES)]
     rows = []
     if old.empty or new.empty:
         return pd.DataFrame(columns=["workload", "series", "label", "study", "total_time_s", "cost_usd", "basis"])

@@ -53,7 +53,7 @@ from plotnine import (
 
 from cpustudy import __version__
 from cpustudy.analysis.runs import vcpus_int
-from cpustudy.analysis.studies import study_title
+from cpustudy.analysis.studies import IMPORTED_STUDIES, study_title
 from cpustudy.analysis.summary import Analysis, cheapest, pareto_front, then_and_now
 from cpustudy.report import beyond
 from cpustudy.report.findings import baseline_phrase, baseline_subtitle, times
@@ -392,8 +392,8 @@ def fig_then_now(a: Analysis) -> ggplot | None:
     df["workload"] = pd.Categorical(df["workload"], categories=workloads, ordered=True)
     df["text"] = [f"{lab}{'*' if p else ''}  {t:,.0f} s" for lab, p, t in zip(df["label"], df["projected"],
                                                                         df["total_time_s"])]
-    newer = sorted(set(df.loc[~df["study"].eq("woolf2017"), "study"]))
-    now = df[~df["study"].eq("woolf2017")]
+    newer = sorted(set(df.loc[~df["study"].isin(IMPORTED_STUDIES), "study"]))
+    now = df[~df["study"].isin(IMPORTED_STUDIES)]
     trained_only = int((now["basis"] == "training only").sum())
     basis = ("now: training + validation, as the study timed it" if not trained_only else
              f"now: training + validation; † = training only, not validated ({trained_only} of {len(now)} bars)")

@@ -16,7 +16,8 @@ from cpustudy.analysis import pricing
 from cpustudy.analysis.baselines import Baseline
 from cpustudy.analysis.holdup import Row, verdict
 from cpustudy.analysis.runs import config_name
-from cpustudy.analysis.studies import study_title
+from cpustudy.analysis import studies
+from cpustudy.analysis.studies import IMPORTED_STUDIES, study_title
 from cpustudy.analysis.summary import Analysis, cheapest
 
 
@@ -288,7 +289,7 @@ def suspect_notes(a: Analysis) -> list[str]:
             out.append(f"{where} is suspect{role}: {r.suspect}.")
         elif r.gpu_caveat:
             out.append(f"{where}: {r.gpu_caveat}.")
-        elif r.study not in ("woolf2017",) and pd.isna(r.gpu_utilization):
+        elif not studies.study(r.study).imported and pd.isna(r.gpu_utilization):
             out.append(f"{where}: GPU utilisation was not recorded (measured before cpustudy sampled it), "
                        "so an idle GPU cannot be ruled out.")
     return out
@@ -341,7 +342,7 @@ def machine_state_line(a: Analysis) -> str:
     """How quiet the machines were when cpustudy's own runs started (the 2017 study's were not watched)."""
     from cpustudy.analysis.holdup import BUSY_CPU_PERCENT, SINGLE_RUN_MARGIN, busy_reason
 
-    own = a.runs[a.runs["study"] != "woolf2017"] if "study" in a.runs else a.runs
+    own = a.runs[~a.runs["study"].isin(IMPORTED_STUDIES)] if "study" in a.runs else a.runs
     states = list(own["machine_state"]) if "machine_state" in own else []
     recorded = [m for m in states if isinstance(m, str) and m]
     busy = [busy_reason(m) for m in recorded]
