@@ -152,11 +152,11 @@ def test_a_sweep_accounts_for_its_wall_time(run_cli, db, empty_keras_home):
         ids = [x["id"] for x in runs]
         a = sweep.time_accounting(s, ids, wall_s=1000.0)
         epochs = s.epochs(ids)
-    assert a["timed_s"] == pytest.approx(sum(e["elapsed_s"] for e in epochs if not e["warmup"]))
-    assert a["warmup_s"] >= sum(e["elapsed_s"] for e in epochs if e["warmup"]) > 0
-    assert a["startup_s"] == pytest.approx(sum(x["startup_s"] for x in runs)) and a["startup_s"] > 0
-    parts = a["timed_s"] + a["warmup_s"] + a["startup_s"] + a["peak_s"] + a["other_s"]
-    assert parts == pytest.approx(1000.0) and a["overhead"] == pytest.approx(1000.0 / a["timed_s"])
+    assert a.timed_s == pytest.approx(sum(e["elapsed_s"] for e in epochs if not e["warmup"]))
+    assert a.warmup_s >= sum(e["elapsed_s"] for e in epochs if e["warmup"]) > 0
+    assert a.startup_s == pytest.approx(sum(x["startup_s"] for x in runs)) and a.startup_s > 0
+    parts = a.timed_s + a.warmup_s + a.startup_s + a.peak_s + a.other_s
+    assert parts == pytest.approx(1000.0) and a.overhead == pytest.approx(1000.0 / a.timed_s)
 
 
 def test_an_interrupted_cell_is_not_counted_as_failed(db):

@@ -103,15 +103,15 @@ def estimate(target: targets_mod.Target, options: tasks.SweepOptions, ok_runs: l
         full = w.steps_per_epoch
         for build in builds:
             for v in counts:
-                t, start, measured = estimate_training(
+                e = estimate_training(
                     ok_runs, workload=w.name, build=build, device=target.device, vcpus=v,
                     epochs=options.epochs or w.epochs,
                     steps=min(options.steps_per_epoch, full) if options.steps_per_epoch else full,
                     flops_per_step=w.flops().train * w.batch_size)
-                guessed = guessed or not measured
+                guessed = guessed or not e.measured
                 cells += options.repeats
-                train += options.repeats * t
-                startup += options.repeats * start
+                train += options.repeats * e.training_s
+                startup += options.repeats * e.startup_s
     return cells, train, startup, guessed
 
 

@@ -136,9 +136,23 @@ def pending(store: Store | None, cells: Iterable[Cell], fresh: bool = False) -> 
 GUESS_FLOPS = {"cpu": 20e9, "gpu": 20e12}
 
 
+@dataclass(frozen=True)
+class Estimate:
+    """The expected wall time of one cell: its training and its fixed part, the worker's start-up
+    (spawn to the first step: imports, data, model build)."""
+
+    training_s: float
+    startup_s: float
+    measured: bool  # from earlier runs of the same configuration (else a rough guess from FLOPs)
+
+    @property
+    def total_s(self) -> float:
+        return self.training_s + self.startup_s
+
+
 def estimate_training(ok_runs: Sequence[dict[str, Any]], *, workload: str, build: str, device: str, vcpus: int,
-                      epochs: int, steps: int, flops_per_step: float) -> tuple[float, float, bool]:
-    """(training seconds, worker start-up seconds, whether they come from earlier runs) of one cell.
+                      epochs: int, steps: int, flops_per_step: float) -> Estimate:
+    """One cell's :class:`Estimate`.
 
     Earlier ok runs (``ok_runs``) of the same workload, build and device (and vCPUs, on a CPU; a GPU's
     speed hardly depends on its host's vCPUs) give the step time and start-up; without them, the
@@ -151,19 +165,17 @@ def estimate_training(ok_runs: Sequence[dict[str, Any]], *, workload: str, build
     if rows:
         step = statistics.median(r["step_time_s"] for r in rows)
         start = statistics.median(r["startup_s"] or DEFAULT_STARTUP_S for r in rows)
-        return epochs * steps * step, start, True
+        return Estimate(epochs * steps * step, start, True)
     step = flops_per_step / (GUESS_FLOPS[device] * (vcpus if device == "cpu" else 1))
-    return epochs * steps * max(step, 1e-3), DEFAULT_STARTUP_S, False
+    return Estimate(epochs * steps * max(step, 1e-3), DEFAULT_STARTUP_S, False)
 
 
-def estimate_parts(ok_runs: Sequence[dict[str, Any]], cell: Cell) -> tuple[float, bool, float]:
-    """Expected wall time of a cell, whether it comes from earlier runs (else a rough guess), and its
-    fixed part, the worker's start-up (:func:`estimate_training`)."""
+def estimate_cell(ok_runs: Sequence[dict[str, Any]], cell: Cell) -> Estimate:
+    """A sweep cell's :class:`Estimate` (:func:`estimate_training`)."""
     c = cell.config
-    train, start, measured = estimate_training(
+    return estimate_training(
         ok_runs, workload=c.workload, build=c.build, device=c.device, vcpus=c.vcpus, epochs=c.epochs,
         steps=c.steps_run, flops_per_step=c.flops_per_sample * c.batch_size)
-    return start + train, measured, start
 
 
 def run_cells(
@@ -232,11 +244,34 @@ def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
     return rows
 
 
-def time_accounting(store: Store, run_ids: Sequence[int], wall_s: float) -> dict[str, float | None]:
-    """Where a sweep's wall time went: timed training (what the results are made of), warm-up
-    (first epochs and ``--warmup-steps``), worker start-up (spawn to first step: mostly importing
-    TensorFlow), peak measurements, and the rest (process exit, machine-state samples, bookkeeping).
-    ``overhead`` is wall time / timed training (1.00 = every second went into timed epochs)."""
+@dataclass(frozen=True)
+class TimeAccounting:
+    """Where a sweep's wall time went: timed training (what the results are made of), warm-up (first
+    epochs and ``--warmup-steps``), worker start-up (spawn to first step: mostly importing TensorFlow),
+    peak measurements, and the rest (process exit, machine-state samples, bookkeeping)."""
+
+    wall_s: float
+    timed_s: float
+    warmup_s: float
+    startup_s: float
+    peak_s: float
+    other_s: float
+
+    @property
+    def overhead(self) -> float | None:
+        """Wall time / timed training (1.00 = every second went into timed epochs); None with none."""
+        return self.wall_s / self.timed_s if self.timed_s > 0 else None
+
+    def line(self) -> str | None:
+        if self.overhead is None:
+            return None
+        return (f"sweep time: {self.wall_s:.0f} s wall for {self.timed_s:.0f} s of timed training "
+                f"({self.overhead:.2f}x): worker start-up {self.startup_s:.0f} s, warm-up {self.warmup_s:.0f} s, "
+                f"peak measurements {self.peak_s:.0f} s, other {self.other_s:.0f} s")
+
+
+def time_accounting(store: Store, run_ids: Sequence[int], wall_s: float) -> TimeAccounting:
+    """The :class:`TimeAccounting` of the runs ``run_ids`` in ``wall_s`` seconds."""
     runs = store.runs(run_ids=run_ids) if run_ids else []
     epochs = store.epochs(run_ids) if run_ids else []
     timed = sum(e["elapsed_s"] for e in epochs if not e["warmup"])
@@ -247,11 +282,8 @@ def time_accounting(store: Store, run_ids: Sequence[int], wall_s: float) -> dict
         software = json.loads(r["software"] or "{}")
         warmup += (software.get("warmup") or {}).get("seconds") or 0.0
         peak += (software.get("peak") or {}).get("seconds") or 0.0
-    return {
-        "wall_s": wall_s, "timed_s": timed, "warmup_s": warmup, "startup_s": startup, "peak_s": peak,
-        "other_s": max(0.0, wall_s - timed - warmup - startup - peak),
-        "overhead": wall_s / timed if timed > 0 else None,
-    }
+    return TimeAccounting(wall_s=wall_s, timed_s=timed, warmup_s=warmup, startup_s=startup, peak_s=peak,
+                          other_s=max(0.0, wall_s - timed - warmup - startup - peak))
 
 
 def apply_tunings(cells: list[Cell], store: Store, machine_fingerprint: str, db_label: str) -> list[Cell]:
@@ -297,18 +329,18 @@ def plan_rows(store: Store | None, cells: Sequence[Cell], todo: Sequence[Cell]) 
     ok_runs = store.runs(status="ok") if store is not None else []  # read once, not once per cell
     rows, total, fixed, guessed = [], 0.0, 0.0, False
     for c in cells:
-        est, measured, start = estimate_parts(ok_runs, c)
+        e = estimate_cell(ok_runs, c)
         if c.key in todo_keys:
-            total += est
-            fixed += start
-            guessed = guessed or not measured
+            total += e.total_s
+            fixed += e.startup_s
+            guessed = guessed or not e.measured
         cfg = c.config
         rows.append({"workload": cfg.workload, "build": cfg.build, "vcpus": cfg.vcpus, "cpus": cfg.cpu_list,
                      "batch_size": cfg.batch_size, "precision": cfg.precision_policy,
                      "target": cfg.target_accuracy, "tuning": cfg.tuning_id,
                      "repeat": cfg.repeat, "epochs": cfg.epochs, "steps_per_epoch": cfg.steps_run,
                      "data": cfg.data, "status": "to measure" if c.key in todo_keys else "done",
-                     "estimate_s": round(est, 1), "fixed_s": round(start, 1)})
+                     "estimate_s": round(e.total_s, 1), "fixed_s": round(e.startup_s, 1)})
     return DryRun(rows, total, fixed, guessed)
 
 
@@ -366,14 +398,8 @@ class SweepPlan:
                                                           cloud=where, **hooks), len(todo))
             account = time_accounting(store, [o.run_id for _, o in outcomes], time.perf_counter() - t0)
             rows = summary_rows(store, self.cells)
-        line = None
-        if account["overhead"]:
-            t = account
-            line = (f"sweep time: {t['wall_s']:.0f} s wall for {t['timed_s']:.0f} s of timed training "
-                    f"({t['overhead']:.2f}x): worker start-up {t['startup_s']:.0f} s, warm-up {t['warmup_s']:.0f} s, "
-                    f"peak measurements {t['peak_s']:.0f} s, other {t['other_s']:.0f} s")
         failed = sum(o.status != "ok" for _, o in outcomes)
-        return SweepResult(rows, len(outcomes), failed, line)
+        return SweepResult(rows, len(outcomes), failed, account.line())
 
 
 def plan_from(*, workloads: str, builds: str, vcpus: str, db: str | None, repeats: int = 1, tuned: bool = False,
