@@ -7,6 +7,7 @@ Every sentence is computed from ``Analysis``; nothing here draws or writes a fil
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pandas as pd
 
@@ -44,93 +45,9 @@ def findings(a: Analysis) -> list[str]:
         ss = s[s["study"] == study]
         prefix = f"{study_title(study)}: " if len(a.studies) > 1 else ""
         for workload in a.workloads(study):
-            g = ss[ss["workload"] == workload]
             base = a.baselines.get((study, workload))
-            if base is None:
-                continue
-            if base.suspect:
-                out.append(f"{prefix}Withheld for {workload}: its GPU baseline ({base.label}) is suspect "
-                           f"({base.suspect}), so no comparison with it is stated.")
-                continue
-            g = g[g["suspect"].fillna("") == ""]  # a suspect GPU run is shown, never compared
-            base_rows = g[g["is_baseline"].astype(bool)]
-            base_row: Row = base_rows.iloc[0] if not base_rows.empty else {}
-            star = lambda r: " (projected)" if r["projected"] else ""  # noqa: E731
-            idx = cheapest(g)
-            if len(g) == 1:
-                r = g.iloc[0]
-                out.append(f"{prefix}Only one configuration of {workload} was measured: "
-                           f"{config_name(r['device'], r['vcpus'], r['build'])}{star(r)}.")
-                continue
-            if idx is not None and base.cost_usd and g.loc[idx, "label"] == base.label and not base.is_gpu:
-                r = g.loc[idx]
-                rest = g.drop(index=idx)
-                j = cheapest(rest)
-                nxt = (f"; the next cheapest, {config_name(rest.loc[j, 'device'], rest.loc[j, 'vcpus'], rest.loc[j, 'build'])}"
-                       f", costs {times(rest.loc[j, 'cost_rel_baseline'])} as much at "
-                       f"{times(rest.loc[j, 'time_rel_baseline'])} its time{star(rest.loc[j])}") if j is not None else ""
-                out.append(held(f"{prefix}{base.name}, the baseline, is also the cheapest configuration for "
-                                f"{workload}{star(r)}{nxt}.", verdict(r, rest.loc[j], "cost") if j is not None else ""))
-            elif idx is not None and base.cost_usd:
-                r = g.loc[idx]
-                if base.is_gpu and r["device"] == "gpu":
-                    cpu = g[g["device"] != "gpu"]
-                    j = cheapest(cpu)
-                    if j is not None:
-                        c = cpu.loc[j]
-                        out.append(held(
-                            f"{prefix}The GPU is the cheapest configuration for {workload}; the cheapest CPU "
-                            f"configuration, {config_name(c['device'], c['vcpus'], c['build'])}, costs "
-                            f"{times(c['cost_rel_baseline'])} as much at {times(c['time_rel_baseline'])} its time{star(c)}.",
-                            verdict(r, c, "cost")))
-                elif base.is_gpu:
-                    out.append(held(
-                        f"{prefix}{config_name(r['device'], r['vcpus'], r['build'])} is the cheapest configuration "
-                        f"for {workload}: {times(r['cost_rel_baseline'])} the GPU's cost at "
-                        f"{times(r['time_rel_baseline'])} its time{star(r)}.", verdict(r, base_row, "cost")))
-                else:
-                    out.append(held(
-                        f"{prefix}{config_name(r['device'], r['vcpus'], r['build'])} is the cheapest configuration "
-                        f"for {workload}: {times(r['cost_rel_baseline'])} the cost of {base.name} (the fallback "
-                        f"baseline, {base.note.split(': ', 1)[0]}) at {times(r['time_rel_baseline'])} its time{star(r)}."
-                        if base.kind == "fallback" else
-                        f"{prefix}{config_name(r['device'], r['vcpus'], r['build'])} is the cheapest configuration "
-                        f"for {workload}: {times(r['cost_rel_baseline'])} the cost of {base.name} (the baseline) at "
-                        f"{times(r['time_rel_baseline'])} its time{star(r)}.", verdict(r, base_row, "cost")))
-            fastest = g.dropna(subset=["total_time_s"]).sort_values("total_time_s")
-            if not fastest.empty and fastest.index[0] != idx:
-                f = fastest.iloc[0]
-                whose = "the GPU's" if base.is_gpu else f"{base.name}'s"
-                if f["device"] == "gpu" and base.is_gpu:
-                    cpu = fastest[fastest["device"] != "gpu"]
-                    if not cpu.empty:
-                        c = cpu.iloc[0]
-                        out.append(held(
-                            f"{prefix}The GPU is the fastest configuration for {workload}; the fastest CPU "
-                            f"configuration, {config_name(c['device'], c['vcpus'], c['build'])}, takes "
-                            f"{times(c['time_rel_baseline'])} its time{star(c)}.", verdict(f, c)))
-                else:
-                    out.append(held(
-                        f"{prefix}{config_name(f['device'], f['vcpus'], f['build'])} is the fastest configuration "
-                        f"for {workload}: {times(f['time_rel_baseline'])} {whose} time at "
-                        f"{times(f['cost_rel_baseline']) if not pd.isna(f['cost_rel_baseline']) else 'an unknown'} "
-                        f"its cost{star(f)}.", verdict(f, fastest.iloc[1]) if len(fastest) > 1 else ""))
-            if a.options.deadline is not None:
-                d = cheapest(g, a.options.deadline)
-                if d is None:
-                    quickest = fastest.iloc[0] if not fastest.empty else None
-                    out.append(
-                        f"{prefix}No configuration trains {workload} within the {a.options.deadline:g} s deadline"
-                        + (f"; the fastest, {config_name(quickest['device'], quickest['vcpus'], quickest['build'])}, "
-                           f"takes {quickest['total_time_s']:.0f} s." if quickest is not None else ".")
-                    )
-                else:
-                    r = g.loc[d]
-                    out.append(
-                        f"{prefix}Within the {a.options.deadline:g} s deadline, "
-                        f"{config_name(r['device'], r['vcpus'], r['build'])} is the cheapest configuration for "
-                        f"{workload}: {r['total_time_s']:.0f} s for {r['cost_usd']:.4f} USD{star(r)}."
-                    )
+            if base is not None:
+                out += workload_findings(a, ss[ss["workload"] == workload], base, prefix)
         out += _study_findings(ss, prefix)
     if s["projected"].any():
         out.append("Figures marked (projected) or * come from epochs capped to fewer steps and projected to a "
@@ -138,6 +55,99 @@ def findings(a: Analysis) -> list[str]:
     out += target_findings(a)
     out += larger_vm_notes(s)
     return out
+
+
+def _star(r: Row) -> str:
+    return " (projected)" if r["projected"] else ""
+
+
+def _name(r: Row) -> str:
+    return config_name(r["device"], r["vcpus"], r["build"])
+
+
+def workload_findings(a: Analysis, g: pd.DataFrame, base: Baseline, prefix: str) -> list[str]:
+    """One workload's findings against its baseline: the cheapest, the fastest, within the deadline."""
+    workload = base.workload
+    if base.suspect:
+        return [f"{prefix}Withheld for {workload}: its GPU baseline ({base.label}) is suspect "
+                f"({base.suspect}), so no comparison with it is stated."]
+    g = g[g["suspect"].fillna("") == ""]  # a suspect GPU run is shown, never compared
+    if len(g) == 1:
+        r = g.iloc[0]
+        return [f"{prefix}Only one configuration of {workload} was measured: {_name(r)}{_star(r)}."]
+    idx = cheapest(g)
+    out = _cheapest_findings(g, idx, base, prefix)
+    fastest = g.dropna(subset=["total_time_s"]).sort_values("total_time_s")
+    if not fastest.empty and fastest.index[0] != idx:
+        out += _fastest_findings(fastest, base, prefix)
+    if a.options.deadline is not None:
+        out.append(_deadline_finding(g, fastest, a.options.deadline, workload, prefix))
+    return out
+
+
+def _cheapest_findings(g: pd.DataFrame, idx: Any, base: Baseline, prefix: str) -> list[str]:
+    """The cheapest configuration against the baseline (or, when it is the baseline, the next cheapest)."""
+    if idx is None or not base.cost_usd:
+        return []
+    workload = base.workload
+    base_rows = g[g["is_baseline"].astype(bool)]
+    base_row: Row = base_rows.iloc[0] if not base_rows.empty else {}
+    r = g.loc[idx]
+    if bool(r["is_baseline"]) and not base.is_gpu:
+        rest = g.drop(index=idx)
+        j = cheapest(rest)
+        nxt = (f"; the next cheapest, {_name(rest.loc[j])}, costs {times(rest.loc[j, 'cost_rel_baseline'])} as much "
+               f"at {times(rest.loc[j, 'time_rel_baseline'])} its time{_star(rest.loc[j])}") if j is not None else ""
+        return [held(f"{prefix}{base.name}, the baseline, is also the cheapest configuration for "
+                     f"{workload}{_star(r)}{nxt}.", verdict(r, rest.loc[j], "cost") if j is not None else "")]
+    if base.is_gpu and r["device"] == "gpu":
+        cpu = g[g["device"] != "gpu"]
+        j = cheapest(cpu)
+        if j is None:
+            return []
+        c = cpu.loc[j]
+        return [held(f"{prefix}The GPU is the cheapest configuration for {workload}; the cheapest CPU "
+                     f"configuration, {_name(c)}, costs {times(c['cost_rel_baseline'])} as much at "
+                     f"{times(c['time_rel_baseline'])} its time{_star(c)}.", verdict(r, c, "cost"))]
+    if base.is_gpu:
+        whom = "the GPU's cost"
+    elif base.kind == "fallback":
+        whom = f"the cost of {base.name} (the fallback baseline, {base.missing} of {workload})"
+    else:
+        whom = f"the cost of {base.name} (the baseline)"
+    return [held(f"{prefix}{_name(r)} is the cheapest configuration for {workload}: {times(r['cost_rel_baseline'])} "
+                 f"{whom} at {times(r['time_rel_baseline'])} its time{_star(r)}.", verdict(r, base_row, "cost"))]
+
+
+def _fastest_findings(fastest: pd.DataFrame, base: Baseline, prefix: str) -> list[str]:
+    """The fastest configuration (when it is not the cheapest) against the baseline."""
+    workload = base.workload
+    f = fastest.iloc[0]
+    if f["device"] == "gpu" and base.is_gpu:
+        cpu = fastest[fastest["device"] != "gpu"]
+        if cpu.empty:
+            return []
+        c = cpu.iloc[0]
+        return [held(f"{prefix}The GPU is the fastest configuration for {workload}; the fastest CPU "
+                     f"configuration, {_name(c)}, takes {times(c['time_rel_baseline'])} its time{_star(c)}.",
+                     verdict(f, c))]
+    whose = "the GPU's" if base.is_gpu else f"{base.name}'s"
+    cost = times(f['cost_rel_baseline']) if not pd.isna(f['cost_rel_baseline']) else 'an unknown'
+    return [held(f"{prefix}{_name(f)} is the fastest configuration for {workload}: {times(f['time_rel_baseline'])} "
+                 f"{whose} time at {cost} its cost{_star(f)}.", verdict(f, fastest.iloc[1]) if len(fastest) > 1 else "")]
+
+
+def _deadline_finding(g: pd.DataFrame, fastest: pd.DataFrame, deadline: float, workload: str, prefix: str) -> str:
+    """The cheapest configuration within the deadline, or that none meets it."""
+    d = cheapest(g, deadline)
+    if d is None:
+        quickest = fastest.iloc[0] if not fastest.empty else None
+        return (f"{prefix}No configuration trains {workload} within the {deadline:g} s deadline"
+                + (f"; the fastest, {_name(quickest)}, takes {quickest['total_time_s']:.0f} s."
+                   if quickest is not None else "."))
+    r = g.loc[d]
+    return (f"{prefix}Within the {deadline:g} s deadline, {_name(r)} is the cheapest configuration for "
+            f"{workload}: {r['total_time_s']:.0f} s for {r['cost_usd']:.4f} USD{_star(r)}.")
 
 
 def target_findings(a: Analysis) -> list[str]:
