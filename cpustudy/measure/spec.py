@@ -143,6 +143,41 @@ def _workload_options(spec: RunSpec) -> dict[str, Any]:
     return options
 
 
+def _pick_cpus(spec: RunSpec, topo: machine_mod.CpuTopology) -> tuple[list[int], bool]:
+    """The CPUs the worker is pinned to, and whether a cgroup quota throttles them (refused unless
+    ``--oversubscribe``)."""
+    cpus = machine_mod.choose_cpus(spec.vcpus, topo, oversubscribe=spec.oversubscribe)
+    quota = machine_mod.cgroup_cpu_quota()
+    throttled = quota is not None and spec.vcpus > quota + 1e-9
+    if throttled and not spec.oversubscribe:
+        raise UserError(
+            f"{spec.vcpus} vCPUs cannot be measured honestly here: a cgroup CPU quota (docker --cpus) allows "
+            f"{quota:g} CPUs; use --vcpus {max(1, int(quota or 1))} or fewer, pin with --cpuset-cpus instead of "
+            "--cpus, or --oversubscribe to measure anyway")
+    return cpus, throttled
+
+
+def _check_device(spec: RunSpec, build: Any) -> None:
+    """The precision and the build against this machine's CPU flags (read once) and GPU."""
+    flags = machine_mod.cpu_flags()
+    check_precision(spec.precision_policy, spec.device, flags,
+                    machine_mod.gpu_compute_capability() if spec.device == "gpu" else None)
+    ready, why = build.readiness(flags, import_check=False)  # `builds list` imports for real
+    if not ready:
+        raise UserError(f"build {build.name} cannot run here: {why}")
+
+
+def _resolve_data(spec: RunSpec) -> str:
+    """The data source; a target accuracy needs labels that mean something."""
+    w = spec.workload
+    data = resolve_data(w, spec.data)
+    if spec.target_accuracy is not None and data == "synthetic":
+        raise UserError(f"--target-accuracy with synthetic data: its labels are random, so accuracy means nothing "
+                        f"({'--data auto found no cached ' + w.dataset + ' data' if spec.data == 'auto' else '--data synthetic'})"
+                        ": use --data real (cached Keras datasets) or --data learnable (planted labels, a demonstration)")
+    return data
+
+
 def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> RunConfig:
     """The measurement ``spec`` asks for: validated, with CPUs, threads and data resolved."""
     from cpustudy.environment import builds
@@ -152,31 +187,15 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> RunConfi
     options = _workload_options(spec)
     build = builds.load(spec.build)
     topo = topo or machine_mod.read_topology()
-    cpus = machine_mod.choose_cpus(spec.vcpus, topo, oversubscribe=spec.oversubscribe)
-    quota = machine_mod.cgroup_cpu_quota()
-    throttled = quota is not None and spec.vcpus > quota + 1e-9
-    if throttled and not spec.oversubscribe:
-        raise UserError(
-            f"{spec.vcpus} vCPUs cannot be measured honestly here: a cgroup CPU quota (docker --cpus) allows "
-            f"{quota:g} CPUs; use --vcpus {max(1, int(quota or 1))} or fewer, pin with --cpuset-cpus instead of "
-            "--cpus, or --oversubscribe to measure anyway")
-    flags = machine_mod.cpu_flags()  # read once: the build and the precision are checked against it
-    check_precision(spec.precision_policy, spec.device, flags,
-                    machine_mod.gpu_compute_capability() if spec.device == "gpu" else None)
-    ready, why = build.readiness(flags, import_check=False)  # `builds list` imports for real
-    if not ready:
-        raise UserError(f"build {build.name} cannot run here: {why}")
+    cpus, throttled = _pick_cpus(spec, topo)
+    _check_device(spec, build)
     batch = spec.batch_size or w.batch_size
     full_steps = -(-w.samples_per_epoch // batch)
     steps = spec.steps_per_epoch
     if steps is not None and steps >= full_steps:
         steps = None  # a cap at or above a full epoch is a full epoch
     validating = spec.validation == "study" and w.validation_samples > 0
-    data = resolve_data(w, spec.data)
-    if spec.target_accuracy is not None and data == "synthetic":
-        raise UserError(f"--target-accuracy with synthetic data: its labels are random, so accuracy means nothing "
-                        f"({'--data auto found no cached ' + w.dataset + ' data' if spec.data == 'auto' else '--data synthetic'})"
-                        ": use --data real (cached Keras datasets) or --data learnable (planted labels, a demonstration)")
+    data = _resolve_data(spec)
     return RunConfig(
         workload=w.name,
         workload_version=w.version,

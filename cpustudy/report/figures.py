@@ -333,17 +333,6 @@ def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggp
     blank["workload"] = pd.Categorical(blank["workload"], categories=workloads, ordered=True)
     ncol = min(4, len(workloads))
     nrow = math.ceil(len(workloads) / ncol)
-    what = f"cheapest within {deadline:g} s ringed" if deadline is not None else "cheapest ringed"
-    if deadline is not None and picks["workload"].nunique() < len(workloads):
-        what += f" (none finishes in time in {len(workloads) - picks['workload'].nunique()} panel(s))"
-    lone = len(workloads) - front["workload"].nunique()
-    if front.empty:
-        pareto = "one configuration is both the fastest and the cheapest in every panel (no front to draw)"
-    elif lone:
-        pareto = (f"dashed: Pareto front (nothing is both faster and cheaper); in {lone} panel(s) one "
-                  "configuration is both fastest and cheapest")
-    else:
-        pareto = "dashed: Pareto front (nothing is both faster and cheaper)"
     p = (
         ggplot(df, aes(x="total_time_s", y="cost_usd"))
         + geom_blank(data=blank)
@@ -361,7 +350,7 @@ def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggp
             y="Cost of full training (USD, log scale)",
             color="build",
             title=f"Time vs cost: {study_title(study)}",
-            subtitle=f"Numbers: vCPUs; {pareto}; {what}",
+            subtitle=_time_cost_subtitle(len(workloads), front, picks, deadline),
             caption=f"{_price_caption(df)}  cpustudy {__version__}",
         )
         + theme_cpustudy()
@@ -370,6 +359,22 @@ def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggp
     if deadline is not None:
         p = p + geom_vline(xintercept=deadline, color="#b2182b", linetype="dotted", size=0.7)
     return p
+
+
+def _time_cost_subtitle(panels: int, front: pd.DataFrame, picks: pd.DataFrame, deadline: float | None) -> str:
+    """What the time-vs-cost chart draws: the Pareto front where a panel has one, and what is ringed."""
+    what = f"cheapest within {deadline:g} s ringed" if deadline is not None else "cheapest ringed"
+    if deadline is not None and picks["workload"].nunique() < panels:
+        what += f" (none finishes in time in {panels - picks['workload'].nunique()} panel(s))"
+    lone = panels - front["workload"].nunique()
+    if front.empty:
+        pareto = "one configuration is both the fastest and the cheapest in every panel (no front to draw)"
+    elif lone:
+        pareto = (f"dashed: Pareto front (nothing is both faster and cheaper); in {lone} panel(s) one "
+                  "configuration is both fastest and cheapest")
+    else:
+        pareto = "dashed: Pareto front (nothing is both faster and cheaper)"
+    return f"Numbers: vCPUs; {pareto}; {what}"
 
 
 def _seconds(values: Any) -> list[str]:

@@ -24,7 +24,9 @@ Migration = Callable[[sqlite3.Connection], None]
 
 
 def v1_machines_runs_epochs(conn: sqlite3.Connection) -> None:
-    """Machines, runs (one measurement each: configuration, software, status, summary) and epochs."""
+    """Machines, runs (one measurement each: configuration, software, status, summary) and epochs.
+    Longer than 60 lines because it is the first schema's three CREATE TABLE statements, one column a
+    line, as every existing database was made (never edited: later versions add migrations)."""
     conn.execute("""CREATE TABLE machines (
         id INTEGER PRIMARY KEY,
         fingerprint TEXT NOT NULL UNIQUE,
