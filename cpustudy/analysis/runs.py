@@ -212,7 +212,7 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
 
 def add_configuration(df: pd.DataFrame) -> None:
     """The configuration's fields the analysis groups and decides on, per run: ``recipe`` (the build
-    as stored), ``tags`` (:func:`setting_tags`), ``platform`` (:func:`add_cloud`), ``stock`` (a stock
+    as stored), ``tags`` (:func:`setting_tags`, joined by "+"), ``platform`` (:func:`add_cloud`), ``stock`` (a stock
     recipe at default settings), ``changes_accuracy``, ``series`` (the build without its batch size)
     and ``build``, the configuration's name made of them (``tf+b64@n2-highcpu``): one name per
     configuration, shown in charts and never parsed back."""
@@ -220,6 +220,7 @@ def add_configuration(df: pd.DataFrame) -> None:
     df["recipe"] = df["build"].astype(str)
     df["build_family"] = [build_family(r) for r in recs]
     tags = ["+".join(setting_tags(r)) for r in recs]
+    df["tags"] = tags
     df["stock"] = [str(r.get("build")) in STOCK_BUILDS and not t for r, t in zip(recs, tags)]
     df["changes_accuracy"] = [changes_accuracy(r) for r in recs]
     add_cloud(df)

@@ -31,9 +31,10 @@ from cpustudy.analysis.suspect import gpu_caveat, suspect_column
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
-KEYS = ["study", "workload", "device", "vcpus", "build"]
-#: A configuration's fields beside its name (``build``) that decisions read (``analysis.runs.add_configuration``).
-CONFIG_COLUMNS = ("recipe", "platform", "stock", "changes_accuracy", "series")
+#: What makes a configuration: the fields a summary row is grouped on (``analysis.runs.add_configuration``).
+KEYS = ["study", "workload", "device", "vcpus", "recipe", "tags", "platform"]
+#: Per configuration, made of its fields: its name (``build``) and what decisions read.
+CONFIG_COLUMNS = ("build", "stock", "changes_accuracy", "series")
 
 SUMMARY_COLUMNS = [
     "study", "workload", "device", "vcpus", "build", "label", "n_runs", "epochs",
@@ -222,7 +223,7 @@ def add_scaling(summary: pd.DataFrame) -> pd.DataFrame:
     summary["parallel_efficiency"] = math.nan
     summary["build_speedup_vs_stock"] = math.nan
     cpu = summary[(summary["device"] != "gpu") & summary["total_time_s"].notna() & summary["vcpus"].notna()]
-    for _, g in cpu.groupby(["study", "workload", "build"], sort=False):
+    for _, g in cpu.groupby(["study", "workload", "recipe", "tags", "platform"], sort=False):
         first = g.sort_values("vcpus").iloc[0]
         speed = first["total_time_s"] / g["total_time_s"]
         ideal = g["vcpus"].astype(float) / float(first["vcpus"])
