@@ -73,3 +73,25 @@ def test_a_tuned_sweep_keeps_its_batch_sizes_precisions_and_target(run_cli, db, 
     (cell,) = sweep.plan_from(workloads="mnist_mlp", builds="tf", vcpus="1", db=str(db), tuned=True,
                               data="synthetic", epochs=2).cells
     assert cell.config.batch_size == 512 and cell.config.input_pipeline == "tfdata"
+
+
+def test_a_new_workload_version_is_measured_again_and_never_pooled_with_the_old(run_cli, tmp_path, monkeypatch):
+    import reportdb
+
+    from cpustudy.analysis import summary
+
+    db = tmp_path / "v.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        reportdb.add_run(s, m, "mnist_mlp", "tf", 1, [4.0, 4.0])  # measured when the workload was version 1
+        reportdb.add_run(s, m, "mnist_mlp", "tf", 2, [3.0, 3.0])
+    w = workloads.get("mnist_mlp")
+    v1 = plan(RunSpec(workload=w, vcpus=1, data="synthetic"), TOPO)
+    v2 = plan(RunSpec(workload=dataclasses.replace(w, version=2), vcpus=1, data="synthetic"), TOPO)
+    assert v2.workload_version == 2 and sweep.cell_key(v1, "m") != sweep.cell_key(v2, "m")  # not resumed into
+    with Store.read(db) as s:
+        assert len(summary.analyze(s, summary.Options()).summary) == 2
+    monkeypatch.setitem(workloads.ALL, "mnist_mlp", dataclasses.replace(w, version=2))
+    with Store.read(db) as s:
+        r = run_cli("report", "--db", db, "--out", tmp_path / "out")
+    assert r.code == 2 and "earlier version of its workload" in r.err and len(r.err.strip().splitlines()) == 1

@@ -230,6 +230,16 @@ def add_configuration(df: pd.DataFrame) -> None:
     df["series"] = [f"{b}{'+' + t if t else ''}{p}" for b, t, p in zip(df["recipe"], unbatched, at)]
 
 
+def outdated(df: pd.DataFrame) -> pd.Series:
+    """Runs of an earlier version of their workload (its model, data generator or FLOPs changed since):
+    not comparable with runs of the current one (imported studies ran their own models: never)."""
+    current = [getattr(workload_info(str(w)), "version", None) for w in df["workload_base"]]
+    stored = pd.to_numeric(df["workload_version"], errors="coerce").fillna(1) if "workload_version" in df \
+        else pd.Series(1, index=df.index)
+    old = [c is not None and int(v) != c for c, v in zip(current, stored)]
+    return pd.Series(old, index=df.index, dtype=bool) & ~df["study"].isin(IMPORTED_STUDIES)
+
+
 def workload_variant(run: dict[str, Any]) -> str:
     """The workload's name, plus where its augmentation ran when that differs from the study's way
     (on the host): ``cifar10_cnn (augment: model)``. Augmentation inside the model is different work

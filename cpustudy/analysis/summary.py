@@ -24,7 +24,7 @@ from cpustudy import precision
 from cpustudy.analysis.frames import rows
 from cpustudy.analysis import costs, pricing
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
-from cpustudy.analysis.runs import config_label, example_validates, guess_family, load_runs, run_totals
+from cpustudy.analysis.runs import config_label, example_validates, guess_family, load_runs, outdated, run_totals
 from cpustudy.analysis.studies import IMPORTED_STUDIES, STOCK_BUILDS, study
 from cpustudy.analysis.holdup import busy_reason
 from cpustudy.analysis.suspect import gpu_caveat, suspect_column
@@ -253,6 +253,13 @@ def analyze(store: Store, opts: Options) -> Analysis:
     parse_baseline(opts.baseline)
     runs = run_totals(load_runs(store, opts.study))
     notes: list[str] = []
+    old = outdated(runs)
+    if old.any():
+        notes.append(f"{int(old.sum())} run(s) of an earlier version of their workload were left out (its model or "
+                     "data changed since: measure them again)")
+        runs = runs[~old]
+        if runs.empty:
+            raise UserError(f"every run in {store.path} measured an earlier version of its workload: measure again")
     bad = runs["total_time_s"].isna()
     if bad.any():
         notes.append(f"{int(bad.sum())} ok run(s) without an epoch time were left out")
