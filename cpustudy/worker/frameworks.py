@@ -109,20 +109,7 @@ def import_frameworks(intra: int | None, inter: int | None) -> tuple[Any, dict[s
 
         software["jax_version"] = jax.__version__
     if tf is not None:
-        software["tf_version"] = tf.__version__
-        software["tf_git_version"] = getattr(tf, "__git_version__", None)
-        try:
-            software["tf_build_info"] = dict(tf.sysconfig.get_build_info())
-        except Exception:  # older builds
-            software["tf_build_info"] = {}
-        software["onednn"] = onednn_enabled(import_log)
-        match = MISSING_ISA.search(import_log)
-        reported = bool(match) or "optimized to use available CPU" in import_log
-        software["tf_isa_report"] = reported
-        # "" = TF reported and lacks nothing; None = TF said nothing about instruction sets
-        software["tf_missing_isa"] = match.group(1).strip() if match else ("" if reported else None)
-        software["intra_threads"] = tf.config.threading.get_intra_op_parallelism_threads()
-        software["inter_threads"] = tf.config.threading.get_inter_op_parallelism_threads()
+        software.update(tensorflow_report(tf, import_log))
     try:
         import numpy
 
@@ -131,6 +118,25 @@ def import_frameworks(intra: int | None, inter: int | None) -> tuple[Any, dict[s
         pass
     software["affinity"] = sorted(os.sched_getaffinity(0))
     return keras, software
+
+
+def tensorflow_report(tf: Any, import_log: str) -> dict[str, Any]:
+    """What TensorFlow says of itself: version, build, oneDNN, the instruction sets it was not compiled
+    for (from what it logged while importing) and its thread pools."""
+    out: dict[str, Any] = {"tf_version": tf.__version__, "tf_git_version": getattr(tf, "__git_version__", None)}
+    try:
+        out["tf_build_info"] = dict(tf.sysconfig.get_build_info())
+    except Exception:  # older builds
+        out["tf_build_info"] = {}
+    out["onednn"] = onednn_enabled(import_log)
+    match = MISSING_ISA.search(import_log)
+    reported = bool(match) or "optimized to use available CPU" in import_log
+    out["tf_isa_report"] = reported
+    # "" = TF reported and lacks nothing; None = TF said nothing about instruction sets
+    out["tf_missing_isa"] = match.group(1).strip() if match else ("" if reported else None)
+    out["intra_threads"] = tf.config.threading.get_intra_op_parallelism_threads()
+    out["inter_threads"] = tf.config.threading.get_inter_op_parallelism_threads()
+    return out
 
 
 def onednn_enabled(import_log: str) -> bool | None:
