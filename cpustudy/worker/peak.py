@@ -4,6 +4,7 @@ bandwidth. Imports the framework only when called."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from cpustudy.worker.frameworks import list_gpus
@@ -43,6 +44,60 @@ def float32_precision(backend: str, device: str) -> str:
         return f"unknown ({type(exc).__name__})"
 
 
+@dataclass
+class Kernels:
+    """A matmul and a streaming add on the device, through one framework, and how to wait for them."""
+
+    a: Any  # the n x n matrix
+    mm: Callable[[Any], Any]
+    big: Any  # the vector streamed through memory
+    add: Callable[[Any], Any]
+    sync: Callable[[Any], Any]
+    device_name: str
+
+
+def kernels(backend: str, gpu: bool, host: Any) -> Kernels:
+    """The peak's two kernels in ``backend`` (jax, torch, else TensorFlow) on the GPU or the CPUs."""
+    if backend == "jax":
+        import jax
+        import jax.numpy as jnp
+
+        target = jax.devices("gpu" if gpu else "cpu")[0]
+        return Kernels(jax.device_put(jnp.asarray(host), target), jax.jit(lambda u: u @ u),
+                       jax.device_put(jnp.ones((1 << 26,), dtype=jnp.float32), target), jax.jit(lambda u: u + 1.0),
+                       lambda t: t.block_until_ready(), target.device_kind)
+    if backend == "torch":
+        import torch
+
+        dev = torch.device("cuda" if gpu else "cpu")
+        return Kernels(torch.from_numpy(host).to(dev), lambda u: u @ u, torch.ones(1 << 26, device=dev),
+                       lambda u: u + 1.0, (lambda t: torch.cuda.synchronize()) if gpu else (lambda t: t),
+                       torch.cuda.get_device_name(0) if gpu else "cpu")
+    import tensorflow as tf
+
+    with tf.device("/GPU:0" if gpu else "/CPU:0"):
+        a = tf.constant(host)
+        big = tf.ones((1 << 26,))
+    if gpu:  # GPU ops return before they finish: wait for the device
+        sync: Callable[[Any], Any] = lambda t: tf.test.experimental.sync_devices()  # noqa: E731
+        name = (list_gpus("tensorflow") or ["gpu"])[0]
+    else:
+        sync, name = (lambda t: t), "cpu"  # TensorFlow runs CPU ops to completion before returning them
+    return Kernels(a, tf.function(lambda u: tf.matmul(u, u)), big, tf.function(lambda u: u + 1.0), sync, name)
+
+
+def best_rate(fn: Callable[[], Any], work: float, budget_s: float) -> tuple[float, int]:
+    """The best rate (work per second) of ``fn`` over at least 2 runs filling ``budget_s``, after a warm-up."""
+    fn()  # warm-up: tracing, allocation
+    best, iters, start = 0.0, 0, time.perf_counter()
+    while iters < 2 or time.perf_counter() - start < budget_s:
+        t0 = time.perf_counter()
+        fn()
+        best = max(best, work / (time.perf_counter() - t0))
+        iters += 1
+    return best, iters
+
+
 def measure_peak(backend: str, device: str = "cpu", n: int | None = None, budget_s: float = 0.75) -> dict[str, Any]:
     """The practical peak of the device the run trained on: the best rate of n x n float32 matmuls at
     the framework's own precision (n = 2048 on CPUs, 8192 on a GPU, best of the runs that fit in
@@ -53,58 +108,11 @@ def measure_peak(backend: str, device: str = "cpu", n: int | None = None, budget
 
     gpu = device == "gpu"
     n = n or (8192 if gpu else 2048)
-    host = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
-    if backend == "jax":
-        import jax
-        import jax.numpy as jnp
-
-        target = jax.devices("gpu" if gpu else "cpu")[0]
-        a = jax.device_put(jnp.asarray(host), target)
-        mm = jax.jit(lambda u: u @ u)
-        big = jax.device_put(jnp.ones((1 << 26,), dtype=jnp.float32), target)
-        add = jax.jit(lambda u: u + 1.0)
-        sync: Callable[[Any], Any] = lambda t: t.block_until_ready()
-        device_name = target.device_kind
-    elif backend == "torch":
-        import torch
-
-        dev = torch.device("cuda" if gpu else "cpu")
-        a = torch.from_numpy(host).to(dev)
-        mm = lambda u: u @ u  # noqa: E731
-        big = torch.ones(1 << 26, device=dev)
-        add = lambda u: u + 1.0  # noqa: E731
-        sync = (lambda t: torch.cuda.synchronize()) if gpu else (lambda t: t)
-        device_name = torch.cuda.get_device_name(0) if gpu else "cpu"
-    else:
-        import tensorflow as tf
-
-        name = "/GPU:0" if gpu else "/CPU:0"
-        with tf.device(name):
-            a = tf.constant(host)
-            big = tf.ones((1 << 26,))
-        mm = tf.function(lambda u: tf.matmul(u, u))
-        add = tf.function(lambda u: u + 1.0)
-        if gpu:  # GPU ops return before they finish: wait for the device
-            sync = lambda t: tf.test.experimental.sync_devices()  # noqa: E731
-            device_name = (list_gpus("tensorflow") or ["gpu"])[0]
-        else:
-            sync = lambda t: t  # TensorFlow runs CPU ops to completion before returning them
-            device_name = "cpu"
-
-    def best_rate(fn: Callable[[], Any], work: float) -> tuple[float, int]:
-        fn()  # warm-up: tracing, allocation
-        best, iters, start = 0.0, 0, time.perf_counter()
-        while iters < 2 or time.perf_counter() - start < budget_s:
-            t0 = time.perf_counter()
-            fn()
-            best = max(best, work / (time.perf_counter() - t0))
-            iters += 1
-        return best, iters
-
+    k = kernels(backend, gpu, np.random.default_rng(0).standard_normal((n, n), dtype=np.float32))
     t0 = time.perf_counter()
-    gflops, mm_iters = best_rate(lambda: sync(mm(a)), 2.0 * n**3 / 1e9)
-    gbs, bw_iters = best_rate(lambda: sync(add(big)), 2.0 * 4 * (1 << 26) / 1e9)
+    gflops, mm_iters = best_rate(lambda: k.sync(k.mm(k.a)), 2.0 * n**3 / 1e9, budget_s)
+    gbs, bw_iters = best_rate(lambda: k.sync(k.add(k.big)), 2.0 * 4 * (1 << 26) / 1e9, budget_s)
     return {"gflops": gflops, "bandwidth_gbs": gbs, "matmul_n": n, "matmul_iterations": mm_iters,
             "bandwidth_bytes": 2 * 4 * (1 << 26), "bandwidth_iterations": bw_iters, "backend": backend,
-            "device": device, "device_name": device_name, "precision": float32_precision(backend, device),
+            "device": device, "device_name": k.device_name, "precision": float32_precision(backend, device),
             "seconds": time.perf_counter() - t0}
