@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from cpustudy.environment.probe import worker_env
+from cpustudy.errors import Terminated
 from cpustudy.measure import peaks
 from cpustudy.measure.configuration import Configuration
 from cpustudy.measure.summary import summarize, target_summary
@@ -62,7 +63,8 @@ def execute(
         # Whatever went wrong in the parent (an interrupt, a full disk, a listener's bug), the run
         # must not stay "running": finish it as failed, then let the exception go on.
         if store.runs(run_ids=[run_id])[0]["status"] == "running":
-            reason = "interrupted by the user" if isinstance(exc, KeyboardInterrupt) else f"parent error: {exc!r}"
+            reason = (f"interrupted by {exc.name}" if isinstance(exc, Terminated) else "interrupted by the user"
+                      if isinstance(exc, KeyboardInterrupt) else f"parent error: {exc!r}")
             store.finish_run(run_id, "failed", {}, error=reason)
         raise
 
@@ -175,7 +177,8 @@ class _Worker:
             w.proc = subprocess.Popen(
                 [config.python or sys.executable, "-m", "cpustudy.worker", config.to_json(), str(write_fd)],
                 pass_fds=(write_fd,), stdin=subprocess.DEVNULL, stdout=w.log, stderr=subprocess.STDOUT,
-                env=worker_env(config.env, config.device), start_new_session=True,
+                env={**worker_env(config.env, config.device), "CPUSTUDY_PARENT_PID": str(os.getpid())},
+                start_new_session=True,
             )
         except OSError as exc:
             os.close(read_fd)

@@ -11,6 +11,25 @@ from cpustudy.worker import protocol
 from cpustudy.worker.frameworks import import_frameworks, pin_and_size
 
 
+#: The parent's process id, in the worker's environment.
+PARENT_PID = "CPUSTUDY_PARENT_PID"
+
+
+def die_with_parent() -> None:
+    """Have Linux kill this worker when the process that started it dies, however it dies (SIGKILL,
+    an out-of-memory kill): a worker never goes on measuring with no one to store it."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the parent kills the worker's group when it can
+        return
+    parent = os.environ.get(PARENT_PID)
+    if parent and os.getppid() != int(parent):  # the parent died before the request took effect
+        os._exit(1)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     probe = bool(argv) and argv[0] == "--probe"
@@ -45,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    die_with_parent()
     code = main()
     # Everything the parent needs has been written and flushed. Skipping the interpreter's and
     # TensorFlow's teardown (thread pools, atexit handlers) saves 1-2 s per worker, which in a sweep
