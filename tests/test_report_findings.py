@@ -103,6 +103,9 @@ def test_a_time_to_target_comparison_is_judged_on_the_runs_that_reached_it():
                 "time_to_target_s": mid, "target_time_high": high, "cost_to_target_usd": cost}
 
     fast, slow = row(10, 11, 12, 0.001), row(11.5, 13, 14, 0.002)
-    assert "their repeats overlap (2 and 2 runs)" in verdict(fast, slow, "target_time")
+    overlap = verdict(fast, slow, "target_time")
+    assert "their repeats overlap (2 and 2 runs)" in str(overlap) and overlap and not overlap.busy
     # priced at different rates, the same runs' costs are apart: a cost finding holds up
-    assert verdict(fast, slow, "target_cost") == ""
+    assert not verdict(fast, slow, "target_cost")
+    busy = verdict({**fast, "busy": "busy: other processes used 90 % of a CPU"}, slow, "target_cost")
+    assert busy.busy and str(busy).startswith("busy")  # counted apart by the report, from the flag

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import pandas as pd
@@ -81,26 +82,45 @@ def _range(r: Row, metric: str) -> tuple[float, float, float]:
     return low, mid, high
 
 
-def verdict(a: Row, b: Row, metric: str = "time") -> str:
-    """Empty when the comparison of configurations ``a`` and ``b`` (summary rows) by ``metric`` (time,
-    cost, target_time or target_cost: to a target accuracy, over the runs that reached it) holds up;
-    otherwise why it is inconclusive (beginning "busy" when a side ran on a busy machine)."""
+@dataclass(frozen=True)
+class Reason:
+    """Why a comparison is inconclusive; false (empty) when it holds up. ``busy``: a side ran on a busy
+    machine (the report counts those apart). Reads as its text."""
+
+    text: str = ""
+    busy: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+#: The comparison holds up.
+HOLDS = Reason()
+
+
+def verdict(a: Row, b: Row, metric: str = "time") -> Reason:
+    """Whether the comparison of configurations ``a`` and ``b`` (summary rows) by ``metric`` (time,
+    cost, target_time or target_cost: to a target accuracy, over the runs that reached it) holds up:
+    :data:`HOLDS`, or the :class:`Reason` it is inconclusive."""
     busy = [str(r.get("busy") or "") for r in (a, b) if r.get("busy")]
     if busy:
-        return busy[0]
+        return Reason(busy[0], busy=True)
     if not study(a.get("study")).judged and not study(b.get("study")).judged:
-        return ""  # an imported study's single logged runs, as it published them
+        return HOLDS  # an imported study's single logged runs, as it published them
     (alo, x, ahi), (blo, y, bhi) = _range(a, metric), _range(b, metric)
     if not (x > 0 and y > 0):
-        return "not measured on both sides"
+        return Reason("not measured on both sides")
     runs = MEASURES["target" if metric.startswith("target") else "time"][1]
     na, nb = int(_num(a.get(runs)) or 1), int(_num(b.get(runs)) or 1)
     if na >= 2 and nb >= 2:
         if ahi < blo or bhi < alo:
-            return ""
-        return f"their repeats overlap ({na} and {nb} runs)"
+            return HOLDS
+        return Reason(f"their repeats overlap ({na} and {nb} runs)")
     ratio = max(x, y) / min(x, y)
     if ratio > SINGLE_RUN_MARGIN:
-        return ""
-    return (f"one run {'each' if na == nb == 1 else 'on one side'} and a difference of only {ratio:.2f}x, within "
-            f"the {SINGLE_RUN_MARGIN:g}x that fresh processes vary (measure with --repeats 3)")
+        return HOLDS
+    return Reason(f"one run {'each' if na == nb == 1 else 'on one side'} and a difference of only {ratio:.2f}x, "
+                  f"within the {SINGLE_RUN_MARGIN:g}x that fresh processes vary (measure with --repeats 3)")

@@ -15,7 +15,7 @@ from cpustudy.analysis.frames import records, rows
 from cpustudy import __version__
 from cpustudy.analysis import pricing
 from cpustudy.analysis.baselines import Baseline
-from cpustudy.analysis.holdup import Row, verdict
+from cpustudy.analysis.holdup import HOLDS, Reason, Row, verdict
 from cpustudy.analysis.runs import config_name
 from cpustudy.analysis import studies
 from cpustudy.analysis.studies import IMPORTED_STUDIES, study_title
@@ -28,9 +28,9 @@ def times(v: float, sign: str = "×") -> str:
     return f"{v:.2f}{sign}" if v >= 0.095 else f"{v:.2g}{sign}"
 
 
-def held(sentence: str, reason: str) -> str:
+def held(sentence: str, reason: Reason) -> str:
     """A finding as stated, or, when the comparison behind it does not hold up, marked inconclusive
-    with the reason (which begins with "busy" when a side ran on a busy machine)."""
+    with the reason."""
     if not reason:
         return sentence
     return f"Inconclusive: {sentence.rstrip('.')} (not a finding: {reason})."
@@ -99,7 +99,7 @@ def _cheapest_findings(g: pd.DataFrame, idx: Any, base: Baseline, prefix: str) -
         nxt = (f"; the next cheapest, {_name(rest.loc[j])}, costs {times(rest.loc[j, 'cost_rel_baseline'])} as much "
                f"at {times(rest.loc[j, 'time_rel_baseline'])} its time{_star(rest.loc[j])}") if j is not None else ""
         return [held(f"{prefix}{base.name}, the baseline, is also the cheapest configuration for "
-                     f"{workload}{_star(r)}{nxt}.", verdict(r, rest.loc[j], "cost") if j is not None else "")]
+                     f"{workload}{_star(r)}{nxt}.", verdict(r, rest.loc[j], "cost") if j is not None else HOLDS)]
     if base.is_gpu and r["device"] == "gpu":
         cpu = g[g["device"] != "gpu"]
         j = cheapest(cpu)
@@ -134,7 +134,7 @@ def _fastest_findings(fastest: pd.DataFrame, base: Baseline, prefix: str) -> lis
     whose = "the GPU's" if base.is_gpu else f"{base.name}'s"
     cost = times(f['cost_rel_baseline']) if not pd.isna(f['cost_rel_baseline']) else 'an unknown'
     return [held(f"{prefix}{_name(f)} is the fastest configuration for {workload}: {times(f['time_rel_baseline'])} "
-                 f"{whose} time at {cost} its cost{_star(f)}.", verdict(f, fastest.iloc[1]) if len(fastest) > 1 else "")]
+                 f"{whose} time at {cost} its cost{_star(f)}.", verdict(f, fastest.iloc[1]) if len(fastest) > 1 else HOLDS)]
 
 
 def _deadline_finding(g: pd.DataFrame, fastest: pd.DataFrame, deadline: float, workload: str, prefix: str) -> str:
@@ -204,18 +204,18 @@ def larger_vm_notes(s: pd.DataFrame) -> list[str]:
     return out
 
 
-def _tally(verdicts: list[tuple[bool, str]]) -> tuple[int, int, list[str]]:
+def _tally(verdicts: list[tuple[bool, Reason]]) -> tuple[int, int, list[Reason]]:
     """(held and true, held and false, reasons of those that did not hold)."""
     yes = sum(1 for ok, why in verdicts if ok and not why)
     no = sum(1 for ok, why in verdicts if not ok and not why)
     return yes, no, [why for _, why in verdicts if why]
 
 
-def _inconclusive(reasons: list[str]) -> str:
+def _inconclusive(reasons: list[Reason]) -> str:
     if not reasons:
         return ""
-    busy = sum(r.startswith("busy") for r in reasons)
-    first = next((r for r in reasons if r.startswith("busy")), reasons[0])
+    busy = sum(r.busy for r in reasons)
+    first = next((r for r in reasons if r.busy), reasons[0])
     return (f"; {len(reasons)} inconclusive ({busy} on a busy machine; e.g. {first})" if busy
             else f"; {len(reasons)} inconclusive (e.g. {first})")
 
@@ -231,7 +231,7 @@ def _study_findings(ss: pd.DataFrame, prefix: str) -> list[str]:
         verdicts = []
         for r in records(g):
             same = stocks[(stocks["workload"] == r["workload"]) & (stocks["vcpus"] == r["vcpus"])]
-            why = verdict(r, same.iloc[0]) if not same.empty else "no stock run at these vCPUs"
+            why = verdict(r, same.iloc[0]) if not same.empty else Reason("no stock run at these vCPUs")
             verdicts.append((r["build_speedup_vs_stock"] > 1, why))
         faster, slower, reasons = _tally(verdicts)
         by_v = g.groupby("vcpus")["build_speedup_vs_stock"].median()
