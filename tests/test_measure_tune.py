@@ -81,3 +81,46 @@ def test_tuner_does_not_keep_a_switch_the_framework_did_not_apply(run_cli, db, e
     asked = [x for x in runs if json.loads(x["settings"])["tune"]["setting"]["xla"]]
     assert asked and all(x["xla"] == 0 for x in asked)
     assert json.loads(tuning["setting"])["xla"] is None
+
+
+def test_search_keeps_a_clearly_faster_change_and_skips_what_the_default_resolved_to():
+    from cpustudy.measure import tune
+
+    class Scripted(tune.Trials):
+        """Trials timed by ``seconds`` instead of workers; oneDNN on and XLA off are what the default
+        resolves to, and the framework never applies XLA."""
+
+        def __init__(self, seconds):
+            self.said: list[str] = []
+            self.tags: list[str] = []
+            super().__init__(None, 0, None, 1, "tf", 2, 2, "synthetic", None, self.said.append)
+            self.seconds = seconds
+
+        def measure(self, setting, tag):
+            t = self.seconds(setting)
+            self.trials.append(tune.Trial(setting, t, len(self.trials)))
+            self.tags.append(tag)
+            return t
+
+        def resolved_switches(self):
+            last = self.trials[-1].setting
+            return {"onednn": True if last.onednn is None else last.onednn, "xla": False}
+
+    def seconds(s):
+        return (0.5 if s.input_pipeline == "tfdata" else 1.0) * (2.0 if s.onednn is False else 1.0)
+
+    def search(pinned):
+        trials = Scripted(seconds)
+        trials.measure(default, "default")
+        return tune.search(trials, default, tune.dimensions(1, True, None), pinned, rechecks=1), trials
+
+    default = tune.default_setting(1)
+    best, trials = search(pinned=set())
+    assert best == tune.replace(default, input_pipeline="tfdata")
+    # tf.data is faster: measured again beside the best. oneDNN on (the default's) is never asked for;
+    # oneDNN off, slower by far, is not measured again; XLA on is asked for but not applied: not a change.
+    assert trials.tags == ["default", "try input_pipeline", "recheck best", "recheck input_pipeline",
+                           "try onednn", "try xla"]
+    assert trials.said == ["  xla True was not applied by the framework: not a change"]
+    best, trials = search(pinned={"input_pipeline"})  # what the build pins is not tried
+    assert best == default and trials.tags == ["default", "try onednn", "try xla"]

@@ -59,3 +59,72 @@ def test_asynchronous_steps_are_timed_until_they_drain():
     clock.first, clock.last, clock.began = 10.0, 10.2, 11  # 11 steps dispatched in 0.2 s
     assert clock.steps_s(5.0) == pytest.approx(0.2 * 11 / 10)  # synchronous: n - 1 whole steps
     assert clock.steps_s(5.0, drained=13.0) == pytest.approx(3.0)  # queued: until the queue drained
+
+
+def test_an_epoch_splits_into_time_inside_its_steps_outside_them_and_validation():
+    from cpustudy.worker.train import StepClock, epoch_split
+
+    steps = StepClock()
+    steps.first, steps.last, steps.began = 1.0, 3.0, 5  # 5 training steps started over 2 s
+    val = StepClock()
+    val.start, val.first, val.last, val.began, val.end = 6.0, 6.1, 6.5, 5, 7.0
+    split = epoch_split(0.5, 8.0, steps, val, drains=False)
+    assert split.validation_s == pytest.approx(1.0)
+    assert split.elapsed_s == pytest.approx(6.5)  # 7.5 s from begin to end, validation excluded
+    assert split.steps_s == pytest.approx(2.0 * 5 / 4)  # n - 1 whole steps between first and last start
+    assert split.boundary_s == pytest.approx(6.5 - 2.5)
+    assert split.validation_steps_s == pytest.approx(0.4 * 5 / 4)
+    drained = epoch_split(0.5, 8.0, steps, val, drains=True)
+    assert drained.steps_s == pytest.approx(5.0)  # from the first start to the training's end (validation's start)
+    assert drained.validation_steps_s == pytest.approx(0.9)  # from the first start to validation's end
+    alone = epoch_split(0.5, 8.0, steps, None, drains=True)
+    assert alone.elapsed_s == pytest.approx(7.5) and alone.steps_s == pytest.approx(7.0)  # until the epoch's end
+    assert alone.validation_s is None and alone.validation_steps_s is None
+
+
+def test_the_epoch_timer_sends_each_epoch_timed_from_its_hooks(monkeypatch):
+    from types import SimpleNamespace
+
+    from cpustudy.worker import protocol, train
+
+    clock = SimpleNamespace(t=0.0, cpu=0.0)
+    monkeypatch.setattr(train, "time", SimpleNamespace(perf_counter=lambda: clock.t, process_time=lambda: clock.cpu,
+                                                       time=lambda: 1e9))
+    sent: list[tuple[str, dict]] = []
+    timer = train.EpochTimer(lambda kind, **fields: sent.append((kind, fields)), keras=None, sampler=None,
+                             drains=False, torch_gpu=False, steps=3, samples_per_epoch=96, target_accuracy=0.8)
+    timer.model = SimpleNamespace(stop_training=False)  # set by Keras where the timer is a callback
+
+    def at(t: float, hook: str, *args: object) -> None:
+        clock.t = t
+        getattr(timer, hook)(*args)
+
+    clock.cpu = 1.0
+    at(10.0, "on_epoch_begin", 0)
+    for i, t in enumerate((10.5, 11.0, 11.5)):
+        at(t, "on_train_batch_begin", i)
+    at(12.0, "on_test_begin")
+    for i, t in enumerate((12.1, 12.2, 12.3)):
+        at(t, "on_test_batch_begin", i)
+    at(12.5, "on_test_end")
+    clock.cpu = 3.0
+    at(13.0, "on_epoch_end", 0, {"loss": 2.0, "accuracy": 0.5, "val_loss": 1.0, "val_accuracy": 0.85})
+    assert [kind for kind, _ in sent] == [protocol.TRAIN_START, protocol.EPOCH]
+    epoch = sent[1][1]
+    assert epoch["epoch"] == 1 and epoch["warmup"] is True and epoch["steps"] == 3 and epoch["samples"] == 96
+    assert epoch["elapsed_s"] == pytest.approx(2.5) and epoch["validation_s"] == pytest.approx(0.5)
+    assert epoch["steps_s"] == pytest.approx(1.5) and epoch["boundary_s"] == pytest.approx(1.0)
+    assert epoch["validation_steps"] == 3 and epoch["validation_steps_s"] == pytest.approx(0.3)
+    assert epoch["cpu_s"] == pytest.approx(2.0) and epoch["samples_per_s"] == pytest.approx(96 / 2.5)
+    assert epoch["loss"] == 2.0 and epoch["val_accuracy"] == 0.85 and epoch["gpu_util"] is None
+    assert timer.model.stop_training  # 0.85 reached the target 0.8
+
+    at(20.0, "on_epoch_begin", 1)  # an epoch without validation: no second TRAIN_START
+    for i, t in enumerate((20.2, 20.4, 20.6)):
+        at(t, "on_train_batch_begin", i)
+    at(21.0, "on_epoch_end", 1, {"loss": 1.5})
+    assert [kind for kind, _ in sent] == [protocol.TRAIN_START, protocol.EPOCH, protocol.EPOCH]
+    second = sent[2][1]
+    assert second["warmup"] is False and second["elapsed_s"] == pytest.approx(1.0)
+    assert second["validation_s"] is None and second["validation_steps"] is None and second["accuracy"] is None
+    assert second["steps_s"] == pytest.approx(0.6) and second["boundary_s"] == pytest.approx(0.4)

@@ -25,35 +25,13 @@ def summarize(config: RunConfig, epochs: Sequence[Mapping[str, Any]], startup_s:
     basis = timed or list(epochs)
     if not basis:
         return {"startup_s": startup_s, "timed_epochs": 0, "projected": False}
-    times = [e["elapsed_s"] for e in basis]
-    measured = statistics.median(times)
+    measured = statistics.median(e["elapsed_s"] for e in basis)
     steps = config.steps_run
-    samples = basis[0].get("samples") or steps * config.batch_size
-    split = all(e.get("steps_s") is not None and e.get("boundary_s") is not None for e in basis)
-    boundary = statistics.median(e["boundary_s"] for e in basis) if split else None
-    step_time = statistics.median(e["steps_s"] for e in basis) / steps if split else measured / steps
-    vcpus = config.vcpus or 0
-    utilization = None
-    if vcpus and all(e.get("cpu_s") is not None and e["elapsed_s"] > 0 for e in basis):
-        utilization = statistics.median(e["cpu_s"] / (e["elapsed_s"] * vcpus) for e in basis)
+    step_time, boundary = step_times(basis, measured, steps)
     projected = config.steps_per_epoch is not None
-    scale = config.full_steps_per_epoch / steps if projected else 1.0
-    iqr = cv = None
-    if len(times) >= 2:
-        # The spread of the figure reported, on one basis for the IQR and the stability flag: each
-        # epoch as run, or each epoch projected like the median (the epoch-end stall added once).
-        shown = ([e["steps_s"] * scale + e["boundary_s"] for e in basis] if projected and split
-                 else [t * scale for t in times])
-        q = statistics.quantiles(shown, n=4, method="inclusive")
-        iqr = q[2] - q[0]
-        mean = statistics.fmean(shown)
-        cv = statistics.stdev(shown) / mean if mean > 0 else None
+    by_parts = projected and boundary is not None  # projected from the time inside and outside the steps
     epoch_time = (step_time * config.full_steps_per_epoch + (boundary or 0.0)) if projected else measured
-    validation = validation_summary(config, basis)
-    gpu = [e["gpu_util"] for e in basis if e.get("gpu_util") is not None]
-    # Throughput of the epoch reported: a projected full epoch where its outside-steps time is known.
-    rate = (samples / steps * config.full_steps_per_epoch / epoch_time if projected and split
-            else samples / measured) if measured > 0 and epoch_time > 0 else None
+    iqr, cv = epoch_spread(basis, config.full_steps_per_epoch / steps if projected else 1.0, by_parts)
     return {
         **target_summary(config, epochs),
         "epoch_time_iqr_s": iqr,
@@ -62,15 +40,60 @@ def summarize(config: RunConfig, epochs: Sequence[Mapping[str, Any]], startup_s:
         "epoch_time_s": epoch_time,
         "measured_epoch_time_s": measured,
         "step_time_s": step_time,
-        "samples_per_s": rate,
+        "samples_per_s": throughput(config, basis, measured, epoch_time, by_parts),
         "startup_s": startup_s,
         "projected": projected,
         "timed_epochs": len(timed),
         "epoch_boundary_s": boundary,
-        "cpu_utilization": utilization,
-        "gpu_utilization": statistics.median(gpu) if gpu else None,
-        **validation,
+        "cpu_utilization": cpu_utilization(config, basis),
+        "gpu_utilization": gpu_utilization(basis),
+        **validation_summary(config, basis),
     }
+
+
+def step_times(basis: Sequence[Mapping[str, Any]], measured: float, steps: int) -> tuple[float, float | None]:
+    """Seconds per step, and the median time an epoch spends outside its steps: from the epochs' split
+    where every epoch has one; otherwise the step time from the whole epoch (``measured``) and None."""
+    if not all(e.get("steps_s") is not None and e.get("boundary_s") is not None for e in basis):
+        return measured / steps, None
+    return statistics.median(e["steps_s"] for e in basis) / steps, statistics.median(e["boundary_s"] for e in basis)
+
+
+def epoch_spread(basis: Sequence[Mapping[str, Any]], scale: float, by_parts: bool) -> tuple[float | None, float | None]:
+    """The interquartile range and the coefficient of variation of the epoch time reported, on one
+    basis for both: each epoch as run scaled by ``scale``, or (``by_parts``) each epoch projected like
+    the median (its time inside the steps scaled, the epoch-end stall added once). None with one epoch."""
+    if len(basis) < 2:
+        return None, None
+    shown = ([e["steps_s"] * scale + e["boundary_s"] for e in basis] if by_parts
+             else [e["elapsed_s"] * scale for e in basis])
+    q = statistics.quantiles(shown, n=4, method="inclusive")
+    mean = statistics.fmean(shown)
+    return q[2] - q[0], statistics.stdev(shown) / mean if mean > 0 else None
+
+
+def throughput(config: RunConfig, basis: Sequence[Mapping[str, Any]], measured: float, epoch_time: float,
+               by_parts: bool) -> float | None:
+    """Samples per second in the epoch reported: a projected full epoch where its outside-steps time is
+    known (``by_parts``), else the epochs as measured."""
+    if not (measured > 0 and epoch_time > 0):
+        return None
+    steps = config.steps_run
+    samples = basis[0].get("samples") or steps * config.batch_size
+    return samples / steps * config.full_steps_per_epoch / epoch_time if by_parts else samples / measured
+
+
+def cpu_utilization(config: RunConfig, basis: Sequence[Mapping[str, Any]]) -> float | None:
+    """Median share of the run's vCPUs busy (process CPU time over wall time x vCPUs)."""
+    vcpus = config.vcpus or 0
+    if not (vcpus and all(e.get("cpu_s") is not None and e["elapsed_s"] > 0 for e in basis)):
+        return None
+    return statistics.median(e["cpu_s"] / (e["elapsed_s"] * vcpus) for e in basis)
+
+
+def gpu_utilization(basis: Sequence[Mapping[str, Any]]) -> float | None:
+    gpu = [e["gpu_util"] for e in basis if e.get("gpu_util") is not None]
+    return statistics.median(gpu) if gpu else None
 
 
 def target_summary(config: RunConfig, epochs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

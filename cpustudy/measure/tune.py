@@ -19,7 +19,7 @@ not kept.
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Iterator
 
 from cpustudy.errors import UserError
@@ -81,6 +81,49 @@ class Trial:
     run_id: int
 
 
+@dataclass
+class Trials:
+    """One tuning's trials: each runs a setting in a fresh worker (stored with ``study = 'tune'``) and
+    is kept with what it measured."""
+
+    store: Store
+    machine_id: int
+    workload: Workload
+    vcpus: int
+    build: str
+    epochs: int
+    steps_per_epoch: int
+    data: str
+    options: dict[str, Any] | None
+    progress: Callable[[str], None]
+    trials: list[Trial] = field(default_factory=list)
+
+    def measure(self, setting: Setting, tag: str) -> float | None:
+        """Seconds per sample (so that settings with other batch sizes compare fairly) of one new
+        trial of ``setting``; None where it failed."""
+        # Trials compare training time, which validation does not enter: they skip it.
+        spec = RunSpec(workload=self.workload, vcpus=self.vcpus, build=self.build, epochs=self.epochs,
+                       steps_per_epoch=self.steps_per_epoch, data=self.data, options=dict(self.options or {}),
+                       validation="none", **setting.spec_args())
+        config = plan(spec).with_(study="tune", tune={"tag": tag, "setting": asdict(setting)})
+        outcome = execute(self.store, self.machine_id, config)
+        rate = outcome.summary.get("samples_per_s") if outcome.status == "ok" else None
+        t = 1.0 / rate if rate else None
+        self.trials.append(Trial(setting, t, outcome.run_id))
+        shown = f"{t * 1e6:.1f} us/sample" if t else f"failed: {outcome.error}"
+        self.progress(f"{tag}: {setting.label()}: {shown}")
+        return t
+
+    def estimate(self, setting: Setting) -> float:
+        """Median seconds per sample over every successful trial of ``setting``."""
+        return statistics.median(t.epoch_time_s for t in self.trials if t.setting == setting and t.epoch_time_s)
+
+    def resolved_switches(self) -> dict[str, bool | None]:
+        """oneDNN as TensorFlow reported it and XLA as Keras resolved it, in the last trial's run."""
+        (row,) = self.store.runs(run_ids=[self.trials[-1].run_id])
+        return {dim: None if row[dim] is None else bool(row[dim]) for dim in ("onednn", "xla")}
+
+
 def tune(
     store: Store,
     machine_id: int,
@@ -100,85 +143,19 @@ def tune(
     options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Search, confirm, store and return the tuning (see the module's docstring)."""
-    trials: list[Trial] = []
-
-    def estimate(setting: Setting) -> float:
-        """Median seconds per sample over every successful trial of ``setting``."""
-        return statistics.median(t.epoch_time_s for t in trials if t.setting == setting and t.epoch_time_s)
-
-    def measure(setting: Setting, tag: str) -> float | None:
-        # Trials compare training time, which validation does not enter: they skip it.
-        spec = RunSpec(workload=workload, vcpus=vcpus, build=build, epochs=epochs,
-                       steps_per_epoch=steps_per_epoch, data=data, options=dict(options or {}),
-                       validation="none", **setting.spec_args())
-        config = plan(spec).with_(study="tune", tune={"tag": tag, "setting": asdict(setting)})
-        outcome = execute(store, machine_id, config)
-        # Seconds per sample, so that settings with other batch sizes compare fairly.
-        rate = outcome.summary.get("samples_per_s") if outcome.status == "ok" else None
-        t = 1.0 / rate if rate else None
-        trials.append(Trial(setting, t, outcome.run_id))
-        shown = f"{t * 1e6:.1f} us/sample" if t else f"failed: {outcome.error}"
-        progress(f"{tag}: {setting.label()}: {shown}")
-        return t
-
+    trials = Trials(store, machine_id, workload, vcpus, build, epochs, steps_per_epoch, data, options, progress)
     default = default_setting(vcpus)
-    best, best_t = default, measure(default, "default")
-    if best_t is None:
+    if trials.measure(default, "default") is None:
         raise UserError(f"the default setting of {workload.name} on {build} failed to run: "
                         f"see `cpustudy results --errors --db {store.path}` for its error")
-
-    def resolved_switches() -> dict[str, bool | None]:
-        """oneDNN as TensorFlow reported it and XLA as Keras resolved it, in the last trial's run."""
-        (row,) = store.runs(run_ids=[trials[-1].run_id])
-        return {dim: None if row[dim] is None else bool(row[dim]) for dim in ("onednn", "xla")}
-
-    # Asking explicitly for what the default resolved to would measure the same program again.
-    resolved = resolved_switches()
-    pinned = set(pinned_by_build or ())
-    for dim, values in dimensions(vcpus, backend_tf, batch_sizes).items():
-        if dim in pinned:
-            continue  # the build fixes this switch: changing it would measure another build
-        for value in values:
-            current = getattr(best, dim)
-            if current == value or (current is None and resolved.get(dim) == value):
-                continue
-            candidate = replace(best, **{dim: value})
-            t = measure(candidate, f"try {dim}")
-            if t is None:
-                continue
-            if resolved.get(dim) is not None and resolved_switches()[dim] == resolved[dim]:
-                # Asked for, but not applied (Keras turns XLA off for a model it cannot compile,
-                # such as cifar10_cnn with its augmentation layers): the same program as the best.
-                progress(f"  {dim} {value} was not applied by the framework: not a change")
-                continue
-            if t < estimate(best) * RECHECK:
-                for _ in range(rechecks):  # close or better: measure both again before deciding
-                    measure(best, "recheck best")
-                    measure(candidate, f"recheck {dim}")
-            if estimate(candidate) < estimate(best) * IMPROVEMENT:
-                best = candidate
-                if dim in resolved:
-                    resolved[dim] = value
-    best_t = estimate(best)
-    ratios: list[float] = []
-    default_times: list[float] = []
-    best_times: list[float] = []
-    if best != default:
-        for r in range(confirm):
-            order = [("default", default), ("best", best)]
-            if r % 2:
-                order.reverse()
-            got: dict[str, float | None] = {tag: measure(s, f"confirm {tag}") for tag, s in order}
-            if got["default"] and got["best"]:
-                default_times.append(got["default"])
-                best_times.append(got["best"])
-                ratios.append(got["default"] / got["best"])
-    search_winner = best
-    if ratios and not confirmed(ratios):
-        # The search's winner did not beat the default by the search's own margin in the paired
-        # confirmation (a lucky trial on a noisy machine): keep the default, and say so, rather than
-        # store a setting that is no faster.
-        best = default
+    search_winner = search(trials, default, dimensions(vcpus, backend_tf, batch_sizes),
+                           set(pinned_by_build or ()), rechecks)
+    best_t = trials.estimate(search_winner)
+    ratios, default_times, best_times = confirmation(trials, default, search_winner, confirm)
+    # The search's winner that did not beat the default by the search's own margin in the paired
+    # confirmation (a lucky trial on a noisy machine) is not kept: the default is, and the result
+    # says so, rather than store a setting that is no faster.
+    best = default if ratios and not confirmed(ratios) else search_winner
     per_epoch = workload.samples_per_epoch  # seconds per sample -> seconds per full epoch (projected)
     result = {
         "workload": workload.name, "build": build, "vcpus": vcpus,
@@ -192,10 +169,73 @@ def tune(
         "gain_low": min(ratios) if ratios else None,
         "gain_high": max(ratios) if ratios else None,
         "confirmed_pairs": len(ratios),
-        "trials": len(trials),
+        "trials": len(trials.trials),
     }
     result["id"] = store.add_tuning(machine_id, result)
     return result
+
+
+def search(trials: Trials, default: Setting, dims: dict[str, list[Any]], pinned: set[str], rechecks: int) -> Setting:
+    """Coordinate descent from ``default`` (its trial the last one run) over ``dims``, one dimension at a
+    time, leaving alone those the build pins (changing one would measure another build)."""
+    best = default
+    # Asking explicitly for what the default resolved to would measure the same program again.
+    resolved = trials.resolved_switches()
+    for dim, values in dims.items():
+        if dim in pinned:
+            continue
+        for value in values:
+            current = getattr(best, dim)
+            if current == value or (current is None and resolved.get(dim) == value):
+                continue
+            candidate = replace(best, **{dim: value})
+            if improves(trials, best, candidate, dim, resolved, rechecks):
+                best = candidate
+                if dim in resolved:
+                    resolved[dim] = value
+    return best
+
+
+def improves(trials: Trials, best: Setting, candidate: Setting, dim: str, resolved: dict[str, bool | None],
+             rechecks: int) -> bool:
+    """Whether ``candidate`` (``best`` with ``dim`` changed) is faster than ``best`` by ``IMPROVEMENT``:
+    tried once, and measured again beside the best (``rechecks`` times) when within ``RECHECK`` of it."""
+    t = trials.measure(candidate, f"try {dim}")
+    if t is None:
+        return False
+    if resolved.get(dim) is not None and trials.resolved_switches()[dim] == resolved[dim]:
+        # Asked for, but not applied (Keras turns XLA off for a model it cannot compile,
+        # such as cifar10_cnn with its augmentation layers): the same program as the best.
+        trials.progress(f"  {dim} {getattr(candidate, dim)} was not applied by the framework: not a change")
+        return False
+    if t < trials.estimate(best) * RECHECK:
+        for _ in range(rechecks):  # close or better: measure both again before deciding
+            trials.measure(best, "recheck best")
+            trials.measure(candidate, f"recheck {dim}")
+    return trials.estimate(candidate) < trials.estimate(best) * IMPROVEMENT
+
+
+def confirmation(trials: Trials, default: Setting, best: Setting,
+                 confirm: int) -> tuple[list[float], list[float], list[float]]:
+    """``best`` against ``default`` in ``confirm`` interleaved pairs (which runs first alternates): the
+    ratios default/best of the pairs where both ran, and the two settings' times in them. Nothing to
+    confirm where the search kept the default."""
+    ratios: list[float] = []
+    default_times: list[float] = []
+    best_times: list[float] = []
+    if best == default:
+        return ratios, default_times, best_times
+    for r in range(confirm):
+        order = [("default", default), ("best", best)]
+        if r % 2:
+            order.reverse()
+        got: dict[str, float | None] = {tag: trials.measure(s, f"confirm {tag}") for tag, s in order}
+        d, b = got["default"], got["best"]
+        if d and b:
+            default_times.append(d)
+            best_times.append(b)
+            ratios.append(d / b)
+    return ratios, default_times, best_times
 
 
 def confirmed(ratios: list[float]) -> bool:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, NamedTuple
 
 from cpustudy.cache import cache_dir
 from cpustudy.worker import protocol
@@ -28,11 +29,46 @@ from cpustudy.worker.protocol import RunConfig
 Emit = Callable[..., None]
 
 def train(config: RunConfig, emit: Emit) -> None:
+    """Run ``config`` and send what it does as it happens: the software, the data, the model, each
+    epoch (timed by ``EpochTimer``), the peak where asked, and ``DONE``."""
     from cpustudy.workloads import ALL
 
     workload = ALL[config.workload]
-    intra, inter = config.intra_threads, config.inter_threads
-    keras, software = import_frameworks(intra, inter)
+    keras, software = import_frameworks(config.intra_threads, config.inter_threads)
+    check_device(config, software)
+    emit(protocol.SOFTWARE, **software)
+
+    keras.utils.set_random_seed(config.seed)
+    prepared = prepare_data(config, workload, keras)
+    options, augment = augmentation(config.options)
+    # Keras 3 on JAX, and any backend on a GPU, dispatches steps asynchronously: a step's start hook
+    # fires when it is queued, and the queue drains at the epoch's end. There the time inside the steps
+    # runs from the first step's start to the end of the last (the epoch's training end); TensorFlow
+    # on CPUs runs each step to completion, so n - 1 whole steps lie between the first and last starts.
+    backend = software.get("keras_backend") or "tensorflow"
+    drains = backend in ("jax", "torch") or config.device == "gpu"
+    emit(protocol.DATA, **data_event(config, prepared, augment, drains))
+
+    model = build_model(config, workload, keras, prepared.params, options, emit)
+    sampler = GpuSampler.start() if config.device == "gpu" else None
+    if sampler:
+        emit(protocol.GPU_MONITOR, source=sampler.source, index=sampler.index)
+    timer = epoch_timer(keras, emit, sampler=sampler, drains=drains,
+                        torch_gpu=backend == "torch" and config.device == "gpu", steps=prepared.steps,
+                        samples_per_epoch=prepared.samples_per_epoch, target_accuracy=config.target_accuracy)
+    inputs = fit_inputs(config, keras, workload, prepared, augment)
+    fit_epochs(model, config, inputs, prepared, timer, sampler, emit)
+    if config.measure_peak_now:
+        emit(protocol.PEAK, **measure_peak(backend, config.device))
+    emit(protocol.DONE)
+
+
+HOST_PIPELINE_THREADS = 2  # ImageDataGenerator's fit_generator ran one producer thread beside training
+
+
+def check_device(config: RunConfig, software: dict[str, Any]) -> None:
+    """Record the GPUs and the float32 precision in ``software``; refuse a GPU run without a GPU or with
+    a precision policy its GPU cannot run natively (stored as the failed run's reason; the sweep goes on)."""
     device = config.device
     if device == "gpu":
         software["gpus"] = list_gpus(software.get("keras_backend"))
@@ -41,164 +77,126 @@ def train(config: RunConfig, emit: Emit) -> None:
         software["gpu_compute_capability"] = compute_capability(software.get("keras_backend"))
         problem = gpu_precision_problem(config.precision_policy, software["gpu_compute_capability"])
         if problem:
-            raise RuntimeError(problem)  # stored as the failed run's reason; the sweep goes on
+            raise RuntimeError(problem)
     software["precision"] = float32_precision(software.get("keras_backend") or "tensorflow", device)
-    emit(protocol.SOFTWARE, **software)
 
-    seed = config.seed
-    keras.utils.set_random_seed(seed)
+
+@dataclass
+class Prepared:
+    """The training data (capped to the epoch's steps) and the validation data, and what they make of
+    an epoch."""
+
+    data: Any
+    cached: bool
+    params: dict[str, Any]  # the run's workload parameters, with what the data derived
+    steps: int  # per epoch
+    samples_per_epoch: int
+    val: Any  # None: no validation
+    val_steps: int | None
+    seconds: float  # generating or loading both
+
+
+def prepare_data(config: RunConfig, workload: Any, keras: Any) -> Prepared:
+    """Training and validation data, timed together."""
     params = dict(config.params)
     batch = config.batch_size
     steps_cap = config.steps_per_epoch
     t0 = time.perf_counter()
+    data, cached = training_data(config, workload, keras, params)
+    params.update(data.derived)
+    steps = int(steps_cap) if steps_cap else -(-len(data) // batch)
+    samples_per_epoch = min(len(data), steps * batch)
+    val, val_steps = validation_data(config, workload, keras, params)
+    return Prepared(data, cached, params, steps, samples_per_epoch, val, val_steps, time.perf_counter() - t0)
+
+
+def training_data(config: RunConfig, workload: Any, keras: Any, params: dict[str, Any]) -> tuple[Any, bool]:
+    """The training data and whether it came from the cache."""
+    batch = config.batch_size
+    steps_cap = config.steps_per_epoch
     cached = False
     if config.data == "real":
         data = workload.real(keras, params)
     else:
         n = workload.samples_per_epoch if steps_cap is None else int(steps_cap) * batch
-        data, cached = synthetic_cached(workload, n, params, seed)
+        data, cached = synthetic_cached(workload, n, params, config.seed)
     if config.data == "learnable":
         data = planted(data)
     if steps_cap and len(data) > int(steps_cap) * batch:
         # Exactly the capped number of batches per epoch, as with synthetic data (Keras would
         # otherwise carry one iterator across epochs and cut the last one short).
         data = type(data)(data.x[: int(steps_cap) * batch], data.y[: int(steps_cap) * batch], data.derived)
-    params.update(data.derived)
-    steps = int(steps_cap) if steps_cap else -(-len(data) // batch)
-    samples_per_epoch = min(len(data), steps * batch)
-    # The example's validation after every epoch (its test set; a capped epoch validates on the same
-    # share of it), timed apart from training.
+    return data, cached
+
+
+def validation_data(config: RunConfig, workload: Any, keras: Any, params: dict[str, Any]) -> tuple[Any, int | None]:
+    """The example's validation after every epoch (its test set; a capped epoch validates on the same
+    share of it), timed apart from training; ``(None, steps asked)`` without validation."""
+    batch = config.batch_size
     val_steps = config.validation_steps
-    val = None
-    if val_steps:
-        n_val = min(val_steps * batch, workload.validation_samples)
-        if config.data == "real":
-            val = workload.real(keras, params, split="test")
-        else:
-            val, _ = synthetic_cached(workload, n_val, params, seed + 1)
-            if config.data == "learnable":
-                val = planted(val)
-        val = type(val)(val.x[:n_val], val.y[:n_val], val.derived)
-        val_steps = -(-len(val) // batch)
-    data_s = time.perf_counter() - t0
-    options = dict(config.options)
+    if not val_steps:
+        return None, val_steps
+    n_val = min(val_steps * batch, workload.validation_samples)
+    if config.data == "real":
+        val = workload.real(keras, params, split="test")
+    else:
+        val, _ = synthetic_cached(workload, n_val, params, config.seed + 1)
+        if config.data == "learnable":
+            val = planted(val)
+    val = type(val)(val.x[:n_val], val.y[:n_val], val.derived)
+    return val, -(-len(val) // batch)
+
+
+def augmentation(config_options: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """The workload's build options, with ``augment`` resolved to where it runs, and that place."""
+    options = dict(config_options)
     augment = "none"
     if "augment" in options:
         from cpustudy.workloads.base import augment_where
 
         augment = augment_where(options["augment"])
         options["augment"] = augment
-    pipeline = config.input_pipeline
-    augment_desc = {
+    return options, augment
+
+
+def augment_description(augment: str, device: str, pipeline: str) -> str:
+    return {
         "none": "none",
         "model": f"in the model (Keras preprocessing layers, on the {device})",
         "host": ("on the host: tf.data map on its thread pool" if pipeline == "tfdata" else
                  f"on the host: NumPy in a Python data pipeline ({HOST_PIPELINE_THREADS} threads)"),
     }[augment]
-    # Keras 3 on JAX, and any backend on a GPU, dispatches steps asynchronously: a step's start hook
-    # fires when it is queued, and the queue drains at the epoch's end. There the time inside the steps
-    # runs from the first step's start to the end of the last (the epoch's training end); TensorFlow
-    # on CPUs runs each step to completion, so n - 1 whole steps lie between the first and last starts.
-    backend = software.get("keras_backend") or "tensorflow"
-    drains = backend in ("jax", "torch") or device == "gpu"
-    emit(protocol.DATA, source=config.data, samples=len(data), seconds=data_s, derived=data.derived,
-         step_timing="until the epoch's training end (asynchronous dispatch)" if drains else "between step starts",
-         from_cache=config.data != "real" and cached,
-         x_shape=list(data.x.shape), x_dtype=str(data.x.dtype), augment=augment,
-         augment_where=augment_desc, validation_samples=len(val) if val is not None else 0,
-         validation_steps=val_steps)
 
+
+def data_event(config: RunConfig, prepared: Prepared, augment: str, drains: bool) -> dict[str, Any]:
+    """The fields of the ``DATA`` event."""
+    data, val = prepared.data, prepared.val
+    return dict(source=config.data, samples=len(data), seconds=prepared.seconds, derived=data.derived,
+                step_timing="until the epoch's training end (asynchronous dispatch)" if drains
+                else "between step starts",
+                from_cache=config.data != "real" and prepared.cached,
+                x_shape=list(data.x.shape), x_dtype=str(data.x.dtype), augment=augment,
+                augment_where=augment_description(augment, config.device, config.input_pipeline),
+                validation_samples=len(val) if val is not None else 0,
+                validation_steps=prepared.val_steps)
+
+
+def build_model(config: RunConfig, workload: Any, keras: Any, params: dict[str, Any], options: dict[str, Any],
+                emit: Emit) -> Any:
+    """The workload's model under the run's precision policy, timed and announced (``MODEL``)."""
     if config.precision_policy != "float32":
         keras.mixed_precision.set_global_policy(config.precision_policy)
     t0 = time.perf_counter()
     model = workload.build(keras, params, jit_compile=config.jit_compile, **options)
     emit(protocol.MODEL, parameters=int(model.count_params()), seconds=time.perf_counter() - t0,
          xla=xla_state(model), params=params, precision_policy=str(keras.mixed_precision.global_policy().name))
-    sampler = GpuSampler.start() if device == "gpu" else None
-    if sampler:
-        emit(protocol.GPU_MONITOR, source=sampler.source, index=sampler.index)
+    return model
 
-    class EpochTimer(keras.callbacks.Callback):  # type: ignore[name-defined]
-        # Only epoch hooks and the step *start* hook: a step-end hook would turn off Keras 3's
-        # asynchronous callback dispatch (JAX, torch) and make Keras convert the logs every step.
-        def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
-            if epoch == 0:
-                emit(protocol.TRAIN_START, wall=time.time())
-            self._steps = StepClock()
-            self._val: StepClock | None = None
-            self._gpu_mark = sampler.mark() if sampler else 0
-            self._c0 = time.process_time()
-            self._t0 = time.perf_counter()
 
-        def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
-            self._steps.tick()
-
-        # Validation runs inside the epoch, after its training steps (Keras calls these hooks from
-        # the evaluation it runs in fit); timed apart so that training time stays training time.
-        def _drain(self) -> None:
-            """Wait until queued steps have run: a variable the last step wrote is read back."""
-            if drains:
-                keras.ops.convert_to_numpy(self.model.optimizer.iterations)
-                if backend == "torch" and device == "gpu":
-                    import torch
-
-                    torch.cuda.synchronize()
-
-        def on_test_begin(self, logs: Any = None) -> None:
-            self._drain()  # training's queued steps belong to training, not to validation
-            self._gpu_train_end = sampler.mark() if sampler else 0
-            self._val = StepClock()
-
-        def on_test_batch_begin(self, batch: int, logs: Any = None) -> None:
-            if self._val is not None:
-                self._val.tick()
-
-        def on_test_end(self, logs: Any = None) -> None:
-            if self._val is not None:
-                self._val.end = time.perf_counter()
-
-        def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
-            if self._val is None:
-                self._drain()
-            end = time.perf_counter()
-            cpu = time.process_time() - self._c0
-            validation_s = val_steps_s = None
-            if self._val is not None and self._val.end is not None:
-                validation_s = self._val.end - self._val.start
-                val_steps_s = self._val.steps_s(validation_s, self._val.end if drains else None)
-            elapsed = end - self._t0 - (validation_s or 0.0)
-            trained = self._val.start if self._val is not None else end  # the training steps' end
-            # Time inside the steps (StepClock); what the epoch spends outside them (the data
-            # iterator's set-up and tear-down, which TensorFlow can stall for seconds) is per epoch.
-            steps_s = self._steps.steps_s(elapsed, trained if drains else None)
-            boundary_s = elapsed - steps_s if steps_s is not None else None
-            logs = logs or {}
-            acc = logs.get("accuracy", logs.get("acc"))
-            val_acc = logs.get("val_accuracy", logs.get("val_acc"))
-            emit(protocol.EPOCH,
-                epoch=epoch + 1,
-                elapsed_s=elapsed,
-                steps=steps,
-                samples=samples_per_epoch,
-                samples_per_s=samples_per_epoch / elapsed if elapsed > 0 else None,
-                loss=float(logs["loss"]) if "loss" in logs else None,
-                accuracy=float(acc) if acc is not None else None,
-                warmup=epoch == 0,
-                cpu_s=cpu,
-                steps_s=steps_s,
-                boundary_s=boundary_s,
-                validation_s=validation_s,
-                validation_steps=self._val.began if self._val is not None else None,
-                validation_steps_s=val_steps_s,
-                val_loss=float(logs["val_loss"]) if "val_loss" in logs else None,
-                val_accuracy=float(val_acc) if val_acc is not None else None,
-                gpu_util=sampler.mean(self._gpu_mark, self._gpu_train_end if self._val is not None else None)
-                if sampler else None,
-            )
-            target = config.target_accuracy
-            if target is not None and val_acc is not None and float(val_acc) >= target:
-                self.model.stop_training = True  # reached: the epochs and time to it are this run's answer
-
+def fit_inputs(config: RunConfig, keras: Any, workload: Any, prepared: Prepared, augment: str) -> dict[str, Any]:
+    """``model.fit``'s input arguments for the run's input pipeline and augmentation."""
+    data, steps = prepared.data, prepared.steps
+    batch, seed, pipeline, steps_cap = config.batch_size, config.seed, config.input_pipeline, config.steps_per_epoch
     if augment == "host":
         x = host_augmented(keras, workload, data, batch, steps, seed) if pipeline == "numpy" else \
             tf_dataset(data.x, data.y, batch, seed, workload.augment_batch_tf)
@@ -207,11 +205,17 @@ def train(config: RunConfig, emit: Emit) -> None:
             inputs["steps_per_epoch"] = steps
         elif not hasattr(keras.utils, "PyDataset"):  # tf.keras 2.x: fit runs a Sequence's threads
             inputs.update(workers=HOST_PIPELINE_THREADS, use_multiprocessing=False)
-    elif pipeline == "tfdata":
-        inputs = {"x": tf_dataset(data.x, data.y, batch, seed), "steps_per_epoch": steps}
-    else:
-        inputs = {"x": data.x, "y": data.y, "batch_size": batch, "shuffle": True,
-                  "steps_per_epoch": int(steps_cap) if steps_cap else None}
+        return inputs
+    if pipeline == "tfdata":
+        return {"x": tf_dataset(data.x, data.y, batch, seed), "steps_per_epoch": steps}
+    return {"x": data.x, "y": data.y, "batch_size": batch, "shuffle": True,
+            "steps_per_epoch": int(steps_cap) if steps_cap else None}
+
+
+def fit_epochs(model: Any, config: RunConfig, inputs: dict[str, Any], prepared: Prepared, timer: Any,
+               sampler: GpuSampler | None, emit: Emit) -> None:
+    """The warm-up steps (``WARMUP``), then the run's epochs timed by ``timer``; the GPU sampler stops
+    either way."""
     warmup_steps = config.warmup_steps
     try:
         if warmup_steps:
@@ -219,19 +223,142 @@ def train(config: RunConfig, emit: Emit) -> None:
             model.fit(**{**inputs, "steps_per_epoch": warmup_steps}, epochs=1, verbose=0)
             emit(protocol.WARMUP, steps=warmup_steps, seconds=time.perf_counter() - t0)
         validation: dict[str, Any] = {}
-        if val is not None:
-            validation = {"validation_data": (val.x, val.y), "validation_batch_size": batch,
-                          "validation_steps": val_steps}
-        model.fit(**inputs, **validation, epochs=config.epochs, verbose=0, callbacks=[EpochTimer()])
+        if prepared.val is not None:
+            validation = {"validation_data": (prepared.val.x, prepared.val.y),
+                          "validation_batch_size": config.batch_size, "validation_steps": prepared.val_steps}
+        model.fit(**inputs, **validation, epochs=config.epochs, verbose=0, callbacks=[timer])
     finally:
         if sampler:
             sampler.stop()
-    if config.measure_peak_now:
-        emit(protocol.PEAK, **measure_peak(software.get("keras_backend") or "tensorflow", device))
-    emit(protocol.DONE)
 
 
-HOST_PIPELINE_THREADS = 2  # ImageDataGenerator's fit_generator ran one producer thread beside training
+def epoch_timer(keras: Any, emit: Emit, **state: Any) -> Any:
+    """An ``EpochTimer`` that is a Keras callback (Keras is imported only by ``train``)."""
+    callback = type("EpochTimer", (EpochTimer, keras.callbacks.Callback), {})
+    return callback(emit, keras=keras, **state)
+
+
+class EpochTimer:
+    """Times each epoch and sends it (``EPOCH``); a Keras callback once mixed into
+    ``keras.callbacks.Callback`` by ``epoch_timer``, and a plain object without Keras.
+
+    Only epoch hooks and the step *start* hook: a step-end hook would turn off Keras 3's
+    asynchronous callback dispatch (JAX, torch) and make Keras convert the logs every step.
+    """
+
+    def __init__(self, emit: Emit, *, keras: Any, sampler: GpuSampler | None, drains: bool, torch_gpu: bool,
+                 steps: int, samples_per_epoch: int, target_accuracy: float | None) -> None:
+        super().__init__()  # keras.callbacks.Callback's, where mixed in
+        self.emit = emit
+        self.keras = keras
+        self.sampler = sampler
+        self.drains = drains  # steps are dispatched asynchronously and drain at the epoch's end
+        self.torch_gpu = torch_gpu  # draining also waits for torch's CUDA queue
+        self.steps = steps
+        self.samples_per_epoch = samples_per_epoch
+        self.target_accuracy = target_accuracy
+
+    def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
+        if epoch == 0:
+            self.emit(protocol.TRAIN_START, wall=time.time())
+        self._steps = StepClock()
+        self._val: StepClock | None = None
+        self._gpu_mark = self.sampler.mark() if self.sampler else 0
+        self._c0 = time.process_time()
+        self._t0 = time.perf_counter()
+
+    def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
+        self._steps.tick()
+
+    # Validation runs inside the epoch, after its training steps (Keras calls these hooks from
+    # the evaluation it runs in fit); timed apart so that training time stays training time.
+    def _drain(self) -> None:
+        """Wait until queued steps have run: a variable the last step wrote is read back."""
+        if self.drains:
+            self.keras.ops.convert_to_numpy(self.model.optimizer.iterations)  # type: ignore[attr-defined]
+            if self.torch_gpu:
+                import torch
+
+                torch.cuda.synchronize()
+
+    def on_test_begin(self, logs: Any = None) -> None:
+        self._drain()  # training's queued steps belong to training, not to validation
+        self._gpu_train_end = self.sampler.mark() if self.sampler else 0
+        self._val = StepClock()
+
+    def on_test_batch_begin(self, batch: int, logs: Any = None) -> None:
+        if self._val is not None:
+            self._val.tick()
+
+    def on_test_end(self, logs: Any = None) -> None:
+        if self._val is not None:
+            self._val.end = time.perf_counter()
+
+    def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
+        if self._val is None:
+            self._drain()
+        end = time.perf_counter()
+        cpu = time.process_time() - self._c0
+        split = epoch_split(self._t0, end, self._steps, self._val, self.drains)
+        logs = logs or {}
+        val_acc = logs.get("val_accuracy", logs.get("val_acc"))
+        self.emit(protocol.EPOCH, **self.epoch_event(epoch, logs, cpu, split))
+        target = self.target_accuracy
+        if target is not None and val_acc is not None and float(val_acc) >= target:
+            self.model.stop_training = True  # type: ignore[attr-defined]  # reached: this run's answer
+
+    def epoch_event(self, epoch: int, logs: Mapping[str, Any], cpu: float,
+                    split: EpochSplit) -> dict[str, Any]:
+        """The fields of the ``EPOCH`` event."""
+        elapsed = split.elapsed_s
+        acc = logs.get("accuracy", logs.get("acc"))
+        val_acc = logs.get("val_accuracy", logs.get("val_acc"))
+        return dict(
+            epoch=epoch + 1,
+            elapsed_s=elapsed,
+            steps=self.steps,
+            samples=self.samples_per_epoch,
+            samples_per_s=self.samples_per_epoch / elapsed if elapsed > 0 else None,
+            loss=float(logs["loss"]) if "loss" in logs else None,
+            accuracy=float(acc) if acc is not None else None,
+            warmup=epoch == 0,
+            cpu_s=cpu,
+            steps_s=split.steps_s,
+            boundary_s=split.boundary_s,
+            validation_s=split.validation_s,
+            validation_steps=self._val.began if self._val is not None else None,
+            validation_steps_s=split.validation_steps_s,
+            val_loss=float(logs["val_loss"]) if "val_loss" in logs else None,
+            val_accuracy=float(val_acc) if val_acc is not None else None,
+            gpu_util=self.sampler.mean(self._gpu_mark, self._gpu_train_end if self._val is not None else None)
+            if self.sampler else None,
+        )
+
+
+class EpochSplit(NamedTuple):
+    elapsed_s: float  # the epoch's time, validation excluded
+    steps_s: float | None  # inside its training steps
+    boundary_s: float | None  # outside them
+    validation_s: float | None
+    validation_steps_s: float | None  # inside the validation steps
+
+
+def epoch_split(start: float, end: float, steps: StepClock, val: StepClock | None, drains: bool) -> EpochSplit:
+    """An epoch's time from ``start`` to ``end`` split into training (``elapsed_s``: validation
+    excluded), time inside its steps, time outside them, and validation (its time inside steps too).
+
+    Time inside the steps (StepClock); what the epoch spends outside them (the data iterator's set-up
+    and tear-down, which TensorFlow can stall for seconds) is per epoch.
+    """
+    validation_s = val_steps_s = None
+    if val is not None and val.end is not None:
+        validation_s = val.end - val.start
+        val_steps_s = val.steps_s(validation_s, val.end if drains else None)
+    elapsed = end - start - (validation_s or 0.0)
+    trained = val.start if val is not None else end  # the training steps' end
+    steps_s = steps.steps_s(elapsed, trained if drains else None)
+    boundary_s = elapsed - steps_s if steps_s is not None else None
+    return EpochSplit(elapsed, steps_s, boundary_s, validation_s, val_steps_s)
 
 
 class StepClock:
