@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, NamedTuple
 
+from cpustudy import precision
 from cpustudy.cache import cache_dir
 from cpustudy.worker import protocol
 from cpustudy.worker.frameworks import (
@@ -184,7 +185,7 @@ def data_event(config: RunConfig, prepared: Prepared, augment: str, drains: bool
 def build_model(config: RunConfig, workload: Any, keras: Any, params: dict[str, Any], options: dict[str, Any],
                 emit: Emit) -> Any:
     """The workload's model under the run's precision policy, timed and announced (``MODEL``)."""
-    if config.precision_policy != "float32":
+    if precision.reduced(config.precision_policy):
         keras.mixed_precision.set_global_policy(config.precision_policy)
     t0 = time.perf_counter()
     model = workload.build(keras, params, jit_compile=config.jit_compile, **options)
