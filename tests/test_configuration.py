@@ -11,6 +11,7 @@ from cpustudy import workloads
 from cpustudy.environment import machine
 from cpustudy.measure import sweep
 from cpustudy.measure.configuration import Configuration
+from cpustudy.measure.request import SweepRequest
 from cpustudy.measure.spec import RunSpec, plan
 from cpustudy.store import Store
 
@@ -60,9 +61,9 @@ def test_a_tuned_sweep_keeps_its_batch_sizes_precisions_and_target(run_cli, db, 
                 ",".join(precisions), "--data", "learnable", "--target-accuracy", "0.9", "--max-epochs", 3,
                 "--tuned", "--dry-run", "--db", db)
     assert r.code == 0, r.err
-    cells = sweep.plan_from(workloads="mnist_mlp", builds="tf", vcpus="1", db=str(db), tuned=True,
-                            batch_sizes=(64, 256), precisions=precisions, data="learnable", target_accuracy=0.9,
-                            epochs=3)
+    request = SweepRequest(workloads="mnist_mlp", vcpus="1", tuned=True, batch_sizes=(64, 256),
+                           precisions=tuple(precisions), data="learnable", target_accuracy=0.9, epochs=3)
+    cells = sweep.plan_from(request, str(db))
     got = sorted((c.config.batch_size, c.config.precision_policy) for c in cells.cells)
     assert got == sorted((b, p) for b in (64, 256) for p in precisions)  # the axes, not the tuner's 512
     assert len({c.key for c in cells.cells}) == len(got)
@@ -70,8 +71,8 @@ def test_a_tuned_sweep_keeps_its_batch_sizes_precisions_and_target(run_cli, db, 
                for c in cells.cells)
     assert f"{len(got)} of {len(got)} cell(s) to measure" in r.out
     # Without an axis, the batch size the tuner chose is the cell's.
-    (cell,) = sweep.plan_from(workloads="mnist_mlp", builds="tf", vcpus="1", db=str(db), tuned=True,
-                              data="synthetic", epochs=2).cells
+    (cell,) = sweep.plan_from(SweepRequest(workloads="mnist_mlp", vcpus="1", tuned=True, data="synthetic",
+                                           epochs=2), str(db)).cells
     assert cell.config.batch_size == 512 and cell.config.input_pipeline == "tfdata"
 
 

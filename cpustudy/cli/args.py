@@ -53,9 +53,10 @@ def add_format(p: argparse.ArgumentParser, choices: Sequence[str] = ("table", "c
     p.add_argument("--format", choices=choices, default="table", help="output format (default: table)")
 
 
-def add_settings(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
-                   help="train on the CPUs (default) or on a GPU, for the baseline")
+def add_settings(p: argparse.ArgumentParser, device: bool = True) -> None:
+    if device:
+        p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
+                       help="train on the CPUs (default) or on a GPU, for the baseline")
     p.add_argument("--input", choices=("numpy", "tfdata"), default="numpy",
                    help="input pipeline: NumPy arrays into fit (the study's way, default) or a cached, "
                    "shuffled, prefetched tf.data pipeline")
@@ -64,9 +65,9 @@ def add_settings(p: argparse.ArgumentParser) -> None:
                    "always flagged warm-up)")
 
 
-def add_measure(p: argparse.ArgumentParser) -> None:
+def add_measure(p: argparse.ArgumentParser, device: bool = True) -> None:
     """What `run` and `sweep` share: settings, augmentation, validation, timeout."""
-    add_settings(p)
+    add_settings(p, device)
     p.add_argument("--augment", choices=("host", "model", "none"), default=None,
                    help="cifar10_cnn: where the real-time augmentation runs: host = in the input pipeline "
                    "on host threads (default, as the study's ImageDataGenerator), model = as Keras layers on "
@@ -88,7 +89,31 @@ def add_measure(p: argparse.ArgumentParser) -> None:
                    help="fail a measurement after this many seconds (a sweep records it and goes on)")
 
 
-def add_grid(p: argparse.ArgumentParser, what: str) -> None:
+def add_sweep_request(p: argparse.ArgumentParser, *, cloud: bool = False) -> None:
+    """The arguments of a sweep request (``measure.request.SweepRequest``), the same for `sweep` and
+    `cloud plan` (where each target decides the device and the vCPUs default to the VM's own)."""
+    if cloud:
+        p.add_argument("--vcpus", help="vCPU counts to sweep on each CPU VM, up to its size, or auto = 1, 2, 4, "
+                       "... up to it (default: its size)")
+    else:
+        p.add_argument("--vcpus", default="auto", help="comma-separated vCPU counts, or auto = 1,2,4,... up to "
+                       "this machine's CPUs (default: auto)")
+    p.add_argument("--builds", default="tf", help="comma-separated builds (default: tf)" +
+                   ("; on CPU VMs" if cloud else ""))
+    p.add_argument("--workloads", default="all", help="comma-separated workloads, or all (default: all)")
+    add_grid(p, "per cell", oversubscribe=not cloud)
+    p.add_argument("--repeats", type=positive_int, default=1, help="measurements per cell (default: 1)")
+    p.add_argument("--batch-sizes", metavar="LIST", help="comma-separated batch sizes, an axis of the grid like "
+                   "builds (e.g. 32,128,512; default: --batch-size, else each workload's)")
+    p.add_argument("--precisions", metavar="LIST", help="comma-separated precision policies, an axis of the grid "
+                   "(e.g. float32,mixed_bfloat16; default: --precision)")
+    add_measure(p, device=not cloud)
+    if not cloud:
+        p.add_argument("--tuned", action="store_true",
+                       help="use the setting `cpustudy tune` found for each workload, build and vCPU count")
+
+
+def add_grid(p: argparse.ArgumentParser, what: str, oversubscribe: bool = True) -> None:
     """Epochs, steps, batch size, data, seed, oversubscription: `run` and `sweep`."""
     p.add_argument("--epochs", type=positive_int, help=f"epochs {what} (default: the study's)")
     p.add_argument("--steps-per-epoch", type=positive_int,
@@ -100,8 +125,9 @@ def add_grid(p: argparse.ArgumentParser, what: str) -> None:
                    "whose labels follow a planted rule (for --target-accuracy demonstrations; never pooled "
                    "with real data)")
     p.add_argument("--seed", type=int, default=0, help="random seed for data and weights (default: 0)")
-    p.add_argument("--oversubscribe", action="store_true",
-                   help="allow more vCPUs than this machine has (stored as oversubscribed)")
+    if oversubscribe:
+        p.add_argument("--oversubscribe", action="store_true",
+                       help="allow more vCPUs than this machine has (stored as oversubscribed)")
 
 
 def options(augment: str | None) -> dict[str, str]:

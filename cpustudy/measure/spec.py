@@ -53,6 +53,24 @@ class RunSpec:
     target_accuracy: float | None = None  # train until validation accuracy reaches it (epochs = the most)
 
 
+@dataclass(frozen=True)
+class Host:
+    """The machine a measurement is planned for: this one (:meth:`here`, every check against it), or a
+    cloud VM known only by its size and device (:meth:`vm`: its CPU flags, GPU, quota and data cache
+    are unknown here, so those checks are left to the sweep that runs on it)."""
+
+    topo: machine_mod.CpuTopology
+    local: bool = True
+
+    @classmethod
+    def here(cls, topo: machine_mod.CpuTopology | None = None) -> "Host":
+        return cls(topo or machine_mod.read_topology())
+
+    @classmethod
+    def vm(cls, vcpus: int) -> "Host":
+        return cls(machine_mod.CpuTopology(cpus={i: (0, i, 0) for i in range(vcpus)}), local=False)
+
+
 def keras_datasets_dir() -> Path:
     return Path(os.environ.get("KERAS_HOME") or Path.home() / ".keras") / "datasets"
 
@@ -84,7 +102,7 @@ def check_positive(name: str, value: int | None) -> None:
         raise UserError(f"{name} must be a positive whole number, got {value}")
 
 
-def _check(spec: RunSpec) -> None:
+def _check(spec: RunSpec, local: bool = True) -> None:
     for name, value in (
         ("--vcpus", spec.vcpus),
         ("--epochs", spec.epochs),
@@ -114,7 +132,7 @@ def _check(spec: RunSpec) -> None:
             raise UserError("--target-accuracy counts full epochs to the target: drop --steps-per-epoch")
         if spec.workload.validation_samples <= 0:
             raise UserError(f"--target-accuracy: {spec.workload.name} has no validation set to measure accuracy on")
-    if spec.device == "gpu" and not machine_mod.gpu_names():
+    if spec.device == "gpu" and local and not machine_mod.gpu_names():
         raise UserError("no GPU here (nvidia-smi lists none): run --device gpu on a machine with one, "
                         "then bring its results over with `cpustudy merge`")
 
@@ -143,11 +161,11 @@ def _workload_options(spec: RunSpec) -> dict[str, Any]:
     return options
 
 
-def _pick_cpus(spec: RunSpec, topo: machine_mod.CpuTopology) -> tuple[list[int], bool]:
+def _pick_cpus(spec: RunSpec, host: Host) -> tuple[list[int], bool]:
     """The CPUs the worker is pinned to, and whether a cgroup quota throttles them (refused unless
     ``--oversubscribe``)."""
-    cpus = machine_mod.choose_cpus(spec.vcpus, topo, oversubscribe=spec.oversubscribe)
-    quota = machine_mod.cgroup_cpu_quota()
+    cpus = machine_mod.choose_cpus(spec.vcpus, host.topo, oversubscribe=spec.oversubscribe)
+    quota = machine_mod.cgroup_cpu_quota() if host.local else None
     throttled = quota is not None and spec.vcpus > quota + 1e-9
     if throttled and not spec.oversubscribe:
         raise UserError(
@@ -167,9 +185,12 @@ def _check_device(spec: RunSpec, build: Any) -> None:
         raise UserError(f"build {build.name} cannot run here: {why}")
 
 
-def _resolve_data(spec: RunSpec) -> str:
-    """The data source; a target accuracy needs labels that mean something."""
+def _resolve_data(spec: RunSpec, host: Host) -> str:
+    """The data source; a target accuracy needs labels that mean something. On a VM not rented yet the
+    Keras cache is unknown: ``auto`` and ``real`` are resolved there."""
     w = spec.workload
+    if not host.local and spec.data in DATA_MODES:
+        return spec.data
     data = resolve_data(w, spec.data)
     if spec.target_accuracy is not None and data == "synthetic":
         raise UserError(f"--target-accuracy with synthetic data: its labels are random, so accuracy means nothing "
@@ -178,24 +199,29 @@ def _resolve_data(spec: RunSpec) -> str:
     return data
 
 
-def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None) -> RunConfig:
-    """The measurement ``spec`` asks for: validated, with CPUs, threads and data resolved."""
+def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None, host: Host | None = None) -> RunConfig:
+    """The measurement ``spec`` asks for on ``host`` (default: this machine, of topology ``topo``):
+    validated, with CPUs, threads and data resolved."""
     from cpustudy.environment import builds
 
-    _check(spec)
+    host = host or Host.here(topo)
+    topo = host.topo
+    _check(spec, host.local)
     w = spec.workload
     options = _workload_options(spec)
     build = builds.load(spec.build)
-    topo = topo or machine_mod.read_topology()
-    cpus, throttled = _pick_cpus(spec, topo)
-    _check_device(spec, build)
+    cpus, throttled = _pick_cpus(spec, host)
+    if host.local:
+        _check_device(spec, build)
+    elif precision.unknown(spec.precision_policy):  # the VM's CPU and GPU are checked on the VM
+        raise UserError(str(precision.unknown(spec.precision_policy)))
     batch = spec.batch_size or w.batch_size
     full_steps = -(-w.samples_per_epoch // batch)
     steps = spec.steps_per_epoch
     if steps is not None and steps >= full_steps:
         steps = None  # a cap at or above a full epoch is a full epoch
     validating = spec.validation == "study" and w.validation_samples > 0
-    data = _resolve_data(spec)
+    data = _resolve_data(spec, host)
     return RunConfig(
         workload=w.name,
         workload_version=w.version,

@@ -24,7 +24,8 @@ from cpustudy.errors import UserError
 from cpustudy.names import split_list
 from cpustudy.measure.configuration import Configuration
 from cpustudy.measure.execute import RunOutcome, execute
-from cpustudy.measure.spec import RunSpec, plan
+from cpustudy.measure.request import SweepRequest
+from cpustudy.measure.spec import Host, RunSpec, plan
 from cpustudy.store import Store
 from cpustudy.worker.protocol import RunConfig
 from cpustudy.workloads import Workload
@@ -102,6 +103,7 @@ def plan_sweep(
     repeats: int = 1,
     machine_fingerprint: str,
     topo: machine_mod.CpuTopology | None = None,
+    host: Host | None = None,
     batch_sizes: Sequence[int | None] = (None,),
     precisions: Sequence[str] = (precision.DEFAULT,),
     **spec_args: Any,
@@ -111,7 +113,7 @@ def plan_sweep(
     cells differ in variant."""
     if repeats <= 0:
         raise UserError(f"--repeats must be a positive whole number, got {repeats}")
-    topo = topo or machine_mod.read_topology()
+    host = host or Host.here(topo)
     variants = [(b, bs, p) for b in builds for bs in batch_sizes for p in precisions]
     cells = []
     for w, (b, bs, p), v, r in interleave(workloads, variants, vcpus, repeats):
@@ -119,7 +121,7 @@ def plan_sweep(
         if bs is not None:
             args["batch_size"] = bs
         spec = RunSpec(workload=w, vcpus=v, build=b, repeat=r, **args)
-        config = plan(spec, topo)
+        config = plan(spec, host=host)
         cells.append(Cell(config.with_(cell_key=cell_key(config, machine_fingerprint)), spec))
     return cells
 
@@ -402,23 +404,16 @@ class SweepPlan:
         return SweepResult(rows, len(outcomes), failed, account.line())
 
 
-def plan_from(*, workloads: str, builds: str, vcpus: str, db: str | None, repeats: int = 1, tuned: bool = False,
-              batch_sizes: Sequence[int | None] = (None,), precisions: Sequence[str] = (precision.DEFAULT,),
-              **spec_args: Any) -> SweepPlan:
-    """A sweep from the command line's lists (names and vCPU counts checked here, every cell planned)."""
-    from cpustudy.environment import builds as builds_mod
+def plan_from(request: SweepRequest, db: str | None) -> SweepPlan:
+    """The request's sweep on this machine (names and vCPU counts checked, every cell planned)."""
     from cpustudy.store import Store, default_path
-    from cpustudy.workloads import parse_list
 
-    topo = machine_mod.read_topology()
-    wls = parse_list(workloads)
-    build_names = [b.name for b in builds_mod.parse_list(builds)]
-    counts = parse_vcpus(vcpus, topo)
+    host = Host.here()
     m = machine_mod.collect()
-    cells = plan_sweep(wls, build_names, counts, repeats=repeats, machine_fingerprint=m.fingerprint, topo=topo,
-                       batch_sizes=batch_sizes, precisions=precisions, **spec_args)
+    cells = request.cells(machine_fingerprint=m.fingerprint, host=host,
+                          vcpus=parse_vcpus(request.vcpus or "auto", host.topo))
     db_path = Path(db) if db else default_path()
-    if tuned:
+    if request.tuned:
         with Store.read(db_path) as store:
             cells = apply_tunings(cells, store, m.fingerprint, str(db_path))
     return SweepPlan(cells, db_path, m)

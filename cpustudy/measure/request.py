@@ -1,0 +1,121 @@
+"""A sweep as the user asked for it, parsed once: ``SweepRequest``.
+
+``cpustudy sweep`` and ``cpustudy cloud plan`` take the same arguments (``cli.args.add_sweep_request``)
+and make one of these with :meth:`SweepRequest.from_args`, where every cross-argument rule is checked.
+``sweep`` plans its cells on this machine; ``cloud plan`` plans the same cells for each VM
+(:meth:`SweepRequest.cells` with ``spec.Host.vm``: the cells ``sweep --dry-run`` shows there) and writes
+the request back as the VM's ``sweep`` arguments (:meth:`SweepRequest.argv`). Standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from cpustudy import precision
+from cpustudy.errors import UserError
+from cpustudy.names import split_list
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """The grid (workloads x builds x vCPUs x batch sizes x precisions x repeats) and the settings of
+    every cell."""
+
+    workloads: str = "all"
+    builds: str = "tf"
+    vcpus: str | None = "auto"  # None: a cloud VM's own vCPU count
+    repeats: int = 1
+    epochs: int | None = None  # with a target accuracy: the most epochs
+    steps_per_epoch: int | None = None
+    batch_sizes: tuple[int, ...] = ()  # () = each workload's own
+    precisions: tuple[str, ...] = (precision.DEFAULT,)
+    data: str = "auto"
+    seed: int = 0
+    oversubscribe: bool = False
+    device: str = "cpu"
+    input_pipeline: str = "numpy"
+    warmup_steps: int = 0
+    augment: str | None = None
+    validation: str = "study"
+    target_accuracy: float | None = None
+    timeout: int | None = None
+    tuned: bool = False
+
+    @classmethod
+    def from_args(cls, args: Any) -> "SweepRequest":
+        """From the parsed ``add_sweep_request`` arguments; a contradiction is a one-line ``UserError``."""
+        from cpustudy.cli.args import int_list, target_epochs
+
+        if getattr(args, "batch_sizes", None) and args.batch_size:
+            raise UserError("give --batch-size or --batch-sizes, not both")
+        if getattr(args, "precisions", None) is not None and args.precision != precision.DEFAULT:
+            raise UserError("give --precision or --precisions, not both")
+        if args.batch_sizes:
+            batch_sizes = tuple(dict.fromkeys(int_list(args.batch_sizes, "--batch-sizes")))
+        else:
+            batch_sizes = (args.batch_size,) if args.batch_size else ()
+        if args.precisions is not None:
+            precisions = tuple(dict.fromkeys(split_list(args.precisions, "--precisions", "float32,mixed_bfloat16")))
+        else:
+            precisions = (args.precision,)
+        for p in precisions:
+            if precision.unknown(p):
+                raise UserError(str(precision.unknown(p)))
+        return cls(
+            workloads=args.workloads, builds=args.builds, vcpus=args.vcpus, repeats=args.repeats,
+            epochs=target_epochs(args), steps_per_epoch=args.steps_per_epoch, batch_sizes=batch_sizes,
+            precisions=precisions, data=args.data, seed=args.seed,
+            oversubscribe=bool(getattr(args, "oversubscribe", False)), device=getattr(args, "device", "cpu"),
+            input_pipeline=args.input, warmup_steps=args.warmup_steps, augment=args.augment,
+            validation=args.validation, target_accuracy=args.target_accuracy, timeout=args.timeout,
+            tuned=bool(getattr(args, "tuned", False)))
+
+    def with_(self, **changes: Any) -> "SweepRequest":
+        return dataclasses.replace(self, **changes)
+
+    def spec_args(self) -> dict[str, Any]:
+        """Every cell's settings, as ``spec.RunSpec`` takes them."""
+        return {"epochs": self.epochs, "steps_per_epoch": self.steps_per_epoch, "data": self.data, "seed": self.seed,
+                "oversubscribe": self.oversubscribe, "device": self.device, "warmup_steps": self.warmup_steps,
+                "input_pipeline": self.input_pipeline, "options": {} if self.augment is None else
+                {"augment": self.augment}, "validation": self.validation, "target_accuracy": self.target_accuracy}
+
+    def cells(self, *, machine_fingerprint: str, host: Any, vcpus: Sequence[int]) -> list[Any]:
+        """The sweep's cells on ``host`` (a ``spec.Host``) at ``vcpus``, as ``sweep --dry-run`` lists them."""
+        from cpustudy.environment import builds as builds_mod
+        from cpustudy.measure.sweep import plan_sweep
+        from cpustudy.workloads import parse_list
+
+        return plan_sweep(parse_list(self.workloads), [b.name for b in builds_mod.parse_list(self.builds)], vcpus,
+                          repeats=self.repeats, machine_fingerprint=machine_fingerprint, host=host,
+                          batch_sizes=self.batch_sizes or (None,), precisions=self.precisions, **self.spec_args())
+
+    def argv(self) -> list[str]:
+        """The request as ``cpustudy sweep`` arguments (what a cloud VM runs): parsed again, the same request."""
+        out = ["--workloads", self.workloads, "--builds", self.builds, "--repeats", str(self.repeats),
+               "--data", self.data, "--seed", str(self.seed), "--device", self.device, "--input", self.input_pipeline,
+               "--warmup-steps", str(self.warmup_steps), "--validation", self.validation]
+        if self.vcpus is not None:
+            out += ["--vcpus", self.vcpus]
+        if self.target_accuracy is not None:
+            out += ["--target-accuracy", repr(self.target_accuracy)]
+            if self.epochs is not None:
+                out += ["--max-epochs", str(self.epochs)]
+        elif self.epochs is not None:
+            out += ["--epochs", str(self.epochs)]
+        if self.steps_per_epoch is not None:
+            out += ["--steps-per-epoch", str(self.steps_per_epoch)]
+        if self.batch_sizes:
+            out += ["--batch-sizes", ",".join(str(b) for b in self.batch_sizes)]
+        out += ["--precisions", ",".join(self.precisions)]
+        if self.augment is not None:
+            out += ["--augment", self.augment]
+        if self.timeout is not None:
+            out += ["--timeout", str(self.timeout)]
+        if self.oversubscribe:
+            out.append("--oversubscribe")
+        if self.tuned:
+            out.append("--tuned")
+        return out
