@@ -15,6 +15,7 @@ import pytest
 
 from cpustudy.cloud import jobs, plan, tasks
 from cpustudy.measure import sweep
+from cpustudy.measure.request import SweepRequest
 from cpustudy.store import Store, snapshot
 
 PRICES = """provider,instance_type,family,vcpus,memory_gib,accelerator,accelerator_count,region,on_demand_usd_per_hour,spot_usd_per_hour,source,as_of
@@ -23,7 +24,7 @@ gcp,n2-highcpu-16,n2-highcpu,16,16,,0,us-central1,0.60,0.20,test price,2026-11-2
 gcp,a3-highgpu-1g,a3-highgpu,26,234,H100-80GB,1,us-central1,11.0,3.0,test price,2026-11-23
 """
 TARGETS = "gcp:n2-highcpu-8,gcp:n2-highcpu-16,gcp:H100:1"
-OPTIONS = tasks.SweepOptions(workloads="mnist_mlp", epochs=2, steps_per_epoch=10)
+OPTIONS = tasks.CloudSweep(SweepRequest(workloads="mnist_mlp", epochs=2, steps_per_epoch=10, vcpus=None))
 
 
 @pytest.fixture
@@ -75,7 +76,7 @@ def test_vcpu_counts_beyond_the_vm_are_refused(tmp_path, prices):
     from cpustudy.errors import UserError
 
     with pytest.raises(UserError, match="has 8 vCPUs"):
-        plan.make("gcp:n2-highcpu-8", tasks.SweepOptions(vcpus="4,16"), out=tmp_path / "p", spot=True,
+        plan.make("gcp:n2-highcpu-8", tasks.CloudSweep(SweepRequest(vcpus="4,16")), out=tmp_path / "p", spot=True,
                   bucket="b", workdir=None, prices=prices, check=False)
 
 
@@ -220,3 +221,30 @@ def test_plan_prices_from_skypilots_catalog_when_it_is_there(run_cli, tmp_path, 
     assert any("no SkyPilot gcp catalog" in c for c in p.catalogs)
     r = run_cli("cloud", "plan", "--targets", "gcp:c4-highcpu-8", "--out", tmp_path / "r")
     assert r.code == 2 and "SkyPilot gcp catalog is missing" in r.err and len(r.err.strip().splitlines()) == 1
+
+
+def test_a_cloud_plan_takes_the_sweeps_own_request_and_estimates_its_cells(run_cli, tmp_path, prices):
+    args = ("--workloads", "mnist_mlp", "--epochs", "2", "--steps-per-epoch", "10", "--batch-sizes", "64,256",
+            "--precisions", "float32,mixed_bfloat16", "--data", "learnable", "--vcpus", "4,8")
+    r = run_cli("cloud", "plan", "--targets", "gcp:n2-highcpu-8,gcp:H100:1", "--out", tmp_path / "p",
+                "--prices", prices, *args)
+    assert r.code == 0, r.err
+    p = plan.load(tmp_path / "p")
+    cpu, gpu = p.targets
+    assert cpu.cells == 2 * 2 * 2 and gpu.cells == 2 * 2  # batch sizes x precisions (x vCPU counts on the CPU VM)
+    # the VM runs exactly the request: its sweep arguments parse back to the same grid as `sweep --dry-run`
+    from cpustudy.cli.main import build_parser
+
+    task = (tmp_path / "p" / cpu.task).read_text()
+    line = next(x for x in task.splitlines() if "cpustudy sweep" in x)
+    argv = line.split("cpustudy sweep", 1)[1].split(" --db ")[0].split()
+    request = SweepRequest.from_args(build_parser().parse_args(["sweep", *argv]))
+    assert request.batch_sizes == (64, 256) and request.precisions == ("float32", "mixed_bfloat16")
+    assert request.data == "learnable" and request.vcpus == "4,8" and request.device == "cpu"
+    gpu_task = (tmp_path / "p" / gpu.task).read_text()
+    assert "--device gpu" in gpu_task and "--vcpus 26" in gpu_task and "--builds jax-here" in gpu_task
+    for bad in (("--builds", "tf-onedn"), ("--precisions", "")):
+        r = run_cli("cloud", "plan", "--targets", "gcp:n2-highcpu-8", "--out", tmp_path / "q", "--prices", prices,
+                    *bad)
+        assert r.code == 2 and len(r.err.strip().splitlines()) == 1, (bad, r.err)
+        assert not (tmp_path / "q").exists()  # refused before anything was written

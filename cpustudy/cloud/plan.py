@@ -89,33 +89,31 @@ def _ok_runs(db: str | Path | None) -> list[dict[str, Any]]:
         return store.runs(status="ok")
 
 
-def estimate(target: targets_mod.Target, options: tasks.SweepOptions, ok_runs: list[dict[str, Any]]
-             ) -> tuple[int, float, float, bool]:
-    """(cells, training seconds, worker start-up seconds, whether part of it is a guess), each cell
-    estimated as ``sweep --dry-run`` does (:func:`cpustudy.measure.sweep.estimate_training`)."""
-    from cpustudy.measure.sweep import estimate_training
-    from cpustudy.workloads import parse_list
+@dataclass(frozen=True)
+class TargetEstimate:
+    """A target's cells and their expected time, each cell estimated as ``sweep --dry-run`` does."""
 
-    builds = (options.gpu_builds if target.device == "gpu" else options.builds).split(",")
-    counts = options.vcpu_list(target) if target.device == "cpu" else [target.vcpus]
-    cells, train, startup, guessed = 0, 0.0, 0.0, False
-    for w in parse_list(options.workloads):
-        full = w.steps_per_epoch
-        for build in builds:
-            for v in counts:
-                e = estimate_training(
-                    ok_runs, workload=w.name, build=build, device=target.device, vcpus=v,
-                    epochs=options.epochs or w.epochs,
-                    steps=min(options.steps_per_epoch, full) if options.steps_per_epoch else full,
-                    flops_per_step=w.flops().train * w.batch_size)
-                guessed = guessed or not e.measured
-                cells += options.repeats
-                train += options.repeats * e.training_s
-                startup += options.repeats * e.startup_s
-    return cells, train, startup, guessed
+    cells: int
+    training_s: float
+    startup_s: float
+    guessed: bool  # part of it is a rough guess from FLOPs (no earlier runs of a cell)
 
 
-def make(targets_text: str, options: tasks.SweepOptions, *, out: str | Path, spot: bool, bucket: str,
+def estimate(target: targets_mod.Target, options: tasks.CloudSweep, ok_runs: list[dict[str, Any]]) -> TargetEstimate:
+    """The target's sweep, planned for its VM (the same cells ``sweep --dry-run`` lists there: every
+    axis of the request), each cell estimated with :func:`cpustudy.measure.sweep.estimate_cell`."""
+    from cpustudy.measure.spec import Host
+    from cpustudy.measure.sweep import estimate_cell
+
+    request = options.for_target(target)
+    cells = request.cells(machine_fingerprint=target.name, host=Host.vm(target.vcpus),
+                          vcpus=options.vcpu_list(target))
+    estimates = [estimate_cell(ok_runs, c) for c in cells]
+    return TargetEstimate(len(cells), sum(e.training_s for e in estimates), sum(e.startup_s for e in estimates),
+                          any(not e.measured for e in estimates))
+
+
+def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot: bool, bucket: str,
          name: str | None = None, region: str | None = None, workdir: str | None = None,
          db: str | Path | None = None, prices: str | Path | None = None, check: bool = True) -> Plan:
     """Write the plan folder (one task YAML per target and ``plan.json``) and return the plan."""
@@ -126,14 +124,16 @@ def make(targets_text: str, options: tasks.SweepOptions, *, out: str | Path, spo
     clouds = {t.cloud for t in chosen}
     sky_sources = [s for s in catalog.sky_sources if s.cloud in clouds]
     missing = [c for c in catalog.sky_missing if c in clouds]
+    # Every target's cells are planned (names, builds, vCPUs, settings checked) before anything is written.
+    ok_runs = _ok_runs(db)
+    estimates = [estimate(t, options, ok_runs) for t in chosen]
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise UserError(f"--out {folder} is a file: give a folder for the plan")
     folder.mkdir(parents=True, exist_ok=True)
     plan_name = name or folder.name
-    ok_runs = _ok_runs(db)
     rows = []
-    for t in chosen:
+    for t, e in zip(chosen, estimates):
         config = tasks.task_config(plan_name, t, options, spot=spot, bucket=bucket, workdir=workdir, region=region)
         task_file = f"{t.slug}.yaml"
         path = folder / task_file
@@ -149,7 +149,7 @@ def make(targets_text: str, options: tasks.SweepOptions, *, out: str | Path, spo
                 if problem:
                     raise UserError(f"{path}: SkyPilot rejects the task: {problem}")
                 status = "SkyPilot schema ok"
-        cells, train, startup, guessed = estimate(t, options, ok_runs)
+        cells, train, startup, guessed = e.cells, e.training_s, e.startup_s, e.guessed
         vm_s = PROVISION_S + train + startup
         q = pricing.quote(t.price, spot)
         rows.append(TargetPlan(

@@ -14,6 +14,7 @@ from typing import Any
 from cpustudy.cloud.targets import Target
 from cpustudy.environment.cloud import ENV_SPOT, ENV_TARGET
 from cpustudy.errors import UserError
+from cpustudy.measure.request import SweepRequest
 
 MOUNT = "/cpustudy-results"  # the bucket, mounted on every VM of the plan
 LIVE_DIR = "~/cpustudy-live"  # the live database: the VM's own disk (WAL needs a real file system)
@@ -25,44 +26,35 @@ GPU_PACKAGES = {"jax-here": "'jax[cuda12]'", "torch-here": "torch"}
 
 
 @dataclass(frozen=True)
-class SweepOptions:
-    """What each target's sweep measures (the ``sweep`` options ``cloud plan`` passes on)."""
+class CloudSweep:
+    """What each target's sweep measures: the sweep request, parsed as ``sweep`` parses it (its vCPUs
+    None: each CPU VM's own count), and the builds GPU targets run."""
 
-    workloads: str = "all"
-    builds: str = "tf"
+    request: SweepRequest = field(default_factory=lambda: SweepRequest(vcpus=None))
     gpu_builds: str = "jax-here"
-    vcpus: str | None = None  # None: the VM's own vCPU count
-    repeats: int = 1
-    epochs: int | None = None
-    steps_per_epoch: int | None = None
-    data: str = "auto"
-    extra: tuple[str, ...] = field(default_factory=tuple)  # further sweep arguments, as given
 
     def vcpu_list(self, target: Target) -> list[int]:
-        if self.vcpus is None:
+        """The vCPU counts swept on ``target``: a GPU VM's cells use all of its host vCPUs."""
+        if self.request.vcpus is None or target.device == "gpu":
             return [target.vcpus]
-        from cpustudy.environment.machine import CpuTopology
+        from cpustudy.measure.spec import Host
         from cpustudy.measure.sweep import parse_vcpus
 
         # Parsed as `sweep` parses it, against the VM's CPUs (``auto``: 1, 2, 4, ... up to its size).
-        out = parse_vcpus(self.vcpus, CpuTopology(cpus={i: (0, i, 0) for i in range(target.vcpus)}))
+        out = parse_vcpus(self.request.vcpus, Host.vm(target.vcpus).topo)
         too_many = [v for v in out if v > target.vcpus]
         if too_many:
-            raise UserError(f"--vcpus {self.vcpus}: {target.name} has {target.vcpus} vCPUs: give counts up "
+            raise UserError(f"--vcpus {self.request.vcpus}: {target.name} has {target.vcpus} vCPUs: give counts up "
                             f"to {target.vcpus}, or leave --vcpus out for the VM's own count")
         return out
 
+    def for_target(self, target: Target) -> SweepRequest:
+        """The request as ``target`` runs it: its builds, its device, its vCPU counts."""
+        return self.request.with_(builds=self.gpu_builds if target.device == "gpu" else self.request.builds,
+                                  device=target.device, vcpus=",".join(str(v) for v in self.vcpu_list(target)))
+
     def sweep_args(self, target: Target) -> list[str]:
-        builds = self.gpu_builds if target.device == "gpu" else self.builds
-        args = ["--workloads", self.workloads, "--builds", builds, "--repeats", str(self.repeats),
-                "--data", self.data, "--device", target.device]
-        if target.device == "cpu":
-            args += ["--vcpus", ",".join(str(v) for v in self.vcpu_list(target))]
-        if self.epochs is not None:
-            args += ["--epochs", str(self.epochs)]
-        if self.steps_per_epoch is not None:
-            args += ["--steps-per-epoch", str(self.steps_per_epoch)]
-        return args + list(self.extra)
+        return self.for_target(target).argv()
 
 
 def snapshot_path(plan: str, target: Target) -> str:
@@ -71,7 +63,7 @@ def snapshot_path(plan: str, target: Target) -> str:
     return f"{MOUNT}/{plan}/{target.slug}-${{SKYPILOT_TASK_ID}}.sqlite"
 
 
-def task_config(plan: str, target: Target, options: SweepOptions, *, spot: bool, bucket: str,
+def task_config(plan: str, target: Target, options: CloudSweep, *, spot: bool, bucket: str,
                 workdir: str | None, region: str | None = None, max_restarts: int = 2) -> dict[str, Any]:
     """The task as SkyPilot's YAML schema has it."""
     resources: dict[str, Any] = {"cloud": target.cloud, "instance_type": target.instance_type, "use_spot": spot,
@@ -81,7 +73,7 @@ def task_config(plan: str, target: Target, options: SweepOptions, *, spot: bool,
         resources["region"] = region
     if target.accelerator:
         resources["accelerators"] = f"{target.accelerator}:{target.accelerator_count}"
-    builds = (options.gpu_builds if target.device == "gpu" else options.builds).split(",")
+    builds = options.for_target(target).builds.split(",")
     install = "pip install -q -e '.[gpu]'" if workdir else "pip install -q 'cpustudy[gpu]'"
     setup = ["set -e", f"python3 -m venv {VENV}", f"{VENV}/bin/pip install -q --upgrade pip",
              f"{VENV}/bin/{install}"]

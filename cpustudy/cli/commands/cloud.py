@@ -27,16 +27,8 @@ def register(sub: Any) -> None:
                       help="the bucket mounted on every VM for the snapshots (default: cpustudy-results)")
     plan.add_argument("--name", help="the plan's name, in job names and the bucket folder (default: DIR's name)")
     plan.add_argument("--region", help="pin a region (default: SkyPilot chooses, the catalog's first for prices)")
-    plan.add_argument("--workloads", default="all", help="comma-separated workloads, or all (default: all)")
-    plan.add_argument("--builds", default="tf", help="CPU builds (default: tf)")
-    plan.add_argument("--gpu-builds", default="jax-here", help="GPU builds (default: jax-here, Keras on JAX)")
-    plan.add_argument("--vcpus", help="vCPU counts to sweep on each CPU VM, up to its size, or auto = 1, 2, 4, ... "
-                      "up to it (default: its size)")
-    plan.add_argument("--repeats", type=a.positive_int, default=1, help="measurements per cell (default: 1)")
-    plan.add_argument("--epochs", type=a.positive_int, help="epochs per run (default: the workload's)")
-    plan.add_argument("--steps-per-epoch", type=a.positive_int, help="cap steps per epoch (full epochs projected)")
-    plan.add_argument("--data", default="auto", choices=("auto", "real", "synthetic"),
-                      help="dataset source on the VMs (default: auto)")
+    a.add_sweep_request(plan, cloud=True)  # what each VM's sweep measures: the same arguments as `sweep`
+    plan.add_argument("--gpu-builds", default="jax-here", help="builds on GPU VMs (default: jax-here, Keras on JAX)")
     plan.add_argument("--workdir", help="the checkout to install on the VMs (default: this one)")
     plan.add_argument("--prices", metavar="FILE", help="extra price rows (same columns as the catalog)")
     a.add_db(plan)
@@ -68,9 +60,9 @@ def run_plan(args: argparse.Namespace) -> int:
     from cpustudy.cli.output import print_table, status
     from cpustudy.cloud import plan, tasks
 
-    options = tasks.SweepOptions(workloads=args.workloads, builds=args.builds, gpu_builds=args.gpu_builds,
-                                 vcpus=args.vcpus, repeats=args.repeats, epochs=args.epochs,
-                                 steps_per_epoch=args.steps_per_epoch, data=args.data)
+    from cpustudy.measure.request import SweepRequest
+
+    options = tasks.CloudSweep(SweepRequest.from_args(args), gpu_builds=args.gpu_builds)
     with status("writing the tasks and checking them with SkyPilot"):
         p = plan.make(args.targets, options, out=args.out, spot=args.spot, bucket=args.bucket, name=args.name,
                       region=args.region, workdir=_workdir(args.workdir), db=args.db, prices=args.prices)
