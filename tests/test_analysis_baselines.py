@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import reportdb
 
-from cpustudy.analysis import pricing, summary
+from cpustudy import prices as pricing
+from cpustudy.analysis import summary
 from cpustudy.store import Store
 
 

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 import reportdb
 
-from cpustudy.analysis import pricing, summary
+from cpustudy import prices as pricing
+from cpustudy.analysis import summary
 from cpustudy.errors import UserError
 from cpustudy.report import findings
 from cpustudy.store import Store

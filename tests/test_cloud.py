@@ -248,3 +248,51 @@ def test_a_cloud_plan_takes_the_sweeps_own_request_and_estimates_its_cells(run_c
                     *bad)
         assert r.code == 2 and len(r.err.strip().splitlines()) == 1, (bad, r.err)
         assert not (tmp_path / "q").exists()  # refused before anything was written
+
+
+def _task_envs(path: Path) -> dict[str, str]:
+    """The envs block of a task file as written (JSON-quoted strings)."""
+    lines = path.read_text().splitlines()
+    start = lines.index("envs:")
+    envs = {}
+    for line in lines[start + 1:]:
+        if not line.startswith("  "):
+            break
+        key, _, value = line.strip().partition(": ")
+        envs[key] = json.loads(value)
+    return envs
+
+
+@pytest.mark.parametrize("stored", ["as the job carried it", "stored before the job carried it"])
+def test_a_gpu_targets_run_is_priced_as_the_plan_priced_it_vm_and_gpu(run_cli, tmp_path, stored):
+    import reportdb
+
+    from cpustudy.analysis import summary
+    from cpustudy.environment import cloud
+
+    # the shipped prices only (the tests never read this machine's SkyPilot catalog)
+    r = run_cli("cloud", "plan", "--targets", "gcp:T4:1", "--on-demand", "--out", tmp_path / "p",
+                "--workloads", "mnist_mlp", "--epochs", "2", "--steps-per-epoch", "10")
+    assert r.code == 0, r.err
+    (t,) = plan.load(tmp_path / "p").targets
+    assert t.instance_type == "n1-standard-4" and t.rate_usd_per_hour == pytest.approx(0.54)  # VM 0.19 + T4 0.35
+    envs = _task_envs(tmp_path / "p" / t.task)
+    if stored != "as the job carried it":
+        envs.pop(cloud.ENV_RESOURCES)
+    envs["SKYPILOT_CLUSTER_INFO"] = json.dumps({"cloud": "gcp", "region": "us-central1", "zone": "us-central1-b"})
+    where = cloud.context(envs, starts=1)
+    db = tmp_path / "r.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "vm", "cpu_model": "Intel(R) Xeon(R) CPU @ 2.20GHz", "logical_cpus": 4})
+        reportdb.add_run(s, m, "mnist_mlp", "jax-here", 4, [1.0, 1.0], device="gpu", cloud=where)
+    with Store.read(db) as s:
+        row = summary.analyze(s, summary.Options(on_demand=True)).summary.iloc[0]
+    assert row["instance"] == "gcp:n1-standard-4+1xT4" and "measured on gcp:n1-standard-4+T4:1" in row["price_note"]
+    assert row["price_usd_per_hour"] == t.rate_usd_per_hour  # the plan's rate: the VM and its GPU
+
+
+def test_prices_import_nothing_above_them():
+    code = ("import sys, cpustudy.prices\nprint(sorted(m for m in sys.modules if m.startswith(('cpustudy.analysis', "
+            "'cpustudy.report', 'cpustudy.cloud', 'cpustudy.measure')) or m == 'pandas'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"

@@ -1,4 +1,4 @@
-"""The price catalog (cpustudy.analysis.pricing): shipped rates, user price files, quotes on one basis,
+"""The price catalog (cpustudy.prices): shipped rates, user price files, quotes on one basis,
 accelerators told from a run's software report."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cpustudy.analysis import pricing
+from cpustudy import prices as pricing
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 

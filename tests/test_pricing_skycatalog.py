@@ -1,4 +1,4 @@
-"""Prices from SkyPilot's catalog (cpustudy.analysis.skycatalog): small vms.csv files in SkyPilot's v8
+"""Prices from SkyPilot's catalog (cpustudy.prices.sky): small vms.csv files in SkyPilot's v8
 format, written here (SkyPilot's own catalog carries no licence and is never copied), read as price rows,
 merged into the catalog between the shipped rows and a user's price file, and listed by `cpustudy prices`."""
 
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from cpustudy.analysis import pricing, skycatalog
+from cpustudy import prices as pricing
+from cpustudy.prices import sky as skycatalog
 
 GCP_HEADER = ("InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,"
               "Price,SpotPrice")
@@ -132,7 +133,7 @@ def test_anomalies_are_rejected_with_a_reason(sky_root):
     assert "e2-custom in us-central1: vCPUs missing" in reasons
     assert "n2-highcpu-4 in us-central1: zone us-central1-a: price 'abc' is not a number" in reasons
     aws = skycatalog.read("aws")
-    assert [r for r in aws.rejected if "c7i.large" in r and "not a positive number" in r]
+    assert [r for r in aws.rejected if "c7i.large" in r and "price '0' must be greater than zero" in r]
 
 
 def test_aws_rows_carry_the_whole_price_and_accelerators(sky_root):

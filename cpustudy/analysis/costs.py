@@ -19,90 +19,105 @@ from typing import Any
 
 import pandas as pd
 
-from cpustudy.analysis import pricing
+from cpustudy import prices
 from cpustudy.analysis.runs import vcpus_int
-from cpustudy.analysis.studies import STUDY_PRICING, study_title
+from cpustudy.analysis.frames import rows
+from cpustudy.analysis.studies import study, study_title
 from cpustudy.errors import UserError
 
-#: The summary's columns that say how a configuration was priced.
+#: The summary's columns that say how a configuration was priced. ``priced_by``: ``cloud`` (the resources
+#: its cloud job ran on), ``family`` (the family's VM with that many vCPUs or, said by ``priced_vcpus``,
+#: the next larger), ``gpu`` (a GPU instance) or ``study`` (an imported study's own rates).
 PRICE_COLUMNS = ("instance", "region", "price_usd_per_hour", "price_kind", "price_note", "price_source",
-                 "price_as_of", "price_origin")
+                 "price_as_of", "price_origin", "priced_by", "priced_vcpus")
 
 
-def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pricing.Catalog, *,
+def _run_facts(runs: pd.DataFrame) -> tuple[dict[tuple, str], dict[tuple, list[Any]]]:
+    """Per configuration (study, workload, device, vCPUs, build): its runs' software text (where a GPU's
+    name is read), and the resources each cloud run ran on (``prices.Resources``) with its zone."""
+    texts: dict[tuple, str] = {}
+    clouds: dict[tuple, list[Any]] = {}
+    for r in rows(runs, index=False):
+        key = (r.study, r.workload, r.device, vcpus_int(r.vcpus), r.build)
+        texts[key] = texts.get(key, "") + " ".join(str(x or "") for x in (r.software, r.settings, r.cpu_model))
+        resources = getattr(r, "cloud_resources", None)
+        if isinstance(resources, prices.Resources):
+            clouds.setdefault(key, []).append((resources, getattr(r, "cloud_zone", None)))
+    return texts, clouds
+
+
+def _cloud_price(catalog: prices.Catalog, where: list[Any]) -> tuple[prices.Price | None, str]:
+    """A configuration measured in cloud jobs: priced as the resources its job carried (the plan's own:
+    the VM and its accelerators), in the region it ran in; the zone is named."""
+    distinct = sorted({(r, z) for r, z in where}, key=str)
+    resources, zone = distinct[0]
+    try:
+        price = catalog.for_resources(resources)
+    except UserError:
+        return None, f"measured on {resources.name}: not in the price catalog"
+    note = f"measured on {resources.name}" + (f" in {zone}" if zone else "") + (
+        f" (runs in {len(distinct)} places; priced as the first)" if len(distinct) > 1 else "")
+    return price, note
+
+
+def _gpu_price(catalog: prices.Catalog, s: Any, text: str, *, family: str, region: str | None,
+               gpu_instance: str | None) -> tuple[prices.Price | None, str]:
+    """A GPU configuration measured elsewhere: ``--gpu-instance``, or the single-GPU instance of the
+    family's provider whose accelerator the run's software report names."""
+    if gpu_instance:
+        return catalog.instance(gpu_instance, region), ""
+    acc = prices.detect_accelerator(text)
+    provider = prices.parse_family(family)[0]
+    price = catalog.gpu_instance(provider, acc, region) if acc else None
+    if price is None:
+        what = f"a {acc}" if acc else "which GPU"
+        raise UserError(
+            f"cannot price the GPU runs of {s.study}: the catalog has no single-GPU {provider} "
+            f"instance for {what}" if acc else
+            f"cannot tell which GPU the {s.study} GPU runs used: pass --gpu-instance "
+            "PROVIDER:INSTANCE_TYPE (e.g. gcp:g2-standard-4 for one L4)")
+    return price, f"GPU {acc} (from the run's software report) priced as {price.instance_type}"
+
+
+def _priced(price: prices.Price, note: str, *, spot: bool, own: str | None, by: str) -> dict[str, Any]:
+    """One configuration's price columns on the report's basis, or why it has none on it."""
+    q = prices.quote(price, spot=spot, own_pricing_of=own)
+    if q is None:  # one basis per report: no rate on it means unpriced, not the other basis's rate
+        return {"instance": None, "price_note": "; ".join(n for n in (note, prices.unpriced_note(price, spot)) if n)}
+    return {"instance": price.name, "region": price.region, "price_usd_per_hour": q.usd_per_hour,
+            "price_kind": q.kind, "price_note": "; ".join(n for n in (note, q.note) if n),
+            "price_source": price.source, "price_as_of": price.as_of, "price_origin": price.origin,
+            "priced_by": by, "priced_vcpus": price.vcpus}
+
+
+def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: prices.Catalog, *,
                          family: str | None, region: str | None, gpu_instance: str | None,
                          spot: bool) -> pd.DataFrame:
     """Per summary row: the instance that prices it and its rate (``PRICE_COLUMNS``), or only a
     ``price_note`` saying why it is not priced."""
-    family = family or pricing.DEFAULT_FAMILY
+    family = family or prices.DEFAULT_FAMILY
+    texts, clouds = _run_facts(runs)
     out: list[dict[str, Any]] = []
-    texts: dict[tuple, str] = {}
-    clouds: dict[tuple, set[tuple[str, str | None, str | None]]] = {}
-    for r in runs.itertuples(index=False):
-        key = (r.study, r.workload, r.device, vcpus_int(r.vcpus), r.build)
-        texts[key] = texts.get(key, "") + " ".join(str(x or "") for x in (r.software, r.settings, r.cpu_model))
-        instance = getattr(r, "cloud_instance", None)
-        if isinstance(instance, str):
-            clouds.setdefault(key, set()).add((instance, getattr(r, "cloud_region", None), getattr(r, "cloud_zone", None)))
-    for s in summary.itertuples(index=False):
-        sp = STUDY_PRICING.get(s.study)
+    for s in rows(summary, index=False):
+        own = study(s.study).pricing
         vcpus = vcpus_int(s.vcpus)
-        note = ""
-        price: pricing.Price | None
-        where = clouds.get((s.study, s.workload, s.device, vcpus, s.build))
-        if where:
-            # Measured in the cloud: priced as the instance type it ran on, in its region (the zone is
-            # named; the catalog prices a region at its cheapest zone).
-            instance, run_region, zone = sorted(where, key=str)[0]
-            try:
-                price = catalog.instance(instance, run_region or region)
-            except UserError:
-                out.append({"instance": None, "price_note": f"measured on {instance}: not in the price catalog"})
-                continue
-            note = f"measured on {instance}" + (f" in {zone}" if zone else "") + (
-                f" (runs in {len(where)} places; priced as the first)" if len(where) > 1 else "")
+        key = (s.study, s.workload, s.device, vcpus, s.build)
+        price: prices.Price | None
+        by = "cloud" if key in clouds else "study" if own else "gpu" if s.device == "gpu" else "family"
+        if key in clouds:
+            price, note = _cloud_price(catalog, clouds[key])
         elif s.device == "gpu":
-            if sp:
-                price = catalog.instance(sp["gpu"])
-            elif gpu_instance:
-                price = catalog.instance(gpu_instance, region)
-            else:
-                text = texts.get((s.study, s.workload, s.device, vcpus, s.build), "")
-                acc = pricing.detect_accelerator(text)
-                provider = pricing.parse_family(family)[0]
-                price = catalog.gpu_instance(provider, acc, region) if acc else None
-                if price is None:
-                    what = f"a {acc}" if acc else "which GPU"
-                    raise UserError(
-                        f"cannot price the GPU runs of {s.study}: the catalog has no single-GPU {provider} "
-                        f"instance for {what}" if acc else
-                        f"cannot tell which GPU the {s.study} GPU runs used: pass --gpu-instance "
-                        "PROVIDER:INSTANCE_TYPE (e.g. gcp:g2-standard-4 for one L4)"
-                    )
-                note = f"GPU {acc} (from the run's software report) priced as {price.instance_type}"
+            price, note = (catalog.instance(own["gpu"]), "") if own else _gpu_price(
+                catalog, s, texts.get(key, ""), family=family, region=region, gpu_instance=gpu_instance)
+        elif vcpus is None:
+            price, note = None, "vCPUs unknown: not priced"
         else:
-            if vcpus is None:
-                out.append({"instance": None, "price_note": "vCPUs unknown: not priced"})
-                continue
-            price, note = catalog.cpu_instance(sp["cpu"] if sp else family, vcpus, None if sp else region)
+            price, note = catalog.cpu_instance(own["cpu"] if own else family, vcpus, None if own else region)
+            note = note if price is not None else note + ": not priced"
         if price is None:
-            out.append({"instance": None, "price_note": note + ": not priced"})
+            out.append({"instance": None, "price_note": note})
             continue
-        q = pricing.quote(price, spot=spot, own_pricing_of=study_title(s.study) if sp else None)
-        if q is None:  # one basis per report: no rate on it means unpriced, not the other basis's rate
-            why = pricing.unpriced_note(price, spot=spot)
-            out.append({"instance": None, "price_note": "; ".join(n for n in (note, why) if n)})
-            continue
-        out.append({
-            "instance": price.name,
-            "region": price.region,
-            "price_usd_per_hour": q.usd_per_hour,
-            "price_kind": q.kind,
-            "price_note": "; ".join(n for n in (note, q.note) if n),
-            "price_source": price.source,
-            "price_as_of": price.as_of,
-            "price_origin": price.origin,
-        })
+        out.append(_priced(price, note, spot=spot, own=study_title(s.study) if own else None, by=by))
     return pd.DataFrame(out, index=summary.index)
 
 
@@ -112,12 +127,12 @@ def add_costs(summary: pd.DataFrame, priced: pd.DataFrame) -> pd.DataFrame:
     summary = summary.copy()
     for c in PRICE_COLUMNS:
         summary[c] = priced[c] if c in priced else None
-    rate = pd.to_numeric(summary["price_usd_per_hour"], errors="coerce") / 3600.0
-    summary["cost_usd"] = summary["total_time_s"] * rate
-    summary["cost_per_epoch_usd"] = summary["epoch_time_s"] * rate
-    summary["cost_per_million_samples_usd"] = rate * 1e6 / summary["samples_per_s"]
+    rate = pd.to_numeric(summary["price_usd_per_hour"], errors="coerce")
+    summary["cost_usd"] = prices.usd(rate, summary["total_time_s"])
+    summary["cost_per_epoch_usd"] = prices.usd(rate, summary["epoch_time_s"])
+    summary["cost_per_million_samples_usd"] = prices.usd(rate, 1e6) / summary["samples_per_s"]
     if "time_to_target_s" in summary:
-        summary["cost_to_target_usd"] = summary["time_to_target_s"] * rate
+        summary["cost_to_target_usd"] = prices.usd(rate, summary["time_to_target_s"])
     return summary
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 
 from cpustudy import precision
 from cpustudy.analysis.frames import records, rows
-from cpustudy.analysis.pricing import family_of
+from cpustudy.prices import Resources, family_of
 from cpustudy.analysis import studies
 from cpustudy.analysis.studies import (BUILD_NAMES, IMPORTED_STUDIES, INTERNAL_STUDIES, STOCK_BUILDS,
                                       SUMMED_STUDIES)
@@ -111,6 +111,8 @@ def add_cloud(df: pd.DataFrame) -> None:
     recs = records(df)
     where = [cloud_of(r) for r in recs]
     df["cloud_instance"] = [f"{w['cloud']}:{w['instance_type']}" if w else None for w in where]
+    df["cloud_resources"] = pd.Series([Resources.of_run(w) if w else None for w in where], index=df.index,
+                                      dtype=object)  # what prices it
     for col in ("region", "zone", "spot", "recoveries"):
         df[f"cloud_{col}"] = [w.get(col) if w else None for w in where]
     families: dict[str, set[str]] = {}

@@ -68,7 +68,3 @@ def study(name: object) -> Study:
 def study_title(name: object) -> str:
     """``Woolf (2017)`` for ``woolf2017``; a study without a title is named as stored."""
     return study(name).title
-
-
-#: How imported studies are priced: their own era's rates (``Study.pricing``), by study name.
-STUDY_PRICING = {s.name: s.pricing for s in STUDIES.values() if s.pricing}

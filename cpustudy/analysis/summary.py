@@ -22,7 +22,8 @@ import pandas as pd
 
 from cpustudy import precision
 from cpustudy.analysis.frames import rows
-from cpustudy.analysis import costs, pricing
+from cpustudy import prices
+from cpustudy.analysis import costs
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
 from cpustudy.analysis.runs import config_label, example_validates, guess_family, load_runs, outdated, run_totals
 from cpustudy.analysis.studies import IMPORTED_STUDIES, STOCK_BUILDS, study
@@ -245,7 +246,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
     ``UserError`` before anything is computed."""
     if opts.deadline is not None and not (opts.deadline > 0 and math.isfinite(opts.deadline)):
         raise UserError(f"--deadline {opts.deadline:g}: give a positive number of seconds")
-    catalog = pricing.Catalog.load(opts.prices)
+    catalog = prices.Catalog.load(opts.prices)
     if opts.instance_family:
         catalog.check_family(opts.instance_family, opts.region)
     if opts.gpu_instance:

@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cpustudy.analysis import pricing
+from cpustudy.prices import Catalog
+from cpustudy.prices import sky as sky_catalog
 from cpustudy.cloud import targets as targets_mod
 from cpustudy.cloud import tasks
 from cpustudy.errors import UserError
@@ -117,10 +118,8 @@ def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot:
          name: str | None = None, region: str | None = None, workdir: str | None = None,
          db: str | Path | None = None, prices: str | Path | None = None, check: bool = True) -> Plan:
     """Write the plan folder (one task YAML per target and ``plan.json``) and return the plan."""
-    catalog = pricing.Catalog.load(prices)
+    catalog = Catalog.load(prices)
     chosen = targets_mod.parse(targets_text, catalog, region)
-    from cpustudy.analysis import skycatalog
-
     clouds = {t.cloud for t in chosen}
     sky_sources = [s for s in catalog.sky_sources if s.cloud in clouds]
     missing = [c for c in catalog.sky_missing if c in clouds]
@@ -151,15 +150,16 @@ def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot:
                 status = "SkyPilot schema ok"
         cells, train, startup, guessed = e.cells, e.training_s, e.startup_s, e.guessed
         vm_s = PROVISION_S + train + startup
-        q = pricing.quote(t.price, spot)
+        price = catalog.cost(t.resources, vm_s, spot=spot)
+        q = price.quote
         rows.append(TargetPlan(
             target=t.name, instance_type=t.instance_type, vcpus=t.vcpus, device=t.device, task=task_file,
             job=str(config["name"]), snapshot=tasks.snapshot_path(plan_name, t), cells=cells, train_s=train,
             startup_s=startup, vm_s=vm_s, rate_usd_per_hour=q.usd_per_hour if q else None,
             rate_kind="spot" if spot else "on-demand", price_source=t.price.source, price_as_of=t.price.as_of,
-            cost_usd=q.usd_per_hour * vm_s / 3600 if q else None, guessed=guessed, check=status))
+            cost_usd=price.usd, guessed=guessed, check=status))
     catalogs = [f"SkyPilot's {s.describe()}" for s in sky_sources]
-    catalogs += [f"no SkyPilot {c} catalog at {skycatalog.shown(skycatalog.catalog_path(c))}: the shipped "
+    catalogs += [f"no SkyPilot {c} catalog at {sky_catalog.shown(sky_catalog.catalog_path(c))}: the shipped "
                  f"{c} rows were used (any online `sky` command, e.g. `sky show-gpus`, downloads it)" for c in missing]
     plan = Plan(plan_name, str(folder), bucket, spot, rows, time.strftime("%Y-%m-%d %H:%M:%S %Z"),
                 catalogs or ["shipped catalog (cpustudy/data/prices.csv)"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cpustudy.analysis import pricing
+from cpustudy import prices
 from cpustudy.errors import UserError
 from cpustudy.names import split_list
 
@@ -23,7 +23,7 @@ class Target:
     instance_type: str
     accelerator: str | None  # e.g. "H100" (SkyPilot's name), None for a CPU VM
     accelerator_count: int
-    price: pricing.Price  # the catalog row that prices it
+    price: prices.Price  # the catalog row that prices it
 
     @property
     def cloud(self) -> str:
@@ -44,12 +44,18 @@ class Target:
         return f"{self.cloud}:{self.instance_type}{gpu}"
 
     @property
+    def resources(self) -> prices.Resources:
+        """What it runs on, as the catalog prices it (the VM and its accelerators, in the row's region)."""
+        return prices.Resources(self.cloud, self.instance_type, self.accelerator or "", self.accelerator_count,
+                                self.price.region)
+
+    @property
     def slug(self) -> str:
         """For file and job names: letters, digits and dashes."""
         return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
 
 
-def parse(text: str, catalog: pricing.Catalog, region: str | None = None) -> list[Target]:
+def parse(text: str, catalog: prices.Catalog, region: str | None = None) -> list[Target]:
     """``--targets``: comma-separated ``CLOUD:INSTANCE_TYPE`` or ``CLOUD:GPU:COUNT``."""
     out = []
     for item in split_list(text, "--targets", "gcp:n2-highcpu-8,gcp:H100:1"):
@@ -61,7 +67,7 @@ def parse(text: str, catalog: pricing.Catalog, region: str | None = None) -> lis
     return out
 
 
-def _one(item: str, catalog: pricing.Catalog, region: str | None) -> Target:
+def _one(item: str, catalog: prices.Catalog, region: str | None) -> Target:
     parts = item.split(":")
     cloud = parts[0].lower()
     if cloud not in CLOUDS or len(parts) not in (2, 3) or not all(parts):
@@ -95,11 +101,11 @@ def _one(item: str, catalog: pricing.Catalog, region: str | None) -> Target:
     return Target(instance_type, None, 0, row)
 
 
-def _missing(catalog: pricing.Catalog, cloud: str) -> str:
+def _missing(catalog: prices.Catalog, cloud: str) -> str:
     """", whose SkyPilot gcp catalog is missing (~/.sky/...)" when it is."""
     if cloud not in catalog.sky_missing:
         return ""
-    from cpustudy.analysis import skycatalog
+    from cpustudy.prices import sky
 
-    return (f", whose SkyPilot {cloud} catalog is missing ({skycatalog.shown(skycatalog.catalog_path(cloud))}: "
+    return (f", whose SkyPilot {cloud} catalog is missing ({sky.shown(sky.catalog_path(cloud))}: "
             "any online `sky` command, e.g. `sky show-gpus`, downloads it)")

@@ -6,13 +6,14 @@ SkyPilot's own parser (``sky.Task.from_yaml``) when SkyPilot is installed."""
 
 from __future__ import annotations
 
+import json
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cpustudy.cloud.targets import Target
-from cpustudy.environment.cloud import ENV_SPOT, ENV_TARGET
+from cpustudy.environment.cloud import ENV_RESOURCES, ENV_SPOT, ENV_TARGET
 from cpustudy.errors import UserError
 from cpustudy.measure.request import SweepRequest
 
@@ -90,7 +91,8 @@ def task_config(plan: str, target: Target, options: CloudSweep, *, spot: bool, b
         "name": f"cpustudy-{plan}-{target.slug}",
         "resources": resources,
         "file_mounts": {MOUNT: {"name": bucket, "mode": "MOUNT"}},
-        "envs": {ENV_TARGET: target.name, ENV_SPOT: "1" if spot else "0"},
+        "envs": {ENV_TARGET: target.name, ENV_SPOT: "1" if spot else "0",
+                 ENV_RESOURCES: json.dumps(target.resources.as_dict(), sort_keys=True)},
         "setup": "\n".join(setup) + "\n",
         "run": "\n".join(run) + "\n",
     }

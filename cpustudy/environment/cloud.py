@@ -19,6 +19,9 @@ from typing import Any, Mapping
 
 ENV_TARGET = "CPUSTUDY_CLOUD_TARGET"
 ENV_SPOT = "CPUSTUDY_CLOUD_SPOT"
+#: What the plan priced the target as (JSON: cloud, instance_type, accelerator, accelerator_count, region):
+#: stored with every run as ``priced``, so the report prices the run as the plan did, GPUs included.
+ENV_RESOURCES = "CPUSTUDY_CLOUD_RESOURCES"
 
 
 def context(env: Mapping[str, str] | None = None, starts: int | None = None) -> dict[str, Any] | None:
@@ -37,6 +40,10 @@ def context(env: Mapping[str, str] | None = None, starts: int | None = None) -> 
     provider, _, instance = target.partition(":")
     instance_type, _, accelerators = instance.partition("+")
     spot = env.get(ENV_SPOT)
+    try:
+        priced = json.loads(env.get(ENV_RESOURCES) or "null")
+    except ValueError:
+        priced = None
     return {
         "cloud": str(info.get("cloud") or provider or "").lower() or None,
         "region": info.get("region"),
@@ -45,6 +52,7 @@ def context(env: Mapping[str, str] | None = None, starts: int | None = None) -> 
         "accelerators": accelerators or None,
         "spot": None if spot is None else spot == "1",
         "target": target or None,
+        "priced": priced if isinstance(priced, dict) else None,
         "task_id": env.get("SKYPILOT_TASK_ID"),
         "cluster": info.get("cluster_name"),
         "recoveries": None if starts is None else max(0, starts - 1),

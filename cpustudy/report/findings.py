@@ -13,7 +13,7 @@ import pandas as pd
 
 from cpustudy.analysis.frames import records, rows
 from cpustudy import __version__
-from cpustudy.analysis import pricing
+from cpustudy import prices
 from cpustudy.analysis.baselines import Baseline
 from cpustudy.analysis.holdup import HOLDS, Reason, Row, verdict
 from cpustudy.analysis.runs import config_name
@@ -192,11 +192,14 @@ def target_findings(a: Analysis) -> list[str]:
 def larger_vm_notes(s: pd.DataFrame) -> list[str]:
     """One sentence per instance that priced configurations with fewer vCPUs than it has (the family's
     smallest VM is larger than the run): their cost is the whole VM's, so it does not shrink with vCPUs."""
-    out = []
-    mask = s["price_note"].fillna("").str.contains("priced as the next larger")
+    out: list[str] = []
+    if "priced_vcpus" not in s:
+        return out
+    larger = pd.to_numeric(s["priced_vcpus"], errors="coerce") > pd.to_numeric(s["vcpus"], errors="coerce")
+    mask = (s["priced_by"] == "family") & larger
     for inst, g in s[mask].groupby("instance", sort=False):
         counts = sorted({int(v) for v in g["vcpus"].dropna()})
-        size = str(g["price_note"].iloc[0]).rsplit("(", 1)[-1].rstrip(")")
+        size = f"{int(g['priced_vcpus'].iloc[0])} vCPUs"
         runs = " and ".join(f"{c} vCPU{'s' if c != 1 else ''}" for c in counts)
         out.append(f"Cost at {runs} is that of {inst} ({size}), the smallest VM of its family with that many "
                    f"vCPUs: renting it costs the same whatever share of it a run uses, so there cost follows "
@@ -328,7 +331,7 @@ def header_lines(a: Analysis) -> list[str]:
     """The page's header: database, studies, baseline, cost basis, what epoch times include, deadline."""
     o = a.options
     base = o.baseline or "default (the GPU run of each workload; otherwise the stock build at the fewest vCPUs)"
-    rate = pricing.basis_sentence(o.on_demand)
+    rate = prices.basis_sentence(o.on_demand)
     lines = [
         f"Database: {a.db}; generated {time.strftime('%Y-%m-%d %H:%M %Z')} by cpustudy {__version__}.",
         f"Studies: {', '.join(study_title(s) for s in a.studies)}; {len(a.runs)} finished runs, "

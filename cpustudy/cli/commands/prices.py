@@ -42,26 +42,18 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _split(text: str | None) -> tuple[str | None, str | None]:
-    """``gcp:n2-highcpu`` -> (``gcp``, ``n2-highcpu``); ``n2-highcpu`` -> (None, ``n2-highcpu``)."""
-    if text is None:
-        return None, None
-    provider, sep, name = text.partition(":")
-    return (provider.strip(), name.strip()) if sep else (None, text.strip())
-
-
 def _usd(value: float | None) -> str:
     return "" if value is None else f"{value:.6g}"
 
 
 def sky_line(catalog: Any, looked: bool) -> str:
     """The first line: which SkyPilot catalogs priced the list, or where they were looked for."""
-    from cpustudy.analysis import skycatalog
+    from cpustudy.prices import sky
 
     if not looked:
         return "SkyPilot's catalog not read (--no-skypilot): shipped prices only"
     found = "; ".join(f"SkyPilot {s.describe()}" for s in catalog.sky_sources)
-    where = ", ".join(skycatalog.shown(skycatalog.catalog_path(c)) for c in catalog.sky_missing)
+    where = ", ".join(sky.shown(sky.catalog_path(c)) for c in catalog.sky_missing)
     get = "running any `sky` command online (e.g. `sky show-gpus`) downloads it"
     if not catalog.sky_sources:
         return f"no SkyPilot catalog found (looked for {where}): shipped prices only; {get}"
@@ -71,11 +63,11 @@ def sky_line(catalog: Any, looked: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cpustudy.analysis import pricing
+    from cpustudy.prices import Catalog
     from cpustudy.cli.output import emit_rows, say
     from cpustudy.errors import UserError
 
-    catalog = pricing.Catalog.load(args.prices, sky=args.skypilot)
+    catalog = Catalog.load(args.prices, sky=args.skypilot)
     table = args.format == "table"
     first = sky_line(catalog, args.skypilot)
     say(first, err=not table)  # CSV and JSON stay machine-readable on stdout
@@ -87,24 +79,13 @@ def run(args: argparse.Namespace) -> int:
             return 0
         return emit_rows(args, rejected, ["cloud", "reason", "file"], "rows of SkyPilot's catalog left out")
 
-    fam_provider, family = _split(args.family)
-    inst_provider, instance = _split(args.instance)
-    wanted_providers = {p for p in (args.provider, fam_provider, inst_provider) if p}
-    rows = [
-        r for r in catalog.rows
-        if all(r.provider == p for p in wanted_providers)
-        and (family is None or r.family == family)
-        and (instance is None or r.instance_type == instance)
-        and (args.region == r.region if args.region is not None
-             else args.all_regions or r is catalog.instance(r.name))  # the row a report without --region uses
-        and (not args.gpu or r.accelerator)
-    ]
+    rows = catalog.select(provider=args.provider, family=args.family, instance=args.instance, region=args.region,
+                          all_regions=args.all_regions, gpu=args.gpu)
     if not rows:
         flags = " ".join(f"--{k} {v}" for k, v in (("provider", args.provider), ("family", args.family),
                                                     ("instance", args.instance), ("region", args.region)) if v)
         flags += " --gpu" if args.gpu else ""
         raise UserError(f"no price in the catalog matches {flags.strip()}: see `cpustudy prices` without them")
-    rows.sort(key=lambda r: (r.provider, r.family, r.accelerator_count, r.vcpus, r.instance_type, r.region))
     if not table:
         out = [{c: getattr(r, c, None) for c in FILE_COLUMNS}
                | {"on_demand_usd_per_hour": r.on_demand, "spot_usd_per_hour": r.spot} for r in rows]

@@ -5,7 +5,7 @@ SkyPilot (``pip install skypilot``) downloads its price catalogs to
 (``sky show-gpus``, ``sky check``, ...) and refreshes them every 7 hours; the file's modification time
 is the day it was downloaded. This module reads those files (it never imports ``sky``, never downloads
 anything, and never copies the catalog anywhere: it carries no licence) and turns them into
-:class:`cpustudy.analysis.pricing.Price` rows, one per instance type (and accelerator) and region:
+:class:`cpustudy.prices.model.Price` rows, one per instance type (and accelerator) and region:
 
 * **Zone.** SkyPilot lists each zone; spot prices vary by zone. A row takes the zone with the lowest
   spot price of its region (named in ``zone`` and in ``source``) and the region's on-demand price.
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from cpustudy.analysis import pricing
+from cpustudy.prices.model import Price, family_of, number
 
 #: The clouds whose catalogs are read, in the order they are read.
 CLOUDS = ("gcp", "aws")
@@ -74,7 +74,7 @@ class SkyCatalog:
     cloud: str
     path: Path
     as_of: str  # the file's modification date, YYYY-MM-DD: when SkyPilot downloaded it
-    rows: list[pricing.Price]
+    rows: list[Price]
     rejected: list[str] = field(default_factory=list)  # one short reason per instance and region left out
 
     def describe(self) -> str:
@@ -148,16 +148,8 @@ _Offer = tuple[str, float | None, float | None]  # zone, on-demand, spot
 
 def _positive(text: str, what: str) -> float | None | str:
     """A positive finite number, ``None`` when empty, or the reason it is not one."""
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        return f"{what} {text!r} is not a number"
-    if not math.isfinite(value) or value <= 0:
-        return f"{what} {text} is not a positive number"
-    return value
+    value = number(text)
+    return f"{what} {value}" if isinstance(value, str) else None if value is None else float(value)
 
 
 def _price(text: str) -> float | None | str:
@@ -227,11 +219,11 @@ def _source(path: Path, zone: str, spot: float | None, detail: str = "") -> str:
 
 
 def _row(catalog: SkyCatalog, itype: str, vcpus: int, memory: float | None, accelerator: str, count: int,
-         region: str, zone: str, on_demand: float | None, spot: float | None, detail: str = "") -> pricing.Price:
-    return pricing.Price(
+         region: str, zone: str, on_demand: float | None, spot: float | None, detail: str = "") -> Price:
+    return Price(
         provider=catalog.cloud,
         instance_type=itype,
-        family=pricing.family_of(itype),
+        family=family_of(itype),
         vcpus=vcpus,
         memory_gib=memory,
         accelerator=accelerator,

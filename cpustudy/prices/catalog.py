@@ -11,7 +11,7 @@ rather than priced on the other basis, so spot CPUs are never compared with on-d
 exception is a study's own pricing (the 2017 study priced its K80 on-demand: it had no preemptible GPU);
 such a quote says so in its note.
 
-SkyPilot's price catalog (:mod:`cpustudy.analysis.skycatalog`), when SkyPilot has downloaded it to this
+SkyPilot's price catalog (:mod:`cpustudy.prices.sky`), when SkyPilot has downloaded it to this
 machine, comes next: its rows (per region, the zone with the lowest spot price) replace the shipped rows
 with the same ``provider``, ``instance_type`` and ``region`` and add the rest; ``Catalog.sky_sources``
 and ``Catalog.sky_missing`` say which of its files were read.
@@ -29,242 +29,15 @@ Standard library only, so the CLI can validate a price file without pandas.
 
 from __future__ import annotations
 
-import csv
-import math
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 from cpustudy.errors import UserError
-
-if TYPE_CHECKING:
-    from cpustudy.analysis.skycatalog import SkyCatalog
-
-COLUMNS = (
-    "provider",
-    "instance_type",
-    "family",
-    "vcpus",
-    "memory_gib",
-    "accelerator",
-    "accelerator_count",
-    "region",
-    "on_demand_usd_per_hour",
-    "spot_usd_per_hour",
-    "source",
-    "as_of",
-)
-REQUIRED = tuple(c for c in COLUMNS if c != "family")
-
-#: How cpustudy's own CPU results are priced when ``--instance-family`` is not given.
-DEFAULT_FAMILY = "gcp:n2-highcpu"
-#: The region a provider's prices are taken from when no ``--region`` is given (and the catalog has it;
-#: otherwise the first region the catalog lists).
-DEFAULT_REGIONS = {"gcp": "us-central1", "aws": "us-east-1"}
-
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
-
-
-@dataclass(frozen=True)
-class Price:
-    """One instance type and its hourly rates."""
-
-    provider: str
-    instance_type: str
-    family: str
-    vcpus: int
-    memory_gib: float | None
-    accelerator: str
-    accelerator_count: int
-    region: str
-    on_demand: float | None
-    spot: float | None
-    source: str
-    as_of: str
-    origin: str = "catalog"  # "catalog" (shipped), "skypilot", or the price file it came from
-    zone: str = ""  # the zone the spot price was taken in, where the source names one
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        return (self.provider, self.instance_type, self.region)
-
-    @property
-    def name(self) -> str:
-        return f"{self.provider}:{self.instance_type}"
-
-
-@dataclass(frozen=True)
-class Quote:
-    """The rate used for one configuration, and why."""
-
-    price: Price
-    usd_per_hour: float
-    kind: str  # "spot" | "on-demand"
-    note: str = ""
-
-    @property
-    def usd_per_second(self) -> float:
-        return self.usd_per_hour / 3600.0
-
-
-def family_of(instance_type: str) -> str:
-    """``c3-highcpu-8`` -> ``c3-highcpu``; ``a2-highgpu-1g`` -> ``a2-highgpu``; ``c7i.2xlarge`` -> ``c7i``;
-    otherwise the name itself."""
-    if "." in instance_type:
-        return instance_type.split(".", 1)[0]
-    m = re.match(r"^(.*?)-\d+g?$", instance_type)
-    return m.group(1) if m else instance_type
-
-
-def parse_family(text: str) -> tuple[str, str]:
-    """``gcp:c3-highcpu`` -> (``gcp``, ``c3-highcpu``)."""
-    provider, sep, family = text.partition(":")
-    if not sep or not provider.strip() or not family.strip():
-        raise UserError(
-            f"--instance-family {text!r} is not PROVIDER:FAMILY: write it like gcp:c3-highcpu or aws:c7i"
-        )
-    return provider.strip(), family.strip()
-
-
-# -- reading -----------------------------------------------------------------------------------------
-
-
-def _number(path: str, line: int, column: str, text: str, *, integer: bool = False,
-            optional: bool = False, positive: bool = True) -> float | int | None:
-    text = text.strip()
-    if not text:
-        if optional:
-            return None
-        raise UserError(f"{path}:{line}: {column} is empty: give a number")
-    try:
-        value = int(text) if integer else float(text)
-    except ValueError:
-        kind = "whole number" if integer else "number"
-        raise UserError(f"{path}:{line}: {column} {text!r} is not a {kind}") from None
-    if isinstance(value, float) and not math.isfinite(value):
-        raise UserError(f"{path}:{line}: {column} {text!r} is not a finite number")
-    if value < 0:
-        raise UserError(f"{path}:{line}: {column} {text!r} is negative")
-    if positive and value == 0:
-        raise UserError(f"{path}:{line}: {column} {text!r} must be greater than zero")
-    return value
-
-
-def read_csv(path: str | Path, origin: str | None = None) -> list[Price]:
-    """The rows of one price file, each checked; a problem is a ``UserError`` naming file and line."""
-    path = Path(path)
-    label = str(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise UserError(f"{label}: no such price file") from None
-    except IsADirectoryError:
-        raise UserError(f"{label} is a folder, not a price file (CSV)") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{label}: not a UTF-8 text file: give a CSV price file") from None
-    except OSError as exc:
-        raise UserError(f"{label}: cannot read it ({exc.strerror})") from None
-    return parse_csv(text.splitlines(), label, origin or label)
-
-
-def parse_csv(lines: Iterable[str], label: str, origin: str) -> list[Price]:
-    reader = csv.reader(lines)
-    header: list[str] | None = None
-    rows: list[Price] = []
-    seen: dict[tuple[str, str, str], int] = {}
-    try:
-        for fields in reader:
-            line = reader.line_num
-            if not fields or all(not f.strip() for f in fields) or fields[0].lstrip().startswith("#"):
-                continue
-            if header is None:
-                header = [f.strip() for f in fields]
-                missing = [c for c in REQUIRED if c not in header]
-                if missing:
-                    raise UserError(
-                        f"{label}:{line}: price file header lacks column(s) {', '.join(missing)}: the "
-                        f"columns are {','.join(COLUMNS)}"
-                    )
-                dupes = sorted({c for c in header if header.count(c) > 1})
-                if dupes:
-                    raise UserError(f"{label}:{line}: column(s) {', '.join(dupes)} appear twice in the header")
-                continue
-            if len(fields) != len(header):
-                raise UserError(
-                    f"{label}:{line}: {len(fields)} fields where the header has {len(header)}: "
-                    "quote fields that contain commas"
-                )
-            row = dict(zip(header, fields))
-            price = _row(row, label, line, origin)
-            if price.key in seen:
-                raise UserError(
-                    f"{label}:{line}: {price.provider} {price.instance_type} in {price.region or 'no region'} "
-                    f"is already on line {seen[price.key]}"
-                )
-            seen[price.key] = line
-            rows.append(price)
-    except csv.Error as exc:
-        raise UserError(f"{label}:{reader.line_num}: not valid CSV ({exc})") from None
-    if header is None:
-        raise UserError(f"{label}: empty price file: it needs a header line ({','.join(COLUMNS)}) and rows")
-    return rows
-
-
-def _row(row: dict[str, str], label: str, line: int, origin: str) -> Price:
-    provider = row["provider"].strip()
-    instance_type = row["instance_type"].strip()
-    for column, value in (("provider", provider), ("instance_type", instance_type)):
-        if not value:
-            raise UserError(f"{label}:{line}: {column} is empty")
-        if not _NAME_RE.match(value):
-            raise UserError(f"{label}:{line}: {column} {value!r} has characters a name cannot have")
-    family = (row.get("family") or "").strip() or family_of(instance_type)
-    vcpus = int(_number(label, line, "vcpus", row["vcpus"], integer=True))  # type: ignore[arg-type]
-    memory = _number(label, line, "memory_gib", row["memory_gib"], optional=True, positive=False)
-    accelerator = row["accelerator"].strip()
-    count = _number(label, line, "accelerator_count", row["accelerator_count"], integer=True,
-                    optional=True, positive=False)
-    count = int(count or 0)
-    if accelerator and count == 0:
-        count = 1
-    if count and not accelerator:
-        raise UserError(f"{label}:{line}: accelerator_count is {count} but accelerator is empty")
-    on_demand = _number(label, line, "on_demand_usd_per_hour", row["on_demand_usd_per_hour"], optional=True)
-    spot = _number(label, line, "spot_usd_per_hour", row["spot_usd_per_hour"], optional=True)
-    if on_demand is None and spot is None:
-        raise UserError(
-            f"{label}:{line}: no price: give on_demand_usd_per_hour, spot_usd_per_hour or both"
-        )
-    source = row["source"].strip()
-    as_of = row["as_of"].strip()
-    if not source:
-        raise UserError(f"{label}:{line}: source is empty: name where the price comes from")
-    if not as_of:
-        raise UserError(f"{label}:{line}: as_of is empty: give the date the price refers to")
-    return Price(
-        provider=provider,
-        instance_type=instance_type,
-        family=family,
-        vcpus=vcpus,
-        memory_gib=None if memory is None else float(memory),
-        accelerator=accelerator,
-        accelerator_count=count,
-        region=row["region"].strip(),
-        on_demand=None if on_demand is None else float(on_demand),
-        spot=None if spot is None else float(spot),
-        source=source,
-        as_of=as_of,
-        origin=origin,
-        zone=(row.get("zone") or "").strip(),
-    )
-
-
-def shipped_rows() -> list[Price]:
-    text = resources.files("cpustudy").joinpath("data/prices.csv").read_text(encoding="utf-8")
-    return parse_csv(text.splitlines(), "cpustudy/data/prices.csv", "catalog")
-
+from cpustudy.prices import sky as sky_mod
+from cpustudy.prices.model import DEFAULT_REGIONS, Price, Quote, Resources, parse_family, usd
+from cpustudy.prices.shipped import read_csv, shipped_rows
 
 # -- the catalog -------------------------------------------------------------------------------------
 
@@ -295,11 +68,11 @@ class Catalog:
     ``rows`` is read-only once the catalog is made: lookups use indexes built from it.
     """
 
-    def __init__(self, rows: list[Price], sky_sources: list[SkyCatalog] | None = None,
+    def __init__(self, rows: list[Price], sky_sources: list[sky_mod.SkyCatalog] | None = None,
                  sky_missing: list[str] | None = None) -> None:
         self.rows = rows
         #: The SkyPilot catalog files read (each with its path, date, rows and rejected rows).
-        self.sky_sources: list[SkyCatalog] = list(sky_sources or [])
+        self.sky_sources: list[sky_mod.SkyCatalog] = list(sky_sources or [])
         #: The clouds whose SkyPilot catalog was looked for and not found.
         self.sky_missing: list[str] = list(sky_missing or [])
         self._by_key: dict[tuple[str, str, str], Price] = {}
@@ -317,16 +90,14 @@ class Catalog:
     @classmethod
     def load(cls, extra: str | Path | None = None, *, sky: bool = True, sky_root: Path | None = None) -> "Catalog":
         """The shipped rows; then, with ``sky``, SkyPilot's catalogs under ``sky_root`` (default
-        :func:`cpustudy.analysis.skycatalog.catalog_root`) where present; then the price file ``extra``.
+        :func:`cpustudy.prices.sky.catalog_root`) where present; then the price file ``extra``.
         A missing SkyPilot catalog is no error: it is named in ``sky_missing``."""
         rows = shipped_rows()
-        sources: list[SkyCatalog] = []
+        sources: list[sky_mod.SkyCatalog] = []
         missing: list[str] = []
         if sky:
-            from cpustudy.analysis import skycatalog
-
-            for cloud in skycatalog.CLOUDS:
-                found = skycatalog.read(cloud, sky_root)
+            for cloud in sky_mod.CLOUDS:
+                found = sky_mod.read(cloud, sky_root)
                 if found is None:
                     missing.append(cloud)
                 else:
@@ -414,6 +185,49 @@ class Catalog:
         chosen = self._in_region(rows, region) if region is not None else []
         return (chosen or self._in_region(rows, None))[0]
 
+    def for_resources(self, r: Resources) -> Price:
+        """The row that prices a VM with its accelerators: the VM's own row, or for a VM with GPUs, the
+        row of that VM with that many of them (attached, ``n1-standard-4+1xT4``, or built in,
+        ``a3-highgpu-1g``), whose price is the VM's plus the GPUs' (summed per zone from SkyPilot's
+        separate VM and GPU rows, or as the shipped row's source says). Never the bare VM's price for a
+        VM that had GPUs: a ``UserError`` names what is missing."""
+        rows = [p for p in self._by_name_prefix(r.cloud, r.instance_type)
+                if (p.accelerator_count or 0) == r.accelerator_count
+                and (not r.accelerator or _same_accelerator(p.accelerator, r.accelerator))]
+        if not rows:
+            what = f"{r.instance_type} with {r.accelerator_count}x {r.accelerator}" if r.accelerator else r.instance_type
+            raise UserError(f"no price for {r.cloud} {what} in the price catalog: add the row with --prices FILE "
+                            "(or let SkyPilot download its catalog)")
+        chosen = self._in_region(rows, r.region) if r.region is not None else []
+        return (chosen or self._in_region(rows, None))[0]
+
+    def _by_name_prefix(self, provider: str, vm: str) -> list[Price]:
+        return [p for (prov, itype), rows in self._by_name.items() if prov == provider
+                and (itype == vm or itype.startswith(vm + "+")) for p in rows]
+
+    def cost(self, resources: Resources, seconds: float, *, spot: bool, own_pricing_of: str | None = None) -> Cost:
+        """What ``seconds`` on ``resources`` cost on one basis: the one function the cloud plan and the
+        report price a run with."""
+        price = self.for_resources(resources)
+        return Cost(resources, price, quote(price, spot, own_pricing_of=own_pricing_of), seconds)
+
+    def select(self, *, provider: str | None = None, family: str | None = None, instance: str | None = None,
+               region: str | None = None, all_regions: bool = False, gpu: bool = False) -> list[Price]:
+        """The rows ``cpustudy prices`` lists: filtered by provider, family and instance type (each may be
+        ``PROVIDER:NAME``), region (default: the row a report without ``--region`` uses, unless
+        ``all_regions``) and accelerators; sorted by provider, family, size."""
+        fam_provider, family = _split(family)
+        inst_provider, instance = _split(instance)
+        providers = {p for p in (provider, fam_provider, inst_provider) if p}
+        rows = [r for r in self.rows
+                if all(r.provider == p for p in providers)
+                and (family is None or r.family == family)
+                and (instance is None or r.instance_type == instance)
+                and (region == r.region if region is not None else all_regions or r is self.instance(r.name))
+                and (not gpu or r.accelerator)]
+        return sorted(rows, key=lambda r: (r.provider, r.family, r.accelerator_count, r.vcpus, r.instance_type,
+                                           r.region))
+
     def gpu_instance(self, provider: str, accelerator: str, region: str | None = None) -> Price | None:
         """The cheapest single-accelerator instance of ``provider`` whose accelerator is ``accelerator``
         (``A100`` also matches ``A100-80GB``) in ``region`` (if none there, or no region is given: in the
@@ -428,6 +242,34 @@ class Catalog:
             return None
         rows = (self._in_region(rows, region) if region is not None else []) or self._in_region(rows, None)
         return min(rows, key=lambda r: (r.on_demand if r.on_demand is not None else r.spot or 0.0))
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What a run on some resources costs for some seconds, on one basis, and the row and rate behind it."""
+
+    resources: Resources
+    price: Price
+    quote: Quote | None  # None: the row has no rate on the asked basis (``unpriced_note`` says why)
+    seconds: float
+
+    @property
+    def usd(self) -> float | None:
+        return None if self.quote is None else usd(self.quote.usd_per_hour, self.seconds)
+
+
+def _split(text: str | None) -> tuple[str | None, str | None]:
+    """``gcp:n2-highcpu`` -> (``gcp``, ``n2-highcpu``); ``n2-highcpu`` -> (None, ``n2-highcpu``)."""
+    if text is None:
+        return None, None
+    provider, sep, name = text.partition(":")
+    return (provider.strip(), name.strip()) if sep else (None, text.strip())
+
+
+def _same_accelerator(row: str, asked: str) -> bool:
+    """``H100-80GB`` in a row is the ``H100`` a target or a run names (and ``A100`` matches ``A100-80GB``)."""
+    a, b = row.upper(), asked.upper()
+    return a == b or a.startswith(b + "-")
 
 
 def basis_sentence(on_demand: bool) -> str:
