@@ -31,7 +31,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from cpustudy.prices.model import Price, family_of, number
 
@@ -258,99 +258,116 @@ class _Groups:
         return out
 
 
+class _Line(NamedTuple):
+    """One line of a ``vms.csv``, by column name (both clouds' schemas have these columns)."""
+
+    itype: str
+    vcpus: str
+    memory: str
+    accelerator: str
+    n_accelerators: str
+    region: str
+    zone: str
+    price: str
+    spot: str
+
+
+def _lines(reader: Iterator[list[str]], col: dict[str, int]) -> Iterator[_Line]:
+    """The catalog's lines with the fields this module reads, stripped; short lines skipped."""
+    names = ("InstanceType", "vCPUs", "MemoryGiB", "AcceleratorName", "AcceleratorCount", "Region",
+             "AvailabilityZone", "Price", "SpotPrice")
+    index = [col[n] for n in names]
+    width = max(index) + 1
+    for fields in reader:
+        if len(fields) >= width:
+            yield _Line(*(fields[i].strip() for i in index))
+
+
+def _vm_offer(groups: "_Groups", line: _Line) -> tuple[int, _Offer] | None:
+    """A VM line's vCPUs and offer, or None (its reason recorded with its instance and region)."""
+    key = (line.itype, line.region)
+    vcpus = _vcpus(line.vcpus)
+    if isinstance(vcpus, str):
+        groups.reject(key, vcpus)
+        return None
+    offer = _offer(line.zone, line.price, line.spot)
+    if isinstance(offer, str):
+        groups.reject(key, offer)
+        return None
+    return vcpus, offer
+
+
 def _gcp(reader: Iterator[list[str]], col: dict[str, int], catalog: SkyCatalog) -> None:
-    i_type, i_cpu, i_mem = col["InstanceType"], col["vCPUs"], col["MemoryGiB"]
-    i_acc, i_count, i_region = col["AcceleratorName"], col["AcceleratorCount"], col["Region"]
-    i_zone, i_price, i_spot = col["AvailabilityZone"], col["Price"], col["SpotPrice"]
-    width = max(col.values()) + 1
     vms = _Groups()
     gpus: dict[tuple[str, int, str], _Offer] = {}  # (accelerator, count, zone) -> offer
-    for fields in reader:
-        if len(fields) < width:
+    for line in _lines(reader, col):
+        if not line.itype:  # a GPU's own row: priced per zone, summed with the VM it is attached to
+            offer = _offer(line.zone, line.price, line.spot) if line.accelerator else "no accelerator"
+            if not isinstance(offer, str):
+                gpus[(line.accelerator, _count(line.n_accelerators), line.zone)] = offer
             continue
-        itype = fields[i_type].strip()
-        region, zone = fields[i_region].strip(), fields[i_zone].strip()
-        if not itype:
-            acc = fields[i_acc].strip()
-            if acc:
-                offer = _offer(zone, fields[i_price], fields[i_spot])
-                if not isinstance(offer, str):
-                    gpus[(acc, _count(fields[i_count]), zone)] = offer
-            continue
-        key = (itype, region)
-        vcpus = _vcpus(fields[i_cpu])
-        if isinstance(vcpus, str):
-            vms.reject(key, vcpus)
-            continue
-        offer = _offer(zone, fields[i_price], fields[i_spot])
-        if isinstance(offer, str):
-            vms.reject(key, offer)
-            continue
-        vms.offers.setdefault(key, []).append(offer)
-        vms.specs.setdefault(key, (vcpus, _memory(fields[i_mem]), "", 0))
+        got = _vm_offer(vms, line)
+        if got is not None:
+            key = (line.itype, line.region)
+            vms.offers.setdefault(key, []).append(got[1])
+            vms.specs.setdefault(key, (got[0], _memory(line.memory), "", 0))
     attached: dict[str, list[tuple[str, str, int]]] = {}
     for name, (vm, acc, n) in GCP_ATTACHED_GPUS.items():
         attached.setdefault(vm, []).append((name, acc, n))
     kept: set[tuple[str, str]] = set()
     for key, offers in vms.offers.items():
-        itype, region = key
-        vcpus, memory, _, _ = vms.specs[key]
-        built_in = GCP_BUILT_IN_GPUS.get(itype)
-        if built_in is None and itype.startswith(GCP_GPU_FAMILIES):
-            vms.reject(key, "GPUs built in, but which is not known here: not priced without them")
-            continue
-        if built_in is None:
-            zone, od, spot = _best(offers)
-            catalog.rows.append(_row(catalog, itype, vcpus, memory, "", 0, region, zone, od, spot))
-            kept.add(key)
-        gpu_types = [(itype, *built_in)] if built_in else []
-        for name, acc, n in gpu_types + attached.get(itype, []):
-            summed: list[_Offer] = []
-            for zone, od, spot in offers:
-                g = gpus.get((acc, n, zone))
-                if g is None:
-                    continue
-                total_od = None if od is None or g[1] is None else round(od + g[1], 6)
-                total_spot = None if spot is None or g[2] is None else round(spot + g[2], 6)
-                if total_od is not None or total_spot is not None:
-                    summed.append((zone, total_od, total_spot))
-            if not summed:  # a machine type sold without its GPUs is an anomaly; a VM GPUs attach to is not
-                if built_in is not None and name == itype:
-                    vms.reject(key, f"no {n}x {acc} price in the zones of {itype}: not priced without it")
-                continue
-            zone, od, spot = _best(summed)
-            detail = f"{itype} VM + {n}x {acc} rows summed"
-            catalog.rows.append(_row(catalog, name, vcpus, memory, acc, n, region, zone, od, spot, detail))
-            kept.add((name, region))
+        _gcp_rows(catalog, vms, key, offers, gpus, attached.get(key[0], []), kept)
     catalog.rejected.extend(vms.reasons(catalog.cloud, kept))
 
 
+def _gcp_rows(catalog: SkyCatalog, vms: "_Groups", key: tuple[str, str], offers: list[_Offer],
+              gpus: dict[tuple[str, int, str], _Offer], attached: list[tuple[str, str, int]],
+              kept: set[tuple[str, str]]) -> None:
+    """One GCP machine type's rows in one region: the VM alone (unless its GPUs are built in), and the
+    VM with its GPUs, priced as VM row + GPU row of the same zone."""
+    itype, region = key
+    vcpus, memory, _, _ = vms.specs[key]
+    built_in = GCP_BUILT_IN_GPUS.get(itype)
+    if built_in is None and itype.startswith(GCP_GPU_FAMILIES):
+        vms.reject(key, "GPUs built in, but which is not known here: not priced without them")
+        return
+    if built_in is None:
+        zone, od, spot = _best(offers)
+        catalog.rows.append(_row(catalog, itype, vcpus, memory, "", 0, region, zone, od, spot))
+        kept.add(key)
+    for name, acc, n in ([(itype, *built_in)] if built_in else []) + attached:
+        summed: list[_Offer] = []
+        for zone, od, spot in offers:
+            g = gpus.get((acc, n, zone))
+            if g is None:
+                continue
+            total_od = None if od is None or g[1] is None else round(od + g[1], 6)
+            total_spot = None if spot is None or g[2] is None else round(spot + g[2], 6)
+            if total_od is not None or total_spot is not None:
+                summed.append((zone, total_od, total_spot))
+        if not summed:  # a machine type sold without its GPUs is an anomaly; a VM GPUs attach to is not
+            if built_in is not None and name == itype:
+                vms.reject(key, f"no {n}x {acc} price in the zones of {itype}: not priced without it")
+            continue
+        zone, od, spot = _best(summed)
+        detail = f"{itype} VM + {n}x {acc} rows summed"
+        catalog.rows.append(_row(catalog, name, vcpus, memory, acc, n, region, zone, od, spot, detail))
+        kept.add((name, region))
+
+
 def _aws(reader: Iterator[list[str]], col: dict[str, int], catalog: SkyCatalog) -> None:
-    i_type, i_cpu, i_mem = col["InstanceType"], col["vCPUs"], col["MemoryGiB"]
-    i_acc, i_count, i_region = col["AcceleratorName"], col["AcceleratorCount"], col["Region"]
-    i_zone, i_price, i_spot = col["AvailabilityZone"], col["Price"], col["SpotPrice"]
-    width = max(col.values()) + 1
     groups = _Groups()
-    for fields in reader:
-        if len(fields) < width:
+    for line in _lines(reader, col):
+        if not line.itype:
             continue
-        itype = fields[i_type].strip()
-        if not itype:
+        got = _vm_offer(groups, line)
+        if got is None:
             continue
-        key = (itype, fields[i_region].strip())
-        vcpus = _vcpus(fields[i_cpu])
-        if isinstance(vcpus, str):
-            groups.reject(key, vcpus)
-            continue
-        offer = _offer(fields[i_zone].strip(), fields[i_price], fields[i_spot])
-        if isinstance(offer, str):
-            groups.reject(key, offer)
-            continue
-        groups.offers.setdefault(key, []).append(offer)
+        key = (line.itype, line.region)
+        groups.offers.setdefault(key, []).append(got[1])
         if key not in groups.specs:
-            acc = fields[i_acc].strip()
-            count = _count(fields[i_count]) if acc else 0
-            groups.specs[key] = (vcpus, _memory(fields[i_mem]), acc, max(count, 1) if acc else 0)
+            count = _count(line.n_accelerators) if line.accelerator else 0
+            groups.specs[key] = (got[0], _memory(line.memory), line.accelerator, max(count, 1) if line.accelerator else 0)
     for key, offers in groups.offers.items():
         itype, region = key
         vcpus, memory, acc, count = groups.specs[key]
