@@ -26,3 +26,14 @@ def unknown(kind: str, name: str, known: Iterable[str], see: str) -> UserError:
     close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]}? " if close else ""
     return UserError(f"unknown {kind} {name!r}: {hint}(choose one of {', '.join(choices)}; see `{see}`)")
+
+
+def int_list(text: str, flag: str) -> list[int]:
+    """``32,64,128`` -> [32, 64, 128]; anything else is a one-line error naming the flag."""
+    try:
+        values = [int(t) for t in split_list(text, flag, "32,64,128")]
+    except ValueError:
+        raise UserError(f"{flag}: give whole numbers separated by commas, e.g. 32,64,128") from None
+    if not values or min(values) <= 0:
+        raise UserError(f"{flag}: give positive whole numbers separated by commas, e.g. 32,64,128")
+    return values

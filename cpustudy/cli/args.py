@@ -6,9 +6,9 @@ import argparse
 import math
 from typing import Sequence
 
-from cpustudy.errors import UserError
 from cpustudy.precision import DEFAULT, POLICIES
-from cpustudy.names import split_list
+from cpustudy.measure.request import target_epochs  # noqa: F401  (commands read it here)
+from cpustudy.names import int_list, split_list  # noqa: F401
 
 PROG = "cpustudy"
 
@@ -31,17 +31,6 @@ def positive_float(text: str) -> float:
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
     return value
-
-
-def int_list(text: str, flag: str) -> list[int]:
-    """``32,64,128`` -> [32, 64, 128]; anything else is a one-line error naming the flag."""
-    try:
-        values = [int(t) for t in split_list(text, flag, "32,64,128")]
-    except ValueError:
-        raise UserError(f"{flag}: give whole numbers separated by commas, e.g. 32,64,128") from None
-    if not values or min(values) <= 0:
-        raise UserError(f"{flag}: give positive whole numbers separated by commas, e.g. 32,64,128")
-    return values
 
 
 def add_db(p: argparse.ArgumentParser) -> None:
@@ -133,13 +122,3 @@ def add_grid(p: argparse.ArgumentParser, what: str, oversubscribe: bool = True) 
 def options(augment: str | None) -> dict[str, str]:
     """Workload switches from the command line (only --augment today)."""
     return {} if augment is None else {"augment": augment}
-
-
-def target_epochs(args: argparse.Namespace) -> int | None:
-    """The epochs to train: --max-epochs with --target-accuracy (which needs it or the default), else
-    --epochs; --max-epochs alone, or with --epochs, is refused."""
-    if args.max_epochs is not None and args.target_accuracy is None:
-        raise UserError("--max-epochs goes with --target-accuracy: use --epochs for a fixed number of epochs")
-    if args.target_accuracy is not None and args.epochs is not None:
-        raise UserError("--target-accuracy trains until it is reached: give --max-epochs instead of --epochs")
-    return args.max_epochs if args.target_accuracy is not None else args.epochs

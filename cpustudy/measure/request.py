@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from cpustudy import precision
 from cpustudy.errors import UserError
-from cpustudy.names import split_list
+from cpustudy.names import int_list, split_list
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,6 @@ class SweepRequest:
     @classmethod
     def from_args(cls, args: Any) -> "SweepRequest":
         """From the parsed ``add_sweep_request`` arguments; a contradiction is a one-line ``UserError``."""
-        from cpustudy.cli.args import int_list, target_epochs
-
         if getattr(args, "batch_sizes", None) and args.batch_size:
             raise UserError("give --batch-size or --batch-sizes, not both")
         if getattr(args, "precisions", None) is not None and args.precision != precision.DEFAULT:
@@ -119,3 +117,13 @@ class SweepRequest:
         if self.tuned:
             out.append("--tuned")
         return out
+
+
+def target_epochs(args: Any) -> int | None:
+    """The epochs to train: --max-epochs with --target-accuracy (which needs it or the default), else
+    --epochs; --max-epochs alone, or with --epochs, is refused."""
+    if args.max_epochs is not None and args.target_accuracy is None:
+        raise UserError("--max-epochs goes with --target-accuracy: use --epochs for a fixed number of epochs")
+    if args.target_accuracy is not None and args.epochs is not None:
+        raise UserError("--target-accuracy trains until it is reached: give --max-epochs instead of --epochs")
+    return args.max_epochs if args.target_accuracy is not None else args.epochs

@@ -175,8 +175,13 @@ def _pick_cpus(spec: RunSpec, host: Host) -> tuple[list[int], bool]:
     return cpus, throttled
 
 
-def _check_device(spec: RunSpec, build: Any) -> None:
-    """The precision and the build against this machine's CPU flags (read once) and GPU."""
+def _check_device(spec: RunSpec, build: Any, host: Host) -> None:
+    """The precision and the build against this machine's CPU flags (read once) and GPU; on a VM not
+    rented yet only that the precision exists (its CPU and GPU are checked on the VM)."""
+    if not host.local:
+        if precision.unknown(spec.precision_policy):
+            raise UserError(str(precision.unknown(spec.precision_policy)))
+        return
     flags = machine_mod.cpu_flags()
     check_precision(spec.precision_policy, spec.device, flags,
                     machine_mod.gpu_compute_capability() if spec.device == "gpu" else None)
@@ -211,10 +216,7 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None, host: Host 
     options = _workload_options(spec)
     build = builds.load(spec.build)
     cpus, throttled = _pick_cpus(spec, host)
-    if host.local:
-        _check_device(spec, build)
-    elif precision.unknown(spec.precision_policy):  # the VM's CPU and GPU are checked on the VM
-        raise UserError(str(precision.unknown(spec.precision_policy)))
+    _check_device(spec, build, host)
     batch = spec.batch_size or w.batch_size
     full_steps = -(-w.samples_per_epoch // batch)
     steps = spec.steps_per_epoch
