@@ -172,6 +172,7 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "projected": bool(g["projected"].fillna(0).astype(int).any()),
             "data": _join(g["data"]),
             "machines": _join(g["cpu_model"]),
+            "n_machines": int(g["cpu_model"].nunique()),
             "gpu_utilization": float(_column(g, "gpu_utilization").median())
             if _column(g, "gpu_utilization").notna().any() else math.nan,
             "validation": _join(g["validation"]) if "validation" in g else "",
@@ -284,7 +285,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
     unpriced = summary["cost_usd"].isna().sum()
     if unpriced:
         notes.append(f"{int(unpriced)} configuration(s) could not be priced (see price_note in summary.csv)")
-    if len({m for m in summary["machines"] if ";" in str(m)}):
+    if (summary["n_machines"] > 1).any():
         notes.append("some configurations aggregate runs from more than one machine (see the machines column)")
     software = software_table(runs)
     return Analysis(str(store.path), opts, runs, summary, software, costs.prices_used(summary), baselines, notes,
@@ -341,29 +342,32 @@ def then_and_now(summary: pd.DataFrame) -> pd.DataFrame:
     new = summary[~summary["study"].isin(IMPORTED_STUDIES)]
     rows = []
     if old.empty or new.empty:
-        return pd.DataFrame(columns=["workload", "series", "label", "study", "total_time_s", "cost_usd", "basis"])
+        return pd.DataFrame(columns=["workload", "series", "label", "study", "total_time_s", "cost_usd", "basis",
+                                     "training_only"])
     new = new.copy()
     with_val = pd.to_numeric(new["total_with_validation_s"], errors="coerce") if "total_with_validation_s" in new \
         else pd.Series(math.nan, index=new.index)
     validates = [example_validates(w) for w in new.get("workload_base", new["workload"])]
     new["basis"] = ["training only" if pd.isna(v) else "training + validation" if val
                     else "training (the example did not validate)" for v, val in zip(with_val, validates)]
+    new["training_only"] = with_val.isna()  # no validation time where the example validated
     new["total_time_s"] = with_val.fillna(new["total_time_s"])
     if "suspect" in new:
         new = new[new["suspect"].fillna("") == ""]
-    old = old.assign(basis="training + validation (logged)")
+    old = old.assign(basis="training + validation (logged)", training_only=False)
     for workload in [w for w in dict.fromkeys(old["workload"]) if w in set(new["workload"])]:
         for era, df in (("2017", old), ("now", new)):
             g = df[(df["workload"] == workload)].dropna(subset=["total_time_s"])
             for device in ("gpu", "cpu"):
                 d = g[(g["device"] == "gpu") == (device == "gpu")].sort_values("total_time_s")
-                if era == "now" and (d["basis"] != "training only").any():
-                    d = d[d["basis"] != "training only"]  # like with like: validated ones where there are
+                if era == "now" and (~d["training_only"]).any():
+                    d = d[~d["training_only"]]  # like with like: validated ones where there are
                 if d.empty:
                     continue
                 r = d.iloc[0]
                 series = f"{era} {'GPU' if device == 'gpu' else 'best CPU'}"
                 rows.append({"workload": workload, "series": series, "label": r["label"], "study": r["study"],
                              "total_time_s": r["total_time_s"], "cost_usd": r["cost_usd"],
-                             "projected": bool(r["projected"]), "basis": r["basis"]})
+                             "projected": bool(r["projected"]), "basis": r["basis"],
+                             "training_only": bool(r["training_only"])})
     return pd.DataFrame(rows)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from cpustudy import precision
+from cpustudy.worker.protocol import plain
 
 #: The identity fields that made the cell key of the first databases, in their order.
 FIRST_KEY_FIELDS = (
@@ -121,12 +122,4 @@ _REQUIRED = tuple(f.name for f in dataclasses.fields(Configuration)
 
 def _plain_dict(c: Configuration) -> dict[str, Any]:
     values = {f.name: getattr(c, f.name) for f in dataclasses.fields(c)}
-    return json.loads(json.dumps(values, sort_keys=True, default=_plain))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, (tuple, set, frozenset)):
-        return list(value)
-    return str(value)
+    return json.loads(json.dumps(values, sort_keys=True, default=plain))

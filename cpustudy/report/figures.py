@@ -53,6 +53,7 @@ from plotnine import (
 
 from cpustudy import __version__
 from cpustudy.analysis.runs import vcpus_int
+from cpustudy.analysis import studies
 from cpustudy.analysis.studies import IMPORTED_STUDIES, study_title
 from cpustudy.analysis.summary import Analysis, cheapest, pareto_front, then_and_now
 from cpustudy.report import beyond
@@ -132,8 +133,7 @@ def fig_cost_relative(a: Analysis, study: str, workload: str) -> ggplot | None:
 
 
 def _basis(df: pd.DataFrame) -> str:
-    bases = sorted(set("; ".join(df["total_basis"]).split("; ")))
-    if all(b.startswith("sum of") for b in bases):
+    if all(studies.study(s).summed_epochs for s in df["study"]):
         return "time = sum of all logged epochs, as the study computed it"
     return "time = full-epoch time x the workload's default epochs"
 
@@ -399,10 +399,10 @@ def fig_then_now(a: Analysis) -> ggplot | None:
                                                                         df["total_time_s"])]
     newer = sorted(set(df.loc[~df["study"].isin(IMPORTED_STUDIES), "study"]))
     now = df[~df["study"].isin(IMPORTED_STUDIES)]
-    trained_only = int((now["basis"] == "training only").sum())
+    trained_only = int(now["training_only"].astype(bool).sum())
     basis = ("now: training + validation, as the study timed it" if not trained_only else
              f"now: training + validation; † = training only, not validated ({trained_only} of {len(now)} bars)")
-    df["text"] = [t + (" †" if b == "training only" else "") for t, b in zip(df["text"], df["basis"])]
+    df["text"] = [t + (" †" if only else "") for t, only in zip(df["text"], df["training_only"].astype(bool))]
     return (
         ggplot(df, aes(x="workload", y="total_time_s", fill="series"))
         + geom_col(position="dodge", width=0.8)

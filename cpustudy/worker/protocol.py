@@ -109,7 +109,7 @@ class RunConfig:
 
     def to_json(self) -> str:
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return json.dumps(values, sort_keys=True, default=_plain)
+        return json.dumps(values, sort_keys=True, default=plain)
 
     @classmethod
     def from_json(cls, text: str) -> "RunConfig":
@@ -131,7 +131,8 @@ class RunConfig:
         return self.steps_per_epoch or self.full_steps_per_epoch
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
+    """A value JSON can write: mappings as dicts, sequences and sets as lists, anything else as text."""
     if isinstance(value, Mapping):
         return dict(value)
     if isinstance(value, (tuple, set, frozenset)):
