@@ -37,3 +37,22 @@ def int_list(text: str, flag: str) -> list[int]:
     if not values or min(values) <= 0:
         raise UserError(f"{flag}: give positive whole numbers separated by commas, e.g. 32,64,128")
     return values
+
+
+def parse_duration(text: str, flag: str = "--deadline") -> float:
+    """``90s``, ``10m``, ``1h30m``, ``2h``, or plain seconds (``600``, ``1.5``); positive and finite."""
+    import math
+    import re
+
+    t = text.strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", t):
+        value = float(t)
+    else:
+        parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?", t)
+        if not t or parts is None or not any(parts.groups()):
+            raise UserError(f"{flag} {text!r}: write a duration like 90s, 10m, 1h30m or 2h (or seconds)".lstrip())
+        h, m, s = (float(g) if g else 0.0 for g in parts.groups())
+        value = h * 3600 + m * 60 + s
+    if not value > 0 or math.isinf(value):
+        raise UserError(f"{flag} {text!r}: give a positive duration".lstrip())
+    return value

@@ -65,7 +65,7 @@ def test_plan_estimate_uses_earlier_runs_when_the_database_has_them(tmp_path, pr
         run = s.start_run(m, {"workload": "mnist_mlp", "build": "tf", "vcpus": 8})
         s.finish_run(run, "ok", {"step_time_s": 0.01, "epoch_time_s": 4.7})
         s.conn.execute("UPDATE runs SET startup_s = 4.0 WHERE id = ?", (run,))
-    p = plan.make("gcp:n2-highcpu-8", OPTIONS, out=tmp_path / "p", spot=True, bucket="b", workdir=None,
+    p = plan.make("gcp:n2-highcpu-8", OPTIONS, out=tmp_path / "p", spot=True, bucket="my-bucket", workdir=None,
                   prices=prices, db=db, check=False)
     t = p.targets[0]
     assert not t.guessed and t.startup_s == 4.0
@@ -77,7 +77,7 @@ def test_vcpu_counts_beyond_the_vm_are_refused(tmp_path, prices):
 
     with pytest.raises(UserError, match="has 8 vCPUs"):
         plan.make("gcp:n2-highcpu-8", tasks.CloudSweep(SweepRequest(vcpus="4,16")), out=tmp_path / "p", spot=True,
-                  bucket="b", workdir=None, prices=prices, check=False)
+                  bucket="my-bucket", workdir=None, prices=prices, check=False)
 
 
 def test_tasks_pass_skypilots_own_schema_with_pinned_instances_spot_recovery_and_snapshot(tmp_path, prices):
@@ -209,14 +209,14 @@ def test_plan_prices_from_skypilots_catalog_when_it_is_there(run_cli, tmp_path, 
                    "n2-highcpu-8,8.0,8.0,,,,us-central1,us-central1-a,0.28684,0.0811\n"
                    "a3-highgpu-1g,26.0,234.0,,,,us-central1,us-central1-a,1.18251,0.36117\n"
                    ",,,H100,1,\"{'Gpus': []}\",us-central1,us-central1-a,4.20076,2.9926\n")
-    p = plan.make("gcp:n2-highcpu-8,gcp:H100:1", OPTIONS, out=tmp_path / "p", spot=True, bucket="b",
+    p = plan.make("gcp:n2-highcpu-8,gcp:H100:1", OPTIONS, out=tmp_path / "p", spot=True, bucket="my-bucket",
                   workdir=None, check=False)
     cpu, gpu = p.targets
     assert cpu.rate_usd_per_hour == pytest.approx(0.0811) and "SkyPilot catalog" in cpu.price_source
     assert gpu.instance_type == "a3-highgpu-1g" and gpu.rate_usd_per_hour == pytest.approx(0.36117 + 2.9926)
     assert any(c.startswith("SkyPilot's gcp catalog") for c in p.catalogs)
     gcp.unlink()  # without it: the shipped rows, and the plan says which catalog is missing
-    p = plan.make("gcp:n2-highcpu-8", OPTIONS, out=tmp_path / "q", spot=True, bucket="b", workdir=None, check=False)
+    p = plan.make("gcp:n2-highcpu-8", OPTIONS, out=tmp_path / "q", spot=True, bucket="my-bucket", workdir=None, check=False)
     assert p.targets[0].rate_usd_per_hour == pytest.approx(0.09379)
     assert any("no SkyPilot gcp catalog" in c for c in p.catalogs)
     r = run_cli("cloud", "plan", "--targets", "gcp:c4-highcpu-8", "--out", tmp_path / "r")

@@ -18,7 +18,7 @@ from cpustudy.store import Store
         (["--baseline", "gpu"], "no GPU runs in the results"),
         (["--baseline", "tf@64"], "--baseline tf@64: no such configuration"),
         (["--baseline", "banana"], "write gpu, or BUILD@VCPUS"),
-        (["--deadline", "-5"], "must be a positive number"),
+        (["--deadline", "-5"], "write a duration like 90s"),
         (["--study", "nope"], "no finished runs of study 'nope'"),
         (["--gpu-instance", "gcp:nope"], "no instance 'gcp:nope'"),
     ],

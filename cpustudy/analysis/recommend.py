@@ -8,7 +8,6 @@ target or a higher one); otherwise the full training time of the workload's defa
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +17,7 @@ from cpustudy.analysis.runs import config_name
 from cpustudy.analysis.studies import IMPORTED_STUDIES
 from cpustudy.analysis.summary import Analysis
 from cpustudy.errors import UserError
+from cpustudy.names import parse_duration  # noqa: F401  (read here by older callers)
 
 
 @dataclass
@@ -141,23 +141,6 @@ def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, bu
         rec.notes.append(f"{unpriced} configuration(s) could not be priced and were left out of cost choices")
     rec.notes.append(f"from {int(df['n_runs'].sum())} run(s) of {len(df)} configuration(s)")
     return rec
-
-
-def parse_duration(text: str) -> float:
-    """``90s``, ``10m``, ``1h30m``, ``2h``, or plain seconds."""
-    import re
-
-    t = text.strip().lower()
-    if re.fullmatch(r"\d+(\.\d+)?", t):
-        return float(t)
-    parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?", t)
-    if not t or parts is None or not any(parts.groups()):
-        raise UserError(f"--deadline {text!r}: write a duration like 90s, 10m, 1h30m or 2h")
-    h, m, s = (float(g) if g else 0.0 for g in parts.groups())
-    value = h * 3600 + m * 60 + s
-    if not value > 0 or math.isinf(value):
-        raise UserError(f"--deadline {text!r}: give a positive duration")
-    return value
 
 
 def as_rows(rec: Recommendation) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ import argparse
 import math
 from typing import Sequence
 
+from cpustudy.errors import UserError
 from cpustudy.precision import DEFAULT, POLICIES
 from cpustudy.measure.request import target_epochs  # noqa: F401  (commands read it here)
 from cpustudy.names import int_list, split_list  # noqa: F401
@@ -31,6 +32,32 @@ def positive_float(text: str) -> float:
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
     return value
+
+
+def accuracy(text: str) -> float:
+    """A validation accuracy: a number above 0 and at most 1."""
+    value = positive_float(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an accuracy: give a fraction between 0 and 1, e.g. 0.9")
+    return value
+
+
+def dpi(text: str) -> int:
+    """A PNG resolution a chart can be drawn at (30 to 600 dots per inch)."""
+    value = positive_int(text)
+    if not 30 <= value <= 600:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a resolution from 30 to 600 dots per inch")
+    return value
+
+
+def duration(text: str) -> float:
+    """``90s``, ``10m``, ``1h30m``, ``2h`` or seconds, as seconds."""
+    from cpustudy.names import parse_duration
+
+    try:
+        return parse_duration(text, "")
+    except UserError as exc:
+        raise argparse.ArgumentTypeError(str(exc).lstrip()) from None
 
 
 def add_db(p: argparse.ArgumentParser) -> None:
@@ -69,7 +96,7 @@ def add_measure(p: argparse.ArgumentParser, device: bool = True) -> None:
     p.add_argument("--precision", choices=POLICIES, default=DEFAULT,
                    help="Keras precision policy (default: float32); a reduced precision the device cannot run "
                    "natively is refused (bfloat16 on CPUs needs AVX512_BF16 or AMX)")
-    p.add_argument("--target-accuracy", type=positive_float, metavar="A",
+    p.add_argument("--target-accuracy", type=accuracy, metavar="A",
                    help="train until the validation accuracy reaches A (e.g. 0.9), at most --max-epochs; "
                    "stores the epochs and training time to reach it (needs --data real or learnable)")
     p.add_argument("--max-epochs", type=positive_int, metavar="E",

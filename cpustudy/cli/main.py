@@ -61,8 +61,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
 
 
+def storage_problem(exc: BaseException, db: object) -> str | None:
+    """One line for a database SQLite cannot read (a damaged page, a truncated file) or a full disk,
+    naming the state and the way out; None for anything else. Nothing stored is lost either way: a
+    run is committed as it goes, and a sweep resumes where it stopped."""
+    import errno
+    import sqlite3
+
+    chain: list[BaseException] = []
+    while exc is not None and exc not in chain:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    where = str(db) if db else "the database"
+    for e in chain:
+        text = str(e)
+        if (isinstance(e, OSError) and e.errno == errno.ENOSPC) or "disk is full" in text:
+            on = getattr(e, "filename", None) or where
+            return (f"the disk is full ({e.strerror if isinstance(e, OSError) else text}): free space on the disk "
+                    f"of {on}, then run the same command again (nothing stored is lost; a sweep resumes where it "
+                    "stopped)")
+    for e in chain:
+        if isinstance(e, sqlite3.DatabaseError) and not isinstance(e, sqlite3.OperationalError):
+            return (f"{where} is damaged ({e}): nothing was changed; use a backup or a `sweep --snapshot-to` "
+                    f"copy, or recover what SQLite can read with `sqlite3 {where} .recover | sqlite3 NEW.sqlite`")
+    return None
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
+    args: argparse.Namespace | None = None
     try:
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
@@ -81,6 +108,14 @@ def _main(argv: Sequence[str] | None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a damaged database or a full disk: one line; anything else is a bug to see
+        from cpustudy.store import default_path
+
+        problem = storage_problem(exc, getattr(args, "db", None) or default_path())
+        if problem is None:
+            raise
+        print(f"{PROG}: error: {problem}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

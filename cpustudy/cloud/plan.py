@@ -12,6 +12,7 @@ The estimate per target is VM time x the target's hourly rate (spot or on-demand
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -114,23 +115,56 @@ def estimate(target: targets_mod.Target, options: tasks.CloudSweep, ok_runs: lis
                           any(not e.measured for e in estimates))
 
 
-def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot: bool, bucket: str,
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
+_PLAN_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+
+
+def check_names(plan_name: str, bucket: str, region: str | None, catalog: Catalog, clouds: set[str]) -> None:
+    """What only a paid VM would reject, refused here in one line before anything is written: a bucket
+    given as a URL or a name no cloud accepts, a plan name that cannot name a job or a folder, a
+    region the targets' clouds have no price in."""
+    if not _PLAN_NAME.match(plan_name):
+        raise UserError(f"plan name {plan_name!r}: give --name of lowercase letters, digits and dashes (at most 40), "
+                        "e.g. spot-2026; it names the jobs and the bucket folder")
+    if "://" in bucket:
+        raise UserError(f"--bucket {bucket}: give the bucket's name, not its URL (--bucket {bucket.split('://', 1)[1]})")
+    if not _BUCKET.match(bucket):
+        raise UserError(f"--bucket {bucket!r}: a bucket name is 3-63 lowercase letters, digits, dots, dashes or "
+                        "underscores, starting and ending with a letter or digit")
+    if region is not None:
+        known = sorted({r.region for r in catalog.rows if r.provider in clouds})
+        if region not in known:
+            raise UserError(f"--region {region}: {', '.join(sorted(clouds))} has no price in it in the catalog: "
+                            f"choose one of {', '.join(known[:12])}{' ...' if len(known) > 12 else ''}")
+
+
+def default_bucket(plan_name: str) -> str:
+    """A bucket name of this plan's own: bucket names are global, and a fixed default would likely be
+    someone else's."""
+    import secrets
+
+    return f"cpustudy-{plan_name}-{secrets.token_hex(4)}"[:63]
+
+
+def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot: bool, bucket: str | None,
          name: str | None = None, region: str | None = None, workdir: str | None = None,
          db: str | Path | None = None, prices: str | Path | None = None, check: bool = True) -> Plan:
     """Write the plan folder (one task YAML per target and ``plan.json``) and return the plan."""
     catalog = Catalog.load(prices)
     chosen = targets_mod.parse(targets_text, catalog, region)
     clouds = {t.cloud for t in chosen}
+    folder = Path(out)
+    plan_name = name or folder.name
+    check_names(plan_name, bucket or default_bucket("name"), region, catalog, clouds)  # the name first
+    bucket = bucket or default_bucket(plan_name)
     sky_sources = [s for s in catalog.sky_sources if s.cloud in clouds]
     missing = [c for c in catalog.sky_missing if c in clouds]
     # Every target's cells are planned (names, builds, vCPUs, settings checked) before anything is written.
     ok_runs = _ok_runs(db)
     estimates = [estimate(t, options, ok_runs) for t in chosen]
-    folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise UserError(f"--out {folder} is a file: give a folder for the plan")
     folder.mkdir(parents=True, exist_ok=True)
-    plan_name = name or folder.name
     rows = []
     for t, e in zip(chosen, estimates):
         config = tasks.task_config(plan_name, t, options, spot=spot, bucket=bucket, workdir=workdir, region=region)

@@ -112,6 +112,8 @@ def _check(spec: RunSpec, local: bool = True) -> None:
         ("--inter-threads", spec.inter_threads),
     ):
         check_positive(name, value)
+    if not 0 <= spec.seed < 2**32:
+        raise UserError(f"--seed {spec.seed}: give a whole number from 0 to {2**32 - 1}")
     if spec.warmup_steps < 0:
         raise UserError(f"--warmup-steps must be 0 or more, got {spec.warmup_steps}")
     if spec.input_pipeline == "tfdata" and spec.build in ("jax", "torch"):

@@ -31,6 +31,8 @@ from cpustudy.worker.protocol import RunConfig
 from cpustudy.workloads import Workload
 
 DEFAULT_STARTUP_S = 10.0
+#: The most cells a sweep plans: beyond it, the grid is a typo (``--repeats 1000000``), not a study.
+MAX_CELLS = 10_000
 
 
 def parse_vcpus(text: str, topo: machine_mod.CpuTopology) -> list[int]:
@@ -115,6 +117,12 @@ def plan_sweep(
         raise UserError(f"--repeats must be a positive whole number, got {repeats}")
     host = host or Host.here(topo)
     variants = [(b, bs, p) for b in builds for bs in batch_sizes for p in precisions]
+    size = len(workloads) * len(variants) * len(vcpus) * repeats
+    if size > MAX_CELLS:
+        raise UserError(f"{size:,} cells ({len(workloads)} workload(s) x {len(variants)} build/batch/precision "
+                        f"variant(s) x {len(vcpus)} vCPU count(s) x {repeats} repeat(s)): more than {MAX_CELLS:,}, "
+                        f"which at ~{DEFAULT_STARTUP_S:.0f} s of start-up each is {size * DEFAULT_STARTUP_S / 86400:,.0f}"
+                        " days before any training: narrow the grid (fewer repeats, workloads or vCPU counts)")
     cells = []
     for w, (b, bs, p), v, r in interleave(workloads, variants, vcpus, repeats):
         args = {**spec_args, "precision_policy": p}

@@ -140,8 +140,10 @@ class Store:
             version = schema.file_version(path)
         except OSError as exc:
             raise UserError(f"cannot read {path} ({exc.strerror}): check the path and permissions") from None
-        except sqlite3.Error:
-            version = None
+        except sqlite3.Error as exc:
+            raise UserError(f"{path} is damaged: it starts as an SQLite file but SQLite cannot read it ({exc}); "
+                            "nothing was changed: use a backup or a snapshot, or recover what SQLite can read "
+                            f"with `sqlite3 {path} .recover | sqlite3 NEW.sqlite`") from None
         if version is None:
             raise UserError(
                 f"{path} is not a cpustudy database: pass --db with a new file name or an existing "

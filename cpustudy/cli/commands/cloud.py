@@ -23,8 +23,8 @@ def register(sub: Any) -> None:
     basis.add_argument("--spot", dest="spot", action="store_true", default=True, help="spot VMs (default)")
     basis.add_argument("--on-demand", dest="spot", action="store_false", help="on-demand VMs")
     plan.add_argument("--out", required=True, metavar="DIR", help="the plan folder to write (tasks + plan.json)")
-    plan.add_argument("--bucket", default="cpustudy-results",
-                      help="the bucket mounted on every VM for the snapshots (default: cpustudy-results)")
+    plan.add_argument("--bucket", help="the bucket mounted on every VM for the snapshots, by name (default: "
+                      "cpustudy-PLAN-<random>, a name of this plan's own: bucket names are global)")
     plan.add_argument("--name", help="the plan's name, in job names and the bucket folder (default: DIR's name)")
     plan.add_argument("--region", help="pin a region (default: SkyPilot chooses, the catalog's first for prices)")
     a.add_sweep_request(plan, cloud=True)  # what each VM's sweep measures: the same arguments as `sweep`
@@ -78,6 +78,7 @@ def run_plan(args: argparse.Namespace) -> int:
     print(f"estimated cost of the plan: {'unknown (a target has no price on this basis)' if total is None else f'{total:.2f} USD'}"
           f" for {sum(t.vm_s for t in p.targets) / 3600:.2f} VM-hours, including {plan.PROVISION_S / 60:.0f} min "
           f"per VM to provision and install (a guess) and {fixed:.0f} s of worker start-up per cell")
+    print(f"results bucket: {p.bucket} (mounted on every VM; SkyPilot creates it at launch if it does not exist)")
     print(f"launch it with: cpustudy cloud launch {p.folder}")
     return 0
 

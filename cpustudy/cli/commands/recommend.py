@@ -15,9 +15,9 @@ def register(sub: Any) -> None:
                        "of WORKLOAD that meets --deadline, the fastest within --budget (both: both answers; "
                        "neither: the cheapest and the fastest), with the spread and the assumptions behind each.")
     p.add_argument("workload", help="workload name (see `cpustudy workloads`)")
-    p.add_argument("--deadline", metavar="DURATION", help="e.g. 90s, 10m, 1h30m")
+    p.add_argument("--deadline", type=a.duration, metavar="DURATION", help="e.g. 90s, 10m, 1h30m, or seconds")
     p.add_argument("--budget", type=a.positive_float, metavar="USD", help="the most a training may cost")
-    p.add_argument("--target-accuracy", type=a.positive_float, metavar="A",
+    p.add_argument("--target-accuracy", type=a.accuracy, metavar="A",
                    help="judge by the time and cost to reach validation accuracy A (runs measured with it)")
     p.add_argument("--on-demand", action="store_true", help="on-demand prices (default: spot)")
     p.add_argument("--prices", metavar="FILE", help="extra price rows (same columns as the catalog)")
@@ -26,14 +26,14 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cpustudy.analysis.recommend import as_rows, parse_duration, recommend
+    from cpustudy.analysis.recommend import as_rows, recommend
     from cpustudy.analysis.summary import Options, analyze
     from cpustudy.cli.output import print_table, status
     from cpustudy.store import Store
     from cpustudy.workloads import get
 
     get(args.workload)  # a mistyped name: one line with "did you mean"
-    deadline = parse_duration(args.deadline) if args.deadline else None
+    deadline = args.deadline
     with status("reading the runs and pricing them"), Store.read(args.db) as store:
         analysis = analyze(store, Options(on_demand=args.on_demand, prices=args.prices))
     rec = recommend(analysis, args.workload, deadline_s=deadline, budget_usd=args.budget, target=args.target_accuracy)

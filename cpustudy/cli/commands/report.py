@@ -37,10 +37,11 @@ def register(sub: Any) -> None:
                    help="instance that prices GPU results, e.g. gcp:g2-standard-4 (default: the single-GPU "
                    "instance of the family's provider with the GPU the run reported)")
     p.add_argument("--on-demand", action="store_true", help="on-demand rates (default: spot/preemptible)")
-    p.add_argument("--deadline", type=a.positive_float, metavar="SECONDS",
-                   help="find the cheapest configuration whose full training takes at most SECONDS")
+    p.add_argument("--deadline", type=a.duration, metavar="DURATION",
+                   help="find the cheapest configuration whose full training takes at most DURATION (e.g. 90s, "
+                   "10m, 1h30m, or seconds)")
     p.add_argument("--study", metavar="NAME", help="report only this study (e.g. woolf2017 or cpustudy)")
-    p.add_argument("--dpi", type=a.positive_int, default=110, help="PNG resolution (default: 110)")
+    p.add_argument("--dpi", type=a.dpi, default=110, help="PNG resolution, 30 to 600 (default: 110)")
     p.add_argument("--no-svg", action="store_true", help="write PNG charts only")
     p.set_defaults(func=run)
 
