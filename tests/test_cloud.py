@@ -296,3 +296,23 @@ def test_prices_import_nothing_above_them():
             "'cpustudy.report', 'cpustudy.cloud', 'cpustudy.measure')) or m == 'pandas'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_fetch_leaves_out_a_damaged_snapshot_and_merges_the_others(tmp_path, prices):
+    from cpustudy.errors import UserError
+
+    p = _plan(tmp_path, prices, check=False)
+    folder = tmp_path / "bucket" / p.name
+    folder.mkdir(parents=True)
+    _snapshot(folder / "gcp-n2-highcpu-8-task1.sqlite", "a")
+    bad = folder / "gcp-n2-highcpu-16-task2.sqlite"
+    _snapshot(bad, "b")
+    data = bad.read_bytes()
+    bad.write_bytes(data[: len(data) // 2])  # cut mid-copy
+    said: list[str] = []
+    assert jobs.fetch(p, str(tmp_path / "bucket"), tmp_path / "all.sqlite", said.append) == {"files": 1, "runs": 1}
+    assert any(s.startswith("gcp-n2-highcpu-16-task2.sqlite: left out: damaged") for s in said)
+    (folder / "gcp-n2-highcpu-8-task1.sqlite").unlink()
+    with pytest.raises(UserError, match="none of the 1 snapshot"):
+        jobs.fetch(p, str(tmp_path / "bucket"), tmp_path / "none.sqlite", said.append)
+    assert not (tmp_path / "none.sqlite").exists()  # no empty database left behind

@@ -121,22 +121,52 @@ def fetch(plan: Plan, source: str, db: str | Path, say: Callable[[str], None] = 
         return _merge_all(files, Path(tmp), db, say)
 
 
+def _readable(path: Path) -> str | None:
+    """Why a snapshot cannot be merged (not a cpustudy database, damaged), or None."""
+    import sqlite3
+
+    from cpustudy.store import schema
+
+    try:
+        if schema.file_version(path) is None:
+            return "not a cpustudy database"
+        conn = schema.connect_reading(path)
+        try:
+            check = conn.execute("PRAGMA quick_check").fetchone()[0]
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error) as exc:
+        return f"damaged ({exc})"
+    return None if check == "ok" else f"damaged ({check})"
+
+
 def _merge_all(files: list[Path], tmp: Path, db: str | Path, say: Callable[[str], None]) -> dict[str, int]:
     """Merge each snapshot (copied first: never merged from the bucket in place) into ``db``, opened
-    only now that there is something to merge."""
+    only now that there is something to merge. A snapshot that cannot be read is named and left out;
+    the others are merged (a later fetch brings a newer copy)."""
     from cpustudy.store import Store
     from cpustudy.store.importers.merge import merge
 
+    good = []
+    for f in files:
+        local = tmp / f"copy-{f.name}"
+        shutil.copyfile(f, local)  # never merge from the bucket in place
+        why = _readable(local)
+        if why:
+            say(f"{f.name}: left out: {why} (the job's next snapshot replaces it; fetch again later)")
+        else:
+            good.append((f, local))
+    if not good:
+        raise UserError(f"none of the {len(files)} snapshot(s) could be read (see above): nothing was merged "
+                        "and the database was not touched")
     with Store.open(db) as store:
         added = 0
-        for f in files:
-            local = tmp / f"copy-{f.name}"
-            shutil.copyfile(f, local)  # never merge from the bucket in place
+        for f, local in good:
             result = merge(store, local)
             added += result.runs_added
             unfinished = f", {result.runs_unfinished} still running (fetch again later)" if result.runs_unfinished else ""
             say(f"{f.name}: {result.runs_added} new run(s){unfinished}")
-    return {"files": len(files), "runs": added}
+    return {"files": len(good), "runs": added}
 
 
 def _bring(source: str, tmp: Path) -> Path:
