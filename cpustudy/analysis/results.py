@@ -9,6 +9,7 @@ import io
 import json
 from typing import Any, Iterable, Sequence
 
+from cpustudy.analysis.peakshare import peak_share
 from cpustudy.analysis.suspect import gpu_suspicions
 from cpustudy.store import Store
 
@@ -35,7 +36,13 @@ RUN_COLUMNS = (
     "pct_of_peak",
     "peak_device",
     "peak_precision",
-    "precision",
+    "peak_note",
+    "precision_policy",
+    "float32_math",
+    "target_accuracy",
+    "target_reached",
+    "epochs_to_target",
+    "time_to_target_s",
     "mem_bandwidth_gbs",
     "epoch_boundary_s",
     "cpu_utilization",
@@ -104,6 +111,8 @@ TABLE_COLUMNS = (
     "unstable",
     "suspect",
     "error",
+    "precision_policy",
+    "time_to_target_s",
     "data",
     "epochs",
     "steps_per_epoch",
@@ -134,6 +143,8 @@ def run_rows(store: Store) -> list[dict[str, Any]]:
             else None
         )
         error = (r.get("error") or "").splitlines()[0] if r.get("error") else None
+        share, why = peak_share(gflops, r.get("peak_gflops"), device=r.get("device"), peak_device=r.get("peak_device"),
+                                policy=r.get("precision_policy"), peak_precision=r.get("peak_precision"))
         rows.append(
             {
                 **{k: r.get(k) for k in RUN_COLUMNS},
@@ -142,7 +153,10 @@ def run_rows(store: Store) -> list[dict[str, Any]]:
                 "steps_per_epoch": r.get("steps_per_epoch") or r.get("full_steps_per_epoch"),
                 "gflops_per_s": gflops,
                 "peak_gflops": _same_device_peak(r),
-                "pct_of_peak": 100 * gflops / _same_device_peak(r) if gflops and _same_device_peak(r) else None,
+                "pct_of_peak": share,
+                "peak_note": why or None,
+                "float32_math": r.get("precision"),  # how the framework computed float32 matmuls (fp32, tf32)
+                "target_reached": None if r.get("target_reached") is None else bool(r["target_reached"]),
                 "suspect": suspicious.get(r["id"]),
                 "unstable": None if r.get("unstable") is None else bool(r["unstable"]),
                 "projected": bool(r.get("projected")),

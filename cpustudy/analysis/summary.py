@@ -28,6 +28,7 @@ from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baselin
 from cpustudy.analysis.runs import config_label, example_validates, guess_family, load_runs, outdated, run_totals
 from cpustudy.analysis.studies import IMPORTED_STUDIES, STOCK_BUILDS, study
 from cpustudy.analysis.holdup import busy_reason
+from cpustudy.analysis.peakshare import peak_share
 from cpustudy.analysis.suspect import gpu_caveat, suspect_column
 from cpustudy.errors import UserError
 from cpustudy.store import Store
@@ -109,12 +110,14 @@ def _efficiency(g: pd.DataFrame) -> dict[str, Any]:
     """Achieved training GFLOP/s (analytic FLOPs x samples/s), the measured FP32 peak at the same
     threads, the share of it, and whether any run's timed epochs varied by more than 5 % (CV)."""
     achieved = _column(g, "samples_per_s") * _column(g, "flops_per_sample") / 1e9
-    # Only a peak measured on the device the run trained on (runs from before peaks were told apart by
-    # device measured theirs on the CPUs: right for CPU runs, wrong for GPU runs).
-    peak_device = g["peak_device"] if "peak_device" in g else pd.Series(None, index=g.index, dtype=object)
-    same = peak_device.fillna("cpu") == g["device"].fillna("cpu")
-    peak = _column(g, "peak_gflops").where(same)
-    pct = 100 * achieved / peak
+    # Only a peak measured on the device the run trained on, at the precision it computed in, and not
+    # below what the run achieved (analysis.peakshare): a share above 100 % cannot be reported.
+    get = lambda c: g[c] if c in g else pd.Series(None, index=g.index, dtype=object)  # noqa: E731
+    shares = [peak_share(x, p, device=d, peak_device=pd_, policy=pol, peak_precision=pp)[0]
+              for x, p, d, pd_, pol, pp in zip(achieved, _column(g, "peak_gflops"), get("device"), get("peak_device"),
+                                               get("precision_policy"), get("peak_precision"))]
+    pct = pd.Series(shares, index=g.index, dtype="float64")
+    peak = _column(g, "peak_gflops").where(pct.notna())
     unstable = _column(g, "unstable")
     return {
         "gflops_per_s": float(achieved.median()) if achieved.notna().any() else math.nan,

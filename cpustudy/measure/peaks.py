@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
+from cpustudy import precision
 from cpustudy.cache import cache_dir
 from cpustudy.store import Store
 from cpustudy.worker.protocol import RunConfig
@@ -26,9 +27,13 @@ def figures(event: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def key(config: RunConfig) -> str:
-    """What the hardware peak depends on: the build, its switches, the CPUs and threads, the device."""
-    parts = {"build": config.build, "python": config.python, "env": dict(config.env), "cpu_list": config.cpu_list,
-             "intra_threads": config.intra_threads, "inter_threads": config.inter_threads, "device": config.device}
+    """What the hardware peak depends on: the build, its switches, the CPUs and threads, the device, and
+    the precision of the matmuls (a reduced one only)."""
+    parts: dict[str, Any] = {"build": config.build, "python": config.python, "env": dict(config.env),
+                             "cpu_list": config.cpu_list, "intra_threads": config.intra_threads,
+                             "inter_threads": config.inter_threads, "device": config.device}
+    if precision.reduced(config.precision_policy):  # a bfloat16 run's peak is a bfloat16 matmul's (float32 keys kept)
+        parts["precision"] = config.precision_policy
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
 
 

@@ -56,27 +56,33 @@ class Kernels:
     device_name: str
 
 
-def kernels(backend: str, gpu: bool, host: Any) -> Kernels:
-    """The peak's two kernels in ``backend`` (jax, torch, else TensorFlow) on the GPU or the CPUs."""
+#: The matmul dtype of the peak for each Keras precision policy (float32 otherwise), and its short name.
+MATMUL_DTYPES = {"mixed_bfloat16": ("bfloat16", "bf16"), "mixed_float16": ("float16", "fp16")}
+
+
+def kernels(backend: str, gpu: bool, host: Any, dtype: str = "float32") -> Kernels:
+    """The peak's two kernels in ``backend`` (jax, torch, else TensorFlow) on the GPU or the CPUs, the
+    matmul in ``dtype`` (the streaming add stays float32: it measures memory, not arithmetic)."""
     if backend == "jax":
         import jax
         import jax.numpy as jnp
 
         target = jax.devices("gpu" if gpu else "cpu")[0]
-        return Kernels(jax.device_put(jnp.asarray(host), target), jax.jit(lambda u: u @ u),
+        return Kernels(jax.device_put(jnp.asarray(host, dtype=getattr(jnp, dtype)), target), jax.jit(lambda u: u @ u),
                        jax.device_put(jnp.ones((1 << 26,), dtype=jnp.float32), target), jax.jit(lambda u: u + 1.0),
                        lambda t: t.block_until_ready(), target.device_kind)
     if backend == "torch":
         import torch
 
         dev = torch.device("cuda" if gpu else "cpu")
-        return Kernels(torch.from_numpy(host).to(dev), lambda u: u @ u, torch.ones(1 << 26, device=dev),
+        return Kernels(torch.from_numpy(host).to(dev, getattr(torch, dtype)), lambda u: u @ u,
+                       torch.ones(1 << 26, device=dev),
                        lambda u: u + 1.0, (lambda t: torch.cuda.synchronize()) if gpu else (lambda t: t),
                        torch.cuda.get_device_name(0) if gpu else "cpu")
     import tensorflow as tf
 
     with tf.device("/GPU:0" if gpu else "/CPU:0"):
-        a = tf.constant(host)
+        a = tf.cast(tf.constant(host), getattr(tf, dtype))
         big = tf.ones((1 << 26,))
     if gpu:  # GPU ops return before they finish: wait for the device
         sync: Callable[[Any], Any] = lambda t: tf.test.experimental.sync_devices()  # noqa: E731
@@ -98,9 +104,12 @@ def best_rate(fn: Callable[[], Any], work: float, budget_s: float) -> tuple[floa
     return best, iters
 
 
-def measure_peak(backend: str, device: str = "cpu", n: int | None = None, budget_s: float = 0.75) -> dict[str, Any]:
-    """The practical peak of the device the run trained on: the best rate of n x n float32 matmuls at
-    the framework's own precision (n = 2048 on CPUs, 8192 on a GPU, best of the runs that fit in
+def measure_peak(backend: str, device: str = "cpu", n: int | None = None, budget_s: float = 0.75,
+                 policy: str = "float32") -> dict[str, Any]:
+    """The practical peak of the device the run trained on, at the precision the run computed in: the
+    best rate of n x n matmuls (float32 at the framework's own float32 precision; bfloat16 or float16
+    for a mixed-precision run: AMX or AVX512_BF16 on CPUs, tensor cores on GPUs) (n = 2048 on CPUs,
+    8192 on a GPU, best of the runs that fit in
     ``budget_s``) and streaming memory bandwidth (read + write of 256 MiB), through the build's own
     framework at the worker's CPUs and threads. On CPUs n = 2048 reaches the same peak as 4096 (within
     2 %, measured on 1 and 2 threads) in a quarter of the time."""
@@ -108,11 +117,12 @@ def measure_peak(backend: str, device: str = "cpu", n: int | None = None, budget
 
     gpu = device == "gpu"
     n = n or (8192 if gpu else 2048)
-    k = kernels(backend, gpu, np.random.default_rng(0).standard_normal((n, n), dtype=np.float32))
+    dtype, short = MATMUL_DTYPES.get(policy, ("float32", ""))
+    k = kernels(backend, gpu, np.random.default_rng(0).standard_normal((n, n), dtype=np.float32), dtype)
     t0 = time.perf_counter()
     gflops, mm_iters = best_rate(lambda: k.sync(k.mm(k.a)), 2.0 * n**3 / 1e9, budget_s)
     gbs, bw_iters = best_rate(lambda: k.sync(k.add(k.big)), 2.0 * 4 * (1 << 26) / 1e9, budget_s)
     return {"gflops": gflops, "bandwidth_gbs": gbs, "matmul_n": n, "matmul_iterations": mm_iters,
             "bandwidth_bytes": 2 * 4 * (1 << 26), "bandwidth_iterations": bw_iters, "backend": backend,
-            "device": device, "device_name": k.device_name, "precision": float32_precision(backend, device),
+            "device": device, "device_name": k.device_name, "precision": short or float32_precision(backend, device),
             "seconds": time.perf_counter() - t0}

@@ -60,7 +60,7 @@ def train(config: RunConfig, emit: Emit) -> None:
     inputs = fit_inputs(config, keras, workload, prepared, augment)
     fit_epochs(model, config, inputs, prepared, timer, sampler, emit)
     if config.measure_peak_now:
-        emit(protocol.PEAK, **measure_peak(backend, config.device))
+        emit(protocol.PEAK, **measure_peak(backend, config.device, policy=config.precision_policy))
     emit(protocol.DONE)
 
 
