@@ -99,3 +99,39 @@ def test_recommend_to_a_target_uses_the_runs_that_reached_it(tmp_path):
     assert (b128["target_time_low"], b128["time_to_target_s"], b128["target_time_high"]) == (20.0, 22.0, 24.0)
     with pytest.raises(UserError, match="reached validation accuracy 0.99"):
         recommend.recommend(a, "mnist_mlp (learnable data)", target=0.99)
+
+
+def _target_run(store, machine, vcpus, epochs, *, reached_at, validation_s=0.0, startup_s=0.0):
+    """A run to target accuracy 0.9: ``epochs`` epochs of 10 s (the first the warm-up), reaching it at
+    ``reached_at``."""
+    run = store.start_run(machine, {"workload": "mnist_mlp", "build": "tf", "vcpus": vcpus, "epochs": epochs,
+                                    "data": "learnable", "target_accuracy": 0.9})
+    for e in range(1, epochs + 1):
+        store.add_epoch(run, {"epoch": e, "elapsed_s": 10.0, "warmup": e == 1, "val_accuracy": 0.95})
+    store.finish_run(run, "ok", {"epoch_time_s": 10.0, "samples_per_s": 6000.0, "timed_epochs": epochs - 1,
+                                 "target_reached": 1, "epochs_to_target": reached_at,
+                                 "time_to_target_s": 10.0 * reached_at, "validation_time_s": validation_s,
+                                 "startup_s": startup_s})
+
+
+def test_a_run_that_reached_the_target_in_its_first_epoch_counts(run_cli, tmp_path):
+    db = tmp_path / "t.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        _target_run(s, m, 1, 1, reached_at=1)  # one epoch: the warm-up, and the target reached in it
+        _target_run(s, m, 2, 3, reached_at=3)
+    r = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--db", db)
+    assert r.code == 0, r.err
+    assert "fastest: 1 vCPU tf" in r.out  # 10 s to the target, not discarded as "warm-up only"
+
+
+def test_a_deadline_counts_validation_and_start_up_and_says_so(run_cli, tmp_path):
+    db = tmp_path / "d.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        _target_run(s, m, 1, 3, reached_at=3, validation_s=5.0, startup_s=3.0)  # 30 s + 15 s + 3 s = 48 s
+    ok = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--deadline", "50s", "--db", db)
+    assert ok.code == 0, ok.err
+    assert "30 s of training plus 15 s of validation and 3 s of worker start-up: 48 s in all" in " ".join(ok.out.split())
+    late = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--deadline", "40s", "--db", db)
+    assert late.code == 1 and "takes 48 s with its validation and start-up" in late.out  # 30 s of training alone fits

@@ -191,9 +191,12 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
         if df.empty:
             raise UserError(f"{store.path} holds only tuner or benchmark runs: pass --study tune to report them")
     # Not comparable as a configuration: more vCPUs than the machine had, or no timed epoch (only the
-    # warm-up, tracing included). Left out of every figure.
-    keep = (df["oversubscribed"].fillna(0).astype(int) == 0) & ~(
-        ~df["study"].isin(IMPORTED_STUDIES) & (df["timed_epochs"].fillna(1).astype(int) == 0))
+    # warm-up, tracing included), unless the run reached its target accuracy in that epoch: its time to
+    # the target is measured; its full-training figures are not (``warmup_only``, left out of them).
+    df["warmup_only"] = ~df["study"].isin(IMPORTED_STUDIES) & (df["timed_epochs"].fillna(1).astype(int) == 0)
+    reached = pd.to_numeric(df["target_reached"], errors="coerce").fillna(0) > 0 if "target_reached" in df \
+        else pd.Series(False, index=df.index)
+    keep = (df["oversubscribed"].fillna(0).astype(int) == 0) & (~df["warmup_only"] | reached)
     df = df[keep]
     if df.empty:
         raise UserError(f"{store.path} has no comparable runs: all are oversubscribed or warm-up only "
@@ -295,6 +298,8 @@ def run_totals(df: pd.DataFrame) -> pd.DataFrame:
         sps.append(s)
     df["train_epochs"] = train_epochs
     df["total_time_s"] = totals
+    if "warmup_only" in df:  # reached its target in the warm-up epoch: no full-training figure
+        df.loc[df["warmup_only"].astype(bool), ["total_time_s", "epoch_time_s"]] = math.nan
     df["total_basis"] = bases
     df["samples_per_s_est"] = pd.to_numeric(pd.Series(sps, index=df.index, dtype="float64"))
     return df

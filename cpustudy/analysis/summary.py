@@ -184,6 +184,7 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "val_accuracy": float(_column(g, "val_accuracy").median())
             if _column(g, "val_accuracy").notna().any() else math.nan,
             "tf_version": _join(g["tf_version"]),
+            "startup_s": float(_column(g, "startup_s").median()) if _column(g, "startup_s").notna().any() else math.nan,
             "batch_size": int(_column(g, "batch_size").median()) if _column(g, "batch_size").notna().any() else None,
             "precision_policy": _join(g["precision_policy"].fillna(precision.DEFAULT)) if "precision_policy" in g
             else precision.DEFAULT,
@@ -265,7 +266,9 @@ def analyze(store: Store, opts: Options) -> Analysis:
         runs = runs[~old]
         if runs.empty:
             raise UserError(f"every run in {store.path} measured an earlier version of its workload: measure again")
-    bad = runs["total_time_s"].isna()
+    reached = pd.to_numeric(runs["target_reached"], errors="coerce").fillna(0) > 0 if "target_reached" in runs \
+        else pd.Series(False, index=runs.index)
+    bad = runs["total_time_s"].isna() & ~reached  # a run that reached its target counts for the target
     if bad.any():
         notes.append(f"{int(bad.sum())} ok run(s) without an epoch time were left out")
         runs = runs[~bad]
