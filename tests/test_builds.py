@@ -85,7 +85,7 @@ def test_image_dry_run(run_cli):
 def test_build_switches_reach_the_worker(db, build, onednn, xla, empty_keras_home):
     s = Store.open(db)
     mid = s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
-    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=2,
+    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=10,
                           data="synthetic", build=build)
     outcome = execute(s, mid, plan(spec))
     assert outcome.status == "ok", outcome.error

@@ -73,14 +73,14 @@ def test_run_then_results(run_cli, db, empty_keras_home):
 @pytest.mark.tensorflow
 @pytest.mark.parametrize("name", list(WORKLOADS))
 def test_every_workload_trains(run_cli, db, name, empty_keras_home):
-    r = run_cli("run", name, "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 3, "--db", db)
+    r = run_cli("run", name, "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 10, "--db", db)
     assert r.code == 0, r.err
     rows = json.loads(run_cli("results", "--db", db, "--format", "json").out)
     (row,) = rows
     assert row["status"] == "ok" and row["workload"] == name and row["data"] == "synthetic"
     assert row["epoch_time_s"] > 0 and row["startup_s"] > 0
     epochs = json.loads(run_cli("results", "--db", db, "--per-epoch", "--format", "json").out)
-    assert len(epochs) == 2 and all(e["steps"] == 3 for e in epochs)
+    assert len(epochs) == 2 and all(e["steps"] == 10 for e in epochs)
 
 
 def _more_cpus_than_allowed() -> str:
@@ -120,7 +120,7 @@ def test_db_in_missing_folder(run_cli, tmp_path, empty_keras_home):
 def test_not_a_database_is_left_alone(run_cli, tmp_path, empty_keras_home):
     path = tmp_path / "notes.sqlite"
     path.write_text("my notes\n")
-    for args in (["run", "mnist_mlp", "--vcpus", "1", "--epochs", "1", "--steps-per-epoch", "1"], ["results"]):
+    for args in (["run", "mnist_mlp", "--vcpus", "1", "--epochs", "1", "--steps-per-epoch", "10"], ["results"]):
         r = run_cli(*args, "--db", path)
         assert r.code == 2 and "not a cpustudy database" in r.err
     assert path.read_text() == "my notes\n"

@@ -73,10 +73,10 @@ def test_tf_data_augmentation_matches_the_numpy_one():
 @pytest.mark.tensorflow
 def test_validation_per_epoch_is_stored_and_timed_apart(db):
     s, mid = _store(db)
-    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=5,
+    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=10,
                           data="synthetic")
     config = plan(spec)
-    assert config.validation == "study" and config.validation_steps == 1
+    assert config.validation == "study" and config.validation_steps == 10  # the share (2 batches) raised to the projection minimum
     assert config.full_validation_steps == 79  # MNIST's 10,000 test images in batches of 128
     outcome = execute(s, mid, config)
     assert outcome.status == "ok", outcome.error
@@ -89,10 +89,12 @@ def test_validation_per_epoch_is_stored_and_timed_apart(db):
     (run,) = s.runs()
     assert run["validation"] == "study"
     timed = [e for e in epochs if not e["warmup"]]
-    # projected to the whole test set: 79 batches from 1
-    assert run["validation_time_s"] == pytest.approx(timed[0]["validation_s"] * 79, rel=1e-6)
+    # projected to the whole test set: the time inside its 10 batches scaled to 79, the rest added once
+    (stored,) = [e for e in s.epochs() if not e["warmup"]]  # the store's row has the split
+    inside = stored["validation_steps_s"]
+    assert run["validation_time_s"] == pytest.approx(inside * 79 / 10 + timed[0]["validation_s"] - inside, rel=1e-6)
 
-    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=5,
+    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=10,
                           data="synthetic", validation="none")
     outcome = execute(s, mid, plan(spec))
     assert outcome.status == "ok", outcome.error
@@ -103,7 +105,7 @@ def test_validation_per_epoch_is_stored_and_timed_apart(db):
 
 def test_text_generation_has_no_validation_as_in_the_example():
     config = plan(RunSpec(workload=workloads.get("lstm_text_generation"), vcpus=1, epochs=2,
-                                        steps_per_epoch=2, data="synthetic"))
+                                        steps_per_epoch=10, data="synthetic"))
     assert config.validation_steps == 0
 
 
@@ -111,7 +113,7 @@ def test_text_generation_has_no_validation_as_in_the_example():
 @pytest.mark.parametrize("augment, where", [("host", "on the host: NumPy"), ("model", "in the model")])
 def test_cifar_records_where_augmentation_ran(db, augment, where):
     s, mid = _store(db)
-    spec = RunSpec(workload=workloads.get("cifar10_cnn"), vcpus=1, epochs=2, steps_per_epoch=3,
+    spec = RunSpec(workload=workloads.get("cifar10_cnn"), vcpus=1, epochs=2, steps_per_epoch=10,
                           data="synthetic", options={"augment": augment}, validation="none")
     outcome = execute(s, mid, plan(spec))
     assert outcome.status == "ok", outcome.error

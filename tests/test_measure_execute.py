@@ -14,7 +14,7 @@ from cpustudy.store import Store
 
 
 def _plan(name="mnist_mlp", **kw):
-    spec = RunSpec(workload=workloads.get(name), vcpus=1, epochs=2, steps_per_epoch=2,
+    spec = RunSpec(workload=workloads.get(name), vcpus=1, epochs=2, steps_per_epoch=10,
                           data="synthetic", **kw)
     return plan(spec)
 
@@ -47,7 +47,7 @@ def test_worker_pins_itself_and_reports_software(db):
 @pytest.mark.tensorflow
 def test_each_epoch_splits_its_time_into_steps_and_the_rest(db):
     s, mid = _store(db)
-    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=4,
+    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=10,
                           data="synthetic")
     outcome = execute(s, mid, plan(spec))
     assert outcome.status == "ok", outcome.error
@@ -57,7 +57,7 @@ def test_each_epoch_splits_its_time_into_steps_and_the_rest(db):
     (run,) = s.runs()
     (timed,) = [e for e in s.epochs() if not e["warmup"]]
     assert run["epoch_boundary_s"] == pytest.approx(timed["boundary_s"])
-    assert run["epoch_time_s"] == pytest.approx(timed["steps_s"] / 4 * 469 + timed["boundary_s"])
+    assert run["epoch_time_s"] == pytest.approx(timed["steps_s"] / 10 * 469 + timed["boundary_s"])
     assert 0 < run["cpu_utilization"] < 4  # process CPU seconds per wall second per vCPU
 
 
@@ -97,16 +97,16 @@ def test_real_data_through_the_keras_loader(db, tmp_path, monkeypatch):
     monkeypatch.setenv("KERAS_HOME", str(home))
     w = workloads.get("lstm_text_generation")
     assert resolve_data(w, "auto") == "real"
-    spec = RunSpec(workload=w, vcpus=1, epochs=2, steps_per_epoch=2, data="real")
+    spec = RunSpec(workload=w, vcpus=1, epochs=2, steps_per_epoch=10, data="real")
     s, mid = _store(db)
     outcome = execute(s, mid, plan(spec))
     assert outcome.status == "ok", outcome.error
     (run,) = s.runs()
     assert run["data"] == "real"
     # The capped epochs ran exactly 2 steps each although the text yields far more windows.
-    assert [e["steps"] for e in s.epochs()] == [2, 2]
+    assert [e["steps"] for e in s.epochs()] == [10, 10]
     prep = json.loads(run["software"])["data_prep"]
-    assert prep["samples"] == 2 * 128 and prep["source"] == "real"
+    assert prep["samples"] == 10 * 128 and prep["source"] == "real"
 
 
 def test_auto_without_cache_is_synthetic(empty_keras_home):
@@ -120,7 +120,7 @@ def test_auto_without_cache_is_synthetic(empty_keras_home):
 @pytest.mark.tensorflow
 def test_peak_is_measured_once_per_configuration_and_stored_with_runs(db, empty_keras_home):
     s, mid = _store(db)
-    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=2,
+    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=10,
                           data="synthetic")
     first = execute(s, mid, plan(spec))
     assert first.status == "ok", first.error
@@ -138,7 +138,7 @@ def test_peak_is_measured_once_per_configuration_and_stored_with_runs(db, empty_
 
 @pytest.mark.tensorflow
 def test_tfdata_input_and_warmup_steps(run_cli, db, empty_keras_home):
-    r = run_cli("run", "mnist_cnn", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 3, "--input", "tfdata",
+    r = run_cli("run", "mnist_cnn", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 10, "--input", "tfdata",
                 "--warmup-steps", 2, "--db", db)
     assert r.code == 0, r.err
     (row,) = json.loads(run_cli("results", "--db", db, "--format", "json").out)

@@ -44,27 +44,27 @@ def test_plan_validates_before_running(empty_keras_home):
     with pytest.raises(UserError, match="unknown build"):
         sweep.plan_sweep(w, ["tf", "nope"], [1], machine_fingerprint="m", topo=TOPO)
     cells = sweep.plan_sweep(w, ["tf", "tf-eigen"], [1, 4], repeats=2, machine_fingerprint="m", topo=TOPO,
-                             epochs=2, steps_per_epoch=3, data="synthetic")
+                             epochs=2, steps_per_epoch=10, data="synthetic")
     assert len(cells) == 8 and len({c.key for c in cells}) == 8
     assert {c.config.cpu_list for c in cells} == {"0", "0-3"}
     assert [c.config.env for c in cells if c.config.build == "tf-eigen"][0] == {"TF_ENABLE_ONEDNN_OPTS": "0"}
     again = sweep.plan_sweep(w, ["tf", "tf-eigen"], [1, 4], repeats=2, machine_fingerprint="m", topo=TOPO,
-                             epochs=2, steps_per_epoch=3, data="synthetic")
+                             epochs=2, steps_per_epoch=10, data="synthetic")
     assert [c.key for c in cells] == [c.key for c in again]  # keys are stable: that is how it resumes
     other = sweep.plan_sweep(w, ["tf"], [1], machine_fingerprint="other-machine", topo=TOPO,
-                             epochs=2, steps_per_epoch=3, data="synthetic")
+                             epochs=2, steps_per_epoch=10, data="synthetic")
     assert other[0].key not in {c.key for c in cells}
     # Every setting that changes the measurement changes the key.
     keys = {c.key for c in cells}
     for extra in ({"input_pipeline": "tfdata"}, {"env": {"TF_ENABLE_ONEDNN_OPTS": "1"}}, {"warmup_steps": 5},
                   {"batch_size": 64}, {"inter_threads": 2}):
         varied = sweep.plan_sweep(w, ["tf"], [1], machine_fingerprint="m", topo=TOPO, epochs=2,
-                                  steps_per_epoch=3, data="synthetic", **extra)
+                                  steps_per_epoch=10, data="synthetic", **extra)
         assert varied[0].key not in keys, extra
 
 
 SWEEP = ["sweep", "--vcpus", "1", "--builds", "tf,tf-eigen", "--workloads", "mnist_mlp",
-         "--epochs", "2", "--steps-per-epoch", "2", "--data", "synthetic"]
+         "--epochs", "2", "--steps-per-epoch", "10", "--data", "synthetic"]
 
 
 def _ok_keys(db):

@@ -11,7 +11,7 @@ from cpustudy.store import Store
 
 @pytest.mark.tensorflow
 def test_tune_stores_trials_and_the_best_setting(run_cli, db, empty_keras_home):
-    r = run_cli("tune", "mnist_mlp", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 2, "--confirm", 1,
+    r = run_cli("tune", "mnist_mlp", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 10, "--confirm", 1,
                 "--db", db)
     assert r.code == 0, r.err
     assert r.out.startswith("mnist_mlp tf 1 vCPU(s): ")
@@ -41,7 +41,7 @@ def test_tune_stores_trials_and_the_best_setting(run_cli, db, empty_keras_home):
     setting = json.loads(tuning["setting"])
     assert setting["input_pipeline"] in ("numpy", "tfdata") and setting["intra_threads"] == 1
     # A sweep can now use the tuned setting; without a tuning it refuses.
-    plan = run_cli("sweep", "--vcpus", 1, "--workloads", "mnist_mlp", "--epochs", 2, "--steps-per-epoch", 2,
+    plan = run_cli("sweep", "--vcpus", 1, "--workloads", "mnist_mlp", "--epochs", 2, "--steps-per-epoch", 10,
                    "--tuned", "--dry-run", "--db", db)
     assert plan.code == 0 and "1 of 1 cell(s) to measure" in plan.out
     refused = run_cli("sweep", "--vcpus", 1, "--workloads", "mnist_cnn", "--tuned", "--dry-run", "--db", db)
@@ -71,7 +71,7 @@ def test_tuner_does_not_keep_a_switch_the_framework_did_not_apply(run_cli, db, e
     # cifar10_cnn's augmentation layers (--augment model) cannot be compiled by XLA: Keras turns
     # jit_compile off, so "XLA on" is the same program as the default and must never be reported as
     # the tuned setting.
-    r = run_cli("tune", "cifar10_cnn", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 2, "--confirm", 1,
+    r = run_cli("tune", "cifar10_cnn", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 10, "--confirm", 1,
                 "--rechecks", 0, "--augment", "model", "--db", db)
     assert r.code == 0, r.err
     assert "xla True was not applied by the framework" in r.err

@@ -63,7 +63,7 @@ def test_target_accuracy_is_refused_on_synthetic_data_and_with_capped_epochs(emp
     with pytest.raises(UserError, match="no cached mnist data"):
         spec.plan(spec.RunSpec(workload=w, vcpus=1, data="auto", target_accuracy=0.9), TOPO)
     with pytest.raises(UserError, match="drop --steps-per-epoch"):
-        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="learnable", target_accuracy=0.9, steps_per_epoch=5), TOPO)
+        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="learnable", target_accuracy=0.9, steps_per_epoch=10), TOPO)
     with pytest.raises(UserError, match="between 0 and 1"):
         spec.plan(spec.RunSpec(workload=w, vcpus=1, data="learnable", target_accuracy=90), TOPO)
     c = spec.plan(spec.RunSpec(workload=w, vcpus=1, data="learnable", target_accuracy=0.9, epochs=10), TOPO)
@@ -72,7 +72,7 @@ def test_target_accuracy_is_refused_on_synthetic_data_and_with_capped_epochs(emp
 
 def test_batch_sizes_and_precisions_are_axes_of_a_sweep_and_old_cell_keys_stay(empty_keras_home):
     w = [workloads.get("mnist_mlp")]
-    cells = sweep.plan_sweep(w, ["tf"], [1], machine_fingerprint="m", topo=TOPO, epochs=2, steps_per_epoch=3,
+    cells = sweep.plan_sweep(w, ["tf"], [1], machine_fingerprint="m", topo=TOPO, epochs=2, steps_per_epoch=10,
                              data="synthetic", batch_sizes=[32, 128], precisions=["float32", "mixed_bfloat16"])
     settings = [(c.config.batch_size, c.config.precision_policy) for c in cells]
     assert sorted(settings) == [(32, "float32"), (32, "mixed_bfloat16"), (128, "float32"), (128, "mixed_bfloat16")]
@@ -114,7 +114,7 @@ def test_run_stops_at_the_target_and_stores_epochs_and_time_to_it(run_cli, db, e
 @pytest.mark.tensorflow
 def test_mixed_bfloat16_runs_where_the_cpu_has_it_and_is_refused_where_not(run_cli, db, empty_keras_home):
     r = run_cli("run", "mnist_mlp", "--vcpus", "1", "--precision", "mixed_bfloat16", "--epochs", "2",
-                "--steps-per-epoch", "3", "--data", "synthetic", "--db", db)
+                "--steps-per-epoch", "10", "--data", "synthetic", "--db", db)
     flags = {f.lower() for f in machine.cpu_flags()}
     if not flags & {"avx512_bf16", "amx_bf16"}:
         assert r.code == 2 and "would be emulated" in r.err

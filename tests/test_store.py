@@ -167,8 +167,8 @@ def unwritable_db(db):
 def test_an_unwritable_database_is_refused_in_one_line_and_still_read(unwritable_db, run_cli):
     db = unwritable_db
     size = db.stat().st_size
-    for args in (("run", "mnist_mlp", "--epochs", "1", "--steps-per-epoch", "2"),
-                 ("sweep", "--vcpus", "1", "--workloads", "mnist_mlp", "--epochs", "1", "--steps-per-epoch", "2")):
+    for args in (("run", "mnist_mlp", "--epochs", "1", "--steps-per-epoch", "10"),
+                 ("sweep", "--vcpus", "1", "--workloads", "mnist_mlp", "--epochs", "1", "--steps-per-epoch", "10")):
         r = run_cli(*args, "--db", db)
         assert r.code == 2 and "cannot be written" in r.err and "--db COPY" in r.err
         assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err

@@ -68,7 +68,7 @@ def test_snapshot_to_a_missing_folder_is_one_clear_error(tmp_path):
 
 
 SWEEP = ["sweep", "--vcpus", "1", "--builds", "tf", "--workloads", "mnist_mlp", "--repeats", "3",
-         "--epochs", "2", "--steps-per-epoch", "2", "--data", "synthetic"]
+         "--epochs", "2", "--steps-per-epoch", "10", "--data", "synthetic"]
 
 
 @pytest.mark.tensorflow

@@ -31,6 +31,7 @@ from cpustudy.analysis.holdup import busy_reason
 from cpustudy.analysis.peakshare import peak_share
 from cpustudy.analysis.suspect import gpu_caveat, suspect_column
 from cpustudy.errors import UserError
+from cpustudy.workloads.base import MIN_PROJECTED_STEPS
 from cpustudy.store import Store
 
 #: What makes a configuration: the fields a summary row is grouped on (``analysis.runs.add_configuration``).
@@ -259,6 +260,16 @@ def analyze(store: Store, opts: Options) -> Analysis:
     parse_baseline(opts.baseline)
     runs = run_totals(load_runs(store, opts.study))
     notes: list[str] = []
+    short = ~runs["study"].isin(IMPORTED_STUDIES) & runs["projected"].fillna(0).astype(bool) & (
+        pd.to_numeric(runs["steps_per_epoch"], errors="coerce") < MIN_PROJECTED_STEPS)
+    if short.any():
+        notes.append(f"{int(short.sum())} run(s) projected from fewer than {MIN_PROJECTED_STEPS} steps per epoch were "
+                     "left out: too few steps to project a full epoch from (measure with --steps-per-epoch "
+                     f"{MIN_PROJECTED_STEPS} or more)")
+        runs = runs[~short]
+        if runs.empty:
+            raise UserError(f"every run in {store.path} was projected from fewer than {MIN_PROJECTED_STEPS} steps per "
+                            f"epoch: measure with --steps-per-epoch {MIN_PROJECTED_STEPS} or more")
     old = outdated(runs)
     if old.any():
         notes.append(f"{int(old.sum())} run(s) of an earlier version of their workload were left out (its model or "

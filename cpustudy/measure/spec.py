@@ -17,6 +17,7 @@ from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.worker.protocol import RunConfig
 from cpustudy.workloads import Workload
+from cpustudy.workloads.base import MIN_PROJECTED_STEPS
 
 DATA_MODES = ("auto", "real", "synthetic", "learnable")
 VALIDATIONS = ("study", "none")
@@ -134,6 +135,11 @@ def _check(spec: RunSpec, local: bool = True) -> None:
             raise UserError("--target-accuracy counts full epochs to the target: drop --steps-per-epoch")
         if spec.workload.validation_samples <= 0:
             raise UserError(f"--target-accuracy: {spec.workload.name} has no validation set to measure accuracy on")
+    full = spec.workload.steps_for(spec.batch_size or spec.workload.batch_size)
+    if spec.steps_per_epoch is not None and spec.steps_per_epoch < min(MIN_PROJECTED_STEPS, full):
+        raise UserError(f"--steps-per-epoch {spec.steps_per_epoch}: too few steps to project a full epoch from (a "
+                        f"2-step epoch read 3.4x slower than a 20-step one): give {MIN_PROJECTED_STEPS} or more, or "
+                        "leave it out for full epochs")
     if spec.device == "gpu" and local and not machine_mod.gpu_names():
         raise UserError("no GPU here (nvidia-smi lists none): run --device gpu on a machine with one, "
                         "then bring its results over with `cpustudy merge`")
