@@ -21,13 +21,13 @@ from typing import Any
 import pandas as pd
 
 from cpustudy import precision
-from cpustudy.analysis.frames import rows
+from cpustudy.analysis.frames import records, rows
 from cpustudy import prices
 from cpustudy.analysis import costs
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
 from cpustudy.analysis.runs import config_label, example_validates, guess_family, load_runs, outdated, run_totals
 from cpustudy.analysis.studies import IMPORTED_STUDIES, STOCK_BUILDS, study
-from cpustudy.analysis.holdup import busy_reason
+from cpustudy.analysis.holdup import busy_reason, verdict
 from cpustudy.analysis.peakshare import peak_share
 from cpustudy.analysis.suspect import gpu_caveat, suspect_column
 from cpustudy.errors import UserError
@@ -229,6 +229,7 @@ def add_scaling(summary: pd.DataFrame) -> pd.DataFrame:
     summary["speedup_vs_fewest_vcpus"] = math.nan
     summary["parallel_efficiency"] = math.nan
     summary["build_speedup_vs_stock"] = math.nan
+    summary["build_vs_stock_reason"] = ""  # why a build's speedup over its stock run is inconclusive, or ""
     cpu = summary[(summary["device"] != "gpu") & summary["total_time_s"].notna() & summary["vcpus"].notna()]
     for _, g in cpu.groupby(["study", "workload", "recipe", "tags", "platform"], sort=False):
         first = g.sort_values("vcpus").iloc[0]
@@ -242,8 +243,11 @@ def add_scaling(summary: pd.DataFrame) -> pd.DataFrame:
         stock = g[g["stock"].astype(bool)]
         if stock.empty:
             continue
-        ref = stock.sort_values("recipe", key=lambda c: c.map(STOCK_BUILDS.index)).iloc[0]["total_time_s"]
-        summary.loc[g.index, "build_speedup_vs_stock"] = ref / g["total_time_s"]
+        ref_row = stock.sort_values("recipe", key=lambda c: c.map(STOCK_BUILDS.index)).iloc[0]
+        summary.loc[g.index, "build_speedup_vs_stock"] = ref_row["total_time_s"] / g["total_time_s"]
+        for idx, row in zip(g.index, records(g)):
+            if not row["stock"]:
+                summary.loc[idx, "build_vs_stock_reason"] = str(verdict(row, ref_row))
     return summary
 
 

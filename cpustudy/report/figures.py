@@ -242,9 +242,13 @@ def fig_build_heatmap(a: Analysis, study: str) -> ggplot | None:
     df["vcpus_label"] = pd.Categorical(df["vcpus"].map(name), categories=[name(c) for c in counts], ordered=True)
     workloads = list(dict.fromkeys(df["workload"]))[::-1]
     df["workload"] = pd.Categorical(df["workload"], categories=workloads, ordered=True)
-    df["text"] = df["build_speedup_vs_stock"].map(lambda v: f"{v:.2f}x")
-    df["log_speedup"] = df["build_speedup_vs_stock"].map(math.log2)
+    # A comparison that does not hold up (holdup.verdict, as the findings judge it) is drawn neutral and
+    # marked, never coloured as a finding.
+    held = df["build_vs_stock_reason"].fillna("") == "" if "build_vs_stock_reason" in df else pd.Series(True, index=df.index)
+    df["text"] = [f"{v:.2f}x" + ("" if ok else "\ninconclusive") for v, ok in zip(df["build_speedup_vs_stock"], held)]
+    df["log_speedup"] = df["build_speedup_vs_stock"].map(math.log2).where(held, 0.0)
     lim = max(0.1, float(df["log_speedup"].abs().max()))
+    open_ = int((~held).sum())
     builds = df["build"].nunique()
     return (
         ggplot(df, aes(x="build", y="workload", fill="log_speedup"))
@@ -258,7 +262,8 @@ def fig_build_heatmap(a: Analysis, study: str) -> ggplot | None:
             y="",
             fill=f"speedup over {stock_name}",
             title=f"Build speedup over {stock_name} at the same vCPU count: {study_title(study)}",
-            subtitle=f"{stock_name} time / build time; green = faster than {stock_name}, red = slower",
+            subtitle=f"{stock_name} time / build time; green = faster than {stock_name}, red = slower"
+            + (f"; {open_} inconclusive comparison(s) drawn neutral (see the findings)" if open_ else ""),
             caption=f"Full training time.  cpustudy {__version__}",
         )
         + theme_cpustudy()

@@ -337,7 +337,7 @@ def header_lines(a: Analysis) -> list[str]:
         f"Studies: {', '.join(study_title(s) for s in a.studies)}; {len(a.runs)} finished runs, "
         f"{len(a.summary)} configurations.",
         f"Baseline: {base}.",
-        f"{rate}; CPU family for new results {o.instance_family or 'gcp:n2-highcpu (default)'}"
+        f"{rate}; CPU family for new results {o.instance_family or prices.DEFAULT_FAMILY + ' (default)'}"
         + (f"; GPU instance {o.gpu_instance}" if o.gpu_instance else "")
         + (f"; price file {o.prices}" if o.prices else "") + "; 2017 results use the 2017 rates"
         + (f"; {a.price_catalogs}" if a.price_catalogs else "") + ".",
@@ -345,10 +345,27 @@ def header_lines(a: Analysis) -> list[str]:
     lines.append("Epoch times are training only; the validation on the test set that the study's examples ran "
                  "after every epoch is timed apart (--validation study) and added only where the study's "
                  "logged epochs are compared (then and now).")
+    lines.append(data_line(a))
     lines.append(machine_state_line(a))
     if o.deadline is not None:
         lines.append(f"Deadline: {o.deadline:g} s of full training.")
     return lines
+
+
+DATA_WORDS = {"synthetic": "synthetic (the real data's shapes and statistics, random labels)",
+              "learnable": "learnable (synthetic inputs whose labels follow a planted rule)", "real": "real"}
+
+
+def data_line(a: Analysis) -> str:
+    """Which data the reported runs trained on, per study: timing on synthetic data is faithful,
+    accuracy on it is not."""
+    parts = []
+    for s in a.studies:
+        counts = a.runs.loc[a.runs["study"] == s, "data"].fillna("unknown").value_counts()
+        runs = ", ".join(f"{DATA_WORDS.get(str(k), str(k))}: {int(n)} run{'s' if n != 1 else ''}"
+                         for k, n in counts.items())
+        parts.append(f"{study_title(s)}, {runs}" if len(a.studies) > 1 else runs)
+    return "Data: " + "; ".join(parts) + "."
 
 
 def machine_state_line(a: Analysis) -> str:
