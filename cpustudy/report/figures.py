@@ -263,7 +263,7 @@ def fig_build_heatmap(a: Analysis, study: str) -> ggplot | None:
             fill=f"speedup over {stock_name}",
             title=f"Build speedup over {stock_name} at the same vCPU count: {study_title(study)}",
             subtitle=f"{stock_name} time / build time; green = faster than {stock_name}, red = slower"
-            + (f"; {open_} inconclusive comparison(s) drawn neutral (see the findings)" if open_ else ""),
+            + (f"; grey: inconclusive ({open_})" if open_ else ""),
             caption=f"Full training time.  cpustudy {__version__}",
         )
         + theme_cpustudy()
