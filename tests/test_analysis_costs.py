@@ -139,3 +139,44 @@ def test_cloud_runs_are_priced_as_their_instance_and_never_pooled_across_machine
     n2 = rows["tf@n2-highcpu/Xeon Platinum 8373C @ 2.60GHz"]
     assert n2.instance == "gcp:n2-highcpu-8" and "us-central1-a" in n2.price_note
     assert n2.price_usd_per_hour == pytest.approx(pricing.Catalog.load().instance("gcp:n2-highcpu-8").on_demand)
+
+
+def test_the_next_larger_vm_sentence_comes_from_typed_columns_and_only_for_family_prices(tmp_path):
+    import reportdb
+
+    from cpustudy.analysis import summary
+    from cpustudy.report.findings import findings
+    from cpustudy.store import Store
+
+    db = tmp_path / "n.sqlite"
+    where = {"cloud": "gcp", "instance_type": "n2-highcpu-8", "region": "us-central1", "zone": "us-central1-a",
+             "spot": True, "recoveries": 0}
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        reportdb.add_run(s, m, "mnist_mlp", "tf", 1, [4.0, 4.0])  # no 1-vCPU n2-highcpu: priced as the 2-vCPU VM
+        v = s.machine_id({"fingerprint": "vm", "cpu_model": "Xeon", "logical_cpus": 8})
+        reportdb.add_run(s, v, "mnist_cnn", "tf", 2, [9.0, 9.0], cloud=where)  # 2 of a cloud VM's 8 vCPUs
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options())
+    rows = {r.workload: r for r in a.summary.itertuples()}
+    assert (rows["mnist_mlp"].priced_by, rows["mnist_mlp"].priced_vcpus) == ("family", 2)
+    assert (rows["mnist_cnn"].priced_by, rows["mnist_cnn"].priced_vcpus) == ("cloud", 8)
+    said = [f for f in findings(a) if "smallest VM of its family" in f]
+    assert len(said) == 1 and said[0].startswith("Cost at 1 vCPU is that of gcp:n2-highcpu-2 (2 vCPUs)")
+
+
+def test_a_cloud_run_with_an_unreadable_accelerator_record_is_not_priced_as_its_bare_vm(tmp_path):
+    import reportdb
+
+    from cpustudy.analysis import summary
+    from cpustudy.store import Store
+
+    db = tmp_path / "g.sqlite"
+    where = {"cloud": "gcp", "instance_type": "n1-standard-4", "accelerators": "T4:x", "region": "us-central1",
+             "zone": "us-central1-b", "spot": False, "recoveries": 0}
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "vm", "cpu_model": "Xeon", "logical_cpus": 4})
+        reportdb.add_run(s, m, "mnist_mlp", "jax-here", 4, [1.0, 1.0], device="gpu", cloud=where)
+    with Store.read(db) as s:
+        row = summary.analyze(s, summary.Options(on_demand=True)).summary.iloc[0]
+    assert row["instance"] is None and "cannot be read" in row["price_note"]

@@ -41,8 +41,10 @@ def _run_facts(runs: pd.DataFrame) -> tuple[dict[tuple, str], dict[tuple, list[A
         key = (r.study, r.workload, r.device, vcpus_int(r.vcpus), r.build)
         texts[key] = texts.get(key, "") + " ".join(str(x or "") for x in (r.software, r.settings, r.cpu_model))
         resources = getattr(r, "cloud_resources", None)
-        if isinstance(resources, prices.Resources):
-            clouds.setdefault(key, []).append((resources, getattr(r, "cloud_zone", None)))
+        instance = getattr(r, "cloud_instance", None)
+        if isinstance(resources, prices.Resources) or isinstance(instance, str):  # None: its record is unreadable
+            clouds.setdefault(key, []).append((resources if isinstance(resources, prices.Resources) else instance,
+                                               getattr(r, "cloud_zone", None)))
     return texts, clouds
 
 
@@ -51,6 +53,8 @@ def _cloud_price(catalog: prices.Catalog, where: list[Any]) -> tuple[prices.Pric
     the VM and its accelerators), in the region it ran in; the zone is named."""
     distinct = sorted({(r, z) for r, z in where}, key=str)
     resources, zone = distinct[0]
+    if not isinstance(resources, prices.Resources):  # a cloud run whose accelerators cannot be read
+        return None, f"measured on {resources}: its recorded accelerators cannot be read, so it is not priced"
     try:
         price = catalog.for_resources(resources)
     except UserError:

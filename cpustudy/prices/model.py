@@ -127,12 +127,18 @@ class Resources:
         accelerators included; None when it names no instance type."""
         priced = where.get("priced")
         if isinstance(priced, Mapping) and priced.get("instance_type"):
+            try:
+                count = int(priced.get("accelerator_count") or 0)
+            except (TypeError, ValueError):
+                return None
             return cls(str(priced["cloud"]), str(priced["instance_type"]), str(priced.get("accelerator") or ""),
-                       int(priced.get("accelerator_count") or 0), where.get("region") or priced.get("region"))
+                       count, where.get("region") or priced.get("region"))
         if not where.get("instance_type") or not where.get("cloud"):
             return None
-        acc, _, count = str(where.get("accelerators") or "").partition(":")
-        return cls(str(where["cloud"]), str(where["instance_type"]), acc, int(count or 1) if acc else 0,
+        acc, _, n = str(where.get("accelerators") or "").partition(":")
+        if acc and n and not n.isdigit():
+            return None  # a damaged record names no countable accelerators: not priced, never as the bare VM
+        return cls(str(where["cloud"]), str(where["instance_type"]), acc, int(n or 1) if acc else 0,
                    where.get("region"))
 
 
