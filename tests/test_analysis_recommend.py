@@ -8,6 +8,7 @@ import reportdb
 
 from cpustudy.analysis import recommend, summary
 from cpustudy.errors import UserError
+from cpustudy.names import parse_duration
 from cpustudy.store import Store
 
 GPU_SOFTWARE = {"gpus": ["NVIDIA H100 80GB HBM3"], "keras_backend": "jax"}
@@ -68,13 +69,13 @@ def test_recommend_cli_names_runs_and_prices(run_cli, merged):
 
 @pytest.mark.parametrize("text,seconds", [("90s", 90), ("10m", 600), ("1h30m", 5400), ("2h", 7200), ("45", 45)])
 def test_durations(text, seconds):
-    assert recommend.parse_duration(text) == seconds
+    assert parse_duration(text) == seconds
 
 
 def test_a_bad_duration_is_one_clear_error():
     for bad in ("", "ten", "10x", "0s"):
         with pytest.raises(UserError, match="--deadline"):
-            recommend.parse_duration(bad)
+            parse_duration(bad)
 
 
 def test_recommend_to_a_target_uses_the_runs_that_reached_it(tmp_path):

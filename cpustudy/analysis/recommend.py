@@ -17,7 +17,6 @@ from cpustudy.analysis.runs import config_name
 from cpustudy.analysis.studies import IMPORTED_STUDIES
 from cpustudy.analysis.summary import Analysis
 from cpustudy.errors import UserError
-from cpustudy.names import parse_duration  # noqa: F401  (read here by older callers)
 
 
 @dataclass

@@ -8,8 +8,6 @@ from typing import Sequence
 
 from cpustudy.errors import UserError
 from cpustudy.precision import DEFAULT, POLICIES
-from cpustudy.measure.request import target_epochs  # noqa: F401  (commands read it here)
-from cpustudy.names import int_list, split_list  # noqa: F401
 
 PROG = "cpustudy"
 

@@ -119,16 +119,16 @@ _BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
 _PLAN_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 
 
-def check_names(plan_name: str, bucket: str, region: str | None, catalog: Catalog, clouds: set[str]) -> None:
+def check_names(plan_name: str, bucket: str | None, region: str | None, catalog: Catalog, clouds: set[str]) -> None:
     """What only a paid VM would reject, refused here in one line before anything is written: a bucket
     given as a URL or a name no cloud accepts, a plan name that cannot name a job or a folder, a
     region the targets' clouds have no price in."""
     if not _PLAN_NAME.match(plan_name):
         raise UserError(f"plan name {plan_name!r}: give --name of lowercase letters, digits and dashes (at most 40), "
                         "e.g. spot-2026; it names the jobs and the bucket folder")
-    if "://" in bucket:
+    if bucket is not None and "://" in bucket:
         raise UserError(f"--bucket {bucket}: give the bucket's name, not its URL (--bucket {bucket.split('://', 1)[1]})")
-    if not _BUCKET.match(bucket):
+    if bucket is not None and not _BUCKET.match(bucket):
         raise UserError(f"--bucket {bucket!r}: a bucket name is 3-63 lowercase letters, digits, dots, dashes or "
                         "underscores, starting and ending with a letter or digit")
     if region is not None:
@@ -155,8 +155,8 @@ def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot:
     clouds = {t.cloud for t in chosen}
     folder = Path(out)
     plan_name = name or folder.name
-    check_names(plan_name, bucket or default_bucket("name"), region, catalog, clouds)  # the name first
-    bucket = bucket or default_bucket(plan_name)
+    check_names(plan_name, bucket, region, catalog, clouds)
+    bucket = bucket or default_bucket(plan_name)  # valid for any valid plan name
     sky_sources = [s for s in catalog.sky_sources if s.cloud in clouds]
     missing = [c for c in catalog.sky_missing if c in clouds]
     # Every target's cells are planned (names, builds, vCPUs, settings checked) before anything is written.

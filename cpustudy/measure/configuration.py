@@ -6,7 +6,7 @@ augmentation, the worker's environment, the tuning applied, validation, data, ep
 seed, repeat, warm-up steps, target accuracy) and the platform it ran on (the priced instance as the
 price catalog names it, ``gcp:n2-highcpu-8``, and the CPU model). Standard library only.
 
-* ``measure`` makes one from a planned ``RunConfig`` (:meth:`RunConfig.configuration`); a tuning is
+* ``measure`` makes one from a planned ``RunConfig`` (:meth:`Configuration.of`); a tuning is
   applied to the request with ``dataclasses.replace`` before planning, never by rebuilding it by hand.
 * The sweep's cell key is :meth:`Configuration.key`: a hash of the identity and the machine's
   fingerprint. Fields added after the first databases (precision, target, workload version) join the
@@ -36,9 +36,6 @@ FIRST_KEY_FIELDS = (
 #: configuration differs from it.
 LATER_KEY_FIELDS: Mapping[str, Any] = {"precision_policy": precision.DEFAULT, "target_accuracy": None,
                                        "workload_version": 1}
-#: Where the configuration ran: recorded beside the identity, never part of the cell key (the machine's
-#: fingerprint is).
-PLATFORM_FIELDS = ("instance", "cpu_model")
 #: Fields stored as JSON text in their column.
 JSON_FIELDS = ("options", "params", "env")
 

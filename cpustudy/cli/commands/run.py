@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 import cpustudy.cli.args as a
+from cpustudy.measure.request import target_epochs
 
 
 def register(sub: Any) -> None:
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     topo = machine.read_topology()
     config = plan(RunSpec(  # every check happens before the database is touched
-        workload=get(args.workload), vcpus=args.vcpus or topo.logical, epochs=a.target_epochs(args),
+        workload=get(args.workload), vcpus=args.vcpus or topo.logical, epochs=target_epochs(args),
         steps_per_epoch=args.steps_per_epoch, batch_size=args.batch_size, data=args.data, seed=args.seed,
         oversubscribe=args.oversubscribe, intra_threads=args.intra_threads, inter_threads=args.inter_threads,
         build=args.build, device=args.device, warmup_steps=args.warmup_steps, input_pipeline=args.input,

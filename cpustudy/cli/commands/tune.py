@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 import cpustudy.cli.args as a
+from cpustudy.names import int_list
 
 
 def register(sub: Any) -> None:
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     for head, result in tune.tune_builds(
             args.workload, args.vcpus, args.builds, db=args.db, epochs=args.epochs,
             steps_per_epoch=args.steps_per_epoch, confirm=args.confirm, rechecks=args.rechecks,
-            batch_sizes=a.int_list(args.batch_sizes, "--batch-sizes") if args.batch_sizes else None,
+            batch_sizes=int_list(args.batch_sizes, "--batch-sizes") if args.batch_sizes else None,
             data=args.data, options=a.options(args.augment), progress=lambda line: err.print("  " + line)):
         print(f"{head}: {tune.verdict(result)}")
     return 0
