@@ -110,11 +110,13 @@ def test_text_generation_has_no_validation_as_in_the_example():
 
 
 @pytest.mark.tensorflow
-@pytest.mark.parametrize("augment, where", [("host", "on the host: NumPy"), ("model", "in the model")])
-def test_cifar_records_where_augmentation_ran(db, augment, where):
+@pytest.mark.parametrize("augment, pipeline, where", [
+    ("host", "auto", "on the host: tf.data map"), ("host", "numpy", "on the host: NumPy"),
+    ("model", "auto", "in the model")])
+def test_cifar_records_where_augmentation_ran(db, augment, pipeline, where):
     s, mid = _store(db)
     spec = RunSpec(workload=workloads.get("cifar10_cnn"), vcpus=1, epochs=2, steps_per_epoch=10,
-                          data="synthetic", options={"augment": augment}, validation="none")
+                   data="synthetic", options={"augment": augment}, validation="none", input_pipeline=pipeline)
     outcome = execute(s, mid, plan(spec))
     assert outcome.status == "ok", outcome.error
     run = s.runs(run_ids=[outcome.run_id])[0]

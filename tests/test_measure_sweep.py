@@ -56,7 +56,7 @@ def test_plan_validates_before_running(empty_keras_home):
     assert other[0].key not in {c.key for c in cells}
     # Every setting that changes the measurement changes the key.
     keys = {c.key for c in cells}
-    for extra in ({"input_pipeline": "tfdata"}, {"env": {"TF_ENABLE_ONEDNN_OPTS": "1"}}, {"warmup_steps": 5},
+    for extra in ({"input_pipeline": "numpy"}, {"env": {"TF_ENABLE_ONEDNN_OPTS": "1"}}, {"warmup_steps": 5},
                   {"batch_size": 64}, {"inter_threads": 2}):
         varied = sweep.plan_sweep(w, ["tf"], [1], machine_fingerprint="m", topo=TOPO, epochs=2,
                                   steps_per_epoch=10, data="synthetic", **extra)

@@ -39,7 +39,7 @@ def test_tune_stores_trials_and_the_best_setting(run_cli, db, empty_keras_home):
     assert tags.count("recheck best") == len(rechecked)  # a close candidate is re-run beside the best
     assert tuning["default_time_s"] > 0 and tuning["best_time_s"] <= tuning["default_time_s"] * 1.5
     setting = json.loads(tuning["setting"])
-    assert setting["input_pipeline"] in ("numpy", "tfdata") and setting["intra_threads"] == 1
+    assert setting["input_pipeline"] in ("auto", "numpy") and setting["intra_threads"] == 1  # auto: tf.data here
     # A sweep can now use the tuned setting; without a tuning it refuses.
     plan = run_cli("sweep", "--vcpus", 1, "--workloads", "mnist_mlp", "--epochs", 2, "--steps-per-epoch", 10,
                    "--tuned", "--dry-run", "--db", db)
@@ -88,7 +88,7 @@ def test_search_keeps_a_clearly_faster_change_and_skips_what_the_default_resolve
 
     class Scripted(tune.Trials):
         """Trials timed by ``seconds`` instead of workers; oneDNN on and XLA off are what the default
-        resolves to, and the framework never applies XLA."""
+        resolves to (and tf.data for the input), and the framework never applies XLA."""
 
         def __init__(self, seconds):
             self.said: list[str] = []
@@ -104,10 +104,11 @@ def test_search_keeps_a_clearly_faster_change_and_skips_what_the_default_resolve
 
         def resolved_switches(self):
             last = self.trials[-1].setting
-            return {"onednn": True if last.onednn is None else last.onednn, "xla": False}
+            return {"onednn": True if last.onednn is None else last.onednn, "xla": False,
+                    "input_pipeline": "tfdata" if last.input_pipeline == "auto" else last.input_pipeline}
 
     def seconds(s):
-        return (0.5 if s.input_pipeline == "tfdata" else 1.0) * (2.0 if s.onednn is False else 1.0)
+        return (0.5 if s.input_pipeline == "numpy" else 1.0) * (2.0 if s.onednn is False else 1.0)
 
     def search(pinned):
         trials = Scripted(seconds)
@@ -116,8 +117,9 @@ def test_search_keeps_a_clearly_faster_change_and_skips_what_the_default_resolve
 
     default = tune.default_setting(1)
     best, trials = search(pinned=set())
-    assert best == tune.replace(default, input_pipeline="tfdata")
-    # tf.data is faster: measured again beside the best. oneDNN on (the default's) is never asked for;
+    assert best == tune.replace(default, input_pipeline="numpy")
+    # NumPy is faster here: measured again beside the best; tf.data, what "auto" resolved to, and oneDNN on
+    # (the default's) are never asked for;
     # oneDNN off, slower by far, is not measured again; XLA on is asked for but not applied: not a change.
     assert trials.tags == ["default", "try input_pipeline", "recheck best", "recheck input_pipeline",
                            "try onednn", "try xla"]

@@ -45,7 +45,7 @@ def setting_tags(run: dict[str, Any], *, batch: bool = True) -> list[str]:
     if (tuning is not None and not pd.isna(tuning)) or settings.get("tuning_id"):
         return ["tuned"]
     parts = []
-    if run.get("input_pipeline") not in (None, "numpy"):
+    if run.get("input_pipeline") not in (None, input_default(run, settings)):
         parts.append(str(run["input_pipeline"]))
     if batch and not default_batch(run):
         parts.append(f"b{int(run['batch_size'])}")
@@ -67,6 +67,49 @@ def setting_tags(run: dict[str, Any], *, batch: bool = True) -> list[str]:
         build_env = env
     extra_env = {k: v for k, v in env.items() if k not in build_env or str(build_env[k]) != str(v)}
     return parts + [f"{k}={v}" for k, v in sorted(extra_env.items())]
+
+
+def input_default(run: dict[str, Any], settings: dict[str, Any]) -> str:
+    """The input pipeline the run's build took by default when it was measured: ``tfdata`` on TensorFlow
+    since the per-epoch iterator stall was found (stored as ``input_default``), ``numpy`` before."""
+    return str(settings.get("input_default") or "numpy")
+
+
+def tag_older_default_inputs(df: pd.DataFrame, tags: list[str]) -> list[str]:
+    """Runs of one study and build that all took their default input pipeline, but different ones (runs
+    stored before the default became ``tfdata`` beside runs after it), are told apart: the older default
+    gets its pipeline as a tag, so the two are never pooled and only the current default is stock."""
+    out = list(tags)
+    plain = [i for i, t in enumerate(tags) if not t]
+    seen: dict[tuple[Any, Any], set[Any]] = {}
+    for i in plain:
+        row = df.iloc[i]
+        seen.setdefault((row.get("study"), row.get("build")), set()).add(row.get("input_pipeline"))
+    for i in plain:
+        row = df.iloc[i]
+        if len(seen[(row.get("study"), row.get("build"))]) > 1 and row.get("input_pipeline") == "numpy":
+            out[i] = "numpy"
+    return out
+
+
+#: Environment switches whose effect the run records itself (oneDNN as TensorFlow reported it).
+RECORDED_SWITCHES = ("TF_ENABLE_ONEDNN_OPTS",)
+
+
+def resolved_program(run: dict[str, Any]) -> str:
+    """What the run's build and settings resolved to on its machine, as one comparable text: device,
+    interpreter, TensorFlow, Keras and backend versions, oneDNN as TensorFlow reported it, XLA as Keras
+    resolved it, and any other variable the worker had. Two builds with the same text ran the same
+    program (``tf-onednn`` where TensorFlow turns oneDNN on by default is ``tf``). "" where the run did
+    not record its oneDNN state (an imported study, an older or a non-TensorFlow run): never called equal."""
+    if studies.study(run.get("study")).imported or run.get("onednn") is None or pd.isna(run.get("onednn")):
+        return ""
+    settings = _settings(run)
+    env = {k: v for k, v in (settings.get("env") or {}).items() if k not in RECORDED_SWITCHES}
+    xla = run.get("xla")
+    return json.dumps([run.get("device") or "cpu", settings.get("python"), run.get("tf_version"),
+                       run.get("keras_version"), run.get("keras_backend"), bool(run.get("onednn")),
+                       None if xla is None or pd.isna(xla) else bool(xla), sorted(env.items())], default=str)
 
 
 def default_batch(run: dict[str, Any]) -> bool:
@@ -224,13 +267,14 @@ def add_configuration(df: pd.DataFrame) -> None:
     recs = records(df)
     df["recipe"] = df["build"].astype(str)
     df["build_family"] = [build_family(r) for r in recs]
-    tags = ["+".join(setting_tags(r)) for r in recs]
+    tags = tag_older_default_inputs(df, ["+".join(setting_tags(r)) for r in recs])
     df["tags"] = tags
     df["stock"] = [str(r.get("build")) in STOCK_BUILDS and not t for r, t in zip(recs, tags)]
     df["changes_accuracy"] = [changes_accuracy(r) for r in recs]
+    df["resolved"] = [resolved_program(r) for r in recs]
     add_cloud(df)
     at = ["" if not p else f"@{p}" for p in df["platform"]]
-    unbatched = ["+".join(setting_tags(r, batch=False)) for r in recs]
+    unbatched = tag_older_default_inputs(df, ["+".join(setting_tags(r, batch=False)) for r in recs])
     df["build"] = [f"{b}{'+' + t if t else ''}{p}" for b, t, p in zip(df["recipe"], tags, at)]
     df["series"] = [f"{b}{'+' + t if t else ''}{p}" for b, t, p in zip(df["recipe"], unbatched, at)]
 

@@ -23,7 +23,7 @@ import pandas as pd
 from cpustudy import precision
 from cpustudy.analysis.frames import records, rows
 from cpustudy import prices
-from cpustudy.analysis import costs
+from cpustudy.analysis import costs, projection
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
 from cpustudy.analysis.runs import config_label, example_validates, guess_family, load_runs, outdated, run_totals
 from cpustudy.analysis.studies import IMPORTED_STUDIES, STOCK_BUILDS, study
@@ -80,6 +80,7 @@ class Analysis:
     baselines: dict[tuple[str, str], Baseline]
     notes: list[str] = field(default_factory=list)
     price_catalogs: str = ""  # which SkyPilot price catalogs were read, or that none was
+    projection: pd.DataFrame = field(default_factory=pd.DataFrame)  # projected vs full epochs (projection.py)
 
     @property
     def studies(self) -> list[str]:
@@ -185,6 +186,8 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "val_accuracy": float(_column(g, "val_accuracy").median())
             if _column(g, "val_accuracy").notna().any() else math.nan,
             "tf_version": _join(g["tf_version"]),
+            # one program for every run, else "" (unknown or mixed: never called the same as another)
+            "resolved": g["resolved"].iloc[0] if "resolved" in g and g["resolved"].nunique() == 1 else "",
             "startup_s": float(_column(g, "startup_s").median()) if _column(g, "startup_s").notna().any() else math.nan,
             "batch_size": int(_column(g, "batch_size").median()) if _column(g, "batch_size").notna().any() else None,
             "precision_policy": _join(g["precision_policy"].fillna(precision.DEFAULT)) if "precision_policy" in g
@@ -230,6 +233,7 @@ def add_scaling(summary: pd.DataFrame) -> pd.DataFrame:
     summary["parallel_efficiency"] = math.nan
     summary["build_speedup_vs_stock"] = math.nan
     summary["build_vs_stock_reason"] = ""  # why a build's speedup over its stock run is inconclusive, or ""
+    summary["build_same_as_stock"] = False  # it resolved to the stock build's own program here
     cpu = summary[(summary["device"] != "gpu") & summary["total_time_s"].notna() & summary["vcpus"].notna()]
     for _, g in cpu.groupby(["study", "workload", "recipe", "tags", "platform"], sort=False):
         first = g.sort_values("vcpus").iloc[0]
@@ -247,7 +251,9 @@ def add_scaling(summary: pd.DataFrame) -> pd.DataFrame:
         summary.loc[g.index, "build_speedup_vs_stock"] = ref_row["total_time_s"] / g["total_time_s"]
         for idx, row in zip(g.index, records(g)):
             if not row["stock"]:
-                summary.loc[idx, "build_vs_stock_reason"] = str(verdict(row, ref_row))
+                why = verdict(row, ref_row)
+                summary.loc[idx, "build_vs_stock_reason"] = str(why)
+                summary.loc[idx, "build_same_as_stock"] = why.same
     return summary
 
 
@@ -308,9 +314,13 @@ def analyze(store: Store, opts: Options) -> Analysis:
         notes.append(f"{int(unpriced)} configuration(s) could not be priced (see price_note in summary.csv)")
     if (summary["n_machines"] > 1).any():
         notes.append("some configurations aggregate runs from more than one machine (see the machines column)")
+    stalls = projection.stall_note(runs)
+    if stalls:
+        notes.append(stalls)
     software = software_table(runs)
     return Analysis(str(store.path), opts, runs, summary, software, costs.prices_used(summary), baselines, notes,
-                    price_catalogs=catalog.sky_sentence() or "shipped price catalog only")
+                    price_catalogs=catalog.sky_sentence() or "shipped price catalog only",
+                    projection=projection.projection_check(runs))
 
 
 def software_table(runs: pd.DataFrame) -> pd.DataFrame:

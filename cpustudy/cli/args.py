@@ -71,9 +71,11 @@ def add_settings(p: argparse.ArgumentParser, device: bool = True) -> None:
     if device:
         p.add_argument("--device", choices=("cpu", "gpu"), default="cpu",
                        help="train on the CPUs (default) or on a GPU, for the baseline")
-    p.add_argument("--input", choices=("numpy", "tfdata"), default="numpy",
-                   help="input pipeline: NumPy arrays into fit (the study's way, default) or a cached, "
-                   "shuffled, prefetched tf.data pipeline")
+    p.add_argument("--input", choices=("auto", "numpy", "tfdata"), default="auto",
+                   help="input pipeline: tfdata = one cached, shuffled, prefetched tf.data pipeline kept across "
+                   "epochs; numpy = NumPy arrays into fit, the study's way (Keras 3 on TensorFlow then makes a new "
+                   "iterator every epoch and can stall seconds between epochs); auto (default) = tfdata on "
+                   "TensorFlow, numpy on JAX and PyTorch")
     p.add_argument("--warmup-steps", type=int, default=0, metavar="N",
                    help="untimed training steps before the first epoch (default: 0; the first epoch is "
                    "always flagged warm-up)")
@@ -117,6 +119,10 @@ def add_sweep_request(p: argparse.ArgumentParser, *, cloud: bool = False) -> Non
     p.add_argument("--workloads", default="all", help="comma-separated workloads, or all (default: all)")
     add_grid(p, "per cell", oversubscribe=not cloud)
     p.add_argument("--repeats", type=positive_int, default=1, help="measurements per cell (default: 1)")
+    p.add_argument("--calibrate", action="store_true",
+                   help="with --steps-per-epoch: also train one cell per workload (the first build, the fewest "
+                   "vCPUs) in full epochs, interleaved beside its projection, so the report can check the "
+                   "projection against them (full epochs take long: see --dry-run)")
     p.add_argument("--batch-sizes", metavar="LIST", help="comma-separated batch sizes, an axis of the grid like "
                    "builds (e.g. 32,128,512; default: --batch-size, else each workload's)")
     p.add_argument("--precisions", metavar="LIST", help="comma-separated precision policies, an axis of the grid "

@@ -36,10 +36,16 @@ def outcome_notes(outcome: RunOutcome) -> list[str]:
     s = outcome.summary
     notes = []
     boundary, measured = s.get("epoch_boundary_s"), s.get("measured_epoch_time_s")
+    stall, stall_max = s.get("stall_s"), s.get("stall_max_s")
+    if stall_max:
+        notes.append(f"idle stall between epochs: {stall:.2f} s per epoch (median; up to {stall_max:.2f} s) with no "
+                     "CPU time, left out of the epoch time and stored apart (stall_s): Keras 3 replacing its "
+                     "per-epoch tf.data iterator waits on the old one's autotuning thread; `--input tfdata` "
+                     "(the default on TensorFlow) keeps one iterator for the whole run")
     if boundary and measured and boundary > 0.05 * measured:
         notes.append(f"{boundary:.2f} s of each {measured:.2f} s epoch was spent outside its training steps "
                      f"(data iterator set-up/tear-down; CPU busy {100 * (s.get('cpu_utilization') or 0):.0f} %); "
-                     "counted once per epoch, not per step; `--input tfdata` keeps one iterator across epochs")
+                     "counted once per epoch, not per step")
     if not s.get("timed_epochs"):
         notes.append("only the warm-up epoch ran; use --epochs 2 or more for a steady-state time")
     return notes

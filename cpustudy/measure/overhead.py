@@ -1,6 +1,6 @@
 """``cpustudy bench overhead``: does measuring with cpustudy change what is measured?
 
-In one interleaved run, the same model, data, CPUs and threads are trained (a) by cpustudy's worker
+In one interleaved run, the same model, data, input pipeline, CPUs and threads are trained (a) by cpustudy's worker
 and (b) by a plain script that calls ``model.fit`` with no callback and times it with a stopwatch.
 Both run in fresh processes pinned the same way, alternating which goes first. The figure is the
 ratio of steady-state epoch times, cpustudy / plain (1.00 = no overhead): the median over the rounds
@@ -49,12 +49,17 @@ n = w.samples_per_epoch if steps is None else steps * cfg["batch_size"]
 data = w.synthetic(n, cfg.get("params") or {}, cfg["seed"])
 params = dict(cfg.get("params") or {}); params.update(data.derived)
 model = w.build(keras, params, jit_compile=cfg.get("jit_compile"), **(cfg.get("options") or {}))
-fit = dict(batch_size=cfg["batch_size"], steps_per_epoch=steps, shuffle=True, verbose=0)
-model.fit(data.x, data.y, epochs=1, **fit)  # warm-up: tracing
+if cfg.get("input_pipeline") == "tfdata":  # the same tf.data pipeline, one iterator per fit
+    from cpustudy.worker.train import tf_dataset
+    inputs = dict(x=tf_dataset(data.x, data.y, cfg["batch_size"], cfg["seed"]),
+                  steps_per_epoch=steps or -(-n // cfg["batch_size"]), verbose=0)
+else:
+    inputs = dict(x=data.x, y=data.y, batch_size=cfg["batch_size"], steps_per_epoch=steps, shuffle=True, verbose=0)
+model.fit(epochs=1, **inputs)  # warm-up: tracing
 timed = {}
 for epochs in (1, cfg["epochs"]):
     t0 = time.perf_counter()
-    model.fit(data.x, data.y, epochs=epochs, **fit)
+    model.fit(epochs=epochs, **inputs)
     timed[epochs] = time.perf_counter() - t0
 steady = (timed[cfg["epochs"]] - timed[1]) / (cfg["epochs"] - 1)
 print(json.dumps({"epoch_time_s": steady, "fit_1_s": timed[1], "fit_n_s": timed[cfg["epochs"]]}))

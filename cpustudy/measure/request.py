@@ -35,13 +35,14 @@ class SweepRequest:
     seed: int = 0
     oversubscribe: bool = False
     device: str = "cpu"
-    input_pipeline: str = "numpy"
+    input_pipeline: str = "auto"
     warmup_steps: int = 0
     augment: str | None = None
     validation: str = "study"
     target_accuracy: float | None = None
     timeout: int | None = None
     tuned: bool = False
+    calibrate: bool = False  # one cell per workload also in full epochs, beside its projection
 
     @classmethod
     def from_args(cls, args: Any) -> "SweepRequest":
@@ -61,6 +62,9 @@ class SweepRequest:
         for p in precisions:
             if precision.unknown(p):
                 raise UserError(str(precision.unknown(p)))
+        if getattr(args, "calibrate", False) and not args.steps_per_epoch:
+            raise UserError("--calibrate checks projected epochs against full ones: give --steps-per-epoch too "
+                            "(without it every epoch is already full)")
         return cls(
             workloads=args.workloads, builds=args.builds, vcpus=args.vcpus, repeats=args.repeats,
             epochs=target_epochs(args), steps_per_epoch=args.steps_per_epoch, batch_sizes=batch_sizes,
@@ -68,7 +72,7 @@ class SweepRequest:
             oversubscribe=bool(getattr(args, "oversubscribe", False)), device=getattr(args, "device", "cpu"),
             input_pipeline=args.input, warmup_steps=args.warmup_steps, augment=args.augment,
             validation=args.validation, target_accuracy=args.target_accuracy, timeout=args.timeout,
-            tuned=bool(getattr(args, "tuned", False)))
+            tuned=bool(getattr(args, "tuned", False)), calibrate=bool(getattr(args, "calibrate", False)))
 
     def with_(self, **changes: Any) -> "SweepRequest":
         return dataclasses.replace(self, **changes)
@@ -86,9 +90,18 @@ class SweepRequest:
         from cpustudy.measure.sweep import plan_sweep
         from cpustudy.workloads import parse_list
 
-        return plan_sweep(parse_list(self.workloads), [b.name for b in builds_mod.parse_list(self.builds)], vcpus,
-                          repeats=self.repeats, machine_fingerprint=machine_fingerprint, host=host,
-                          batch_sizes=self.batch_sizes or (None,), precisions=self.precisions, **self.spec_args())
+        workloads = parse_list(self.workloads)
+        builds = [b.name for b in builds_mod.parse_list(self.builds)]
+        cells = plan_sweep(workloads, builds, vcpus, repeats=self.repeats, machine_fingerprint=machine_fingerprint,
+                           host=host, batch_sizes=self.batch_sizes or (None,), precisions=self.precisions,
+                           **self.spec_args())
+        if not (self.calibrate and self.steps_per_epoch):
+            return cells
+        full = plan_sweep(workloads, builds[:1], [min(vcpus)], repeats=self.repeats,
+                          machine_fingerprint=machine_fingerprint, host=host,
+                          batch_sizes=(self.batch_sizes or (None,))[:1], precisions=self.precisions[:1],
+                          **{**self.spec_args(), "steps_per_epoch": None})
+        return beside_their_projections(cells, full)
 
     def argv(self) -> list[str]:
         """The request as ``cpustudy sweep`` arguments (what a cloud VM runs): parsed again, the same request."""
@@ -116,7 +129,23 @@ class SweepRequest:
             out.append("--oversubscribe")
         if self.tuned:
             out.append("--tuned")
+        if self.calibrate:
+            out.append("--calibrate")
         return out
+
+
+def beside_their_projections(cells: Sequence[Any], full: Sequence[Any]) -> list[Any]:
+    """The sweep's cells with each full-epoch cell (``--calibrate``) right after the capped cell of the same
+    workload, build, vCPUs, batch size, precision and repeat, so that both meet the same machine state."""
+    out = list(cells)
+    for f in full:
+        c = f.config
+        twin = (c.workload, c.build, c.vcpus, c.batch_size, c.precision_policy, c.repeat)
+        at = next((i for i, x in enumerate(out) if x.config.steps_per_epoch is not None and
+                   (x.config.workload, x.config.build, x.config.vcpus, x.config.batch_size,
+                    x.config.precision_policy, x.config.repeat) == twin), len(out) - 1)
+        out.insert(at + 1, f)
+    return out
 
 
 def target_epochs(args: Any) -> int | None:

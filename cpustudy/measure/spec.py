@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from cpustudy import precision
 from cpustudy.environment import machine as machine_mod
@@ -19,9 +19,12 @@ from cpustudy.worker.protocol import RunConfig
 from cpustudy.workloads import Workload
 from cpustudy.workloads.base import MIN_PROJECTED_STEPS
 
+if TYPE_CHECKING:
+    from cpustudy.environment.builds import Build
+
 DATA_MODES = ("auto", "real", "synthetic", "learnable")
 VALIDATIONS = ("study", "none")
-INPUTS = ("numpy", "tfdata")
+INPUTS = ("auto", "numpy", "tfdata")
 DEVICES = ("cpu", "gpu")
 
 
@@ -46,7 +49,7 @@ class RunSpec:
     params: dict[str, Any] = field(default_factory=dict)
     device: str = "cpu"
     warmup_steps: int = 0
-    input_pipeline: str = "numpy"
+    input_pipeline: str = "auto"
     env: dict[str, str] = field(default_factory=dict)  # extra switches on top of the build's
     measure_peak: bool = True
     validation: str = "study"  # validate every epoch as the example did, or not at all
@@ -117,10 +120,8 @@ def _check(spec: RunSpec, local: bool = True) -> None:
         raise UserError(f"--seed {spec.seed}: give a whole number from 0 to {2**32 - 1}")
     if spec.warmup_steps < 0:
         raise UserError(f"--warmup-steps must be 0 or more, got {spec.warmup_steps}")
-    if spec.input_pipeline == "tfdata" and spec.build in ("jax", "torch"):
-        raise UserError("--input tfdata needs a TensorFlow build; use --input numpy with jax or torch")
     if spec.input_pipeline not in INPUTS:
-        raise UserError(f"unknown input pipeline {spec.input_pipeline!r}: use --input numpy or tfdata")
+        raise UserError(f"unknown input pipeline {spec.input_pipeline!r}: use --input auto, numpy or tfdata")
     if spec.validation not in VALIDATIONS:
         raise UserError(f"unknown validation {spec.validation!r}: use --validation study or none")
     if spec.device not in DEVICES:
@@ -212,6 +213,24 @@ def _resolve_data(spec: RunSpec, host: Host) -> str:
     return data
 
 
+def keras_backend(spec: RunSpec, build: Build) -> str:
+    """The Keras backend the run's worker will use (its build's ``KERAS_BACKEND``, or an extra setting)."""
+    return {**build.worker_env(), **spec.env}.get("KERAS_BACKEND") or (
+        build.family if build.family in ("jax", "torch") else "tensorflow")
+
+
+def input_pipeline(spec: RunSpec, build: Build) -> str:
+    """The input pipeline the run uses: ``auto`` is ``tfdata`` on TensorFlow (one iterator for the whole
+    run: no per-epoch iterator stall) and ``numpy`` on JAX and PyTorch; ``tfdata`` needs TensorFlow."""
+    backend = keras_backend(spec, build)
+    if spec.input_pipeline == "auto":
+        return "tfdata" if backend == "tensorflow" else "numpy"
+    if spec.input_pipeline == "tfdata" and backend != "tensorflow":
+        raise UserError(f"--input tfdata needs a TensorFlow build ({build.name} runs Keras on {backend}); "
+                        "use --input numpy or auto")
+    return spec.input_pipeline
+
+
 def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None, host: Host | None = None) -> RunConfig:
     """The measurement ``spec`` asks for on ``host`` (default: this machine, of topology ``topo``):
     validated, with CPUs, threads and data resolved."""
@@ -264,7 +283,8 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None, host: Host 
         env={**build.worker_env(), **spec.env},
         build_env=build.worker_env(),  # the build's own switches, apart from extra settings
         warmup_steps=spec.warmup_steps,
-        input_pipeline=spec.input_pipeline,
+        input_pipeline=input_pipeline(spec, build),
+        input_default="tfdata" if keras_backend(spec, build) == "tensorflow" else "numpy",
         measure_peak=spec.measure_peak,
         options=options,
         params=dict(spec.params),

@@ -9,10 +9,13 @@ from typing import Any, Mapping, Sequence
 from cpustudy.worker.protocol import RunConfig
 
 UNSTABLE_CV = 0.05  # timed epochs varying more than this (coefficient of variation) are flagged
+#: Idle time outside an epoch's steps below this is scheduling noise, not a stall.
+STALL_MIN_S = 0.1
 
 
 def summarize(config: RunConfig, epochs: Sequence[Mapping[str, Any]], startup_s: float | None) -> dict[str, Any]:
-    """The run's figures from its epochs: median of the timed (non-warm-up) epochs.
+    """The run's figures from its epochs: median of the timed (non-warm-up) epochs, each without its
+    idle stall (wall time outside the steps with no CPU time: stored apart as ``stall_s``).
 
     With a step cap below a full epoch, the full-epoch time is projected and flagged ``projected``:
     the median time inside the steps scaled to a full epoch's steps, plus the median time the epoch
@@ -21,6 +24,7 @@ def summarize(config: RunConfig, epochs: Sequence[Mapping[str, Any]], startup_s:
     stored without that split (older runs) are projected as a whole. With no timed epoch
     (``--epochs 1``) the warm-up epoch is used and ``timed_epochs`` is 0.
     """
+    epochs = [without_stall(e) for e in epochs]
     timed = [e for e in epochs if not e.get("warmup")]
     basis = timed or list(epochs)
     if not basis:
@@ -46,9 +50,38 @@ def summarize(config: RunConfig, epochs: Sequence[Mapping[str, Any]], startup_s:
         "timed_epochs": len(timed),
         "epoch_boundary_s": boundary,
         "cpu_utilization": cpu_utilization(config, basis),
+        **stall_summary(basis),
         "gpu_utilization": gpu_utilization(basis),
         **validation_summary(config, basis),
     }
+
+
+def stall_of(epoch: Mapping[str, Any]) -> float:
+    """The epoch's idle stall: wall time outside its steps with no CPU time (``idle_s``), from
+    ``STALL_MIN_S`` up; 0 below it or where it was not recorded."""
+    idle = epoch.get("idle_s")
+    return float(idle) if idle is not None and idle >= STALL_MIN_S else 0.0
+
+
+def without_stall(epoch: Mapping[str, Any]) -> dict[str, Any]:
+    """The epoch with its idle stall taken out of its training time and of the time outside its steps
+    (kept as ``stall_s``): a stall is shown apart and never enters a run's figures."""
+    stall = stall_of(epoch)
+    out = {**epoch, "stall_s": stall}
+    if stall:
+        out["elapsed_s"] = epoch["elapsed_s"] - stall
+        if epoch.get("boundary_s") is not None:
+            out["boundary_s"] = max(0.0, epoch["boundary_s"] - stall)
+    return out
+
+
+def stall_summary(basis: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The idle stall left out of the run's epoch time: median and longest over its epochs (None where
+    no epoch recorded its idle time)."""
+    if not any(e.get("idle_s") is not None for e in basis):
+        return {"stall_s": None, "stall_max_s": None}
+    stalls = [e["stall_s"] for e in basis]
+    return {"stall_s": statistics.median(stalls), "stall_max_s": max(stalls)}
 
 
 def step_times(basis: Sequence[Mapping[str, Any]], measured: float, steps: int) -> tuple[float, float | None]:

@@ -38,7 +38,7 @@ class Setting:
     inter_threads: int
     onednn: bool | None = None  # None: TensorFlow's default for this CPU
     xla: bool | None = None  # None: Keras' default (off on a CPU-only TensorFlow)
-    input_pipeline: str = "numpy"
+    input_pipeline: str = "auto"
     batch_size: int | None = None  # None: the workload's
 
     def spec_args(self) -> dict[str, Any]:
@@ -64,7 +64,7 @@ def default_setting(vcpus: int) -> Setting:
 def dimensions(vcpus: int, backend_tf: bool, batch_sizes: list[int] | None) -> dict[str, list[Any]]:
     dims: dict[str, list[Any]] = {}
     if backend_tf:
-        dims["input_pipeline"] = ["numpy", "tfdata"]
+        dims["input_pipeline"] = ["tfdata", "numpy"]  # "auto" resolves to tfdata on TensorFlow: numpy is the change
         dims["onednn"] = [False, True]
     dims["xla"] = [False, True]
     dims["intra_threads"] = sorted({1, max(1, vcpus // 2), vcpus})
@@ -118,10 +118,13 @@ class Trials:
         """Median seconds per sample over every successful trial of ``setting``."""
         return statistics.median(t.epoch_time_s for t in self.trials if t.setting == setting and t.epoch_time_s)
 
-    def resolved_switches(self) -> dict[str, bool | None]:
-        """oneDNN as TensorFlow reported it and XLA as Keras resolved it, in the last trial's run."""
+    def resolved_switches(self) -> dict[str, Any]:
+        """oneDNN as TensorFlow reported it, XLA as Keras resolved it and the input pipeline ``auto`` chose, in
+        the last trial's run."""
         (row,) = self.store.runs(run_ids=[self.trials[-1].run_id])
-        return {dim: None if row[dim] is None else bool(row[dim]) for dim in ("onednn", "xla")}
+        resolved: dict[str, Any] = {dim: None if row[dim] is None else bool(row[dim]) for dim in ("onednn", "xla")}
+        resolved["input_pipeline"] = row["input_pipeline"]  # what ``auto`` resolved to
+        return resolved
 
 
 def tune(
@@ -186,7 +189,7 @@ def search(trials: Trials, default: Setting, dims: dict[str, list[Any]], pinned:
             continue
         for value in values:
             current = getattr(best, dim)
-            if current == value or (current is None and resolved.get(dim) == value):
+            if current == value or (current in (None, "auto") and resolved.get(dim) == value):
                 continue
             candidate = replace(best, **{dim: value})
             if improves(trials, best, candidate, dim, resolved, rechecks):
@@ -196,7 +199,7 @@ def search(trials: Trials, default: Setting, dims: dict[str, list[Any]], pinned:
     return best
 
 
-def improves(trials: Trials, best: Setting, candidate: Setting, dim: str, resolved: dict[str, bool | None],
+def improves(trials: Trials, best: Setting, candidate: Setting, dim: str, resolved: dict[str, Any],
              rechecks: int) -> bool:
     """Whether ``candidate`` (``best`` with ``dim`` changed) is faster than ``best`` by ``IMPROVEMENT``:
     tried once, and measured again beside the best (``rechecks`` times) when within ``RECHECK`` of it."""

@@ -17,6 +17,7 @@ from typing import Any, Callable, Union
 import pandas as pd
 
 from cpustudy.analysis.frames import rows
+from cpustudy.analysis.projection import TOLERANCE
 from cpustudy.analysis.summary import SUMMARY_COLUMNS, Analysis
 from cpustudy.report.figures import figures, render
 from cpustudy.report.findings import fallback_notes, findings, header_lines, suspect_notes, times
@@ -109,6 +110,10 @@ def _fmt(col: str, v: Any) -> str:
         return ""
     if col == "unstable":
         return "unstable" if bool(v) else ""
+    if col == "agrees":
+        return "yes" if bool(v) else "no"
+    if col == "ratio":
+        return f"{float(v):.3f}"
     if isinstance(v, bool) or col == "projected":
         return "projected" if bool(v) else ""
     if col in ("pct_of_peak", "gpu_utilization"):
@@ -152,6 +157,14 @@ def _price_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
     return header, table + [["", "", "", "", f"note: {n}", ""] for n in notes]
 
 
+PROJECTION_COLUMNS = [
+    ("study", "study"), ("workload", "workload"), ("build", "config"), ("vcpus", "vCPUs"),
+    ("steps_per_epoch", "steps (capped)"), ("n_projected", "projected runs"), ("projected_s", "projected epoch s"),
+    ("n_full", "full runs"), ("full_s", "full epoch s"), ("ratio", "projected / full"), ("agrees", "within ±5 %"),
+    ("full_stall_s", "stall in full epochs s"),
+]
+
+
 def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]) -> Page:
     """The page of an analysis, its rendered charts ((section, stem, alt), in page order) and findings."""
     page = Page(title="Which CPU configuration trains fastest and cheapest?",
@@ -182,6 +195,13 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
         Paragraph(["Cost, and against which baseline the ratios (×) are taken:"]),
         Table([h for _, h in COST_COLUMNS], _rows(a.summary, COST_COLUMNS)),
     ]))
+    if not a.projection.empty:
+        page.sections.append(Section("Projections checked against full epochs", [
+            Paragraph([f"A capped run's epoch time is projected from its steps. Where the same configuration also "
+                       f"trained whole epochs (`cpustudy sweep --calibrate`), the projection agrees when its median "
+                       f"is within ±{TOLERANCE:.0%} of the full epochs' median. Idle stalls are left out of both."]),
+            Table([h for _, h in PROJECTION_COLUMNS], _rows(a.projection, PROJECTION_COLUMNS)),
+        ]))
     page.sections.append(Section("Prices used", [Table(*_price_rows(a), wide=True)]))
     page.sections.append(Section("Machines and software", [Table(*_software_rows(a))]))
     return page

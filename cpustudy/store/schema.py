@@ -206,6 +206,15 @@ def v6_configuration_columns(conn: sqlite3.Connection) -> None:
         WHERE json_valid(settings)""")
 
 
+def v7_idle_stalls(conn: sqlite3.Connection) -> None:
+    """Idle stalls kept apart from the figures: per epoch, the wall time outside its steps that no CPU
+    time covers (``idle_s``); per run, the stall left out of its epoch time (``stall_s``, the median over
+    its timed epochs) and the longest (``stall_max_s``). Earlier runs have none recorded (NULL)."""
+    conn.execute("ALTER TABLE epochs ADD COLUMN idle_s REAL")
+    for column in ("stall_s REAL", "stall_max_s REAL"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
@@ -214,6 +223,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v4_validation_gpu_precision,
     v5_precision_and_target,
     v6_configuration_columns,
+    v7_idle_stalls,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("machines", "runs", "epochs", "peaks", "tunings")

@@ -85,6 +85,7 @@ class RunConfig:
     jit_compile: bool | None = None
     warmup_steps: int = 0
     input_pipeline: str = "numpy"
+    input_default: str = "tfdata"  # what ``--input auto`` gives this build (runs stored before it: numpy)
     measure_peak: bool = True
     options: Mapping[str, Any] = field(default_factory=dict)  # workload switches (augment)
     params: Mapping[str, Any] = field(default_factory=dict)  # workload hyper-parameters

@@ -195,22 +195,38 @@ def build_model(config: RunConfig, workload: Any, keras: Any, params: dict[str, 
 
 
 def fit_inputs(config: RunConfig, keras: Any, workload: Any, prepared: Prepared, augment: str) -> dict[str, Any]:
-    """``model.fit``'s input arguments for the run's input pipeline and augmentation."""
+    """``model.fit``'s input arguments for the run's input pipeline and augmentation.
+
+    ``tfdata``: one ``tf.data`` pipeline whose iterator lives across epochs (the dataset repeats and
+    ``fit`` is given the steps of an epoch). ``numpy``: the study's arrays into ``fit``; Keras 3 then
+    makes a new ``tf.data`` iterator every epoch, and dropping the old one waits on its autotuning
+    thread's sleep (an idle stall of up to tens of seconds that grows with the iterator's age).
+    """
     data, steps = prepared.data, prepared.steps
     batch, seed, pipeline, steps_cap = config.batch_size, config.seed, config.input_pipeline, config.steps_per_epoch
+    if pipeline == "tfdata":
+        aug = workload.augment_batch_tf if augment == "host" else None
+        return {"x": tf_dataset(data.x, data.y, batch, seed, aug), "steps_per_epoch": steps}
     if augment == "host":
-        x = host_augmented(keras, workload, data, batch, steps, seed) if pipeline == "numpy" else \
-            tf_dataset(data.x, data.y, batch, seed, workload.augment_batch_tf)
-        inputs: dict[str, Any] = {"x": x}
-        if pipeline == "tfdata":
-            inputs["steps_per_epoch"] = steps
-        elif not hasattr(keras.utils, "PyDataset"):  # tf.keras 2.x: fit runs a Sequence's threads
+        inputs: dict[str, Any] = {"x": host_augmented(keras, workload, data, batch, steps, seed)}
+        if not hasattr(keras.utils, "PyDataset"):  # tf.keras 2.x: fit runs a Sequence's threads
             inputs.update(workers=HOST_PIPELINE_THREADS, use_multiprocessing=False)
         return inputs
-    if pipeline == "tfdata":
-        return {"x": tf_dataset(data.x, data.y, batch, seed), "steps_per_epoch": steps}
     return {"x": data.x, "y": data.y, "batch_size": batch, "shuffle": True,
             "steps_per_epoch": int(steps_cap) if steps_cap else None}
+
+
+def validation_inputs(config: RunConfig, prepared: Prepared) -> dict[str, Any]:
+    """``model.fit``'s validation arguments: the test split after every epoch, through the run's input
+    pipeline (``tfdata``: one repeating iterator, so validation has no per-epoch iterator stall either)."""
+    val = prepared.val
+    if val is None:
+        return {}
+    if config.input_pipeline == "tfdata":
+        return {"validation_data": tf_dataset(val.x, val.y, config.batch_size, config.seed, shuffle=False),
+                "validation_steps": prepared.val_steps}
+    return {"validation_data": (val.x, val.y), "validation_batch_size": config.batch_size,
+            "validation_steps": prepared.val_steps}
 
 
 def fit_epochs(model: Any, config: RunConfig, inputs: dict[str, Any], prepared: Prepared, timer: Any,
@@ -223,11 +239,8 @@ def fit_epochs(model: Any, config: RunConfig, inputs: dict[str, Any], prepared: 
             t0 = time.perf_counter()
             model.fit(**{**inputs, "steps_per_epoch": warmup_steps}, epochs=1, verbose=0)
             emit(protocol.WARMUP, steps=warmup_steps, seconds=time.perf_counter() - t0)
-        validation: dict[str, Any] = {}
-        if prepared.val is not None:
-            validation = {"validation_data": (prepared.val.x, prepared.val.y),
-                          "validation_batch_size": config.batch_size, "validation_steps": prepared.val_steps}
-        model.fit(**inputs, **validation, epochs=config.epochs, verbose=0, callbacks=[timer])
+        model.fit(**inputs, **validation_inputs(config, prepared), epochs=config.epochs, verbose=0,
+                  callbacks=[timer])
     finally:
         if sampler:
             sampler.stop()
@@ -266,6 +279,7 @@ class EpochTimer:
         self._val: StepClock | None = None
         self._gpu_mark = self.sampler.mark() if self.sampler else 0
         self._c0 = time.process_time()
+        self._u0 = used()
         self._t0 = time.perf_counter()
 
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
@@ -293,13 +307,14 @@ class EpochTimer:
 
     def on_test_end(self, logs: Any = None) -> None:
         if self._val is not None:
-            self._val.end = time.perf_counter()
+            self._val.finish()
 
     def on_epoch_end(self, epoch: int, logs: Any = None) -> None:
         if self._val is None:
             self._drain()
         end = time.perf_counter()
         cpu = time.process_time() - self._c0
+        self._used = used() - self._u0
         split = epoch_split(self._t0, end, self._steps, self._val, self.drains)
         logs = logs or {}
         val_acc = logs.get("val_accuracy", logs.get("val_acc"))
@@ -329,6 +344,7 @@ class EpochTimer:
             validation_s=split.validation_s,
             validation_steps=self._val.began if self._val is not None else None,
             validation_steps_s=split.validation_steps_s,
+            idle_s=None if self.drains else idle_outside_steps(split, self._used, self._steps, self._val),
             val_loss=float(logs["val_loss"]) if "val_loss" in logs else None,
             val_accuracy=float(val_acc) if val_acc is not None else None,
             gpu_util=self.sampler.mean(self._gpu_mark, self._gpu_train_end if self._val is not None else None)
@@ -362,21 +378,47 @@ def epoch_split(start: float, end: float, steps: StepClock, val: StepClock | Non
     return EpochSplit(elapsed, steps_s, boundary_s, validation_s, val_steps_s)
 
 
+def idle_outside_steps(split: EpochSplit, epoch_used: float, steps: StepClock, val: StepClock | None) -> float | None:
+    """Wall time outside an epoch's training steps during which the process used no CPU and did not wait
+    for one: the part of ``boundary_s`` that :func:`used` does not cover (a lower bound where threads
+    overlap). A stall (every thread asleep, such as Keras 3 waiting on an old ``tf.data`` iterator's
+    autotuning thread) shows here; busy set-up work and other processes' contention do not."""
+    steps_used = steps.steps_used_s()
+    if split.boundary_s is None or steps_used is None:
+        return None
+    val_used = val.used_end - val.used_start if val is not None and val.end is not None else 0.0
+    outside = max(0.0, epoch_used - steps_used - val_used)
+    return max(0.0, split.boundary_s - outside)
+
+
 class StepClock:
     """Starts of the first and the last step of a loop, for its time inside steps."""
 
     def __init__(self) -> None:
         self.start = time.perf_counter()
+        self.used_start = used()
         self.first: float | None = None
         self.last: float | None = None
+        self.used_first = self.used_last = self.used_end = 0.0
         self.began = 0
         self.end: float | None = None
 
     def tick(self) -> None:
         self.last = time.perf_counter()
+        self.used_last = used()
         if self.first is None:
-            self.first = self.last
+            self.first, self.used_first = self.last, self.used_last
         self.began += 1
+
+    def finish(self) -> None:
+        self.end = time.perf_counter()
+        self.used_end = used()
+
+    def steps_used_s(self) -> float | None:
+        """CPU time and run-queue wait inside the steps (:func:`used`), measured like :meth:`steps_s`."""
+        if self.began < 3 or self.first is None:
+            return None
+        return (self.used_last - self.used_first) * self.began / (self.began - 1)
 
     def steps_s(self, elapsed: float, drained: float | None = None) -> float | None:
         """Time inside the steps: n - 1 whole steps from the first start to the last, x n / (n - 1);
@@ -386,6 +428,32 @@ class StepClock:
         if drained is not None:
             return min(elapsed, drained - self.first)
         return min(elapsed, (self.last - self.first) * self.began / (self.began - 1))
+
+
+class _RunDelay:
+    """The calling thread's time spent waiting for a CPU (run-queue delay), from Linux's
+    ``/proc/thread-self/schedstat``, in seconds; 0 where the kernel does not report it."""
+
+    fd: int | None = None
+    missing = False
+
+    @classmethod
+    def seconds(cls) -> float:
+        if cls.missing:
+            return 0.0
+        try:
+            if cls.fd is None:
+                cls.fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+            return int(os.pread(cls.fd, 64, 0).split()[1]) / 1e9
+        except (OSError, ValueError, IndexError):
+            cls.missing = True
+            return 0.0
+
+
+def used() -> float:
+    """Process CPU time plus this thread's wait for a CPU: wall time not covered by it was spent
+    with the whole process asleep, a stall of its own rather than other processes' contention."""
+    return time.process_time() + _RunDelay.seconds()
 
 
 def host_augmented(keras: Any, workload: Any, data: Any, batch: int, steps: int, seed: int) -> Any:
@@ -456,13 +524,18 @@ def synthetic_cached(workload: Any, n: int, params: dict[str, Any], seed: int) -
     return data, False
 
 
-def tf_dataset(x: Any, y: Any, batch: int, seed: int, augment: Callable[[Any], Any] | None = None) -> Any:
-    """Cached, shuffled each epoch, batched (augmented in a parallel map) and prefetched: the tf.data
-    input path."""
+def tf_dataset(x: Any, y: Any, batch: int, seed: int, augment: Callable[[Any], Any] | None = None,
+               shuffle: bool = True) -> Any:
+    """Cached, shuffled each epoch, batched (augmented in a parallel map), repeated and prefetched: the
+    tf.data input path. Batched before it repeats, so every epoch has the NumPy path's batches (the last
+    one short where the samples do not divide); ``fit`` gets the steps of an epoch and keeps one
+    iterator for the whole run."""
     import tensorflow as tf
 
     ds = tf.data.Dataset.from_tensor_slices((x, y)).cache()
-    ds = ds.shuffle(len(x), seed=seed, reshuffle_each_iteration=True).repeat().batch(batch)
+    if shuffle:
+        ds = ds.shuffle(len(x), seed=seed, reshuffle_each_iteration=True)
+    ds = ds.batch(batch)
     if augment is not None:
         ds = ds.map(lambda u, v: (augment(u), v), num_parallel_calls=tf.data.AUTOTUNE)
-    return ds.prefetch(tf.data.AUTOTUNE)
+    return ds.repeat().prefetch(tf.data.AUTOTUNE)
