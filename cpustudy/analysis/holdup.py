@@ -26,32 +26,23 @@ from typing import Any, Mapping
 import pandas as pd
 
 from cpustudy.analysis.studies import study
+from cpustudy.environment import state
 
 #: A summary row: a record, or the pandas row it came from.
 Row = Mapping[str, Any] | pd.Series
 
-BUSY_CPU_PERCENT = 50.0  # other processes' CPU use, in % of one CPU, that makes a run's machine busy
+BUSY_CPU_PERCENT = state.BUSY_CPU_PERCENT  # other processes' CPU use, in % of one CPU, that makes a machine busy
 SINGLE_RUN_MARGIN = 1.5
 
 
 def busy_reason(machine_state: str | Mapping[str, Any] | None) -> str:
     """Why a run's machine was busy when it started (empty when quiet or not recorded)."""
-    if not machine_state:
+    busy = state.busy_share(machine_state)
+    if busy is None:
         return ""
-    if isinstance(machine_state, str):
-        try:
-            machine_state = json.loads(machine_state)
-        except ValueError:
-            return ""
-    if not isinstance(machine_state, Mapping):
-        return ""
-    procs = machine_state.get("busy_processes") or []
-    used = sum(float(p.get("cpu_percent") or 0) for p in procs)
-    if used < BUSY_CPU_PERCENT:
-        return ""
-    top = ", ".join(f"{p.get('name')} {float(p.get('cpu_percent') or 0):.0f} %" for p in procs[:2])
-    load = machine_state.get("loadavg") or [math.nan]
-    return f"busy: other processes used {used:.0f} % of a CPU ({top}; load average {load[0]:.1f})"
+    parsed = json.loads(machine_state) if isinstance(machine_state, str) else machine_state
+    load = (parsed or {}).get("loadavg") or [math.nan]
+    return f"busy: other processes used {busy[0]:.0f} % of a CPU ({busy[1]}; load average {load[0]:.1f})"
 
 
 def _num(v: Any) -> float:
@@ -89,6 +80,7 @@ class Reason:
 
     text: str = ""
     busy: bool = False
+    same: bool = False  # the two sides are one program under two names (:func:`same_program`)
 
     def __bool__(self) -> bool:
         return bool(self.text)
@@ -101,10 +93,24 @@ class Reason:
 HOLDS = Reason()
 
 
+def same_program(a: Row, b: Row) -> Reason | None:
+    """Two builds that resolved to the same program on this machine (``resolved``: versions, oneDNN, XLA,
+    interpreter and environment alike) are one configuration under two names: not a comparison."""
+    ra, rb = str(a.get("resolved") or ""), str(b.get("resolved") or "")
+    if ra and ra == rb and a.get("recipe") != b.get("recipe"):
+        return Reason(f"{a.get('recipe')} and {b.get('recipe')} resolve to the same switches on this machine "
+                      "(same TensorFlow, oneDNN, XLA and environment): the same configuration, not compared",
+                      same=True)
+    return None
+
+
 def verdict(a: Row, b: Row, metric: str = "time") -> Reason:
     """Whether the comparison of configurations ``a`` and ``b`` (summary rows) by ``metric`` (time,
     cost, target_time or target_cost: to a target accuracy, over the runs that reached it) holds up:
     :data:`HOLDS`, or the :class:`Reason` it is inconclusive."""
+    same = same_program(a, b)
+    if same:
+        return same
     busy = [str(r.get("busy") or "") for r in (a, b) if r.get("busy")]
     if busy:
         return Reason(busy[0], busy=True)

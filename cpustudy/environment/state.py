@@ -69,6 +69,30 @@ def machine_state(sample_s: float = 0.3) -> dict[str, Any]:
     }
 
 
+#: Other processes' CPU use, in % of one CPU, that makes the machine busy for a measurement.
+BUSY_CPU_PERCENT = 50.0
+
+
+def busy_share(state: Any) -> tuple[float, str] | None:
+    """Other processes' CPU use in a recorded state (a mapping, or its JSON) when it makes the machine busy
+    (``BUSY_CPU_PERCENT`` % of a CPU or more): the % and the top two; None when quiet or not recorded."""
+    import json
+    from collections.abc import Mapping
+
+    if isinstance(state, str):
+        try:
+            state = json.loads(state)
+        except ValueError:
+            return None
+    if not isinstance(state, Mapping):
+        return None
+    procs = state.get("busy_processes") or []
+    used = sum(float(p.get("cpu_percent") or 0) for p in procs)
+    if used < BUSY_CPU_PERCENT:
+        return None
+    return used, ", ".join(f"{p.get('name')} {float(p.get('cpu_percent') or 0):.0f} %" for p in procs[:2])
+
+
 def warnings(state: dict[str, Any]) -> list[str]:
     """Plain-language reasons this state may distort timings (empty when it looks quiet)."""
     out = []

@@ -83,6 +83,7 @@ class _Run:
     software: dict[str, Any] = field(default_factory=dict)
     startup: float | None = None
     error: str | None = None
+    peak_event: dict[str, Any] | None = None  # the peak this run's worker measured
 
     def go(self, timeout_s: float | None) -> RunOutcome:
         worker = _Worker.start(self.config)
@@ -136,12 +137,19 @@ class _Run:
         elif kind == protocol.PEAK:
             self.software["peak"] = {"seconds": event.get("seconds")}  # time spent measuring it
             store.set_software(run_id, self.software)
-            self.peak = peaks.record(store, self.machine_id, self.config, event)
+            self.peak_event = event  # kept once the run's own rate says it can be trusted (_finish)
         if self.listener:
             self.listener(kind, event)
 
     def _finish(self, status: str, error: str | None, code: int | None, tail: str = "") -> RunOutcome:
         summary = summarize(self.config, self.epochs, self.startup)
+        if self.peak_event is not None:
+            doubt = peaks.doubt(self.config, self.peak_event, summary)
+            if doubt:  # not cached, not used: the next run measures it again
+                self.software["peak"]["not_used"] = doubt
+                self.store.set_software(self.run_id, self.software)
+            else:
+                self.peak = peaks.record(self.store, self.machine_id, self.config, self.peak_event)
         if self.peak:
             summary.update(self.peak)
         stored_error = error + ("\n--- worker stderr (tail) ---\n" + tail if tail else "") if error else None

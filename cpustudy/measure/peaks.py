@@ -2,7 +2,8 @@
 
 A worker measures it after training when none is known for the run's key (build, interpreter,
 switches, CPUs, threads, device); it is kept in the database and in a file in the user cache, so
-another database on the same machine reuses it instead of measuring again.
+another database on the same machine reuses it instead of measuring again. A peak taken while other
+processes were busy, or below what the run itself achieved, is neither used nor kept (:func:`doubt`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Mapping
 
 from cpustudy import precision
 from cpustudy.cache import cache_dir
+from cpustudy.environment import state
 from cpustudy.store import Store
 from cpustudy.worker.protocol import RunConfig
 
@@ -45,6 +47,21 @@ def known(store: Store, machine_id: int, config: RunConfig) -> dict[str, Any] | 
     if found and (found.get("peak_device") or "cpu") != config.device:
         return None  # measured before peaks were taken on the training device: measure again
     return found
+
+
+def doubt(config: RunConfig, event: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
+    """Why a peak a worker measured cannot be trusted, or "": taken while other processes were busy (the
+    state at the run's start), or below the rate the run itself achieved (a peak is an upper bound)."""
+    gflops = event.get("gflops")
+    busy = state.busy_share(config.machine_state)
+    if busy is not None:
+        return (f"measured while other processes used {busy[0]:.0f} % of a CPU ({busy[1]}): not kept; "
+                "measured again on the next run")
+    achieved = (summary.get("samples_per_s") or 0) * (config.flops_per_sample or 0) / 1e9
+    if gflops is not None and achieved and float(gflops) < achieved:
+        return (f"{float(gflops):.1f} GFLOP/s is below the {achieved:.1f} GFLOP/s the run itself achieved: a "
+                "disturbed measurement, not kept; measured again on the next run")
+    return ""
 
 
 def record(store: Store, machine_id: int, config: RunConfig, event: Mapping[str, Any]) -> dict[str, Any]:

@@ -245,7 +245,10 @@ def fig_build_heatmap(a: Analysis, study: str) -> ggplot | None:
     # A comparison that does not hold up (holdup.verdict, as the findings judge it) is drawn neutral and
     # marked, never coloured as a finding.
     held = df["build_vs_stock_reason"].fillna("") == "" if "build_vs_stock_reason" in df else pd.Series(True, index=df.index)
-    df["text"] = [f"{v:.2f}x" + ("" if ok else "\ninconclusive") for v, ok in zip(df["build_speedup_vs_stock"], held)]
+    same = df["build_same_as_stock"].fillna(False).astype(bool) if "build_same_as_stock" in df else \
+        pd.Series(False, index=df.index)
+    df["text"] = [f"{v:.2f}x" + ("\nsame configuration" if sm else "" if ok else "\ninconclusive")
+                  for v, ok, sm in zip(df["build_speedup_vs_stock"], held, same)]
     df["log_speedup"] = df["build_speedup_vs_stock"].map(math.log2).where(held, 0.0)
     lim = max(0.1, float(df["log_speedup"].abs().max()))
     open_ = int((~held).sum())

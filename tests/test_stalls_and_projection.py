@@ -1,0 +1,186 @@
+"""Idle stalls between epochs kept out of the figures, the stall-free input path by default, and
+projections checked against full epochs (``sweep --calibrate`` and the report's table)."""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+
+import pandas as pd
+import pytest
+
+from cpustudy.analysis import projection
+from cpustudy.analysis.runs import add_configuration
+from cpustudy.errors import UserError
+from cpustudy.measure import spec
+from cpustudy.measure.request import SweepRequest
+from cpustudy.measure.summary import STALL_MIN_S, summarize
+from cpustudy.worker.train import EpochSplit, StepClock, idle_outside_steps
+from cpustudy.workloads import ALL
+from conftest import run_config
+
+MLP = ALL["mnist_mlp"]
+
+
+def clock(first: float, last: float, used_first: float, used_last: float, began: int) -> StepClock:
+    c = StepClock()
+    c.first, c.last, c.used_first, c.used_last, c.began = first, last, used_first, used_last, began
+    return c
+
+
+def test_idle_time_outside_the_steps_is_what_no_cpu_time_or_wait_for_a_cpu_covers():
+    # 11 steps, 1 s apart, busy throughout (CPU time = wall time); 4 s outside the steps, of which the
+    # process used 0.5 s: 3.5 s asleep.
+    steps = clock(0.0, 10.0, 0.0, 10.0, 11)
+    split = EpochSplit(elapsed_s=15.0, steps_s=11.0, boundary_s=4.0, validation_s=None, validation_steps_s=None)
+    assert idle_outside_steps(split, 11.5, steps, None) == pytest.approx(3.5)
+    # The same boundary spent busy (or waiting for a CPU other processes held) is no stall.
+    assert idle_outside_steps(split, 15.0, steps, None) == pytest.approx(0.0)
+    # Validation's own CPU time is not counted as the boundary's.
+    val = StepClock()
+    val.used_start, val.used_end, val.end = 100.0, 102.0, 1.0
+    assert idle_outside_steps(split, 13.5, steps, val) == pytest.approx(3.5)
+    # Too few steps to tell inside from outside: unknown, not zero.
+    assert idle_outside_steps(split, 11.5, clock(0.0, 1.0, 0.0, 1.0, 2), None) is None
+
+
+def test_a_stall_is_stored_apart_and_never_enters_the_run_figures():
+    config = run_config(steps_per_epoch=10, full_steps_per_epoch=100, batch_size=32, vcpus=1)
+    epoch = {"steps_s": 1.0, "cpu_s": 1.0, "samples": 320}
+    epochs = [{"elapsed_s": 6.0, "warmup": True, "steps_s": 3.0, "boundary_s": 3.0, "cpu_s": 3.0, "idle_s": 0.0}]
+    epochs += [{**epoch, "elapsed_s": 1.2 + idle, "boundary_s": 0.2 + idle, "idle_s": idle} for idle in (0.0, 39.0, 2.0)]
+    s = summarize(config, epochs, 4.0)
+    # Projected as if no epoch had stalled: 100 steps of 0.1 s plus the 0.2 s each epoch spends awake outside them.
+    assert s["epoch_time_s"] == pytest.approx(10.2)
+    assert s["stall_s"] == pytest.approx(2.0) and s["stall_max_s"] == pytest.approx(39.0)
+    assert s["epoch_time_cv"] == pytest.approx(0.0, abs=1e-9) and s["unstable"] is False
+    full = summarize(config.with_(steps_per_epoch=None), epochs, 4.0)
+    assert full["epoch_time_s"] == pytest.approx(1.2) and full["stall_max_s"] == pytest.approx(39.0)
+    # Below STALL_MIN_S idle time is scheduling noise, left in place; runs stored without idle_s have no stall.
+    tiny = summarize(config, [{**e, "idle_s": STALL_MIN_S / 2} for e in epochs[:2]], 4.0)
+    assert tiny["stall_s"] == 0 and tiny["measured_epoch_time_s"] == pytest.approx(1.2)
+    old = summarize(config, [{k: v for k, v in e.items() if k != "idle_s"} for e in epochs], 4.0)
+    assert old["stall_s"] is None and old["measured_epoch_time_s"] == pytest.approx(3.2)
+
+
+def test_the_input_pipeline_defaults_to_one_tf_data_iterator_on_tensorflow_and_numpy_elsewhere(empty_keras_home):
+    tf_run = spec.plan(spec.RunSpec(workload=MLP, vcpus=1, build="tf", epochs=2, steps_per_epoch=10,
+                                    data="synthetic"))
+    assert tf_run.input_pipeline == "tfdata" and tf_run.input_default == "tfdata"
+    jax_run = spec.plan(spec.RunSpec(workload=MLP, vcpus=1, build="jax-here", epochs=2, steps_per_epoch=10,
+                                     data="synthetic"), host=spec.Host.vm(1))
+    assert jax_run.input_pipeline == "numpy" and jax_run.input_default == "numpy"
+    study = spec.plan(spec.RunSpec(workload=MLP, vcpus=1, build="tf", epochs=2, steps_per_epoch=10,
+                                   data="synthetic", input_pipeline="numpy"))
+    assert study.input_pipeline == "numpy"
+    with pytest.raises(UserError, match="--input tfdata needs a TensorFlow build"):
+        spec.plan(spec.RunSpec(workload=MLP, vcpus=1, build="jax-here", epochs=2, steps_per_epoch=10,
+                               data="synthetic", input_pipeline="tfdata"), host=spec.Host.vm(1))
+
+
+def _runs(rows: list[dict]) -> pd.DataFrame:
+    base = {"study": "cpustudy", "workload": "mnist_cnn", "device": "cpu", "vcpus": 1, "build": "tf",
+            "machine_id": 1, "status": "ok", "batch_size": 128, "intra_threads": 1, "inter_threads": 1,
+            "settings": '{"input_default": "tfdata"}', "input_pipeline": "tfdata"}
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_runs_of_the_old_numpy_default_are_never_pooled_with_the_new_default():
+    df = _runs([{"input_pipeline": "numpy", "settings": "{}"},  # stored before the default changed
+                {}, {"input_pipeline": "numpy"}])  # the new default, and the study's path asked for
+    add_configuration(df)
+    assert list(df["build"]) == ["tf+numpy", "tf", "tf+numpy"]
+    assert list(df["stock"]) == [False, True, False]
+    alone = _runs([{"input_pipeline": "numpy", "settings": "{}"}])  # an old database keeps its names
+    add_configuration(alone)
+    assert list(alone["build"]) == ["tf"] and bool(alone["stock"][0])
+
+
+def test_a_projection_is_checked_against_full_epochs_of_the_same_configuration():
+    df = _runs([{"projected": 1, "steps_per_epoch": 20, "epoch_time_s": t} for t in (50.0, 52.0, 51.0)]
+               + [{"projected": 0, "steps_per_epoch": None, "epoch_time_s": t, "stall_s": 0.0} for t in (49.0, 50.0)]
+               + [{"workload": "cifar10_cnn", "projected": 1, "steps_per_epoch": 20, "epoch_time_s": 60.0},
+                  {"workload": "cifar10_cnn", "projected": 0, "steps_per_epoch": None, "epoch_time_s": 80.0},
+                  {"workload": "mnist_mlp", "projected": 1, "steps_per_epoch": 20, "epoch_time_s": 5.0}])
+    check = projection.projection_check(df).set_index("workload")
+    assert list(check.index) == ["mnist_cnn", "cifar10_cnn"]  # mnist_mlp has no full run: nothing to check
+    assert check.loc["mnist_cnn", "ratio"] == pytest.approx(51.0 / 49.5) and bool(check.loc["mnist_cnn", "agrees"])
+    assert check.loc["mnist_cnn", "n_projected"] == 3 and check.loc["mnist_cnn", "n_full"] == 2
+    assert check.loc["cifar10_cnn", "ratio"] == pytest.approx(0.75) and not bool(check.loc["cifar10_cnn", "agrees"])
+    stalled = _runs([{"stall_s": 2.0, "stall_max_s": 39.1, "input_pipeline": "numpy"}, {"stall_max_s": 0.0}])
+    assert "1 run(s) had idle stalls between epochs" in str(projection.stall_note(stalled))
+    assert "up to 39.1 s; input: numpy" in str(projection.stall_note(stalled))
+    assert projection.stall_note(_runs([{"stall_max_s": None}])) is None
+
+
+def _request(**args) -> SweepRequest:
+    defaults = dict(workloads="mnist_mlp,mnist_cnn", builds="tf,tf-eigen", vcpus="1,2", repeats=2, batch_size=None,
+                    batch_sizes=None, precision="float32", precisions=None, epochs=2, max_epochs=None,
+                    steps_per_epoch=10, data="synthetic", seed=0, input="auto", warmup_steps=0, augment=None,
+                    validation="none", target_accuracy=None, timeout=None, calibrate=True)
+    return SweepRequest.from_args(argparse.Namespace(**{**defaults, **args}))
+
+
+def test_calibrate_adds_one_full_epoch_cell_per_workload_and_repeat_beside_its_projection(empty_keras_home):
+    request = _request()
+    cells = request.cells(machine_fingerprint="m", host=spec.Host.vm(2), vcpus=[1, 2])
+    full = [i for i, c in enumerate(cells) if c.config.steps_per_epoch is None]
+    assert len(cells) == 2 * 2 * 2 * 2 + 4 and len(full) == 4  # one per workload and repeat
+    for i in full:
+        twin, c = cells[i - 1].config, cells[i].config
+        assert (twin.workload, twin.build, twin.vcpus, twin.repeat) == (c.workload, "tf", 1, c.repeat)
+        assert twin.steps_per_epoch == 10 and c.epochs == twin.epochs
+    assert len({c.key for c in cells}) == len(cells)
+    assert "--calibrate" in request.argv()
+    with pytest.raises(UserError, match="--calibrate checks projected epochs against full ones"):
+        _request(steps_per_epoch=None)
+
+
+@pytest.mark.tensorflow
+def test_a_real_run_records_idle_time_per_epoch_and_its_input_pipeline(run_cli, db, empty_keras_home):
+    r = run_cli("run", "mnist_mlp", "--vcpus", "1", "--epochs", "3", "--steps-per-epoch", "10", "--data", "synthetic",
+                "--db", db)
+    assert r.code == 0, r.err
+    conn = sqlite3.connect(db)
+    pipeline, stall = conn.execute("SELECT input_pipeline, stall_s FROM runs").fetchone()
+    idle = [row[0] for row in conn.execute("SELECT idle_s FROM epochs ORDER BY epoch")]
+    conn.close()
+    assert pipeline == "tfdata"
+    assert len(idle) == 3 and all(i is not None and i >= 0 for i in idle)
+    assert stall is not None and stall >= 0
+
+
+def test_two_builds_resolving_to_the_same_switches_are_said_to_be_the_same_not_compared():
+    from cpustudy.analysis.holdup import verdict
+    from cpustudy.analysis.runs import resolved_program
+
+    run = {"study": "cpustudy", "device": "cpu", "tf_version": "2.21.0", "keras_version": "3.15.1",
+           "keras_backend": "tensorflow", "onednn": 1, "xla": 0, "settings": '{"python": "/p", "env": {}}'}
+    onednn = {**run, "settings": '{"python": "/p", "env": {"TF_ENABLE_ONEDNN_OPTS": "1"}}'}
+    eigen = {**run, "onednn": 0, "settings": '{"python": "/p", "env": {"TF_ENABLE_ONEDNN_OPTS": "0"}}'}
+    assert resolved_program(run) == resolved_program(onednn) != resolved_program(eigen)
+    assert resolved_program({**run, "onednn": None}) == ""  # not recorded: never called the same
+    row = {"study": "cpustudy", "n_runs": 3, "time_low": 1.0, "total_time_s": 1.1, "time_high": 1.2}
+    far = {**row, "time_low": 5.0, "total_time_s": 5.5, "time_high": 6.0}
+    same = verdict({**row, "recipe": "tf-onednn", "resolved": resolved_program(onednn)},
+                   {**far, "recipe": "tf", "resolved": resolved_program(run)})
+    assert same.same and "resolve to the same switches" in str(same)
+    differ = verdict({**row, "recipe": "tf-eigen", "resolved": resolved_program(eigen)},
+                     {**far, "recipe": "tf", "resolved": resolved_program(run)})
+    assert not differ and not differ.same  # different programs, repeats apart: it holds up
+    more_vcpus = verdict({**row, "recipe": "tf", "resolved": resolved_program(run)},
+                         {**far, "recipe": "tf", "resolved": resolved_program(run)})
+    assert not more_vcpus  # the same build at another vCPU count is a comparison
+
+
+def test_a_peak_from_a_busy_machine_or_below_the_runs_own_rate_is_neither_used_nor_kept():
+    from cpustudy.measure import peaks
+
+    quiet = {"busy_processes": [{"name": "sshd", "cpu_percent": 3.0}]}
+    busy = {"busy_processes": [{"name": "podman", "cpu_percent": 95.0}, {"name": "pip", "cpu_percent": 40.0}]}
+    config = run_config(flops_per_sample=1e6, machine_state=quiet)
+    summary = {"samples_per_s": 50_000.0}  # 50 GFLOP/s achieved
+    assert peaks.doubt(config, {"gflops": 331.0}, summary) == ""
+    assert "below the 50.0 GFLOP/s the run itself achieved" in peaks.doubt(config, {"gflops": 40.0}, summary)
+    said = peaks.doubt(config.with_(machine_state=busy), {"gflops": 331.0}, summary)
+    assert said.startswith("measured while other processes used 135 % of a CPU (podman 95 %, pip 40 %)")
