@@ -40,6 +40,7 @@ GCP_ROWS = [
     "a3-highgpu-1g,26.0,234.0,,,,us-central1,us-central1-b,1.18251,0.30117",  # cheaper host, no H100 in b
     # n1-standard-4 with one T4 attached
     "n1-standard-4,4.0,15.0,,,,us-central1,us-central1-a,0.189999,0.04",
+    "n1-standard-8,8.0,30.0,,,,us-central1,us-central1-a,0.38,0.1",  # and n1-standard-8 with one
     f",,,T4,1,{T4_INFO},us-central1,us-central1-a,0.35,0.14",
     # anomalies
     "n2-highcpu-32,32.0,32.0,,,,us-central1,us-central1-a,1.14736,1.5",  # spot above on-demand
@@ -109,6 +110,8 @@ def test_gcp_vm_and_gpu_rows_are_summed_and_the_lowest_spot_zone_is_chosen(sky_r
     t4 = rows[("n1-standard-4+1xT4", "us-central1")]
     assert (t4.accelerator, t4.spot, t4.on_demand) == ("T4", pytest.approx(0.18), pytest.approx(0.539999))
     assert rows[("n1-standard-4", "us-central1")].accelerator == ""  # the VM alone stays a CPU instance
+    t4 = rows[("n1-standard-8+1xT4", "us-central1")]
+    assert (t4.vcpus, t4.accelerator_count, t4.spot, t4.on_demand) == (8, 1, pytest.approx(0.24), pytest.approx(0.73))
     n2 = rows[("n2-highcpu-8", "us-central1")]
     assert (n2.spot, n2.on_demand, n2.zone) == (0.0811, 0.28684, "us-central1-c")
     assert n2.source.endswith("gcp/vms.csv (zone us-central1-c)")

@@ -59,6 +59,7 @@ GCP_GPU_FAMILIES = ("a2-", "a3-", "a4-", "a4x-", "g2-", "g4-")
 #: name -> (VM machine type, accelerator, count).
 GCP_ATTACHED_GPUS: dict[str, tuple[str, str, int]] = {
     "n1-standard-4+1xT4": ("n1-standard-4", "T4", 1),
+    "n1-standard-8+1xT4": ("n1-standard-8", "T4", 1),
 }
 
 _GCP_COLUMNS = ("InstanceType", "vCPUs", "MemoryGiB", "AcceleratorName", "AcceleratorCount", "Region",
