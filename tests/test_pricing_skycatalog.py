@@ -242,7 +242,10 @@ def test_prices_command_lists_sources_and_dates(sky_root, run_cli, monkeypatch):
     r = prices(run_cli, "--instance", "n2-highcpu-8", "--region", "europe-west4", "--format", "csv")
     assert [row["spot_usd_per_hour"] for row in csv.DictReader(io.StringIO(r.out))] == ["0.1032"]
     r = prices(run_cli, "--family", "c4-highcpu", "--format", "csv")
-    assert [row["region"] for row in csv.DictReader(io.StringIO(r.out))] == ["us-central1"]
+    got = {row["instance_type"]: row for row in csv.DictReader(io.StringIO(r.out))}
+    assert {row["region"] for row in got.values()} == {"us-central1"}  # not asia-east1, the fixture's other region
+    assert got["c4-highcpu-8"]["origin"] == "skypilot" and got["c4-highcpu-8"]["spot_usd_per_hour"] == "0.1421"
+    assert got["c4-highcpu-16"]["origin"] == "catalog"  # a shipped size SkyPilot's (fixture) catalog lacks
     r = prices(run_cli, "--gpu", "--format", "json")
     assert r.code == 0 and '"accelerator": ""' not in r.out
     r = prices(run_cli, "--no-skypilot", "--instance", "gcp:n2-highcpu-8", "--format", "csv")
