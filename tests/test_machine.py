@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from cpustudy import precision
 from cpustudy.environment import machine
 from cpustudy.errors import UserError
 
@@ -120,3 +121,16 @@ def test_py_cpuinfo_on_arm_does_not_rename_the_cpu():
     assert machine.with_py_cpuinfo("", "", [], {"brand_raw": "AMD EPYC 9B14", "vendor_id_raw": "AuthenticAMD"}
                                    )[:2] == ("AMD EPYC 9B14", "AuthenticAMD")
 
+
+def test_precision_on_arm_is_refused_with_the_reason():
+    flags = machine.cpu_flags(ARM / "proc" / "cpuinfo")
+    assert flags is not None and "bf16" in flags  # the Features line, not x86's absent flags line
+    why = precision.cpu_problem("mixed_bfloat16", flags)
+    assert why and "has BF16 instructions" in why and "does not claim" in why and "float32" in why
+    graviton2 = {"fp", "asimd", "asimddp", "atomics"}
+    assert "no BF16 instructions" in precision.cpu_problem("mixed_bfloat16", graviton2)
+    assert "float16" in precision.cpu_problem("mixed_float16", flags)
+    assert precision.cpu_problem("float32", flags) is None
+    # x86 is judged as before: its own BF16 flags, and no Arm wording
+    assert precision.cpu_problem("mixed_bfloat16", {"avx2", "avx512_bf16"}) is None
+    assert "AVX512_BF16 or AMX_BF16" in precision.cpu_problem("mixed_bfloat16", {"avx2", "fma"})
