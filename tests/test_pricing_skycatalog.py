@@ -55,6 +55,7 @@ AWS_ROWS = [
     "c7i.2xlarge,,,8.0,16.0,,0.357,0.1402,us-east-1,use1-az1,x86_64,,,,,",
     "c7i.2xlarge,,,8.0,16.0,,0.357,0.1288,us-east-1,use1-az4,x86_64,,,,,",
     "c7i.2xlarge,,,8.0,16.0,,0.357,,us-east-1,use1-az6,x86_64,,,,,",
+    "c7i.2xlarge,,,8.0,16.0,,0.357,0.0545,us-east-1,use1-atl2-az1,x86_64,,,,,",  # Atlanta Local Zone: not the region
     "g6.xlarge,L4,1.0,4.0,16.0,\"{'Gpus': [{'Name': 'L4', 'Count': 1}]}\",0.8048,0.3211,us-east-1,use1-az2,"
     "x86_64,,,,,",
     "p5.48xlarge,H100,8.0,192.0,2048.0,,55.04,,us-east-1,use1-az1,x86_64,,,,,",
@@ -143,7 +144,8 @@ def test_aws_rows_carry_the_whole_price_and_accelerators(sky_root):
     aws = skycatalog.read("aws")
     rows = by_key(aws.rows)
     c7i = rows[("c7i.2xlarge", "us-east-1")]
-    assert (c7i.spot, c7i.on_demand, c7i.zone, c7i.family) == (0.1288, 0.357, "use1-az4", "c7i")
+    assert (c7i.spot, c7i.on_demand, c7i.zone, c7i.family) == (0.1288, 0.357, "use1-az4", "c7i")  # not atl2's
+    assert not [r for r in aws.rejected if "atl2" in r]  # a Local Zone is no anomaly, just not the region
     g6 = rows[("g6.xlarge", "us-east-1")]
     assert (g6.accelerator, g6.accelerator_count, g6.on_demand, g6.spot) == ("L4", 1, 0.8048, 0.3211)
     p5 = rows[("p5.48xlarge", "us-east-1")]
