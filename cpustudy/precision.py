@@ -17,6 +17,8 @@ POLICIES = (DEFAULT, "mixed_bfloat16", "mixed_float16")
 TAGS = {"mixed_bfloat16": "bf16", "mixed_float16": "fp16"}
 #: CPU flags (as Linux names them) that run each reduced precision natively.
 NATIVE_ON_CPU = {"mixed_bfloat16": ("avx512_bf16", "amx_bf16"), "mixed_float16": ("avx512_fp16", "amx_fp16")}
+#: A flag every 64-bit Arm CPU's ``Features`` line has (NEON) and no x86 CPU's ``flags``: tells the two apart.
+ARM_MARKER = "asimd"
 #: The least CUDA compute capability whose tensor cores run each reduced precision natively.
 NATIVE_ON_GPU = {"mixed_float16": 7.0, "mixed_bfloat16": 8.0}
 
@@ -37,11 +39,30 @@ def cpu_problem(policy: str, cpu_flags: Iterable[str] | None) -> str | None:
     if policy not in NATIVE_ON_CPU:
         return None
     flags = {str(f).lower() for f in cpu_flags or ()}
+    if ARM_MARKER in flags:
+        return arm_problem(policy, flags)
     if flags & set(NATIVE_ON_CPU[policy]):
         return None
     want = " or ".join(f.upper() for f in NATIVE_ON_CPU[policy])
     return (f"--precision {policy}: this CPU has no {want}, so it would be emulated (slower than float32): use "
             "--precision float32, or a CPU that has it (bfloat16: Cooper Lake, Sapphire Rapids, Zen 4)")
+
+
+def arm_problem(policy: str, flags: set[str]) -> str:
+    """Why ``policy`` is refused on a 64-bit Arm CPU (``Features`` ``flags``): with BF16 instructions
+    (Neoverse V1/V2: Graviton3/4, Axion) TensorFlow's aarch64 build may run some bfloat16 kernels natively
+    (oneDNN with the Arm Compute Library) and emulate others (Eigen), op by op and version by version, and
+    cpustudy has measured neither here; without them, or for float16, it is emulated."""
+    if policy == "mixed_bfloat16" and "bf16" in flags:
+        return ("--precision mixed_bfloat16: this Arm CPU has BF16 instructions, but whether TensorFlow's "
+                "aarch64 build runs Keras' mixed_bfloat16 on them natively rather than emulated (slower than "
+                "float32) is not established for this workload: cpustudy does not claim it; use --precision "
+                "float32")
+    if policy == "mixed_bfloat16":
+        return ("--precision mixed_bfloat16: this Arm CPU has no BF16 instructions, so it would be emulated "
+                "(slower than float32): use --precision float32")
+    return (f"--precision {policy}: cpustudy knows no native float16 path in TensorFlow on Arm CPUs, so it would "
+            "be emulated (slower than float32): use --precision float32")
 
 
 def gpu_problem(policy: str, capability: float | None) -> str | None:

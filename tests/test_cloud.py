@@ -219,7 +219,7 @@ def test_plan_prices_from_skypilots_catalog_when_it_is_there(run_cli, tmp_path, 
     p = plan.make("gcp:n2-highcpu-8", OPTIONS, out=tmp_path / "q", spot=True, bucket="my-bucket", workdir=None, check=False)
     assert p.targets[0].rate_usd_per_hour == pytest.approx(0.09379)
     assert any("no SkyPilot gcp catalog" in c for c in p.catalogs)
-    r = run_cli("cloud", "plan", "--targets", "gcp:c4-highcpu-8", "--out", tmp_path / "r")
+    r = run_cli("cloud", "plan", "--targets", "gcp:c3d-highcpu-8", "--out", tmp_path / "r")
     assert r.code == 2 and "SkyPilot gcp catalog is missing" in r.err and len(r.err.strip().splitlines()) == 1
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -15,6 +16,9 @@ from cpustudy.errors import UserError
 from cpustudy.store import Store
 
 HEADER = ",".join(pricing.COLUMNS)
+#: How a shipped row read from SkyPilot's catalog repository names the file, commit and day it was read.
+COMMIT_RE = re.compile(r"^SkyPilot catalog \(github\.com/skypilot-org/skypilot-catalog, catalogs/v8/(?P<cloud>gcp|aws)/"
+                       r"vms\.csv at commit (?P<commit>[0-9a-f]{12}), read (?P<date>\d{4}-\d{2}-\d{2})\): ")
 
 
 def test_catalog_has_the_studys_2017_rates():
@@ -44,13 +48,19 @@ def test_every_row_names_its_source_and_date_and_unchecked_rows_say_so():
             if r["spot_usd_per_hour"]:  # the 2017 on-demand CPU figure is recalled, not the study's
                 assert "not verified on" in r["source"], r
             continue
-        # current figures either name the check they passed or say they were not checked
+        # current figures either name the check they passed, the catalog commit they were read from, or
+        # say they were not checked
         on_demand_part, _, spot_part = r["source"].partition("spot:")
         checked = "SkyPilot's catalog (gcp vms.csv, us-central1), checked 2026-11-22"
-        assert "not verified on" in on_demand_part or checked in on_demand_part, r
+        read = COMMIT_RE.match(r["source"])
+        if read:
+            assert read["date"] == r["as_of"] and f"on-demand {r['region']}" in on_demand_part, r
+            assert re.search(r"zone \S+, the lowest of the region's", spot_part), r
+        else:
+            assert "not verified on" in on_demand_part or checked in on_demand_part, r
         if r["spot_usd_per_hour"]:
             assert spot_part, r
-            assert "estimate" in spot_part or checked.replace("'s", "") in spot_part, r
+            assert "estimate" in spot_part or checked.replace("'s", "") in spot_part or read, r
     families = pricing.Catalog.load().families()
     for fam in ("gcp:c3-highcpu", "gcp:n2-highcpu", "gcp:t2d-standard", "aws:c7i", "gcp-2017:n1-highcpu"):
         assert fam in families
@@ -77,7 +87,7 @@ def test_no_shipped_spot_price_is_an_unsourced_estimate():
             assert "SkyPilot catalog" in spot_part or "per-vCPU rate of the checked" in spot_part, r.name
         if r.family == "n2-highcpu":
             assert r.spot == pytest.approx(0.09379 / 8 * r.vcpus, rel=5e-4), r.name  # not 24 % lower
-    emptied = ("c3-highcpu-8", "t2d-standard-4", "g2-standard-4", "a2-highgpu-1g", "n1-standard-4+1xT4")
+    emptied = ("c3-highcpu-8", "t2d-standard-1", "a2-highgpu-1g")
     for name in emptied:
         row = pricing.Catalog.load().instance(f"gcp:{name}")
         assert row.spot is None and row.on_demand is not None
@@ -126,13 +136,13 @@ def test_one_basis_no_fallback_to_the_other_rate():
     assert q.kind == "spot" and q.usd_per_hour == n2.spot and q.note == ""
     q = pricing.quote(n2, spot=False)
     assert q.kind == "on-demand" and q.usd_per_hour == n2.on_demand
-    c7i = cat.instance("aws:c7i.2xlarge")
-    assert c7i.spot is None and pricing.quote(c7i, spot=True) is None  # not priced on-demand instead
-    assert pricing.unpriced_note(c7i, spot=True) == (
-        "no spot price for aws:c7i.2xlarge in the catalog: not priced on the spot basis; add one with "
+    g6 = cat.instance("aws:g6.xlarge")
+    assert g6.spot is None and pricing.quote(g6, spot=True) is None  # not priced on-demand instead
+    assert pricing.unpriced_note(g6, spot=True) == (
+        "no spot price for aws:g6.xlarge in the catalog: not priced on the spot basis; add one with "
         "--prices FILE or compare on-demand with --on-demand")
-    q = pricing.quote(c7i, spot=False)
-    assert q.kind == "on-demand" and q.usd_per_second == pytest.approx(0.357 / 3600)
+    q = pricing.quote(g6, spot=False)
+    assert q.kind == "on-demand" and q.usd_per_second == pytest.approx(0.8048 / 3600)
     # a study's own pricing is the one exception, and says so
     k80 = cat.instance("gcp-2017:n1-standard-1+1xK80")
     assert pricing.quote(k80, spot=True) is None
@@ -243,3 +253,71 @@ def test_shipped_catalog_is_package_data():
     path = Path(pricing.__file__).parents[1] / "data" / "prices.csv"
     assert path.is_file()
     assert len(pricing.shipped_rows()) >= 40
+
+
+#: The families a 2026 user would rent, shipped with prices read from SkyPilot's catalog repository.
+NEW_CPU_FAMILIES = ("gcp:c4-highcpu", "gcp:c4d-highcpu", "gcp:n4-highcpu", "gcp:t2d-standard", "aws:c7i", "aws:c7a",
+                    "aws:c8g")
+
+
+@pytest.mark.parametrize("family", NEW_CPU_FAMILIES)
+def test_new_families_are_listed_with_source_and_date(run_cli, family):
+    r = run_cli("prices", "--no-skypilot", "--family", family, "--format", "csv")
+    assert r.code == 0, r.err
+    rows = list(csv.DictReader(io.StringIO(r.out)))
+    provider = family.split(":")[0]
+    assert {row["provider"] for row in rows} == {provider}
+    assert {row["region"] for row in rows} == {pricing.DEFAULT_REGIONS[provider]}
+    vcpus = {int(row["vcpus"]) for row in rows}
+    assert {4, 8, 16, 32} <= vcpus and len(vcpus) >= 6, vcpus
+    read = [row for row in rows if COMMIT_RE.match(row["source"])]
+    assert len(read) >= 6 and all(COMMIT_RE.match(row["source"])["cloud"] == provider for row in read)
+    for row in read:
+        assert row["as_of"] == COMMIT_RE.match(row["source"])["date"] and row["origin"] == "catalog"
+        assert 0 < float(row["spot_usd_per_hour"]) < float(row["on_demand_usd_per_hour"]), row
+        if provider == "aws":  # an availability zone of the region, not a Local Zone such as use1-atl2-az1
+            assert re.search(r"zone use1-az\d, ", row["source"]), row["source"]
+
+
+def test_new_families_are_priced_by_the_cost_function():
+    cat = pricing.Catalog.load(sky=False)
+    for family in NEW_CPU_FAMILIES:
+        provider = family.split(":")[0]
+        row, note = cat.cpu_instance(family, 8)
+        assert row.vcpus == 8 and note == ""
+        cost = cat.cost(pricing.Resources(provider, row.instance_type), 1800.0, spot=True)
+        assert cost.price is row and cost.quote.kind == "spot"
+        assert cost.usd == pytest.approx(row.spot / 2)
+        assert cat.cost(pricing.Resources(provider, row.instance_type), 1800.0, spot=False).usd == pytest.approx(
+            row.on_demand / 2)
+    # a size the family lacks is priced as the next larger, and says so
+    row, note = cat.cpu_instance("aws:c8g", 3)
+    assert row.instance_type == "c8g.xlarge" and "next larger" in note
+    # a Graviton 4 costs less per vCPU-hour on demand than the Sapphire Rapids c7i of the same size
+    graviton, intel = cat.instance("aws:c8g.4xlarge"), cat.instance("aws:c7i.4xlarge")
+    assert graviton.vcpus == intel.vcpus and graviton.on_demand < intel.on_demand
+
+
+GPU_SUM_RE = re.compile(r"= (?P<vm>\S+) VM (?P<vm_od>[\d.]+) \+ (?P<n>\d+)x (?P<acc>\w+) (?P<gpu_od>[\d.]+) USD/h;.*: "
+                        r"VM (?P<vm_spot>[\d.]+) \+ \d+x \w+ (?P<gpu_spot>[\d.]+) USD/h$")
+
+
+def test_new_gpu_vms_are_priced_with_their_gpus():
+    cat = pricing.Catalog.load(sky=False)
+    gcp = [r for r in cat.rows if r.provider == "gcp" and COMMIT_RE.match(r.source) and r.accelerator]
+    expected = {"n1-standard-4+1xT4", "n1-standard-8+1xT4"} | {f"g2-standard-{v}" for v in (4, 12, 16, 24, 32, 48)}
+    assert expected <= {r.instance_type for r in gcp}
+    for r in gcp:  # the VM's price plus its GPUs', both bases, as the source shows
+        m = GPU_SUM_RE.search(r.source)
+        assert m and m["acc"] == r.accelerator and int(m["n"]) == r.accelerator_count, r.source
+        assert r.on_demand == pytest.approx(float(m["vm_od"]) + float(m["gpu_od"]), abs=1e-6)
+        assert r.spot == pytest.approx(float(m["vm_spot"]) + float(m["gpu_spot"]), abs=1e-6)
+    t4 = cat.cost(pricing.Resources("gcp", "n1-standard-8", "T4", 1), 3600.0, spot=False)
+    assert t4.price.instance_type == "n1-standard-8+1xT4" and t4.usd == pytest.approx(t4.price.on_demand)
+    l4 = cat.cost(pricing.Resources("gcp", "g2-standard-24", "L4", 2), 3600.0, spot=True)
+    assert l4.price.accelerator_count == 2 and l4.usd == pytest.approx(l4.price.spot)
+    with pytest.raises(UserError, match="no price for gcp g2-standard-24 with 1x L4"):
+        cat.cost(pricing.Resources("gcp", "g2-standard-24", "L4", 1), 60.0, spot=True)
+    for name, acc in (("aws:g4dn.xlarge", "T4"), ("aws:g6.2xlarge", "L4"), ("aws:g6.24xlarge", "L4")):
+        row = cat.instance(name)
+        assert row.accelerator == acc and COMMIT_RE.match(row.source) and row.spot < row.on_demand

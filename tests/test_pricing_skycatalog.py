@@ -40,6 +40,7 @@ GCP_ROWS = [
     "a3-highgpu-1g,26.0,234.0,,,,us-central1,us-central1-b,1.18251,0.30117",  # cheaper host, no H100 in b
     # n1-standard-4 with one T4 attached
     "n1-standard-4,4.0,15.0,,,,us-central1,us-central1-a,0.189999,0.04",
+    "n1-standard-8,8.0,30.0,,,,us-central1,us-central1-a,0.38,0.1",  # and n1-standard-8 with one
     f",,,T4,1,{T4_INFO},us-central1,us-central1-a,0.35,0.14",
     # anomalies
     "n2-highcpu-32,32.0,32.0,,,,us-central1,us-central1-a,1.14736,1.5",  # spot above on-demand
@@ -54,6 +55,7 @@ AWS_ROWS = [
     "c7i.2xlarge,,,8.0,16.0,,0.357,0.1402,us-east-1,use1-az1,x86_64,,,,,",
     "c7i.2xlarge,,,8.0,16.0,,0.357,0.1288,us-east-1,use1-az4,x86_64,,,,,",
     "c7i.2xlarge,,,8.0,16.0,,0.357,,us-east-1,use1-az6,x86_64,,,,,",
+    "c7i.2xlarge,,,8.0,16.0,,0.357,0.0545,us-east-1,use1-atl2-az1,x86_64,,,,,",  # Atlanta Local Zone: not the region
     "g6.xlarge,L4,1.0,4.0,16.0,\"{'Gpus': [{'Name': 'L4', 'Count': 1}]}\",0.8048,0.3211,us-east-1,use1-az2,"
     "x86_64,,,,,",
     "p5.48xlarge,H100,8.0,192.0,2048.0,,55.04,,us-east-1,use1-az1,x86_64,,,,,",
@@ -109,6 +111,8 @@ def test_gcp_vm_and_gpu_rows_are_summed_and_the_lowest_spot_zone_is_chosen(sky_r
     t4 = rows[("n1-standard-4+1xT4", "us-central1")]
     assert (t4.accelerator, t4.spot, t4.on_demand) == ("T4", pytest.approx(0.18), pytest.approx(0.539999))
     assert rows[("n1-standard-4", "us-central1")].accelerator == ""  # the VM alone stays a CPU instance
+    t4 = rows[("n1-standard-8+1xT4", "us-central1")]
+    assert (t4.vcpus, t4.accelerator_count, t4.spot, t4.on_demand) == (8, 1, pytest.approx(0.24), pytest.approx(0.73))
     n2 = rows[("n2-highcpu-8", "us-central1")]
     assert (n2.spot, n2.on_demand, n2.zone) == (0.0811, 0.28684, "us-central1-c")
     assert n2.source.endswith("gcp/vms.csv (zone us-central1-c)")
@@ -140,7 +144,8 @@ def test_aws_rows_carry_the_whole_price_and_accelerators(sky_root):
     aws = skycatalog.read("aws")
     rows = by_key(aws.rows)
     c7i = rows[("c7i.2xlarge", "us-east-1")]
-    assert (c7i.spot, c7i.on_demand, c7i.zone, c7i.family) == (0.1288, 0.357, "use1-az4", "c7i")
+    assert (c7i.spot, c7i.on_demand, c7i.zone, c7i.family) == (0.1288, 0.357, "use1-az4", "c7i")  # not atl2's
+    assert not [r for r in aws.rejected if "atl2" in r]  # a Local Zone is no anomaly, just not the region
     g6 = rows[("g6.xlarge", "us-east-1")]
     assert (g6.accelerator, g6.accelerator_count, g6.on_demand, g6.spot) == ("L4", 1, 0.8048, 0.3211)
     p5 = rows[("p5.48xlarge", "us-east-1")]
@@ -236,7 +241,10 @@ def test_prices_command_lists_sources_and_dates(sky_root, run_cli, monkeypatch):
     r = prices(run_cli, "--instance", "n2-highcpu-8", "--region", "europe-west4", "--format", "csv")
     assert [row["spot_usd_per_hour"] for row in csv.DictReader(io.StringIO(r.out))] == ["0.1032"]
     r = prices(run_cli, "--family", "c4-highcpu", "--format", "csv")
-    assert [row["region"] for row in csv.DictReader(io.StringIO(r.out))] == ["us-central1"]
+    got = {row["instance_type"]: row for row in csv.DictReader(io.StringIO(r.out))}
+    assert {row["region"] for row in got.values()} == {"us-central1"}  # not asia-east1, the fixture's other region
+    assert got["c4-highcpu-8"]["origin"] == "skypilot" and got["c4-highcpu-8"]["spot_usd_per_hour"] == "0.1421"
+    assert got["c4-highcpu-16"]["origin"] == "catalog"  # a shipped size SkyPilot's (fixture) catalog lacks
     r = prices(run_cli, "--gpu", "--format", "json")
     assert r.code == 0 and '"accelerator": ""' not in r.out
     r = prices(run_cli, "--no-skypilot", "--instance", "gcp:n2-highcpu-8", "--format", "csv")

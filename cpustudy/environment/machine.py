@@ -2,6 +2,10 @@
 
 Read from Linux (``/proc/cpuinfo``, ``/sys/devices/system/cpu``) and py-cpuinfo, never assumed.
 No TensorFlow here: what the TensorFlow build itself reports is probed in a worker (see ``worker``).
+
+x86 and 64-bit Arm alike: an Arm ``/proc/cpuinfo`` has no ``model name``, ``vendor_id`` or ``flags``; its
+CPU is named from ``CPU implementer`` and ``CPU part`` (:data:`ARM_PARTS`) and its instruction sets are its
+``Features`` line (``sve2 bf16 i8mm ...``), checked against :data:`ARM_ISA_FLAGS` instead of the x86 ones.
 """
 
 from __future__ import annotations
@@ -36,7 +40,44 @@ ISA_FLAGS = (
     "amx_int8",
 )
 
+#: Instruction-set features that matter for deep-learning kernels on 64-bit Arm, as Linux's ``Features`` line
+#: names them: NEON (``asimd``) and its dot-product, half-precision and FP16-FML extensions, the Int8 and
+#: BFloat16 matrix-multiply extensions, the scalable vectors (SVE, SVE2) with their own BF16 and I8MM, SME.
+ARM_ISA_FLAGS = (
+    "asimd",
+    "asimddp",
+    "asimdhp",
+    "asimdfhm",
+    "i8mm",
+    "bf16",
+    "sve",
+    "sve2",
+    "svei8mm",
+    "svebf16",
+    "sme",
+    "sme2",
+)
+
+#: ``CPU implementer`` codes of 64-bit Arm CPUs.
+ARM_IMPLEMENTERS = {0x41: "ARM", 0x42: "Broadcom", 0x48: "HiSilicon", 0x4E: "NVIDIA", 0x51: "Qualcomm",
+                    0x61: "Apple", 0xC0: "Ampere"}
+#: (implementer, ``CPU part``) -> core. Arm's Neoverse cores are what the clouds rent: N1 (AWS Graviton2,
+#: GCP Tau T2A, Ampere Altra), V1 (Graviton3), V2 (Graviton4, Google Axion, NVIDIA Grace), N2, V3, N3.
+ARM_PARTS = {
+    (0x41, 0xD03): "Cortex-A53",
+    (0x41, 0xD08): "Cortex-A72",
+    (0x41, 0xD0B): "Cortex-A76",
+    (0x41, 0xD0C): "Neoverse N1",
+    (0x41, 0xD40): "Neoverse V1",
+    (0x41, 0xD49): "Neoverse N2",
+    (0x41, 0xD4F): "Neoverse V2",
+    (0x41, 0xD84): "Neoverse V3",
+    (0x41, 0xD8E): "Neoverse N3",
+    (0xC0, 0xAC3): "AmpereOne",
+}
+
 SYS_CPU = Path("/sys/devices/system/cpu")
+PROC_CPUINFO = Path("/proc/cpuinfo")
 
 
 @dataclass
@@ -110,17 +151,61 @@ def cgroup_cpu_quota() -> float | None:
     return int(quota) / int(period)
 
 
-def proc_cpuinfo() -> dict[str, str]:
+def parse_cpuinfo(text: str) -> dict[str, str]:
+    """The fields of the first processor in a ``/proc/cpuinfo`` text (the others repeat them)."""
     info: dict[str, str] = {}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if not line.strip():
-                break  # the first processor is enough
-            k, _, v = line.partition(":")
-            info[k.strip()] = v.strip()
-    except OSError:
-        pass
+    for line in text.splitlines():
+        if not line.strip():
+            break  # the first processor is enough
+        k, _, v = line.partition(":")
+        info[k.strip()] = v.strip()
     return info
+
+
+def proc_cpuinfo(path: Path = PROC_CPUINFO) -> dict[str, str]:
+    try:
+        return parse_cpuinfo(path.read_text())
+    except OSError:
+        return {}
+
+
+def _hex(text: str | None) -> int | None:
+    try:
+        return int(str(text), 0)
+    except ValueError:
+        return None
+
+
+def arm_cpu(info: dict[str, str]) -> tuple[str, str] | None:
+    """(model, vendor) of a 64-bit Arm CPU from its ``CPU implementer`` and ``CPU part`` (``ARM Neoverse
+    V2``, ``ARM``), or None when ``info`` is not an Arm CPU's. A part not in :data:`ARM_PARTS` is named by
+    its number, never guessed."""
+    implementer, part = _hex(info.get("CPU implementer")), _hex(info.get("CPU part"))
+    if implementer is None:
+        return None
+    vendor = ARM_IMPLEMENTERS.get(implementer, f"implementer {implementer:#x}")
+    core = ARM_PARTS.get((implementer, part or 0)) if part is not None else None
+    if core is None:
+        core = "unknown part" if part is None else f"part {part:#x}"
+    return f"{vendor} {core}", vendor
+
+
+def cpu_identity(info: dict[str, str]) -> tuple[str, str, list[str]]:
+    """(model, vendor, flags) as ``/proc/cpuinfo`` fields give them, x86 (``model name``, ``vendor_id``,
+    ``flags``) or Arm (implementer and part, ``Features``); empty strings where absent."""
+    flags = sorted(set((info.get("flags") or info.get("Features") or "").split()))
+    arm = arm_cpu(info)
+    if arm is not None and not info.get("model name"):
+        return arm[0], arm[1], flags
+    return info.get("model name", ""), info.get("vendor_id", ""), flags
+
+
+def isa_of(flags: list[str] | set[str], arch: str) -> dict[str, bool]:
+    """Which of the instruction sets that matter here the CPU has: the Arm list on ``aarch64``/``arm64``,
+    the x86 list otherwise."""
+    names = ARM_ISA_FLAGS if arch.lower() in ("aarch64", "arm64") else ISA_FLAGS
+    have = set(flags)
+    return {f: f in have for f in names}
 
 
 @dataclass
@@ -164,41 +249,47 @@ class Machine:
         return " ".join(k.upper() for k, v in self.isa.items() if v) or "-"
 
 
-def collect(use_cpuinfo: bool = True) -> Machine:
-    """Describe this machine. py-cpuinfo fills in what /proc/cpuinfo lacks (brand on some arches)."""
+def with_py_cpuinfo(model: str, vendor: str, flags: list[str],
+                    ci: dict[str, Any]) -> tuple[str, str, list[str], dict[str, Any]]:
+    """What py-cpuinfo's ``get_cpu_info()`` adds where ``/proc/cpuinfo`` had nothing: the brand, vendor and
+    flags, and caches and family as extras. On Arm py-cpuinfo takes the ``processor : 0`` line for the brand
+    (``"0"``) and has no vendor: a brand that is only a number is no brand."""
+    brand = str(ci.get("brand_raw") or "").strip()
+    if brand.isdigit():
+        brand = ""
+    extra = {k: ci.get(k) for k in ("l2_cache_size", "l3_cache_size", "family", "model")}
+    return (model or brand, vendor or str(ci.get("vendor_id_raw") or ""),
+            flags or sorted(ci.get("flags") or []), extra)
+
+
+def collect(use_cpuinfo: bool = True, *, cpuinfo_path: Path = PROC_CPUINFO, sys_cpu: Path = SYS_CPU,
+            arch: str | None = None) -> Machine:
+    """Describe this machine (or, for tests, the ``/proc/cpuinfo`` and ``/sys/devices/system/cpu`` copies
+    at ``cpuinfo_path`` and ``sys_cpu`` of a machine of ``arch``). py-cpuinfo fills in only what
+    /proc/cpuinfo lacks."""
     import psutil
 
-    proc = proc_cpuinfo()
-    flags = sorted(set(proc.get("flags", "").split()))
-    model = proc.get("model name", "")
-    vendor = proc.get("vendor_id", "")
+    proc = proc_cpuinfo(cpuinfo_path)
+    model, vendor, flags = cpu_identity(proc)
     mhz: float | None = float(proc["cpu MHz"]) if proc.get("cpu MHz") else None
     extra: dict[str, Any] = {}
     if use_cpuinfo:
         try:
             import cpuinfo
 
-            ci = cpuinfo.get_cpu_info()
-            model = model or ci.get("brand_raw", "")
-            vendor = vendor or ci.get("vendor_id_raw", "")
-            flags = flags or sorted(ci.get("flags", []))
-            extra["l2_cache_size"] = ci.get("l2_cache_size")
-            extra["l3_cache_size"] = ci.get("l3_cache_size")
-            extra["family"] = ci.get("family")
-            extra["model"] = ci.get("model")
+            model, vendor, flags, extra = with_py_cpuinfo(model, vendor, flags, cpuinfo.get_cpu_info())
         except Exception as exc:  # py-cpuinfo can fail in odd sandboxes; /proc is enough
             extra["cpuinfo_error"] = str(exc)
-    all_cpus = set(range(os.cpu_count() or 1))
-    online = _online_cpus() or all_cpus
-    topo = read_topology(online)
-    hypervisor = "yes" if "hypervisor" in flags else None
+    arch = arch or platform.machine()
+    online = _online_cpus(sys_cpu) or (set(range(os.cpu_count() or 1)) if sys_cpu == SYS_CPU else set())
+    topo = read_topology(online, sys_cpu)
     return Machine(
         hostname=socket.gethostname(),
         cpu_model=model or platform.processor() or "unknown",
         cpu_vendor=vendor or "unknown",
-        arch=platform.machine(),
+        arch=arch,
         flags=flags,
-        isa={f: f in flags for f in ISA_FLAGS},
+        isa=isa_of(flags, arch),
         logical_cpus=topo.logical,
         physical_cores=topo.cores,
         threads_per_core=topo.threads_per_core,
@@ -208,14 +299,14 @@ def collect(use_cpuinfo: bool = True) -> Machine:
         os=f"{platform.system()} {platform.release()}",
         cpu_mhz=mhz,
         cgroup_cpus=cgroup_cpu_quota(),
-        hypervisor=hypervisor,
+        hypervisor="yes" if "hypervisor" in flags else None,
         extra=extra,
     )
 
 
-def _online_cpus() -> set[int]:
+def _online_cpus(root: Path = SYS_CPU) -> set[int]:
     try:
-        text = (SYS_CPU / "online").read_text().strip()
+        text = (root / "online").read_text().strip()
     except OSError:
         return set()
     return parse_cpu_list(text)
@@ -284,10 +375,11 @@ def choose_cpus(vcpus: int, topo: CpuTopology, *, oversubscribe: bool = False) -
     return sorted(chosen)
 
 
-def cpu_flags() -> set[str] | None:
-    """This CPU's instruction-set flags as Linux names them (``avx512f``); None where unreadable."""
-    flags = proc_cpuinfo().get("flags")
-    return set(flags.split()) if flags else None
+def cpu_flags(path: Path = PROC_CPUINFO) -> set[str] | None:
+    """This CPU's instruction-set flags as Linux names them (``avx512f`` on x86, the ``Features`` line's
+    ``bf16`` on Arm); None where unreadable."""
+    flags = cpu_identity(proc_cpuinfo(path))[2]
+    return set(flags) if flags else None
 
 
 def gpu_compute_capability() -> float | None:

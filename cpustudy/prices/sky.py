@@ -15,7 +15,9 @@ anything, and never copies the catalog anywhere: it carries no licence) and turn
   and spot alike; ``n1-standard-4+1xT4`` is ``n1-standard-4`` with one T4 attached. A machine type with
   built-in GPUs this module does not know is left out (counted in ``rejected``), never priced without
   its GPUs.
-* **AWS.** One row per instance and zone, GPU included in ``Price``.
+* **AWS.** One row per instance and zone, GPU included in ``Price``. Local Zones (``use1-atl2-az1``: a
+  city's zone of us-east-1, opted into separately, often with much lower spot prices) are left out: a
+  region's price is that of its own availability zones (``use1-az4``).
 * **Anomalies** are left out and counted, one reason per instance and region, in ``rejected``: a price
   that is not a positive number, a placeholder-looking price (over 1000 USD/h), spot above on-demand,
   vCPUs missing or fractional (shared-core types). A row without ``SpotPrice`` keeps its on-demand price.
@@ -29,6 +31,7 @@ import csv
 import datetime as dt
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, NamedTuple
@@ -59,6 +62,7 @@ GCP_GPU_FAMILIES = ("a2-", "a3-", "a4-", "a4x-", "g2-", "g4-")
 #: name -> (VM machine type, accelerator, count).
 GCP_ATTACHED_GPUS: dict[str, tuple[str, str, int]] = {
     "n1-standard-4+1xT4": ("n1-standard-4", "T4", 1),
+    "n1-standard-8+1xT4": ("n1-standard-8", "T4", 1),
 }
 
 _GCP_COLUMNS = ("InstanceType", "vCPUs", "MemoryGiB", "AcceleratorName", "AcceleratorCount", "Region",
@@ -355,10 +359,14 @@ def _gcp_rows(catalog: SkyCatalog, vms: "_Groups", key: tuple[str, str], offers:
         kept.add((name, region))
 
 
+#: An AWS availability-zone id of a Local Zone (``use1-atl2-az1``), not of the region itself (``use1-az4``).
+AWS_LOCAL_ZONE = re.compile(r"^[a-z]+\d+-[a-z]+\d+[a-z]?-az\d+$")
+
+
 def _aws(reader: Iterator[list[str]], col: dict[str, int], catalog: SkyCatalog) -> None:
     groups = _Groups()
     for line in _lines(reader, col):
-        if not line.itype:
+        if not line.itype or AWS_LOCAL_ZONE.match(line.zone):
             continue
         got = _vm_offer(groups, line)
         if got is None:
