@@ -56,7 +56,7 @@ def test_a_stall_is_stored_apart_and_never_enters_the_run_figures():
     assert s["epoch_time_cv"] == pytest.approx(0.0, abs=1e-9) and s["unstable"] is False
     full = summarize(config.with_(steps_per_epoch=None), epochs, 4.0)
     assert full["epoch_time_s"] == pytest.approx(1.2) and full["stall_max_s"] == pytest.approx(39.0)
-    # Below STALL_MIN_S idle time is scheduling noise, left in place; runs stored without idle_s have no stall.
+    # Below STALL_MIN_S idle time is not a stall, left in place; runs stored without idle_s have no stall.
     tiny = summarize(config, [{**e, "idle_s": STALL_MIN_S / 2} for e in epochs[:2]], 4.0)
     assert tiny["stall_s"] == 0 and tiny["measured_epoch_time_s"] == pytest.approx(1.2)
     old = summarize(config, [{k: v for k, v in e.items() if k != "idle_s"} for e in epochs], 4.0)
