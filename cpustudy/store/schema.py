@@ -206,6 +206,17 @@ def v6_configuration_columns(conn: sqlite3.Connection) -> None:
         WHERE json_valid(settings)""")
 
 
+def v7_model_files(conn: sqlite3.Connection) -> None:
+    """A user's model file measured as a workload: its path, its content's SHA-256 (part of the
+    configuration: an edited file is never pooled with its earlier runs) and its summary (JSON:
+    parameters, layers, input shapes, optimizer, loss); and where every run's FLOPs per sample came from
+    (``analytic`` for the study's workloads, ``tensorflow cost analysis`` for a model file, or ``not
+    counted: why``). Earlier runs had analytic FLOPs where they had any."""
+    for column in ("model_file TEXT", "model_hash TEXT", "model_summary TEXT", "flops_source TEXT"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+    conn.execute("UPDATE runs SET flops_source = 'analytic' WHERE flops_per_sample IS NOT NULL")
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
@@ -214,6 +225,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v4_validation_gpu_precision,
     v5_precision_and_target,
     v6_configuration_columns,
+    v7_model_files,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("machines", "runs", "epochs", "peaks", "tunings")
