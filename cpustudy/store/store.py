@@ -425,6 +425,10 @@ class Store:
         sql += " ORDER BY r.id"
         return [dict(row) for row in self.conn.execute(sql, args)]
 
+    def workload_names(self) -> list[str]:
+        """The workloads stored runs measured (the study's, and model files by their NAME)."""
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT workload FROM runs ORDER BY workload")]
+
     def epochs(self, run_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
         sql = """SELECT e.*, r.workload, r.build, r.vcpus, r.device, r.status
                  FROM epochs e JOIN runs r ON r.id = e.run_id"""
