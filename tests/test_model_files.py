@@ -265,3 +265,20 @@ def test_time_and_cost_to_accuracy_on_real_fashion_mnist(run_cli, tmp_path, empt
     assert "judged by training time and cost to reach validation accuracy 0.88" in r.out
     cheapest = next(line for line in r.out.splitlines() if line.startswith("cheapest:"))
     assert f"from run(s) {run['id']}" in cheapest and "USD/h" in cheapest
+
+
+@pytest.mark.tensorflow
+def test_a_cloud_plan_carries_the_model_file_to_the_vm(run_cli, tmp_path):
+    path = tiny(tmp_path / "tiny.py")
+    out = tmp_path / "plan"
+    r = run_cli("cloud", "plan", "--targets", "gcp:n2-highcpu-8", "--workloads", f"{path},mnist_mlp", "--epochs", 2,
+                "--bucket", "my-results", "--out", out)
+    assert r.code == 0, r.err
+    sha = userfile.read_source(str(path)).sha256
+    on_vm = f"/cpustudy-models/{sha[:12]}/tiny.py"
+    copy = out / "models" / sha[:12] / "tiny.py"
+    assert copy.read_bytes() == path.read_bytes()  # the plan measures the file as it was when planned
+    task = next(out.glob("*.yaml")).read_text()
+    assert f'{on_vm}: "{copy.resolve()}"' in task
+    sweep = next(line for line in task.splitlines() if "cpustudy sweep" in line)
+    assert f"--workloads {on_vm},mnist_mlp" in sweep and str(path) not in sweep
