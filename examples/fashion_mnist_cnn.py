@@ -6,9 +6,9 @@ TensorFlow and Keras are imported inside the functions, so the worker imports th
 (importing them at the top works too: cpustudy imports the file only in the pinned worker).
 
 The data: Keras' `fashion_mnist.load_data()` reads its cache ($KERAS_HOME/datasets/fashion-mnist/, else
-~/.keras/datasets/fashion-mnist/) and downloads what is missing. Offline, Debian's package
-`dataset-fashion-mnist` provides the same four files (`apt-get install dataset-fashion-mnist`): they are
-copied into the cache first when they are there.
+~/.keras/datasets/fashion-mnist/). Debian's package `dataset-fashion-mnist` provides the same four files
+(`apt-get install dataset-fashion-mnist`): they are copied into the cache when it lacks them; with neither,
+load_data says so (nothing is downloaded while measuring).
 """
 
 import os
