@@ -282,3 +282,30 @@ def test_a_cloud_plan_carries_the_model_file_to_the_vm(run_cli, tmp_path):
     assert f'{on_vm}: "{copy.resolve()}"' in task
     sweep = next(line for line in task.splitlines() if "cpustudy sweep" in line)
     assert f"--workloads {on_vm},mnist_mlp" in sweep and str(path) not in sweep
+
+
+@pytest.mark.tensorflow
+@pytest.mark.parametrize("build", ["jax-here", "torch-here"])
+def test_flops_are_not_counted_where_keras_has_no_tensorflow_graph_and_it_says_so(tmp_path, build):
+    from cpustudy.environment import builds
+    from cpustudy.measure.spec import flops_and_model
+
+    w = userfile.load(str(tiny(tmp_path / "tiny.py")))
+    on_tf = flops_and_model(w, builds.load("tf"), {})
+    assert on_tf["flops_per_sample"] == w.flops().train > 0 and on_tf["flops_source"] == "tensorflow cost analysis"
+    other = flops_and_model(w, builds.load(build), {})
+    assert other["flops_per_sample"] is None and other["flops_source"].startswith("not counted")
+    assert build.split("-")[0] in other["flops_source"] and other["model_hash"] == w.model.sha256
+
+
+@pytest.mark.tensorflow
+def test_a_file_edited_after_planning_fails_in_the_worker_not_silently(tmp_path):
+    from cpustudy.measure.spec import RunSpec, plan
+    from cpustudy.worker.usermodel import workload_for
+
+    path = tiny(tmp_path / "tiny.py")
+    config = plan(RunSpec(workload=userfile.load(str(path)), vcpus=1, epochs=2))
+    assert workload_for(config).validation_samples == 64 and config.samples_per_epoch == 256
+    tiny(path, filters=5)
+    with pytest.raises(RuntimeError, match="changed after the run was planned"):
+        workload_for(config)
