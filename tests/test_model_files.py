@@ -256,6 +256,7 @@ def test_time_and_cost_to_accuracy_on_real_fashion_mnist(run_cli, tmp_path, empt
     db = tmp_path / "r.sqlite"
     r = run_cli("run", path, "--vcpus", 2, "--target-accuracy", 0.88, "--max-epochs", 10, "--db", db)
     assert r.code == 0, r.err
+    assert "MFLOP per training sample (tensorflow cost analysis)" in r.err
     assert (empty_keras_home / "datasets" / "fashion-mnist" / "train-images-idx3-ubyte.gz").exists()
     (run,) = runs(db)
     assert run["data"] == "real" and run["target_reached"] == 1 and 1 <= run["epochs_to_target"] <= 10
