@@ -310,3 +310,12 @@ def test_a_file_edited_after_planning_fails_in_the_worker_not_silently(tmp_path)
     tiny(path, filters=5)
     with pytest.raises(RuntimeError, match="changed after the run was planned"):
         workload_for(config)
+
+
+@pytest.mark.tensorflow
+def test_a_target_accuracy_on_a_files_random_labels_is_refused_naming_the_file(run_cli, tmp_path):
+    path = tiny(tmp_path / "tiny.py")
+    r = run_cli("run", path, "--target-accuracy", 0.9, "--db", tmp_path / "r.sqlite")
+    assert r.code == 2 and r.err.count("\n") == 1 and f'{path} says DATA = "synthetic"' in r.err
+    path.write_text(TINY.format(filters=4).replace('DATA = "synthetic"', 'DATA = "learnable"'))
+    assert userfile.read_source(str(path)).data == "learnable"

@@ -214,6 +214,9 @@ def _resolve_data(spec: RunSpec, host: Host) -> str:
         return spec.data
     else:
         data = resolve_data(w, spec.data)
+    if spec.target_accuracy is not None and data == "synthetic" and w.model is not None:
+        raise UserError(f"--target-accuracy: {w.model.path} says DATA = \"synthetic\" (random labels), so accuracy "
+                        "means nothing: say DATA = \"learnable\" if its labels follow a rule, \"real\" for real data")
     if spec.target_accuracy is not None and data == "synthetic":
         raise UserError(f"--target-accuracy with synthetic data: its labels are random, so accuracy means nothing "
                         f"({'--data auto found no cached ' + w.dataset + ' data' if spec.data == 'auto' else '--data synthetic'})"

@@ -121,7 +121,7 @@ def training_data(config: RunConfig, workload: Any, keras: Any, params: dict[str
     else:
         n = workload.samples_per_epoch if steps_cap is None else int(steps_cap) * batch
         data, cached = synthetic_cached(workload, n, params, config.seed)
-    if config.data == "learnable":
+    if config.data == "learnable" and not config.model_file:
         data = planted(data)
     if steps_cap and len(data) > int(steps_cap) * batch:
         # Exactly the capped number of batches per epoch, as with synthetic data (Keras would

@@ -3,7 +3,8 @@
 The contract: the file defines ``build_model()``, returning a compiled Keras model, and ``load_data()``,
 returning ``((x_train, y_train), (x_test, y_test))`` as NumPy arrays; optionally ``NAME`` (default: the
 file's name), ``BATCH_SIZE`` (default 32, Keras' own), ``EPOCHS`` (default 3) and ``DATA`` (what
-``load_data`` returns, recorded with every run: ``real`` by default, or ``synthetic``).
+``load_data`` returns, recorded with every run: ``real`` by default, ``synthetic`` (random labels: no
+target accuracy) or ``learnable`` (generated, labels from a rule: reported apart, as cpustudy's own)).
 
 Checked in two steps before anything is stored: here, without TensorFlow (the file exists, parses, defines
 both functions, its constants are literals of the right kind), then by running the file once in a
@@ -28,7 +29,7 @@ from cpustudy.errors import UserError
 
 DEFAULT_BATCH_SIZE = 32
 DEFAULT_EPOCHS = 3
-DATA_KINDS = ("real", "synthetic")
+DATA_KINDS = ("real", "synthetic", "learnable")
 REQUIRED = ("build_model", "load_data")
 
 
@@ -85,7 +86,8 @@ def read_source(text: str) -> Source:
             raise UserError(f"{text}:{constants[key][1]}: {key} must be a positive whole number, got {value}")
     data = _constant(text, constants, "DATA", str, "real")
     if data not in DATA_KINDS:
-        raise UserError(f"{text}:{constants['DATA'][1]}: DATA {data!r}: say \"real\" or \"synthetic\"")
+        raise UserError(f"{text}:{constants['DATA'][1]}: DATA {data!r}: say \"real\", \"synthetic\" (random labels) "
+                        "or \"learnable\" (generated, labels from a rule)")
     return Source(str(path.resolve()), hashlib.sha256(raw).hexdigest(), name, batch, epochs, data)
 
 
