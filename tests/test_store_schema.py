@@ -79,8 +79,8 @@ def test_migrations_upgrade_a_version_1_database_step_by_step(tmp_path):
                  "VALUES ('u1', 1, 'failed', 'mnist_mlp', 'tf', ?, ?, 'x')", (SEMICOLONS, '{"s": "x;y"}'))
     conn.execute("INSERT INTO epochs (run_id, epoch, elapsed_s) VALUES (1, 1, 2.5)")
     new_in = {2: ("runs", "epoch_time_cv"), 3: ("epochs", "cpu_s"), 4: ("runs", "validation"),
-              5: ("runs", "time_to_target_s"), 6: ("runs", "workload_version"),
-                  7: ("epochs", "idle_s")}
+              5: ("runs", "time_to_target_s"), 6: ("runs", "workload_version"), 7: ("runs", "model_hash"),
+              8: ("epochs", "idle_s")}
     for version in range(2, schema.SCHEMA_VERSION + 1):
         table, column = new_in[version]
         assert column not in _shape(conn)["columns"][table]
@@ -99,6 +99,7 @@ def test_migrations_upgrade_a_version_1_database_step_by_step(tmp_path):
     assert run["error"] == SEMICOLONS and run["settings"] == '{"s": "x;y"}' and run["validation"] == "none"
     assert run["precision_policy"] == "float32"  # what every run before version 5 trained with
     assert run["workload_version"] == 1 and run["env"] == "{}" and run["instance"] is None  # from its settings
+    assert run["model_hash"] is None and run["flops_source"] is None  # no model file, no FLOPs stored
     assert machine["flags"] == SEMICOLONS and machine["info"] == f'{{"note": "{SEMICOLONS}"}}'
     assert epoch["elapsed_s"] == 2.5 and epoch["cpu_s"] is None
 

@@ -286,7 +286,18 @@ def outdated(df: pd.DataFrame) -> pd.Series:
     stored = pd.to_numeric(df["workload_version"], errors="coerce").fillna(1) if "workload_version" in df \
         else pd.Series(1, index=df.index)
     old = [c is not None and int(v) != c for c, v in zip(current, stored)]
-    return pd.Series(old, index=df.index, dtype=bool) & ~df["study"].isin(IMPORTED_STUDIES)
+    return (pd.Series(old, index=df.index, dtype=bool) | edited_model(df)) & ~df["study"].isin(IMPORTED_STUDIES)
+
+
+def edited_model(df: pd.DataFrame) -> pd.Series:
+    """Runs of a model file whose content has changed since (its name's newest run has another hash):
+    an edited model is never pooled with its earlier runs."""
+    if "model_hash" not in df or df["model_hash"].isna().all():
+        return pd.Series(False, index=df.index, dtype=bool)
+    has = df["model_hash"].notna()
+    newest = df[has].sort_values(["created_at", "id"]).groupby("workload_base")["model_hash"].last()
+    latest = df["workload_base"].map(newest)
+    return has & (df["model_hash"] != latest)
 
 
 def workload_variant(run: dict[str, Any]) -> str:

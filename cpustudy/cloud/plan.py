@@ -165,9 +165,11 @@ def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot:
     if folder.exists() and not folder.is_dir():
         raise UserError(f"--out {folder} is a file: give a folder for the plan")
     folder.mkdir(parents=True, exist_ok=True)
+    models = tasks.copy_models(options, folder)  # model files travel with the plan, as they are now
     rows = []
     for t, e in zip(chosen, estimates):
-        config = tasks.task_config(plan_name, t, options, spot=spot, bucket=bucket, workdir=workdir, region=region)
+        config = tasks.task_config(plan_name, t, options, spot=spot, bucket=bucket, workdir=workdir, region=region,
+                                   models=models)
         task_file = f"{t.slug}.yaml"
         path = folder / task_file
         path.write_text(f"# cpustudy cloud plan {plan_name}: {t.name}, {'spot' if spot else 'on-demand'}\n"

@@ -18,6 +18,7 @@ from cpustudy.errors import UserError
 from cpustudy.measure.request import SweepRequest
 
 MOUNT = "/cpustudy-results"  # the bucket, mounted on every VM of the plan
+MODELS_DIR = "/cpustudy-models"  # model files given as workloads, copied from the plan folder to every VM
 LIVE_DIR = "~/cpustudy-live"  # the live database: the VM's own disk (WAL needs a real file system)
 VENV = "~/cpustudy-venv"
 #: Builds that need nothing but the project's own install (others are set up with `cpustudy builds setup`).
@@ -55,7 +56,35 @@ class CloudSweep:
                                   device=target.device, vcpus=",".join(str(v) for v in self.vcpu_list(target)))
 
     def sweep_args(self, target: Target) -> list[str]:
-        return self.for_target(target).argv()
+        """The VM's ``sweep`` arguments: model files named where the task mounts them on the VM."""
+        request = self.for_target(target)
+        return request.with_(workloads=",".join(model_on_vm(w) for w in request.workloads.split(","))).argv()
+
+
+def model_on_vm(workload: str) -> str:
+    """Where a model file given as a workload is on the VM (the task mounts it there); a name as it is."""
+    from cpustudy.workloads import userfile
+
+    if workload.strip() == "all" or not userfile.looks_like_file(workload):
+        return workload
+    src = userfile.read_source(workload)
+    return f"{MODELS_DIR}/{src.sha256[:12]}/{Path(src.path).name}"
+
+
+def copy_models(options: CloudSweep, folder: Path) -> dict[str, str]:
+    """The request's model files copied into the plan folder (the plan measures them as they were when it
+    was made): {path on the VM: the copy}, the task's file mounts."""
+    import shutil
+
+    mounts = {}
+    for w in options.request.workloads.split(","):
+        on_vm = model_on_vm(w)
+        if on_vm != w:
+            copy = folder / "models" / Path(on_vm).parent.name / Path(on_vm).name
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(Path(w).expanduser(), copy)
+            mounts[on_vm] = str(copy.resolve())
+    return mounts
 
 
 def snapshot_path(plan: str, target: Target) -> str:
@@ -65,7 +94,8 @@ def snapshot_path(plan: str, target: Target) -> str:
 
 
 def task_config(plan: str, target: Target, options: CloudSweep, *, spot: bool, bucket: str,
-                workdir: str | None, region: str | None = None, max_restarts: int = 2) -> dict[str, Any]:
+                workdir: str | None, region: str | None = None, max_restarts: int = 2,
+                models: dict[str, str] | None = None) -> dict[str, Any]:
     """The task as SkyPilot's YAML schema has it."""
     resources: dict[str, Any] = {"cloud": target.cloud, "instance_type": target.instance_type, "use_spot": spot,
                                  "job_recovery": {"strategy": "FAILOVER", "max_restarts_on_errors": max_restarts},
@@ -90,7 +120,7 @@ def task_config(plan: str, target: Target, options: CloudSweep, *, spot: bool, b
     config: dict[str, Any] = {
         "name": f"cpustudy-{plan}-{target.slug}",
         "resources": resources,
-        "file_mounts": {MOUNT: {"name": bucket, "mode": "MOUNT"}},
+        "file_mounts": {MOUNT: {"name": bucket, "mode": "MOUNT"}, **(models or {})},
         "envs": {ENV_TARGET: target.name, ENV_SPOT: "1" if spot else "0",
                  ENV_RESOURCES: json.dumps(target.resources.as_dict(), sort_keys=True)},
         "setup": "\n".join(setup) + "\n",

@@ -3,7 +3,7 @@
 ``Configuration`` is the identity of a measurement (workload and its version, device, the build's
 recipe, vCPUs, batch size, precision policy, threads, XLA, input pipeline, workload switches such as
 augmentation, the worker's environment, the tuning applied, validation, data, epochs and their cap,
-seed, repeat, warm-up steps, target accuracy) and the platform it ran on (the priced instance as the
+seed, repeat, warm-up steps, target accuracy, a model file's content hash) and the platform it ran on (the priced instance as the
 price catalog names it, ``gcp:n2-highcpu-8``, and the CPU model). Standard library only.
 
 * ``measure`` makes one from a planned ``RunConfig`` (:meth:`Configuration.of`); a tuning is
@@ -35,7 +35,7 @@ FIRST_KEY_FIELDS = (
 #: Identity fields added later, with the value every run had before them: they join the key only when a
 #: configuration differs from it.
 LATER_KEY_FIELDS: Mapping[str, Any] = {"precision_policy": precision.DEFAULT, "target_accuracy": None,
-                                       "workload_version": 1}
+                                       "workload_version": 1, "model_hash": None}
 #: Fields stored as JSON text in their column.
 JSON_FIELDS = ("options", "params", "env")
 
@@ -50,6 +50,7 @@ class Configuration:
     epochs: int
     data: str  # real | synthetic | learnable, as resolved
     workload_version: int = 1  # a workload's model or data generator changed: never pooled with older runs
+    model_hash: str | None = None  # a user's model file: its content's SHA-256 (edited: never pooled)
     device: str = "cpu"
     build: str = "tf"  # the recipe's name (``builds/``)
     precision_policy: str = precision.DEFAULT

@@ -163,6 +163,10 @@ def measure_overhead(workloads_text: str, *, vcpus: int | None, build: str, epoc
     from cpustudy.workloads import parse_list
 
     wls = parse_list(workloads_text)
+    for w in wls:
+        if w.model is not None:
+            raise UserError(f"bench overhead measures cpustudy's own workloads; {w.model.path} is a model file: "
+                            "measure it with `cpustudy run` or `sweep`")
     if epochs < 2:
         raise UserError("--epochs must be 2 or more: the first epoch is a warm-up, the rest are timed")
     topo = machine.read_topology()

@@ -136,6 +136,10 @@ def _check(spec: RunSpec, local: bool = True) -> None:
             raise UserError("--target-accuracy counts full epochs to the target: drop --steps-per-epoch")
         if spec.workload.validation_samples <= 0:
             raise UserError(f"--target-accuracy: {spec.workload.name} has no validation set to measure accuracy on")
+        model = spec.workload.model
+        if model is not None and not model.summary.get("accuracy_metric"):
+            raise UserError(f"--target-accuracy: {model.path}'s model reports no accuracy: compile it with "
+                            "metrics=['accuracy']")
     full = spec.workload.steps_for(spec.batch_size or spec.workload.batch_size)
     if spec.steps_per_epoch is not None and spec.steps_per_epoch < min(MIN_PROJECTED_STEPS, full):
         raise UserError(f"--steps-per-epoch {spec.steps_per_epoch}: too few steps to project a full epoch from (a "
@@ -203,9 +207,17 @@ def _resolve_data(spec: RunSpec, host: Host) -> str:
     """The data source; a target accuracy needs labels that mean something. On a VM not rented yet the
     Keras cache is unknown: ``auto`` and ``real`` are resolved there."""
     w = spec.workload
-    if not host.local and spec.data in DATA_MODES:
+    if w.model is not None:  # a model file brings its own data (load_data), recorded as the file says
+        data = w.model.data
+        if spec.data not in DATA_MODES:
+            resolve_data(w, spec.data)  # the one-line error for an unknown mode
+    elif not host.local and spec.data in DATA_MODES:
         return spec.data
-    data = resolve_data(w, spec.data)
+    else:
+        data = resolve_data(w, spec.data)
+    if spec.target_accuracy is not None and data == "synthetic" and w.model is not None:
+        raise UserError(f"--target-accuracy: {w.model.path} says DATA = \"synthetic\" (random labels), so accuracy "
+                        "means nothing: say DATA = \"learnable\" if its labels follow a rule, \"real\" for real data")
     if spec.target_accuracy is not None and data == "synthetic":
         raise UserError(f"--target-accuracy with synthetic data: its labels are random, so accuracy means nothing "
                         f"({'--data auto found no cached ' + w.dataset + ' data' if spec.data == 'auto' else '--data synthetic'})"
@@ -288,5 +300,23 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None, host: Host 
         measure_peak=spec.measure_peak,
         options=options,
         params=dict(spec.params),
-        flops_per_sample=w.flops(spec.params or None).train,
+        **flops_and_model(w, build, spec.params),
     )
+
+
+def flops_and_model(w: Workload, build: Any, params: dict[str, Any]) -> dict[str, Any]:
+    """The training FLOPs per sample and where they come from (the study's analytic counts, or for a model
+    file TensorFlow's cost analysis of its training step, which Keras on JAX or PyTorch has no graph
+    for), and the model file's identity and summary."""
+    if w.model is None:
+        return {"flops_per_sample": w.flops(params or None).train, "flops_source": "analytic"}
+    backend = build.env.get("KERAS_BACKEND", "tensorflow")
+    flops: int | None = w.flops().train
+    if backend != "tensorflow":
+        flops, source = None, f"not counted: TensorFlow's cost analysis has no graph of Keras on {backend}"
+    elif w.model.flops_note:
+        flops, source = None, w.model.flops_note
+    else:
+        source = "tensorflow cost analysis"
+    return {"flops_per_sample": flops, "flops_source": source,
+            "model_file": w.model.path, "model_hash": w.model.sha256, "model_summary": dict(w.model.summary)}

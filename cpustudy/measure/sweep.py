@@ -185,7 +185,7 @@ def estimate_cell(ok_runs: Sequence[dict[str, Any]], cell: Cell) -> Estimate:
     c = cell.config
     return estimate_training(
         ok_runs, workload=c.workload, build=c.build, device=c.device, vcpus=c.vcpus, epochs=c.epochs,
-        steps=c.steps_run, flops_per_step=c.flops_per_sample * c.batch_size)
+        steps=c.steps_run, flops_per_step=(c.flops_per_sample or 0) * c.batch_size)
 
 
 def run_cells(

@@ -165,6 +165,31 @@ PROJECTION_COLUMNS = [
 ]
 
 
+def _model_file_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
+    """One row per configuration of a model file: the file, its hash, its summary, its FLOPs and GFLOP/s."""
+    import json
+
+    header = ["workload", "config", "model file", "content hash", "parameters", "layers", "input", "MFLOP/sample",
+              "GFLOP/s", "% of FP32 peak"]
+    runs = a.runs[a.runs["model_hash"].notna()] if "model_hash" in a.runs else a.runs.iloc[0:0]
+    table = []
+    for r in rows(a.summary):
+        mine = runs[(runs["workload_base"] == r.workload_base) & (runs["build"] == r.build)]
+        if mine.empty:
+            continue
+        run = mine.iloc[-1]
+        info = json.loads(run["model_summary"]) if isinstance(run.get("model_summary"), str) else {}
+        flops = run.get("flops_per_sample")
+        counted = flops is not None and not pd.isna(flops)
+        table.append([str(r.workload), str(r.label), str(run.get("model_file")), str(run["model_hash"])[:12],
+                      f"{info.get('parameters', 0):,}", str(info.get("layers", "")),
+                      " ".join(str(s) for s in info.get("input_shapes", [])),
+                      f"{float(flops) / 1e6:.4g} ({run.get('flops_source')})" if counted else
+                      str(run.get("flops_source") or "not counted"),
+                      _fmt("gflops_per_s", r.gflops_per_s), _fmt("pct_of_peak", r.pct_of_peak)])
+    return header, table
+
+
 def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]) -> Page:
     """The page of an analysis, its rendered charts ((section, stem, alt), in page order) and findings."""
     page = Page(title="Which CPU configuration trains fastest and cheapest?",
@@ -202,6 +227,13 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
                        f"is within ±{TOLERANCE:.0%} of the full epochs' median. Idle stalls are left out of both."]),
             Table([h for _, h in PROJECTION_COLUMNS], _rows(a.projection, PROJECTION_COLUMNS)),
         ]))
+    models = _model_file_rows(a)
+    if models[1]:
+        page.sections.append(Section("Model files", [
+            Paragraph(["Models measured from a user's model file (`cpustudy run ./my_model.py`): what it is, its "
+                       "training FLOPs per sample as TensorFlow's cost analysis counted them (or why not), and the "
+                       "GFLOP/s each configuration achieved with them:"]),
+            Table(*models, wide=True)]))
     page.sections.append(Section("Prices used", [Table(*_price_rows(a), wide=True)]))
     page.sections.append(Section("Machines and software", [Table(*_software_rows(a))]))
     return page

@@ -206,7 +206,18 @@ def v6_configuration_columns(conn: sqlite3.Connection) -> None:
         WHERE json_valid(settings)""")
 
 
-def v7_idle_stalls(conn: sqlite3.Connection) -> None:
+def v7_model_files(conn: sqlite3.Connection) -> None:
+    """A user's model file measured as a workload: its path, its content's SHA-256 (part of the
+    configuration: an edited file is never pooled with its earlier runs) and its summary (JSON:
+    parameters, layers, input shapes, optimizer, loss); and where every run's FLOPs per sample came from
+    (``analytic`` for the study's workloads, ``tensorflow cost analysis`` for a model file, or ``not
+    counted: why``). Earlier runs had analytic FLOPs where they had any."""
+    for column in ("model_file TEXT", "model_hash TEXT", "model_summary TEXT", "flops_source TEXT"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+    conn.execute("UPDATE runs SET flops_source = 'analytic' WHERE flops_per_sample IS NOT NULL")
+
+
+def v8_idle_stalls(conn: sqlite3.Connection) -> None:
     """Idle stalls kept apart from the figures: per epoch, the wall time outside its steps that no CPU
     time covers (``idle_s``); per run, the stall left out of its epoch time (``stall_s``, the median over
     its timed epochs) and the longest (``stall_max_s``). Earlier runs have none recorded (NULL)."""
@@ -223,7 +234,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     v4_validation_gpu_precision,
     v5_precision_and_target,
     v6_configuration_columns,
-    v7_idle_stalls,
+    v7_model_files,
+    v8_idle_stalls,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("machines", "runs", "epochs", "peaks", "tunings")

@@ -258,6 +258,9 @@ class Store:
             "cell_key": config.get("cell_key"),
             "settings": json.dumps(dict(config), default=str, sort_keys=True),
             "flops_per_sample": config.get("flops_per_sample"),
+            "flops_source": config.get("flops_source") or ("analytic" if config.get("flops_per_sample") else None),
+            "model_file": config.get("model_file"),
+            "model_summary": json.dumps(config["model_summary"], sort_keys=True) if config.get("model_summary") else None,
             "augment": (config.get("options") or {}).get("augment"),
             "machine_state": json.dumps(config.get("machine_state")) if config.get("machine_state") else None,
             "created_at": now(),
@@ -422,6 +425,10 @@ class Store:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY r.id"
         return [dict(row) for row in self.conn.execute(sql, args)]
+
+    def workload_names(self) -> list[str]:
+        """The workloads stored runs measured (the study's, and model files by their NAME)."""
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT workload FROM runs ORDER BY workload")]
 
     def epochs(self, run_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
         sql = """SELECT e.*, r.workload, r.build, r.vcpus, r.device, r.status

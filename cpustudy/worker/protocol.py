@@ -63,7 +63,7 @@ class RunConfig:
     epochs: int
     full_steps_per_epoch: int
     samples_per_epoch: int
-    flops_per_sample: int
+    flops_per_sample: int | None  # training FLOPs per sample; None: not counted (``flops_source`` says why)
     data: str  # real | synthetic, as resolved
     device: str = "cpu"
     build: str = "tf"
@@ -92,6 +92,10 @@ class RunConfig:
     precision_policy: str = precision.DEFAULT  # Keras dtype policy: one of precision.POLICIES
     target_accuracy: float | None = None  # stop at the first epoch whose validation accuracy reaches it
     workload_version: int = 1  # the workload's version (its model or data changed: a new configuration)
+    flops_source: str = "analytic"  # analytic | tensorflow cost analysis | not counted: why
+    model_file: str | None = None  # a user's model file (absolute path), imported in the worker after pinning
+    model_hash: str | None = None  # its content's SHA-256: an edited file is another configuration
+    model_summary: Mapping[str, Any] | None = None  # parameters, layers, input shapes... (its check's findings)
     # Set after planning, by whoever runs it:
     study: str = "cpustudy"  # cpustudy | tune | bench-overhead
     cell_key: str | None = None  # a sweep cell's identity, for resuming

@@ -32,10 +32,10 @@ Emit = Callable[..., None]
 def train(config: RunConfig, emit: Emit) -> None:
     """Run ``config`` and send what it does as it happens: the software, the data, the model, each
     epoch (timed by ``EpochTimer``), the peak where asked, and ``DONE``."""
-    from cpustudy.workloads import ALL
+    from cpustudy.worker.usermodel import workload_for
 
-    workload = ALL[config.workload]
     keras, software = import_frameworks(config.intra_threads, config.inter_threads)
+    workload = workload_for(config)  # a model file is imported only now, after pinning and the framework
     check_device(config, software)
     emit(protocol.SOFTWARE, **software)
 
@@ -116,12 +116,12 @@ def training_data(config: RunConfig, workload: Any, keras: Any, params: dict[str
     batch = config.batch_size
     steps_cap = config.steps_per_epoch
     cached = False
-    if config.data == "real":
+    if config.data == "real" or config.model_file:  # a model file's data is its own (load_data)
         data = workload.real(keras, params)
     else:
         n = workload.samples_per_epoch if steps_cap is None else int(steps_cap) * batch
         data, cached = synthetic_cached(workload, n, params, config.seed)
-    if config.data == "learnable":
+    if config.data == "learnable" and not config.model_file:
         data = planted(data)
     if steps_cap and len(data) > int(steps_cap) * batch:
         # Exactly the capped number of batches per epoch, as with synthetic data (Keras would
@@ -138,7 +138,7 @@ def validation_data(config: RunConfig, workload: Any, keras: Any, params: dict[s
     if not val_steps:
         return None, val_steps
     n_val = min(val_steps * batch, workload.validation_samples)
-    if config.data == "real":
+    if config.data == "real" or config.model_file:
         val = workload.real(keras, params, split="test")
     else:
         val, _ = synthetic_cached(workload, n_val, params, config.seed + 1)

@@ -5,6 +5,7 @@ Importing this package imports NumPy but never TensorFlow or Keras.
 
 from __future__ import annotations
 
+from cpustudy.errors import UserError
 from cpustudy.names import split_list, unknown
 from cpustudy.workloads import (
     cifar10_cnn,
@@ -37,6 +38,12 @@ ALL: dict[str, Workload] = {**WORKLOADS, **VARIANTS}
 
 
 def get(name: str) -> Workload:
+    """A workload by its name, or a user's model file by its path (``./my_model.py``: checked, see
+    :mod:`cpustudy.workloads.userfile`)."""
+    from cpustudy.workloads import userfile
+
+    if name not in ALL and userfile.looks_like_file(name):
+        return userfile.load(name)
     try:
         return ALL[name]
     except KeyError:
@@ -44,10 +51,16 @@ def get(name: str) -> Workload:
 
 
 def parse_list(text: str, flag: str = "--workloads") -> list[Workload]:
-    """``all`` or a comma-separated list of names, each checked."""
+    """``all`` or a comma-separated list of names and model files, each checked."""
     if text.strip() == "all":
         return list(WORKLOADS.values())
-    return [get(n) for n in dict.fromkeys(split_list(text, flag, "mnist_mlp,cifar10_cnn or all"))]
+    out = [get(n) for n in dict.fromkeys(split_list(text, flag, "mnist_mlp,cifar10_cnn or all"))]
+    by_name: dict[str, Workload] = {}
+    for w in out:
+        if w.name in by_name and by_name[w.name] is not w:
+            raise UserError(f"{flag}: two model files are both named {w.name!r}: give one a NAME of its own")
+        by_name[w.name] = w
+    return out
 
 
 def describe_all() -> list[dict[str, object]]:

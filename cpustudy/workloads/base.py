@@ -128,6 +128,20 @@ MIN_PROJECTED_STEPS = 10
 
 
 @dataclass(frozen=True)
+class ModelFile:
+    """A user's model file (``cpustudy run ./my_model.py``): where it is, its content's hash (part of the
+    configuration's identity: an edited file never pools with its earlier runs), what its check found
+    (parameters, layers, input shapes, FLOPs) and the data its ``load_data`` returns (``DATA``, "real"
+    unless the file says otherwise)."""
+
+    path: str
+    sha256: str
+    summary: Mapping[str, Any]
+    data: str = "real"
+    flops_note: str = ""  # why TensorFlow's cost analysis could not count the step's FLOPs, if it could not
+
+
+@dataclass(frozen=True)
 class Workload:
     """One model of the study, faithful to the Keras example it used."""
 
@@ -158,6 +172,7 @@ class Workload:
     #: Raised whenever the model, its data generator or its FLOPs change: runs of another version are a
     #: different configuration (never resumed into, never pooled with).
     version: int = 1
+    model: ModelFile | None = None  # a user's model file, not one of the study's workloads
 
     def resolved_params(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
         p = dict(self.params)

@@ -12,7 +12,8 @@ from cpustudy.measure.request import target_epochs
 
 def register(sub: Any) -> None:
     p = sub.add_parser("run", help="measure one workload on N vCPUs (one fresh worker process)")
-    p.add_argument("workload", help="workload name (see `cpustudy workloads`)")
+    p.add_argument("workload", help="workload name (see `cpustudy workloads`) or a model file (./my_model.py: "
+                   "build_model() and load_data(); see the README's 'Your own model')")
     p.add_argument("--vcpus", type=a.positive_int, help="vCPUs to pin to (default: all this process may use)")
     a.add_grid(p, "to run")
     p.add_argument("--intra-threads", type=a.positive_int, help="TF intra-op threads (default: vCPUs)")
@@ -54,4 +55,9 @@ def run(args: argparse.Namespace) -> int:
     print(describe.outcome_line(config, outcome))
     for note in describe.outcome_notes(outcome):
         print(f"{a.PROG}: note: {note}", file=sys.stderr)
+    if config.model_file:  # where its FLOPs came from, or why there are none (no GFLOP/s, no % of peak)
+        flops = (f"{config.flops_per_sample / 1e6:.4g} MFLOP per training sample ({config.flops_source})"
+                 if config.flops_per_sample else f"FLOPs {config.flops_source}, so no GFLOP/s or % of peak")
+        print(f"{a.PROG}: note: model file {config.model_file}, content {str(config.model_hash)[:12]}: {flops}",
+              file=sys.stderr)
     return 0

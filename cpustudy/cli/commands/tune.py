@@ -11,7 +11,7 @@ from cpustudy.names import int_list
 
 def register(sub: Any) -> None:
     p = sub.add_parser("tune", help="search threads, oneDNN, XLA and input pipeline for the fastest setting")
-    p.add_argument("workload", help="workload name (see `cpustudy workloads`)")
+    p.add_argument("workload", help="workload name (see `cpustudy workloads`) or a model file (./my_model.py)")
     p.add_argument("--vcpus", type=a.positive_int, required=True, help="vCPUs to tune for")
     p.add_argument("--builds", default="tf", help="comma-separated builds to tune (default: tf)")
     p.add_argument("--batch-sizes", metavar="LIST",
