@@ -717,3 +717,13 @@ def test_images_module_does_not_import_tensorflow():
         check=True,
     )
     assert proc.stdout.strip() == "False"
+
+
+def test_ci_runs_exactly_the_readmes_test_command():
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)\n```", readme, re.S)
+    (command,) = [b for b in blocks if ".venv/bin/python -m pytest" in b]
+    ci = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    assert ci[-1] == command
+    # the container tests run, not skip, on a fresh Debian machine: the command installs what they need
+    assert "apt-get install -y -qq --no-install-recommends podman runc mmdebstrap uidmap" in command
