@@ -288,7 +288,7 @@ def test_the_cloud_job_cut_mid_cell_and_recovered_on_a_new_vm_ends_with_the_plan
                 logs = engine.run("logs", first, check=False, timeout=60)
                 pytest.fail(f"the first VM ended before it could be cut (snapshot: {statuses}):\n"
                             f"{logs.stdout[-3000:]}\n{logs.stderr[-3000:]}")
-            time.sleep(0.2)
+            time.sleep(0.5)  # a cell takes 10 s or more (a worker starts TensorFlow)
         assert statuses[-1:] == ["running"], f"no cell to cut in time (snapshot: {statuses})"
         engine.run("stop", "-t", "3", first, timeout=120)  # SIGTERM, then SIGKILL: the VM is gone
     finally:
