@@ -57,3 +57,38 @@ def test_many_rows_are_measured_by_their_widest_cells():
     columns = ["run_id", "workload", "build", "error"]
     assert fit(rows, columns, 40, cell) == (["run_id", "build", "error"], ["workload"])
     assert fit(rows, columns, 80, cell) == (columns, [])
+
+
+def test_the_footer_suggests_format_only_where_the_command_has_it(run_cli, monkeypatch):
+    hint = render(ROWS, COLUMNS, 60, cell, formats=False).caption
+    assert hint.startswith("not shown at 60 columns:") and "--format" not in hint and "COLUMNS=..." in hint
+    assert "--format csv or json" in render(ROWS, COLUMNS, 60, cell).caption
+    monkeypatch.setenv("COLUMNS", "50")
+    dry = run_cli("sweep", "--dry-run", "--vcpus", "1", "--workloads", "mnist_mlp", "--builds", "tf")  # no --format
+    assert dry.code == 0, dry.err
+    text = " ".join(dry.out.split())
+    assert "not shown at 50 columns" in text and "--format" not in text
+    listed = run_cli("workloads")  # has --format
+    assert "--format csv or json" in " ".join(listed.out.split())
+
+
+@pytest.mark.parametrize("build", ["tf", "tf-onednn"])
+def test_results_at_80_columns_marks_a_projected_epoch_time_in_its_cell(run_cli, db, monkeypatch, build):
+    import reportdb
+
+    from cpustudy.store import Store
+
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 16})
+        reportdb.add_run(s, m, "imdb_bidirectional_lstm", build, 16, [123.4], projected=True)
+        reportdb.add_run(s, m, "imdb_bidirectional_lstm", build, 8, [234.5])
+    monkeypatch.setenv("COLUMNS", "80")
+    r = run_cli("results", "--db", db)
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    rows = {line.split()[0]: line.split() for line in lines if line.split() and line.split()[0] in {"1", "2"}}
+    assert "123.4*" in rows["1"] and "234.5" in rows["2"] and "234.5*" not in rows["2"]
+    assert "* projected to a full epoch from the steps run" in r.out
+    csv_out = run_cli("results", "--db", db, "--format", "csv").out
+    assert "123.4*" not in csv_out and "projected" in csv_out.splitlines()[0]  # the data itself is unmarked

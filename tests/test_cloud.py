@@ -192,6 +192,29 @@ def test_cloud_cli_plan_and_errors(run_cli, tmp_path, prices):
     assert none.code == 2 and "not a plan folder" in none.err
 
 
+def test_status_and_down_on_a_plan_never_launched_say_so_in_one_line_without_starting_skypilot(tmp_path, prices):
+    p = _plan(tmp_path, prices, check=False)
+    code = ("import sys\nfrom cpustudy.cli import main\ncode = main(sys.argv[1:])\n"
+            "print('skypilot imported' if 'sky' in sys.modules else 'skypilot not imported')\nsys.exit(code)")
+    status = subprocess.run([sys.executable, "-c", code, "cloud", "status", p.folder], capture_output=True, text=True)
+    assert status.returncode == 2
+    assert status.stderr.strip() == (
+        f"cpustudy: error: plan study was never launched from {p.folder}: nothing to follow; launch it with "
+        f"`cpustudy cloud launch {p.folder}`")
+    assert status.stdout.strip() == "skypilot not imported"  # so no API server was started either
+    down = subprocess.run([sys.executable, "-c", code, "cloud", "down", p.folder], capture_output=True, text=True)
+    assert down.returncode == 0 and down.stderr == ""
+    assert down.stdout.splitlines() == [f"plan study was never launched from {p.folder}: nothing to stop",
+                                        "skypilot not imported"]
+    # once launched, the plan folder remembers it, and status and down go to the backend
+    backend = FakeBackend()
+    jobs.launch(p, backend, lambda line: None)
+    assert plan.launched(p) == [t.job for t in p.targets]
+    with open(Path(p.folder) / plan.LAUNCH_FILE, "a") as f:
+        f.write('{"job": "cut sh')  # a line cut short does not hide the others
+    assert plan.launched(p) == [t.job for t in p.targets]
+
+
 def test_cloud_help_imports_neither_skypilot_nor_tensorflow():
     code = ("import sys\nfrom cpustudy.cli import main\ntry:\n    main(['cloud', 'plan', '--help'])\n"
             "except SystemExit:\n    pass\nprint(sorted(m for m in ('sky', 'tensorflow', 'pandas') if m in sys.modules))")

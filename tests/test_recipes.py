@@ -623,7 +623,7 @@ def test_docker_engine_available_without_engine(tmp_path: Path, monkeypatch: pyt
     available, message = images.docker_engine_available()
     assert available is False
     assert message == (
-        "no Docker engine is running here (docker info: Cannot connect to the Docker daemon at "
+        "no Docker engine is running here (docker version: Cannot connect to the Docker daemon at "
         "unix:///var/run/docker.sock.); run the printed command on a machine with Docker"
     )
 
@@ -631,6 +631,19 @@ def test_docker_engine_available_without_engine(tmp_path: Path, monkeypatch: pyt
 def test_docker_engine_available_with_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     _fake_docker(tmp_path, monkeypatch, 'echo "27.3.1"\n')
     assert images.docker_engine_available() == (True, "Docker engine 27.3.1 answers")
+
+
+def test_docker_engine_check_accepts_debians_podman_docker_shim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # What podman-docker's /usr/bin/docker (exec podman "$@") answers: podman has no .ServerVersion for
+    # `info`, but `version` has the server's version as Docker's client does.
+    _fake_docker(
+        tmp_path,
+        monkeypatch,
+        'if [ "$1" = info ]; then echo "Error: template: info:1:2: executing \"info\" at <.ServerVersion>: '
+        'can\'t evaluate field ServerVersion" >&2; exit 125; fi\n'
+        'if [ "$1 $2 $3" = "version --format {{.Server.Version}}" ]; then echo 4.3.1; exit 0; fi\nexit 125\n',
+    )
+    assert images.docker_engine_available() == (True, "Docker engine 4.3.1 answers")
 
 
 def test_docker_engine_available_times_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -660,7 +673,7 @@ def test_build_image_dry_run_prints_and_runs_nothing(monkeypatch, capsys):
 
 
 def test_build_image_without_engine_raises_the_plain_message(monkeypatch, capsys):
-    monkeypatch.setattr(images, "docker_engine_available", lambda: (False, "no engine here"))
+    monkeypatch.setattr(images, "docker_engine_available", lambda **kw: (False, "no engine here"))
     with pytest.raises(UserError, match="^no engine here$"):
         images.build_image("cpu-pip", march=None, tag=None, tf_version=None, context=Path("."),
                            dry_run=False)
@@ -677,12 +690,21 @@ def test_build_image_runs_docker_when_an_engine_answers(monkeypatch, capsys):
         calls.append(argv)
         return Done()
 
-    monkeypatch.setattr(images, "docker_engine_available", lambda: (True, "ok"))
+    monkeypatch.setattr(images, "docker_engine_available", lambda **kw: (True, "ok"))
     monkeypatch.setattr(images.subprocess, "run", fake_run)
     code = images.build_image("gpu", march=None, tag="x:y", tf_version=None, context=Path("."),
                               dry_run=False)
     assert code == 3
     assert calls == [["docker", "build", "-f", "docker/gpu.Dockerfile", "-t", "x:y", "."]]
+
+
+def test_podman_builds_in_docker_format(monkeypatch, capsys):
+    # The OCI format podman defaults to drops SHELL (the Dockerfiles' pipefail); --format docker keeps it.
+    argv = images.docker_build_command("cpu-pip", context=Path("."), engine="podman")
+    assert argv == ["podman", "build", "--format", "docker", "-f", "docker/cpu-pip.Dockerfile", "-t",
+                    "cpustudy:cpu-pip", "."]
+    with pytest.raises(UserError, match="unknown engine 'nerdctl'"):
+        images.docker_build_command("cpu-pip", context=Path("."), engine="nerdctl")
 
 
 def test_images_module_does_not_import_tensorflow():
@@ -695,3 +717,13 @@ def test_images_module_does_not_import_tensorflow():
         check=True,
     )
     assert proc.stdout.strip() == "False"
+
+
+def test_ci_runs_exactly_the_readmes_test_command():
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)\n```", readme, re.S)
+    (command,) = [b for b in blocks if ".venv/bin/python -m pytest" in b]
+    ci = [line for line in (REPO / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    assert ci[-1] == command
+    # the container tests run, not skip, on a fresh Debian machine: the command installs what they need
+    assert "apt-get install -y -qq --no-install-recommends podman runc mmdebstrap uidmap" in command

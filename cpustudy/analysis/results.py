@@ -109,8 +109,7 @@ TABLE_COLUMNS = (
     "workload",
     "build",
     "vcpus",
-    "epoch_time_s",
-    "projected",
+    "epoch_time_s",  # a projected time marked with * in the table (`cpustudy results`)
     "samples_per_s",
     "basis",
     "epoch_time_iqr_s",

@@ -29,7 +29,9 @@ def say(text: str, err: bool = False) -> None:
     print(text, file=sys.stderr if err else sys.stdout, flush=True)
 
 
-def emit_rows(args: argparse.Namespace, rows: Sequence[dict[str, Any]], columns: list[str], title: str) -> int:
+def emit_rows(args: argparse.Namespace, rows: Sequence[dict[str, Any]], columns: list[str], title: str,
+              note: str | None = None) -> int:
+    """``rows`` as ``--format`` asks (a command with ``--format``); ``note``: a line under the table."""
     from cpustudy.analysis import results
 
     fmt = getattr(args, "format", "table")
@@ -38,17 +40,20 @@ def emit_rows(args: argparse.Namespace, rows: Sequence[dict[str, Any]], columns:
     elif fmt == "json":
         sys.stdout.write(results.to_json(rows, columns))
     else:
-        print_table(rows, title, columns)
+        print_table(rows, title, columns, formats=hasattr(args, "format"), note=note)
     return 0
 
 
-def print_table(rows: Sequence[dict[str, Any]], title: str, columns: Sequence[str] | None = None) -> None:
-    """``rows`` as a table of the columns that fit the terminal (or ``COLUMNS``), most important first."""
+def print_table(rows: Sequence[dict[str, Any]], title: str, columns: Sequence[str] | None = None, *,
+                formats: bool = False, note: str | None = None) -> None:
+    """``rows`` as a table of the columns that fit the terminal (or ``COLUMNS``), most important first.
+    ``formats``: the command has ``--format csv|json`` (commands that print through ``emit_rows``)."""
     from cpustudy.analysis.results import cell
     from cpustudy.cli.table import render
 
     out = console()
-    out.print(render(rows, list(columns or (rows[0] if rows else [])), out.width, cell, title=title))
+    out.print(render(rows, list(columns or (rows[0] if rows else [])), out.width, cell, title=title,
+                     formats=formats, note=note))
 
 
 def epoch_line(event: dict[str, Any], total: int) -> str:

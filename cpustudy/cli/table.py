@@ -1,6 +1,7 @@
 """Tables for a terminal: the columns that fit its width, in the order given (most important first),
 numbers and names never cut; long text (errors, notes) folds onto more lines. What does not fit is
-named under the table, with how to see it (``--format csv``, a wider terminal or ``COLUMNS``)."""
+named under the table, with how to see it (``--format csv`` where the command has it, a wider terminal or
+``COLUMNS``)."""
 
 from __future__ import annotations
 
@@ -61,11 +62,12 @@ def _widest(rows: Sequence[dict[str, Any]], columns: Sequence[str],
 
 
 def render(rows: Sequence[dict[str, Any]], columns: Sequence[str], width: int, cell: Callable[[Any], str],
-           title: str | None = None) -> Any:
-    """A rich table of ``rows`` that fits ``width``."""
+           title: str | None = None, *, formats: bool = True, note: str | None = None) -> Any:
+    """A rich table of ``rows`` that fits ``width``. ``formats``: the command has ``--format csv|json``
+    (the footer suggests it only then); ``note``: a line under the table (a legend)."""
     shown, left = fit(rows, columns, width, cell)
-    caption = None
+    lines = [note] if note else []
     if left:
-        caption = (f"not shown at {width} columns: {', '.join(left)} (see them with --format csv or json, "
-                   "or a wider terminal / COLUMNS=...)")
-    return _table(rows, shown, cell, title=title, caption=caption)
+        how = "--format csv or json, or a wider terminal / COLUMNS=..." if formats else "a wider terminal / COLUMNS=..."
+        lines.append(f"not shown at {width} columns: {', '.join(left)} (see them with {how})")
+    return _table(rows, shown, cell, title=title, caption="\n".join(lines) or None)

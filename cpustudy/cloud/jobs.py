@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from cpustudy.cloud.plan import Plan
+from cpustudy.cloud.plan import Plan, record_launch
 from cpustudy.errors import UserError
 
 
@@ -75,6 +75,7 @@ def launch(plan: Plan, backend: Backend, say: Callable[[str], None] = print) -> 
             say(f"{t.job}: already running, not launched again")
             continue
         job_id = backend.launch(Path(plan.folder) / t.task, t.job)
+        record_launch(plan, t.job, job_id)
         say(f"{t.job}: launched ({t.target}, {'spot' if plan.spot else 'on-demand'})")
         out.append((t.job, job_id))
     return out

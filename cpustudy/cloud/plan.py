@@ -26,6 +26,9 @@ from cpustudy.errors import UserError
 
 PROVISION_S = 420.0  # provisioning a VM and installing cpustudy and TensorFlow: a guess
 PLAN_FILE = "plan.json"
+#: The jobs launched from a plan folder, one JSON line each: `cloud status` and `cloud down` on a plan never
+#: launched say so without starting SkyPilot (its API server) at all.
+LAUNCH_FILE = "launched.jsonl"
 
 
 @dataclass
@@ -67,6 +70,28 @@ class Plan:
 
     def save(self) -> None:
         Path(self.folder, PLAN_FILE).write_text(json.dumps(asdict(self), indent=2) + "\n")
+
+
+def record_launch(plan: Plan, job: str, job_id: int | None) -> None:
+    """Note in the plan folder that ``job`` was launched (appended: a plan launched again keeps its history)."""
+    line = json.dumps({"job": job, "job_id": job_id, "at": time.strftime("%Y-%m-%d %H:%M:%S %Z")})
+    with open(Path(plan.folder, LAUNCH_FILE), "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+
+
+def launched(plan: Plan) -> list[str]:
+    """The jobs ever launched from this plan folder (none: the plan was never launched from here)."""
+    try:
+        text = Path(plan.folder, LAUNCH_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    jobs = []
+    for line in text.splitlines():
+        try:
+            jobs.append(str(json.loads(line)["job"]))
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut short: the others still count
+    return list(dict.fromkeys(jobs))
 
 
 def load(folder: str | Path) -> Plan:

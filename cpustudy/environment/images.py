@@ -4,7 +4,8 @@ Pure library: standard library only, no TensorFlow import. It knows
 
 * the three images under ``docker/`` (``IMAGES``) and the exact ``docker build`` argv for each
   (``docker_build_command``), which ``build_image`` prints and, where a Docker engine answers,
-  runs;
+  runs; with ``engine="podman"`` the same build through podman (``podman build --format docker``:
+  the OCI format podman defaults to drops ``SHELL``, which the Dockerfiles use for ``pipefail``);
 * the one rule for a safe ``-march`` value (``validate_march``), the same pattern that
   ``builds/build_tensorflow.sh`` enforces.
 """
@@ -35,6 +36,9 @@ DEFAULT_MARCH = "x86-64-v3"
 DEFAULT_TF_VERSION = "2.21.0"
 #: Repository part of the default image tags.
 DEFAULT_REPOSITORY = "cpustudy"
+#: Container engines ``build_image`` drives: the Docker client (a Docker engine, or podman's
+#: Docker-compatible API through DOCKER_HOST), or podman itself.
+ENGINES = ("docker", "podman")
 
 # --- validation ---------------------------------------------------------------------------------
 
@@ -102,8 +106,10 @@ def docker_build_command(
     tag: str | None = None,
     tf_version: str | None = None,
     context: Path | None = None,
+    engine: str = "docker",
 ) -> list[str]:
-    """The exact ``docker build`` argv for IMAGE.
+    """The exact ``docker build`` argv for IMAGE (``podman build --format docker`` with
+    ``engine="podman"``).
 
     ``-f`` is CONTEXT/docker/IMAGE.Dockerfile (docker resolves ``-f`` against the current
     directory, not the context), so the command works from anywhere; with ``context=Path(".")``
@@ -113,6 +119,8 @@ def docker_build_command(
     """
     if image not in IMAGES:
         raise UserError(f"unknown image {image!r}: choose one of {', '.join(IMAGES)}")
+    if engine not in ENGINES:
+        raise UserError(f"unknown engine {engine!r}: choose one of {', '.join(ENGINES)}")
     if march is not None and image != COMPILED_IMAGE:
         raise UserError(
             f"--march applies only to the {COMPILED_IMAGE} image; {image} uses a stock "
@@ -129,7 +137,8 @@ def docker_build_command(
     if context is None:
         context = repo_root()
 
-    argv = ["docker", "build", "-f", str(context / IMAGES[image])]
+    argv = ["docker", "build"] if engine == "docker" else ["podman", "build", "--format", "docker"]
+    argv += ["-f", str(context / IMAGES[image])]
     if march is not None:
         argv += ["--build-arg", f"MARCH={march}"]
     if tf_version is not None:
@@ -138,14 +147,22 @@ def docker_build_command(
     return argv
 
 
-def docker_engine_available(timeout: float = 5.0) -> tuple[bool, str]:
-    """Whether a Docker engine answers ``docker info``, and a plain sentence saying so."""
-    advice = "run the printed command on a machine with Docker"
-    if shutil.which("docker") is None:
-        return False, f"no Docker client is installed here (docker is not on PATH); {advice}"
+def docker_engine_available(timeout: float = 5.0, engine: str = "docker") -> tuple[bool, str]:
+    """Whether ENGINE's server answers, and a plain sentence saying so.
+
+    Asks ``ENGINE version --format '{{.Server.Version}}'``: a Docker client, podman, and Debian's
+    podman-docker shim (a ``docker`` that runs podman) all answer it, while the shim fails the
+    ``docker info --format '{{.ServerVersion}}'`` that Docker alone understands.
+    """
+    name = "Docker engine" if engine == "docker" else "podman"
+    advice = ("run the printed command on a machine with Docker" if engine == "docker"
+              else "install podman (see docker/README.md) or run the printed command where it works")
+    if shutil.which(engine) is None:
+        client = "Docker client" if engine == "docker" else "podman"
+        return False, f"no {client} is installed here ({engine} is not on PATH); {advice}"
     try:
         proc = subprocess.run(
-            ["docker", "info", "--format", "{{.ServerVersion}}"],
+            [engine, "version", "--format", "{{.Server.Version}}"],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -153,16 +170,16 @@ def docker_engine_available(timeout: float = 5.0) -> tuple[bool, str]:
         )
     except subprocess.TimeoutExpired:
         return False, (
-            f"no Docker engine is running here (docker info: no answer in {timeout:g} s); "
+            f"no {name} is running here ({engine} version: no answer in {timeout:g} s); "
             f"{advice}"
         )
     except OSError as exc:
-        return False, f"no Docker engine is running here (docker info: {exc}); {advice}"
+        return False, f"no {name} is running here ({engine} version: {exc}); {advice}"
     version = proc.stdout.strip()
-    if proc.returncode == 0 and version:
-        return True, f"Docker engine {version} answers"
+    if proc.returncode == 0 and version and "<no value>" not in version:
+        return True, f"{name} {version} answers"
     detail = " ".join((proc.stderr or proc.stdout).split()) or f"exit code {proc.returncode}"
-    return False, f"no Docker engine is running here (docker info: {detail}); {advice}"
+    return False, f"no {name} is running here ({engine} version: {detail}); {advice}"
 
 
 def build_image(
@@ -173,19 +190,21 @@ def build_image(
     tf_version: str | None = None,
     context: Path | None = None,
     dry_run: bool = False,
+    engine: str = "docker",
 ) -> int:
-    """Print the ``docker build`` command for IMAGE and, unless DRY_RUN, run it.
+    """Print the ``docker build`` (or ``podman build``) command for IMAGE and, unless DRY_RUN,
+    run it.
 
-    Returns docker's exit code (0 for a dry run). Raises UserError for bad arguments, and
-    when no Docker engine answers, with the sentence from ``docker_engine_available``.
+    Returns the engine's exit code (0 for a dry run). Raises UserError for bad arguments, and
+    when the engine does not answer, with the sentence from ``docker_engine_available``.
     """
     argv = docker_build_command(
-        image, march=march, tag=tag, tf_version=tf_version, context=context
+        image, march=march, tag=tag, tf_version=tf_version, context=context, engine=engine
     )
     print(shlex.join(argv), flush=True)
     if dry_run:
         return 0
-    available, message = docker_engine_available()
+    available, message = docker_engine_available(engine=engine)
     if not available:
         raise UserError(message)
     return subprocess.run(argv, check=False).returncode

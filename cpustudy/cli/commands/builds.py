@@ -29,6 +29,9 @@ def register(sub: Any) -> None:
     q.add_argument("--march", help="cpu-compiled: the -march target, e.g. x86-64-v3, x86-64-v4, znver4, native")
     q.add_argument("--tag", help="image tag (default: cpustudy:NAME[-MARCH])")
     q.add_argument("--tf", dest="tf_version", help="TensorFlow version to build (default: the project's)")
+    q.add_argument("--engine", choices=("docker", "podman"), default="docker",
+                   help="docker (default: a Docker engine, or podman's Docker API through DOCKER_HOST) or "
+                   "podman (podman build --format docker)")
     q.add_argument("--dry-run", action="store_true", help="print the command; run nothing")
     q.set_defaults(func=run_image)
 
@@ -62,4 +65,4 @@ def run_image(args: argparse.Namespace) -> int:
     from cpustudy.environment import images
 
     return images.build_image(args.name, march=args.march, tag=args.tag, tf_version=args.tf_version,
-                              context=None, dry_run=args.dry_run)
+                              context=None, dry_run=args.dry_run, engine=args.engine)

@@ -103,7 +103,12 @@ def run_status(args: argparse.Namespace) -> int:
     from cpustudy.cli.output import print_table
     from cpustudy.cloud import jobs, plan
 
+    from cpustudy.errors import UserError
+
     p = plan.load(args.plan)
+    if not plan.launched(p):  # nothing to ask SkyPilot about: its API server is not started for nothing
+        raise UserError(f"plan {p.name} was never launched from {p.folder}: nothing to follow; launch it with "
+                        f"`cpustudy cloud launch {p.folder}`")
     print_table(jobs.status(p, _backend()), f"cloud plan {p.name}")
     return 0
 
@@ -112,6 +117,9 @@ def run_down(args: argparse.Namespace) -> int:
     from cpustudy.cloud import jobs, plan
 
     p = plan.load(args.plan)
+    if not plan.launched(p):  # nothing to ask SkyPilot about: its API server is not started for nothing
+        print(f"plan {p.name} was never launched from {p.folder}: nothing to stop")
+        return 0
     n = jobs.down(p, _backend())
     print(f"{n} job(s) cancelled" if n else "no job of this plan is running")
     return 0

@@ -32,6 +32,13 @@ def run(args: argparse.Namespace) -> int:
             rows, columns, title = results.run_rows(store), list(results.RUN_COLUMNS), "runs"
     if args.errors:
         return print_errors(args, failed)
+    note = None
     if args.format == "table" and not args.per_epoch:
         columns = list(results.TABLE_COLUMNS)
-    return emit_rows(args, rows, columns, f"{title} in {args.db or 'the database'}")
+        # A projected epoch time is marked in its own cell: at 80 columns a `projected` column beside it did
+        # not fit, and the time was shown as if measured.
+        rows = [{**r, "epoch_time_s": results.cell(r["epoch_time_s"]) + "*"}
+                if r.get("projected") and r.get("epoch_time_s") is not None else r for r in rows]
+        if any(r.get("projected") for r in rows):
+            note = "* projected to a full epoch from the steps run (basis: from what)"
+    return emit_rows(args, rows, columns, f"{title} in {args.db or 'the database'}", note=note)
