@@ -6,12 +6,12 @@ Both run in fresh processes pinned the same way, alternating which goes first. T
 ratio of steady-state epoch times, cpustudy / plain (1.00 = no overhead): the median over the rounds
 with a 95 % bootstrap interval.
 
-The plain script's steady-state epoch is ``(T(fit of E epochs) - T(fit of 1 epoch)) / (E - 1)``,
-both timed after a one-epoch warm-up ``fit``. The difference cancels what every ``fit`` call costs
-once: its set-up (~0.2 s for mnist_mlp on this machine's 1 vCPU) and its first epoch, which is
-faster than the others because Keras 3 builds that epoch's shuffled NumPy iterator during set-up and
-every later one inside the epoch before it. Timing one ``fit`` of E epochs and dividing by E, as a
-first version did, mixes both into the figure and biases it by several per cent either way.
+The plain script's steady-state epoch is the mean of its epochs after the first (which traces),
+timed by a callback with only the epoch hooks, around one ``fit`` of E epochs: like cpustudy's, which
+also means its timed epochs. An earlier version timed whole ``fit`` calls, ``(T(fit of E epochs) -
+T(fit of 1 epoch)) / (E - 1)``, to cancel each call's set-up; with one ``tf.data`` iterator per call
+that difference also carried the idle stall of dropping the iterator at the end of each call, which
+grows with the iterator's age (measured: the plain side read 2x slow).
 """
 
 from __future__ import annotations
@@ -55,14 +55,18 @@ if cfg.get("input_pipeline") == "tfdata":  # the same tf.data pipeline, one iter
                   steps_per_epoch=steps or -(-n // cfg["batch_size"]), verbose=0)
 else:
     inputs = dict(x=data.x, y=data.y, batch_size=cfg["batch_size"], steps_per_epoch=steps, shuffle=True, verbose=0)
-model.fit(epochs=1, **inputs)  # warm-up: tracing
-timed = {}
-for epochs in (1, cfg["epochs"]):
-    t0 = time.perf_counter()
-    model.fit(epochs=epochs, **inputs)
-    timed[epochs] = time.perf_counter() - t0
-steady = (timed[cfg["epochs"]] - timed[1]) / (cfg["epochs"] - 1)
-print(json.dumps({"epoch_time_s": steady, "fit_1_s": timed[1], "fit_n_s": timed[cfg["epochs"]]}))
+class Stopwatch(keras.callbacks.Callback):  # epoch hooks only: Keras calls them with or without it
+    def __init__(self):
+        super().__init__()
+        self.times = []
+    def on_epoch_begin(self, epoch, logs=None):
+        self.t0 = time.perf_counter()
+    def on_epoch_end(self, epoch, logs=None):
+        self.times.append(time.perf_counter() - self.t0)
+watch = Stopwatch()
+model.fit(epochs=cfg["epochs"], callbacks=[watch], **inputs)
+steady = sum(watch.times[1:]) / (len(watch.times) - 1)  # the first epoch traces: a warm-up, as cpustudy's
+print(json.dumps({"epoch_time_s": steady, "epochs_s": watch.times}))
 """
 
 
