@@ -107,6 +107,8 @@ def test_a_projection_is_checked_against_full_epochs_of_the_same_configuration()
     assert check.loc["mnist_cnn", "ratio"] == pytest.approx(51.0 / 49.5) and bool(check.loc["mnist_cnn", "agrees"])
     assert check.loc["mnist_cnn", "n_projected"] == 3 and check.loc["mnist_cnn", "n_full"] == 2
     assert check.loc["cifar10_cnn", "ratio"] == pytest.approx(0.75) and not bool(check.loc["cifar10_cnn", "agrees"])
+    # The figures rest on the full epochs where there are any: the projections are checked, not pooled.
+    assert list(projection.superseded(df)) == [True] * 3 + [False] * 2 + [True, False, False]
     stalled = _runs([{"stall_s": 2.0, "stall_max_s": 39.1, "input_pipeline": "numpy"}, {"stall_max_s": 0.0}])
     assert "1 run(s) had idle stalls between epochs" in str(projection.stall_note(stalled))
     assert "up to 39.1 s; input: numpy" in str(projection.stall_note(stalled))

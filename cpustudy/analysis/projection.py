@@ -57,3 +57,14 @@ def stall_note(runs: pd.DataFrame) -> str | None:
             f"{worst.max():.1f} s; input: {pipelines or 'unknown'}), left out of their epoch times and shown "
             "as stall_s in `cpustudy results`: Keras 3 waits on the old per-epoch tf.data iterator's "
             "autotuning thread (`--input tfdata`, the default on TensorFlow, keeps one iterator)")
+
+
+def superseded(runs: pd.DataFrame) -> pd.Series:
+    """Projected runs of a configuration also measured in full epochs on the same machine: the full
+    epochs are the measurement, so the projections are only checked against them, never pooled with them."""
+    if runs.empty or not set(KEYS) <= set(runs.columns):
+        return pd.Series(False, index=runs.index)
+    capped = runs["projected"].fillna(0).astype(bool)
+    full_keys = set(map(tuple, runs.loc[~capped, KEYS].astype(str).itertuples(index=False)))
+    keys = runs[KEYS].astype(str).itertuples(index=False)
+    return pd.Series([bool(c) and tuple(k) in full_keys for c, k in zip(capped, keys)], index=runs.index)

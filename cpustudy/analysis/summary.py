@@ -295,6 +295,13 @@ def analyze(store: Store, opts: Options) -> Analysis:
         runs = runs[~bad]
         if runs.empty:
             raise UserError(f"no run in {store.path} has an epoch time: nothing to report")
+    check = projection.projection_check(runs)
+    both = projection.superseded(runs)
+    if both.any():
+        notes.append(f"{int(both.sum())} projected run(s) of configurations also measured in full epochs were left "
+                     "out of the figures (the full epochs are the measurement): they are compared with them under "
+                     "'Projections checked against full epochs'")
+        runs = runs[~both]
     summary = aggregate(runs)
     gpus = summary[summary["device"] == "gpu"]
     gpu_builds = gpus.groupby("study")["build"].nunique().to_dict()
@@ -320,7 +327,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
     software = software_table(runs)
     return Analysis(str(store.path), opts, runs, summary, software, costs.prices_used(summary), baselines, notes,
                     price_catalogs=catalog.sky_sentence() or "shipped price catalog only",
-                    projection=projection.projection_check(runs))
+                    projection=check)
 
 
 def software_table(runs: pd.DataFrame) -> pd.DataFrame:
