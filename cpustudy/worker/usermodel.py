@@ -48,11 +48,12 @@ def import_file(path: str) -> Any:
 
 def _line_in(path: str, exc: BaseException) -> int | None:
     """The last line of ``path`` in the exception's traceback (where the user's code failed)."""
-    line = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if os.path.abspath(frame.filename) == os.path.abspath(path):
-            line = frame.lineno
-    return line
+    frames = traceback.extract_tb(exc.__traceback__)
+    real = os.path.realpath(path)
+    same = [f for f in frames if os.path.realpath(f.filename) == real]
+    if not same:  # a code object compiled under another path of the same file (a copy, a link)
+        same = [f for f in frames if os.path.basename(f.filename) == os.path.basename(path)]
+    return same[-1].lineno if same else None
 
 
 def call(path: str, what: str, fn: Any) -> Any:
