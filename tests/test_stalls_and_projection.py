@@ -186,3 +186,11 @@ def test_a_peak_from_a_busy_machine_or_below_the_runs_own_rate_is_neither_used_n
     assert "below the 50.0 GFLOP/s the run itself achieved" in peaks.doubt(config, {"gflops": 40.0}, summary)
     said = peaks.doubt(config.with_(machine_state=busy), {"gflops": 331.0}, summary)
     assert said.startswith("measured while other processes used 135 % of a CPU (podman 95 %, pip 40 %)")
+
+
+def test_an_older_default_run_is_told_apart_in_its_series_too_whatever_its_other_settings():
+    df = _runs([{"input_pipeline": "numpy", "settings": "{}", "batch_size": 64},
+                {"batch_size": 64}])
+    add_configuration(df)
+    assert list(df["build"]) == ["tf+numpy+b64", "tf+b64"]
+    assert list(df["series"]) == ["tf+numpy", "tf"]

@@ -75,21 +75,18 @@ def input_default(run: dict[str, Any], settings: dict[str, Any]) -> str:
     return str(settings.get("input_default") or "numpy")
 
 
-def tag_older_default_inputs(df: pd.DataFrame, tags: list[str]) -> list[str]:
-    """Runs of one study and build that all took their default input pipeline, but different ones (runs
-    stored before the default became ``tfdata`` beside runs after it), are told apart: the older default
-    gets its pipeline as a tag, so the two are never pooled and only the current default is stock."""
-    out = list(tags)
-    plain = [i for i, t in enumerate(tags) if not t]
+def older_default_inputs(recs: list[dict[str, Any]]) -> list[bool]:
+    """Which runs took an older default input pipeline beside runs of the same study and build that took
+    another (runs stored before the default became ``tfdata`` beside runs after it): those get their
+    pipeline as a tag, in the configuration's name and its series alike, so the two are never pooled and
+    only the current default is stock."""
+    took_default = [r.get("input_pipeline") in (None, input_default(r, _settings(r))) for r in recs]
     seen: dict[tuple[Any, Any], set[Any]] = {}
-    for i in plain:
-        row = df.iloc[i]
-        seen.setdefault((row.get("study"), row.get("build")), set()).add(row.get("input_pipeline"))
-    for i in plain:
-        row = df.iloc[i]
-        if len(seen[(row.get("study"), row.get("build"))]) > 1 and row.get("input_pipeline") == "numpy":
-            out[i] = "numpy"
-    return out
+    for r, default in zip(recs, took_default):
+        if default and r.get("input_pipeline") is not None:
+            seen.setdefault((r.get("study"), r.get("build")), set()).add(r.get("input_pipeline"))
+    return [default and r.get("input_pipeline") == "numpy" and len(seen[(r.get("study"), r.get("build"))]) > 1
+            for r, default in zip(recs, took_default)]
 
 
 #: Environment switches whose effect the run records itself (oneDNN as TensorFlow reported it).
@@ -267,14 +264,15 @@ def add_configuration(df: pd.DataFrame) -> None:
     recs = records(df)
     df["recipe"] = df["build"].astype(str)
     df["build_family"] = [build_family(r) for r in recs]
-    tags = tag_older_default_inputs(df, ["+".join(setting_tags(r)) for r in recs])
+    older = older_default_inputs(recs)
+    tags = ["+".join(["numpy"] * o + setting_tags(r)) for r, o in zip(recs, older)]
     df["tags"] = tags
     df["stock"] = [str(r.get("build")) in STOCK_BUILDS and not t for r, t in zip(recs, tags)]
     df["changes_accuracy"] = [changes_accuracy(r) for r in recs]
     df["resolved"] = [resolved_program(r) for r in recs]
     add_cloud(df)
     at = ["" if not p else f"@{p}" for p in df["platform"]]
-    unbatched = tag_older_default_inputs(df, ["+".join(setting_tags(r, batch=False)) for r in recs])
+    unbatched = ["+".join(["numpy"] * o + setting_tags(r, batch=False)) for r, o in zip(recs, older)]
     df["build"] = [f"{b}{'+' + t if t else ''}{p}" for b, t, p in zip(df["recipe"], tags, at)]
     df["series"] = [f"{b}{'+' + t if t else ''}{p}" for b, t, p in zip(df["recipe"], unbatched, at)]
 
