@@ -18,7 +18,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -37,11 +36,11 @@ SINGLE_RUN_MARGIN = 1.5
 
 def busy_reason(machine_state: str | Mapping[str, Any] | None) -> str:
     """Why a run's machine was busy when it started (empty when quiet or not recorded)."""
-    busy = state.busy_share(machine_state)
+    parsed = state.parsed(machine_state)
+    busy = state.busy_share(parsed)
     if busy is None:
         return ""
-    parsed = json.loads(machine_state) if isinstance(machine_state, str) else machine_state
-    load = (parsed or {}).get("loadavg") or [math.nan]
+    load = parsed.get("loadavg") or [math.nan]
     return f"busy: other processes used {busy[0]:.0f} % of a CPU ({busy[1]}; load average {load[0]:.1f})"
 
 

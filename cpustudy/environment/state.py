@@ -73,9 +73,8 @@ def machine_state(sample_s: float = 0.3) -> dict[str, Any]:
 BUSY_CPU_PERCENT = 50.0
 
 
-def busy_share(state: Any) -> tuple[float, str] | None:
-    """Other processes' CPU use in a recorded state (a mapping, or its JSON) when it makes the machine busy
-    (``BUSY_CPU_PERCENT`` % of a CPU or more): the % and the top two; None when quiet or not recorded."""
+def parsed(state: Any) -> dict[str, Any]:
+    """A recorded state as a mapping (it may be stored as JSON text); {} when unreadable or not recorded."""
     import json
     from collections.abc import Mapping
 
@@ -83,10 +82,14 @@ def busy_share(state: Any) -> tuple[float, str] | None:
         try:
             state = json.loads(state)
         except ValueError:
-            return None
-    if not isinstance(state, Mapping):
-        return None
-    procs = state.get("busy_processes") or []
+            return {}
+    return dict(state) if isinstance(state, Mapping) else {}
+
+
+def busy_share(state: Any) -> tuple[float, str] | None:
+    """Other processes' CPU use in a recorded state (a mapping, or its JSON) when it makes the machine busy
+    (``BUSY_CPU_PERCENT`` % of a CPU or more): the % and the top two; None when quiet or not recorded."""
+    procs = parsed(state).get("busy_processes") or []
     used = sum(float(p.get("cpu_percent") or 0) for p in procs)
     if used < BUSY_CPU_PERCENT:
         return None
