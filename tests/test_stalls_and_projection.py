@@ -112,6 +112,11 @@ def test_a_projection_is_checked_against_full_epochs_of_the_same_configuration()
     stalled = _runs([{"stall_s": 2.0, "stall_max_s": 39.1, "input_pipeline": "numpy"}, {"stall_max_s": 0.0}])
     assert "1 run(s) had idle stalls between epochs" in str(projection.stall_note(stalled))
     assert "up to 39.1 s; input: numpy" in str(projection.stall_note(stalled))
+    assert "per-epoch tf.data iterator" in str(projection.stall_note(stalled))
+    busy = '{"busy_processes": [{"name": "pip", "cpu_percent": 103.0}]}'
+    crowded = _runs([{"stall_s": 1.5, "stall_max_s": 5.0, "machine_state": busy}])
+    said = str(projection.stall_note(crowded))
+    assert "1 of them started on a busy machine" in said and "iterator" not in said
     assert projection.stall_note(_runs([{"stall_max_s": None}])) is None
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from cpustudy.environment import state
+
 #: A projection agrees with full epochs when its median epoch time is within this share of theirs.
 TOLERANCE = 0.05
 
@@ -44,7 +46,9 @@ def projection_check(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def stall_note(runs: pd.DataFrame) -> str | None:
-    """A sentence on the runs whose epochs had idle stalls (kept out of their figures), or None."""
+    """A sentence on the runs whose epochs had idle stalls (kept out of their figures), or None. The
+    cause is named only where it is known: a quiet machine and the per-epoch NumPy input; on a busy
+    machine other processes' contention also reads as idle time (seen: up to 5 s)."""
     if "stall_max_s" not in runs:
         return None
     worst = pd.to_numeric(runs["stall_max_s"], errors="coerce")
@@ -52,11 +56,19 @@ def stall_note(runs: pd.DataFrame) -> str | None:
     if stalled.empty:
         return None
     pipelines = ", ".join(sorted({str(p) for p in stalled.get("input_pipeline", pd.Series(dtype=str)).dropna()}))
+    states = stalled["machine_state"] if "machine_state" in stalled else pd.Series(None, index=stalled.index)
+    busy = sum(state.busy_share(m) is not None for m in states)
+    if busy:
+        why = (f"{busy} of them started on a busy machine, where other processes' contention also reads as idle "
+               "time: measure again on a quiet one")
+    elif pipelines == "numpy":
+        why = "Keras 3 waits on the old per-epoch tf.data iterator's autotuning thread (`--input tfdata` keeps one)"
+    else:
+        why = "its cause is not known for this input"
     return (f"{len(stalled)} run(s) had idle stalls between epochs (no CPU time; median "
             f"{pd.to_numeric(stalled['stall_s'], errors='coerce').median():.2f} s per epoch, up to "
             f"{worst.max():.1f} s; input: {pipelines or 'unknown'}), left out of their epoch times and shown "
-            "as stall_s in `cpustudy results`: Keras 3 waits on the old per-epoch tf.data iterator's "
-            "autotuning thread (`--input tfdata`, the default on TensorFlow, keeps one iterator)")
+            f"as stall_s in `cpustudy results`: {why}")
 
 
 def superseded(runs: pd.DataFrame) -> pd.Series:

@@ -39,9 +39,10 @@ def outcome_notes(outcome: RunOutcome) -> list[str]:
     stall, stall_max = s.get("stall_s"), s.get("stall_max_s")
     if stall_max:
         notes.append(f"idle stall between epochs: {stall:.2f} s per epoch (median; up to {stall_max:.2f} s) with no "
-                     "CPU time, left out of the epoch time and stored apart (stall_s): Keras 3 replacing its "
-                     "per-epoch tf.data iterator waits on the old one's autotuning thread; `--input tfdata` "
-                     "(the default on TensorFlow) keeps one iterator for the whole run")
+                     "CPU time, left out of the epoch time and stored apart (stall_s): with `--input numpy`, Keras 3 "
+                     "replacing its per-epoch tf.data iterator waits on the old one's autotuning thread (`--input "
+                     "tfdata`, the default on TensorFlow, keeps one); on a busy machine other processes' contention "
+                     "also reads as idle time")
     if boundary and measured and boundary > 0.05 * measured:
         notes.append(f"{boundary:.2f} s of each {measured:.2f} s epoch was spent outside its training steps "
                      f"(data iterator set-up/tear-down; CPU busy {100 * (s.get('cpu_utilization') or 0):.0f} %); "
