@@ -136,6 +136,14 @@ def test_peak_is_measured_once_per_configuration_and_stored_with_runs(db, empty_
     assert not json.loads(runs[1]["settings"])["measure_peak_now"]
     state = json.loads(runs[0]["machine_state"])
     assert len(state["loadavg"]) == 3
+    # beside the measured peak, the instruction sets' theoretical one for the run's CPU (an estimate)
+    from cpustudy.environment import isa
+
+    expected = isa.theoretical(s.machine_info(mid), 1, "fp32")
+    assert (runs[0]["isa_peak_gflops"] is None) == (expected is None)
+    if expected is not None:
+        assert runs[0]["isa_peak_gflops"] == pytest.approx(expected.gflops)
+        assert runs[0]["isa_peak_basis"].startswith("1 core")
 
 
 @pytest.mark.tensorflow

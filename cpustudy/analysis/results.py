@@ -37,6 +37,9 @@ RUN_COLUMNS = (
     "peak_device",
     "peak_precision",
     "peak_note",
+    "isa_peak_gflops",
+    "pct_of_isa_peak",
+    "isa_peak_basis",
     "precision_policy",
     "float32_math",
     "target_accuracy",
@@ -161,6 +164,7 @@ def run_rows(store: Store) -> list[dict[str, Any]]:
                 "peak_gflops": _same_device_peak(r),
                 "pct_of_peak": share,
                 "peak_note": why or None,
+                "pct_of_isa_peak": 100.0 * gflops / r["isa_peak_gflops"] if gflops and r.get("isa_peak_gflops") else None,
                 "float32_math": r.get("precision"),  # how the framework computed float32 matmuls (fp32, tf32)
                 "target_reached": None if r.get("target_reached") is None else bool(r["target_reached"]),
                 "suspect": suspicious.get(r["id"]),

@@ -125,6 +125,9 @@ def _efficiency(g: pd.DataFrame) -> dict[str, Any]:
         "gflops_per_s": float(achieved.median()) if achieved.notna().any() else math.nan,
         "peak_gflops": float(peak.median()) if peak.notna().any() else math.nan,
         "pct_of_peak": float(pct.median()) if pct.notna().any() else math.nan,
+        # the instruction sets' theoretical peak (an estimate: cores x FLOP/cycle x reported clock)
+        "isa_peak_gflops": float(_column(g, "isa_peak_gflops").median())
+        if _column(g, "isa_peak_gflops").notna().any() else math.nan,
         "within_run_iqr_s": float(_column(g, "epoch_time_iqr_s").median())
         if _column(g, "epoch_time_iqr_s").notna().any() else math.nan,
         "unstable": bool((unstable.fillna(0) > 0).any()),

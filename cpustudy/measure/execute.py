@@ -143,8 +143,10 @@ class _Run:
 
     def _finish(self, status: str, error: str | None, code: int | None, tail: str = "") -> RunOutcome:
         summary = summarize(self.config, self.epochs, self.startup)
+        summary.update(peaks.isa(self.store.machine_info(self.machine_id), self.config))
         if self.peak_event is not None:
-            doubt = peaks.doubt(self.config, self.peak_event, summary)
+            doubt = peaks.doubt(self.config, self.peak_event, summary,
+                                fewer=peaks.at_fewer_vcpus(self.store, self.machine_id, self.config))
             if doubt:  # not cached, not used: the next run measures it again
                 self.software["peak"]["not_used"] = doubt
                 self.store.set_software(self.run_id, self.software)

@@ -49,9 +49,56 @@ def known(store: Store, machine_id: int, config: RunConfig) -> dict[str, Any] | 
     return found
 
 
-def doubt(config: RunConfig, event: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
+#: A peak at more vCPUs below this share of the one kept at fewer (same build, threads per vCPU, device
+#: and precision on this machine) is a disturbed measurement: more cores never compute less. Not 1.0:
+#: two vCPUs that are one core's SMT siblings share its FMA units, and repeats differ by a few percent.
+FEWER_VCPUS_TOLERANCE = 0.9
+
+
+def isa(machine: Mapping[str, Any], config: RunConfig) -> dict[str, Any]:
+    """The theoretical peak of the run's CPUs at its precision (an estimate, with its basis), as a run
+    stores it; none for a run on a GPU."""
+    from cpustudy.analysis.peakshare import PEAK_PRECISION
+    from cpustudy.environment import isa as isa_mod
+    from cpustudy.environment.machine import parse_cpu_list
+
+    none = {"isa_peak_gflops": None, "isa_peak_basis": None}
+    if config.device != "cpu":
+        return none
+    try:
+        cpus = len(parse_cpu_list(config.cpu_list)) if config.cpu_list else config.vcpus
+    except ValueError:
+        cpus = config.vcpus
+    peak = isa_mod.theoretical(machine, cpus or 0, PEAK_PRECISION.get(config.precision_policy or "", "fp32"))
+    return {"isa_peak_gflops": peak.gflops, "isa_peak_basis": peak.basis} if peak else none
+
+
+def at_fewer_vcpus(store: Store, machine_id: int, config: RunConfig) -> tuple[float, int] | None:
+    """The highest peak kept on this machine at fewer vCPUs for the same build, device, precision and
+    threads per vCPU, with its vCPUs; None where there is none."""
+    best: tuple[float, int] | None = None
+    for r in store.runs(status="ok"):
+        same = (r.get("machine_id") == machine_id and r.get("build") == config.build
+                and (r.get("device") or "cpu") == config.device and not r.get("oversubscribed")
+                and (r.get("precision_policy") or precision.DEFAULT) == (config.precision_policy or precision.DEFAULT)
+                and r.get("peak_gflops") and r.get("vcpus") and r["vcpus"] < config.vcpus
+                and _per_vcpu(r.get("intra_threads"), r["vcpus"]) == _per_vcpu(config.intra_threads, config.vcpus))
+        if same and (best is None or float(r["peak_gflops"]) > best[0]):
+            best = (float(r["peak_gflops"]), int(r["vcpus"]))
+    return best
+
+
+def _per_vcpu(threads: Any, vcpus: Any) -> float:
+    """Intra-op threads per vCPU (threads default to the vCPUs)."""
+    v = max(1, int(vcpus or 1))
+    return float(threads or v) / v
+
+
+def doubt(config: RunConfig, event: Mapping[str, Any], summary: Mapping[str, Any],
+          fewer: tuple[float, int] | None = None) -> str:
     """Why a peak a worker measured cannot be trusted, or "": taken while other processes were busy (the
-    state at the run's start), or below the rate the run itself achieved (a peak is an upper bound)."""
+    state at the run's start), below the rate the run itself achieved (a peak is an upper bound), or
+    below the peak kept at ``fewer`` vCPUs (GFLOP/s, vCPUs) on this machine."""
     gflops = event.get("gflops")
     busy = state.busy_share(config.machine_state)
     if busy is not None:
@@ -61,6 +108,9 @@ def doubt(config: RunConfig, event: Mapping[str, Any], summary: Mapping[str, Any
     if gflops is not None and achieved and float(gflops) < achieved:
         return (f"{float(gflops):.1f} GFLOP/s is below the {achieved:.1f} GFLOP/s the run itself achieved: a "
                 "disturbed measurement, not kept; measured again on the next run")
+    if gflops is not None and fewer and float(gflops) < FEWER_VCPUS_TOLERANCE * fewer[0]:
+        return (f"{float(gflops):.1f} GFLOP/s at {config.vcpus} vCPUs is below the {fewer[0]:.1f} GFLOP/s kept at "
+                f"{fewer[1]} vCPU(s) on this machine: a disturbed measurement, not kept; measured again on the next run")
     return ""
 
 

@@ -95,7 +95,7 @@ KEY_COLUMNS = [("study", "study"), ("workload", "workload"), ("label", "config")
 TIME_COLUMNS = KEY_COLUMNS + [
     ("n_runs", "runs"), ("epochs", "epochs in full training"), ("epoch_time_s", "epoch s (median)"),
     ("epoch_time_iqr_s", "IQR over runs s"), ("within_run_iqr_s", "IQR within runs s"), ("unstable", "stability"),
-    ("total_time_s", "total s"), ("projected", "projected"), ("pct_of_peak", "% of FP32 peak"),
+    ("total_time_s", "total s"), ("projected", "projected"), ("pct_of_peak", "% of peak"),
     ("gpu_utilization", "GPU busy"), ("suspect", "suspect"),
 ]
 COST_COLUMNS = KEY_COLUMNS + [
@@ -170,7 +170,7 @@ def _model_file_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
     import json
 
     header = ["workload", "config", "model file", "content hash", "parameters", "layers", "input", "MFLOP/sample",
-              "GFLOP/s", "% of FP32 peak"]
+              "GFLOP/s", "% of peak"]
     runs = a.runs[a.runs["model_hash"].notna()] if "model_hash" in a.runs else a.runs.iloc[0:0]
     table = []
     for r in rows(a.summary):
@@ -187,6 +187,34 @@ def _model_file_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
                       f"{float(flops) / 1e6:.4g} ({run.get('flops_source')})" if counted else
                       str(run.get("flops_source") or "not counted"),
                       _fmt("gflops_per_s", r.gflops_per_s), _fmt("pct_of_peak", r.pct_of_peak)])
+    return header, table
+
+
+def _peak_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
+    """One row per machine, device, build, vCPUs and precision that has a measured or a theoretical peak:
+    the measured matmul peak (median of the kept ones), the instruction sets' theoretical peak (an
+    estimate) and how they compare."""
+    header = ["machine", "device", "build", "vCPUs", "precision", "measured peak GFLOP/s", "runs",
+              "ISA peak GFLOP/s (estimate)", "measured / ISA", "how the ISA peak was reckoned"]
+    runs = a.runs
+    if runs.empty or not {"peak_gflops", "isa_peak_gflops"} & set(runs.columns):
+        return header, []
+    keys = ["cpu_model", "device", "build", "vcpus", "precision_policy"]
+    frame = runs.assign(**{c: runs[c].fillna("") if c in runs else "" for c in keys if c != "vcpus"})
+    table = []
+    for key, g in frame.groupby(keys, dropna=False, sort=True):
+        measured, isa = (pd.to_numeric(g[c], errors="coerce").dropna() if c in g else pd.Series(dtype="float64")
+                         for c in ("peak_gflops", "isa_peak_gflops"))
+        if measured.empty and isa.empty:
+            continue
+        m = float(measured.median()) if not measured.empty else math.nan
+        t = float(isa.median()) if not isa.empty else math.nan
+        basis = g["isa_peak_basis"].dropna().iloc[0] if "isa_peak_basis" in g and g["isa_peak_basis"].notna().any() \
+            else "not reckoned (a GPU, an unknown core or no native unit for the precision)"
+        table.append([str(key[0]), str(key[1] or "cpu"), str(key[2]), str(key[3]), str(key[4] or "float32"),
+                      "" if math.isnan(m) else f"{m:.1f}", str(len(measured)),
+                      "" if math.isnan(t) else f"{t:.0f}",
+                      "" if math.isnan(m) or math.isnan(t) else f"{m / t:.2f}", str(basis)])
     return header, table
 
 
@@ -234,6 +262,14 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
                        "training FLOPs per sample as TensorFlow's cost analysis counted them (or why not), and the "
                        "GFLOP/s each configuration achieved with them:"]),
             Table(*models, wide=True)]))
+    peaks = _peak_rows(a)
+    if peaks[1]:
+        page.sections.append(Section("Peaks", [
+            Paragraph(["A run's share of peak is taken against a matmul measured in the run's own build, threads "
+                       "and precision (a peak measured on a busy machine, below the run's own rate, or below the "
+                       "peak at fewer vCPUs is not kept). Beside it, the instruction sets' theoretical peak: cores "
+                       "x FLOP per cycle x the reported clock, an estimate (turbo and vector clocks differ):"]),
+            Table(*peaks, wide=True)]))
     page.sections.append(Section("Prices used", [Table(*_price_rows(a), wide=True)]))
     page.sections.append(Section("Machines and software", [Table(*_software_rows(a))]))
     return page

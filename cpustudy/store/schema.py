@@ -226,6 +226,13 @@ def v8_idle_stalls(conn: sqlite3.Connection) -> None:
         conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
 
 
+def v9_isa_peak(conn: sqlite3.Connection) -> None:
+    """The theoretical peak of the CPUs' instruction sets beside the measured one (an estimate, with how
+    it was reckoned: cores, FLOP per cycle, clock); NULL where it cannot be reckoned and for older runs."""
+    for column in ("isa_peak_gflops REAL", "isa_peak_basis TEXT"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
@@ -236,6 +243,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v6_configuration_columns,
     v7_model_files,
     v8_idle_stalls,
+    v9_isa_peak,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("machines", "runs", "epochs", "peaks", "tunings")

@@ -33,7 +33,7 @@ RUN_SUMMARY_FIELDS = (
     "measured_epoch_time_s", "step_time_s", "samples_per_s", "startup_s", "projected", "timed_epochs",
     "epoch_boundary_s", "cpu_utilization", "gpu_utilization", "validation_time_s", "val_loss", "val_accuracy",
     "peak_device", "peak_precision", "target_reached", "epochs_to_target", "time_to_target_s",
-    "stall_s", "stall_max_s",
+    "stall_s", "stall_max_s", "isa_peak_gflops", "isa_peak_basis",
 )
 #: The runs columns ``set_software`` copies out of the software report (one it is not given stays as it is).
 SOFTWARE_FIELDS = (
@@ -456,6 +456,15 @@ class Store:
         if row is None:
             raise KeyError(machine_id)
         return str(row[0])
+
+    def machine_info(self, machine_id: int) -> dict[str, Any]:
+        """Everything collected about a machine stored here (``Machine.as_dict()``); {} where unreadable."""
+        row = self.conn.execute("SELECT info FROM machines WHERE id = ?", (machine_id,)).fetchone()
+        try:
+            info = json.loads(row[0]) if row and row[0] else {}
+        except ValueError:
+            info = {}
+        return info if isinstance(info, dict) else {}
 
     def machines(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self.conn.execute("SELECT * FROM machines ORDER BY id")]
