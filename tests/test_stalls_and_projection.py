@@ -4,6 +4,10 @@ projections checked against full epochs (``sweep --calibrate`` and the report's 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
+import threading
 import sqlite3
 
 import pandas as pd
@@ -42,6 +46,43 @@ def test_idle_time_outside_the_steps_is_what_no_cpu_time_or_wait_for_a_cpu_cover
     assert idle_outside_steps(split, 13.5, steps, val) == pytest.approx(3.5)
     # Too few steps to tell inside from outside: unknown, not zero.
     assert idle_outside_steps(split, 11.5, clock(0.0, 1.0, 0.0, 1.0, 2), None) is None
+
+
+def test_other_threads_waiting_for_a_cpu_outside_the_steps_is_no_stall():
+    # 11 steps; the other threads waited 1 s before the first step, 2 s over the steps (0.2 s a step)
+    # and 2.7 s from the last step's start to the epoch's end, the last step's own 0.2 s included.
+    steps = StepClock(expected=11)
+    steps.began, steps.others_first, steps.others_last = 11, 1.0, 3.0
+    assert steps.others_outside(0.0, 5.7) == pytest.approx(1.0 + 2.5)
+    split = EpochSplit(elapsed_s=15.0, steps_s=11.0, boundary_s=4.0, validation_s=None, validation_steps_s=None)
+    busy = clock(0.0, 10.0, 0.0, 10.0, 11)
+    assert idle_outside_steps(split, 11.5, busy, None, 3.5) == pytest.approx(0.0)  # 0.5 s CPU + 3.5 s waiting
+    assert idle_outside_steps(split, 11.5, busy, None, 1.0) == pytest.approx(2.5)
+    # A loop that ended before its expected last step is not corrected (nothing read there).
+    assert StepClock(expected=11).others_outside(0.0, 9.0) == 0.0
+
+
+def test_other_threads_wait_for_a_cpu_is_read_from_the_kernel():
+    # Three threads doing NumPy work (the GIL released) on one CPU while the main thread sleeps: each
+    # waits for the CPU most of the time, and the reading of the other threads' run-queue delay shows it.
+    if not os.path.exists(f"/proc/self/task/{threading.get_native_id()}/schedstat"):
+        pytest.skip("this kernel reports no per-thread schedstat")
+    code = (
+        "import os, threading, time\n"
+        "os.sched_setaffinity(0, [min(os.sched_getaffinity(0))])\n"
+        "import numpy as np\n"
+        "from cpustudy.worker.train import others_waiting\n"
+        "a = np.random.rand(400, 400); stop = time.monotonic() + 1.0\n"
+        "def work():\n"
+        "    while time.monotonic() < stop: a @ a\n"
+        "before = others_waiting()\n"
+        "ts = [threading.Thread(target=work) for _ in range(3)]\n"
+        "[t.start() for t in ts]; time.sleep(0.6); during = others_waiting(); [t.join() for t in ts]\n"
+        "print(during - before)\n")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout) > 0.1  # of about 0.6 s x 2 waiting threads
 
 
 def test_a_stall_is_stored_apart_and_never_enters_the_run_figures():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, NamedTuple
@@ -275,11 +276,12 @@ class EpochTimer:
     def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
         if epoch == 0:
             self.emit(protocol.TRAIN_START, wall=time.time())
-        self._steps = StepClock()
+        self._steps = StepClock(expected=self.steps)
         self._val: StepClock | None = None
         self._gpu_mark = self.sampler.mark() if self.sampler else 0
         self._c0 = time.process_time()
         self._u0 = used()
+        self._o0 = others_waiting()
         self._t0 = time.perf_counter()
 
     def on_train_batch_begin(self, batch: int, logs: Any = None) -> None:
@@ -315,6 +317,7 @@ class EpochTimer:
         end = time.perf_counter()
         cpu = time.process_time() - self._c0
         self._used = used() - self._u0
+        self._others = self._steps.others_outside(self._o0, others_waiting())
         split = epoch_split(self._t0, end, self._steps, self._val, self.drains)
         logs = logs or {}
         val_acc = logs.get("val_accuracy", logs.get("val_acc"))
@@ -344,7 +347,8 @@ class EpochTimer:
             validation_s=split.validation_s,
             validation_steps=self._val.began if self._val is not None else None,
             validation_steps_s=split.validation_steps_s,
-            idle_s=None if self.drains else idle_outside_steps(split, self._used, self._steps, self._val),
+            idle_s=None if self.drains else idle_outside_steps(split, self._used, self._steps, self._val,
+                                                               self._others),
             val_loss=float(logs["val_loss"]) if "val_loss" in logs else None,
             val_accuracy=float(val_acc) if val_acc is not None else None,
             gpu_util=self.sampler.mean(self._gpu_mark, self._gpu_train_end if self._val is not None else None)
@@ -378,23 +382,26 @@ def epoch_split(start: float, end: float, steps: StepClock, val: StepClock | Non
     return EpochSplit(elapsed, steps_s, boundary_s, validation_s, val_steps_s)
 
 
-def idle_outside_steps(split: EpochSplit, epoch_used: float, steps: StepClock, val: StepClock | None) -> float | None:
+def idle_outside_steps(split: EpochSplit, epoch_used: float, steps: StepClock, val: StepClock | None,
+                       others_wait: float = 0.0) -> float | None:
     """Wall time outside an epoch's training steps during which the process used no CPU and did not wait
     for one: the part of ``boundary_s`` that :func:`used` does not cover (a lower bound where threads
-    overlap). A stall (every thread asleep, such as Keras 3 waiting on an old ``tf.data`` iterator's
-    autotuning thread) shows here; busy set-up work and other processes' contention do not."""
+    overlap), less ``others_wait``, the other threads' wait for a CPU outside the steps
+    (:meth:`StepClock.others_outside`). A stall (every thread asleep, such as Keras 3 waiting on an old
+    ``tf.data`` iterator's autotuning thread) shows here; busy set-up work and other processes'
+    contention, on any of the process's threads, do not."""
     steps_used = steps.steps_used_s()
     if split.boundary_s is None or steps_used is None:
         return None
     val_used = val.used_end - val.used_start if val is not None and val.end is not None else 0.0
-    outside = max(0.0, epoch_used - steps_used - val_used)
+    outside = max(0.0, epoch_used - steps_used - val_used) + max(0.0, others_wait)
     return max(0.0, split.boundary_s - outside)
 
 
 class StepClock:
     """Starts of the first and the last step of a loop, for its time inside steps."""
 
-    def __init__(self) -> None:
+    def __init__(self, expected: int | None = None) -> None:
         self.start = time.perf_counter()
         self.used_start = used()
         self.first: float | None = None
@@ -402,13 +409,28 @@ class StepClock:
         self.used_first = self.used_last = self.used_end = 0.0
         self.began = 0
         self.end: float | None = None
+        self.expected = expected  # the steps the loop will run: its last one is read like its first
+        self.others_first: float | None = None
+        self.others_last: float | None = None
 
     def tick(self) -> None:
         self.last = time.perf_counter()
         self.used_last = used()
         if self.first is None:
             self.first, self.used_first = self.last, self.used_last
+            self.others_first = others_waiting()
         self.began += 1
+        if self.began == self.expected and self.began >= 3:
+            self.others_last = others_waiting()
+
+    def others_outside(self, at_start: float, at_end: float) -> float:
+        """The other threads' wait for a CPU outside the steps, from the readings (:func:`others_waiting`) at
+        the loop's start and end and at its first and last step: before the first, after the last, less the
+        last step's own share (the mean). 0 where the last step was not read (the loop ended early)."""
+        if self.others_first is None or self.others_last is None or self.began < 3:
+            return 0.0
+        per_step = max(0.0, self.others_last - self.others_first) / (self.began - 1)
+        return max(0.0, self.others_first - at_start) + max(0.0, at_end - self.others_last - per_step)
 
     def finish(self) -> None:
         self.end = time.perf_counter()
@@ -448,6 +470,27 @@ class _RunDelay:
         except (OSError, ValueError, IndexError):
             cls.missing = True
             return 0.0
+
+
+def others_waiting() -> float:
+    """The run-queue delay of every thread of this process but the calling one, summed (seconds; Linux's
+    ``/proc/self/task/*/schedstat``). A read per thread, so taken only at an epoch's edges and its first
+    and last step. Threads that ended take their wait with them: differences are clamped at 0."""
+    me = str(threading.get_native_id())
+    total = 0.0
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return 0.0
+    for tid in tids:
+        if tid == me:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat", "rb") as f:
+                total += int(f.read().split()[1]) / 1e9
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 def used() -> float:
