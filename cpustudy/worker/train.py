@@ -315,8 +315,9 @@ class EpochTimer:
         if self._val is None:
             self._drain()
         end = time.perf_counter()
-        cpu = time.process_time() - self._c0
-        self._used = used() - self._u0
+        cpu_now = time.process_time()  # read once: the epoch's CPU time and its used() share it
+        cpu = cpu_now - self._c0
+        self._used = cpu_now + _RunDelay.seconds() - self._u0
         self._others = self._steps.others_outside(self._o0, others_waiting())
         split = epoch_split(self._t0, end, self._steps, self._val, self.drains)
         logs = logs or {}
