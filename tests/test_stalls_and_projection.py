@@ -150,6 +150,13 @@ def test_a_projection_is_checked_against_full_epochs_of_the_same_configuration()
     assert check.loc["cifar10_cnn", "ratio"] == pytest.approx(0.75) and not bool(check.loc["cifar10_cnn", "agrees"])
     # The figures rest on the full epochs where there are any: the projections are checked, not pooled.
     assert list(projection.superseded(df)) == [True] * 3 + [False] * 2 + [True, False, False]
+    # Interleaved repeats pair up: how far one pair is off shows beside the medians' ratio.
+    paired = _runs([{"projected": 1, "steps_per_epoch": 20, "epoch_time_s": t, "repeat": r}
+                    for r, t in ((0, 96.0), (1, 105.0), (2, 100.0))]
+                   + [{"projected": 0, "epoch_time_s": t, "repeat": r} for r, t in ((0, 100.0), (1, 93.75))])
+    (row,) = projection.projection_check(paired).to_dict("records")
+    assert row["pairs"] == 2 and row["pair_low"] == pytest.approx(0.96) and row["pair_high"] == pytest.approx(1.12)
+    assert row["ratio"] == pytest.approx(100.0 / 96.875) and bool(row["agrees"])
     stalled = _runs([{"stall_s": 2.0, "stall_max_s": 39.1, "input_pipeline": "numpy"}, {"stall_max_s": 0.0}])
     assert "1 run(s) had idle stalls between epochs" in str(projection.stall_note(stalled))
     assert "up to 39.1 s; input: numpy" in str(projection.stall_note(stalled))

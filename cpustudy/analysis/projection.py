@@ -19,7 +19,7 @@ TOLERANCE = 0.05
 KEYS = ["study", "workload", "device", "vcpus", "build", "machine_id"]
 
 COLUMNS = ["study", "workload", "device", "vcpus", "build", "n_projected", "steps_per_epoch", "projected_s",
-           "n_full", "full_s", "ratio", "agrees", "full_stall_s"]
+           "n_full", "full_s", "ratio", "agrees", "pairs", "pair_low", "pair_high", "full_stall_s"]
 
 
 def projection_check(runs: pd.DataFrame) -> pd.DataFrame:
@@ -31,18 +31,32 @@ def projection_check(runs: pd.DataFrame) -> pd.DataFrame:
     ok = runs[(runs["status"] == "ok") & pd.to_numeric(runs["epoch_time_s"], errors="coerce").notna()]
     out = []
     for key, g in ok.groupby(KEYS, sort=False, dropna=False):
-        capped = g["projected"].fillna(0).astype(bool)
+        capped = _capped(g)
         proj, full = g[capped], g[~capped]
         if proj.empty or full.empty:
             continue
         p, f = float(proj["epoch_time_s"].median()), float(full["epoch_time_s"].median())
         stall = pd.to_numeric(full["stall_s"], errors="coerce") if "stall_s" in full else pd.Series(dtype=float)
+        pairs = _paired_ratios(proj, full)
         out.append({**dict(zip(KEYS, key)), "n_projected": len(proj),
+                    "pairs": len(pairs), "pair_low": min(pairs) if pairs else None,
+                    "pair_high": max(pairs) if pairs else None,
                     "steps_per_epoch": int(pd.to_numeric(proj["steps_per_epoch"], errors="coerce").median()),
                     "projected_s": p, "n_full": len(full), "full_s": f, "ratio": p / f if f > 0 else None,
                     "agrees": f > 0 and abs(p / f - 1) <= TOLERANCE,
                     "full_stall_s": float(stall.median()) if stall.notna().any() else None})
     return pd.DataFrame(out, columns=COLUMNS)
+
+
+def _paired_ratios(proj: pd.DataFrame, full: pd.DataFrame) -> list[float]:
+    """projected / full for each repeat measured both ways (``sweep --calibrate`` runs a repeat's full
+    cell right after its capped twin): how far one pair can be off, beside the medians' ratio."""
+    if "repeat" not in proj or "repeat" not in full:
+        return []
+    p = proj.groupby("repeat")["epoch_time_s"].median()
+    f = full.groupby("repeat")["epoch_time_s"].median()
+    both = p.index.intersection(f.index)
+    return [float(p[r]) / float(f[r]) for r in both if float(f[r]) > 0]
 
 
 def stall_note(runs: pd.DataFrame) -> str | None:
@@ -76,7 +90,11 @@ def superseded(runs: pd.DataFrame) -> pd.Series:
     epochs are the measurement, so the projections are only checked against them, never pooled with them."""
     if runs.empty or not set(KEYS) <= set(runs.columns):
         return pd.Series(False, index=runs.index)
-    capped = runs["projected"].fillna(0).astype(bool)
-    full_keys = set(map(tuple, runs.loc[~capped, KEYS].astype(str).itertuples(index=False)))
-    keys = runs[KEYS].astype(str).itertuples(index=False)
-    return pd.Series([bool(c) and tuple(k) in full_keys for c, k in zip(capped, keys)], index=runs.index)
+    capped = _capped(runs)
+    keys = pd.Series(list(runs[KEYS].astype(str).itertuples(index=False)), index=runs.index)
+    return capped & keys.isin(set(keys[~capped]))
+
+
+def _capped(runs: pd.DataFrame) -> pd.Series:
+    """Whether each run's epoch time is projected from capped epochs (the others trained whole ones)."""
+    return runs["projected"].fillna(0).astype(bool)

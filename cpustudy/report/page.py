@@ -114,6 +114,8 @@ def _fmt(col: str, v: Any) -> str:
         return "yes" if bool(v) else "no"
     if col == "ratio":
         return f"{float(v):.3f}"
+    if col == "pair_range":
+        return str(v)
     if isinstance(v, bool) or col == "projected":
         return "projected" if bool(v) else ""
     if col in ("pct_of_peak", "gpu_utilization"):
@@ -161,8 +163,19 @@ PROJECTION_COLUMNS = [
     ("study", "study"), ("workload", "workload"), ("build", "config"), ("vcpus", "vCPUs"),
     ("steps_per_epoch", "steps (capped)"), ("n_projected", "projected runs"), ("projected_s", "projected epoch s"),
     ("n_full", "full runs"), ("full_s", "full epoch s"), ("ratio", "projected / full"), ("agrees", "within ±5 %"),
-    ("full_stall_s", "stall in full epochs s"),
+    ("pair_range", "paired repeats: projected / full"), ("full_stall_s", "stall in full epochs s"),
 ]
+
+
+def _with_pair_range(check: pd.DataFrame) -> pd.DataFrame:
+    """The projection check with its paired repeats' ratios as one text: ``0.959-1.121 (3 pairs)``."""
+    def text(r: pd.Series) -> str:
+        n = r.get("pairs")
+        if not n or pd.isna(n):
+            return "no paired repeats"
+        low, high = float(r["pair_low"]), float(r["pair_high"])
+        return f"{low:.3f} ({int(n)} pair)" if int(n) == 1 else f"{low:.3f}-{high:.3f} ({int(n)} pairs)"
+    return check.assign(pair_range=[text(r) for _, r in check.iterrows()]) if not check.empty else check
 
 
 def _model_file_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
@@ -252,8 +265,10 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
         page.sections.append(Section("Projections checked against full epochs", [
             Paragraph([f"A capped run's epoch time is projected from its steps. Where the same configuration also "
                        f"trained whole epochs (`cpustudy sweep --calibrate`), the projection agrees when its median "
-                       f"is within ±{TOLERANCE:.0%} of the full epochs' median. Idle stalls are left out of both."]),
-            Table([h for _, h in PROJECTION_COLUMNS], _rows(a.projection, PROJECTION_COLUMNS)),
+                       f"is within ±{TOLERANCE:.0%} of the full epochs' median; the paired repeats (a repeat's capped cell and its "
+                       f"full twin, run one after the other) show how far one pair can be off. Idle stalls are left "
+                       f"out of both."]),
+            Table([h for _, h in PROJECTION_COLUMNS], _rows(_with_pair_range(a.projection), PROJECTION_COLUMNS)),
         ]))
     models = _model_file_rows(a)
     if models[1]:
