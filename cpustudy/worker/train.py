@@ -317,7 +317,7 @@ class EpochTimer:
         end = time.perf_counter()
         cpu_now = time.process_time()  # read once: the epoch's CPU time and its used() share it
         cpu = cpu_now - self._c0
-        self._used = cpu_now + _RunDelay.seconds() - self._u0
+        self._used = used(cpu_now) - self._u0
         self._others = self._steps.others_outside(self._o0, others_waiting())
         split = epoch_split(self._t0, end, self._steps, self._val, self.drains)
         logs = logs or {}
@@ -419,7 +419,8 @@ class StepClock:
         self.used_last = used()
         if self.first is None:
             self.first, self.used_first = self.last, self.used_last
-            self.others_first = others_waiting()
+            if self.expected is not None:  # only a loop told its steps reads the other threads (others_outside)
+                self.others_first = others_waiting()
         self.began += 1
         if self.began == self.expected and self.began >= 3:
             self.others_last = others_waiting()
@@ -494,10 +495,10 @@ def others_waiting() -> float:
     return total
 
 
-def used() -> float:
-    """Process CPU time plus this thread's wait for a CPU: wall time not covered by it was spent
-    with the whole process asleep, a stall of its own rather than other processes' contention."""
-    return time.process_time() + _RunDelay.seconds()
+def used(cpu: float | None = None) -> float:
+    """Process CPU time (``cpu`` where just read) plus this thread's wait for a CPU: wall time not covered
+    by it was spent with the whole process asleep, a stall of its own rather than other processes' contention."""
+    return (time.process_time() if cpu is None else cpu) + _RunDelay.seconds()
 
 
 def host_augmented(keras: Any, workload: Any, data: Any, batch: int, steps: int, seed: int) -> Any:
