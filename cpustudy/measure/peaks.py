@@ -60,16 +60,11 @@ def isa(machine: Mapping[str, Any], config: RunConfig) -> dict[str, Any]:
     stores it; none for a run on a GPU."""
     from cpustudy.analysis.peakshare import PEAK_PRECISION
     from cpustudy.environment import isa as isa_mod
-    from cpustudy.environment.machine import parse_cpu_list
 
     none = {"isa_peak_gflops": None, "isa_peak_basis": None}
     if config.device != "cpu":
         return none
-    try:
-        cpus = len(parse_cpu_list(config.cpu_list)) if config.cpu_list else config.vcpus
-    except ValueError:
-        cpus = config.vcpus
-    peak = isa_mod.theoretical(machine, cpus or 0, PEAK_PRECISION.get(config.precision_policy or "", "fp32"))
+    peak = isa_mod.theoretical(machine, len(config.cpus) or config.vcpus, PEAK_PRECISION.get(config.precision_policy or "", "fp32"))
     return {"isa_peak_gflops": peak.gflops, "isa_peak_basis": peak.basis} if peak else none
 
 
