@@ -114,8 +114,6 @@ def _fmt(col: str, v: Any) -> str:
         return "yes" if bool(v) else "no"
     if col == "ratio":
         return f"{float(v):.3f}"
-    if col == "pair_range":
-        return str(v)
     if isinstance(v, bool) or col == "projected":
         return "projected" if bool(v) else ""
     if col in ("pct_of_peak", "gpu_utilization"):
