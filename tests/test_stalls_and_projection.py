@@ -18,6 +18,7 @@ from cpustudy.analysis.runs import add_configuration
 from cpustudy.errors import UserError
 from cpustudy.measure import spec
 from cpustudy.measure.request import SweepRequest
+from cpustudy.environment.state import CONTENDED_WAIT_SHARE
 from cpustudy.measure.summary import STALL_MIN_S, summarize
 from cpustudy.worker.train import EpochSplit, StepClock, idle_outside_steps
 from cpustudy.workloads import ALL
@@ -83,6 +84,52 @@ def test_other_threads_wait_for_a_cpu_is_read_from_the_kernel():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0, out.stderr
     assert float(out.stdout) > 0.1  # of about 0.6 s x 2 waiting threads
+
+
+def test_the_threads_wait_for_a_cpu_inside_the_steps_is_kept_as_a_share_of_their_time():
+    # 11 steps; every thread's run-queue delay read at the first and the last step's start: 2.0 s over
+    # 10 whole steps, 2.2 s over the 11.
+    steps = StepClock(expected=11)
+    steps.began, steps.wait_first, steps.wait_last = 11, 1.0, 3.0
+    assert steps.steps_wait_s() == pytest.approx(2.2)
+    assert StepClock(expected=11).steps_wait_s() is None  # the last step was never read
+    config = run_config(steps_per_epoch=None, batch_size=32, vcpus=1)
+    epochs = [{"elapsed_s": 12.0, "warmup": True, "steps_s": 11.0, "boundary_s": 1.0, "wait_s": 5.0}]
+    epochs += [{"elapsed_s": 12.0, "steps_s": 11.0, "boundary_s": 1.0, "wait_s": w} for w in (0.11, 4.4, 0.22)]
+    s = summarize(config, epochs, 1.0)
+    assert s["wait_share"] == pytest.approx(0.02)  # the timed epochs' median, the warm-up left out
+    assert s["wait_share"] < CONTENDED_WAIT_SHARE
+    assert summarize(config, [{k: v for k, v in e.items() if k != "wait_s"} for e in epochs], 1.0)["wait_share"] is None
+
+
+def test_threads_competing_for_one_cpu_inside_the_steps_are_read_from_the_kernel():
+    # A loop of steps on one CPU while two NumPy threads (the GIL released) compete for it: the steps'
+    # wait share is large; with nothing competing it is small.
+    if not os.path.exists(f"/proc/self/task/{threading.get_native_id()}/schedstat"):
+        pytest.skip("this kernel reports no per-thread schedstat")
+    code = (
+        "import os, sys, threading, time\n"
+        "os.sched_setaffinity(0, [min(os.sched_getaffinity(0))])\n"
+        "import numpy as np\n"
+        "from cpustudy.worker.train import StepClock\n"
+        "a = np.random.rand(300, 300); stop = time.monotonic() + 1.5\n"
+        "def work():\n"
+        "    while time.monotonic() < stop: a @ a\n"
+        "def steps(n):\n"
+        "    c = StepClock(expected=n); t0 = time.perf_counter()\n"
+        "    for _ in range(n):\n"
+        "        c.tick(); s = time.perf_counter()\n"
+        "        while time.perf_counter() - s < 0.02: a[:50, :50] @ a[:50, :50]\n"
+        "    return c.steps_wait_s() / (time.perf_counter() - t0)\n"
+        "quiet = steps(20)\n"
+        "ts = [threading.Thread(target=work) for _ in range(2)]; [t.start() for t in ts]\n"
+        "busy = steps(20); [t.join() for t in ts]\n"
+        "print(quiet, busy)\n")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    quiet, busy = map(float, out.stdout.split())
+    assert busy > 0.5 and busy > quiet  # two threads against the steps': each runs about a third of the time
 
 
 def test_a_stall_is_stored_apart_and_never_enters_the_run_figures():
@@ -197,11 +244,13 @@ def test_a_real_run_records_idle_time_per_epoch_and_its_input_pipeline(run_cli, 
                 "--db", db)
     assert r.code == 0, r.err
     conn = sqlite3.connect(db)
-    pipeline, stall = conn.execute("SELECT input_pipeline, stall_s FROM runs").fetchone()
+    pipeline, stall, wait_share = conn.execute("SELECT input_pipeline, stall_s, wait_share FROM runs").fetchone()
     idle = [row[0] for row in conn.execute("SELECT idle_s FROM epochs ORDER BY epoch")]
+    wait = [row[0] for row in conn.execute("SELECT wait_s FROM epochs ORDER BY epoch")]
     conn.close()
     assert pipeline == "tfdata"
     assert len(idle) == 3 and all(i is not None and i >= 0 for i in idle)
+    assert all(w is not None and w >= 0 for w in wait) and wait_share is not None and 0 <= wait_share < 1
     assert stall is not None and stall >= 0
 
 
@@ -247,3 +296,11 @@ def test_an_older_default_run_is_told_apart_in_its_series_too_whatever_its_other
     add_configuration(df)
     assert list(df["build"]) == ["tf+numpy+b64", "tf+b64"]
     assert list(df["series"]) == ["tf+numpy", "tf"]
+
+
+def test_runs_whose_threads_waited_for_a_cpu_are_named_in_a_note():
+    df = _runs([{"id": 1, "wait_share": 0.02}, {"id": 2, "wait_share": 0.37}, {"id": 3, "wait_share": None}])
+    said = str(projection.contention_note(df))
+    assert said.startswith("1 run(s) were contended") and "37-37 %" in said and "runs 2)" in said
+    assert projection.contention_note(df[df["id"] != 2]) is None
+    assert projection.contention_note(_runs([{"id": 1}])) is None  # older runs: not recorded

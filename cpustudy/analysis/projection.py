@@ -85,6 +85,21 @@ def stall_note(runs: pd.DataFrame) -> str | None:
             f"as stall_s in `cpustudy results`: {why}")
 
 
+def contention_note(runs: pd.DataFrame) -> str | None:
+    """A sentence on the runs whose threads waited for a CPU ``CONTENDED_WAIT_SHARE`` of the time inside
+    their steps or more (their steps ran slower for want of a CPU, not for their work), or None."""
+    if "wait_share" not in runs:
+        return None
+    share = pd.to_numeric(runs["wait_share"], errors="coerce")
+    contended = runs[share >= state.CONTENDED_WAIT_SHARE]
+    if contended.empty:
+        return None
+    ids = ", ".join(str(i) for i in contended["id"].head(8)) + (" ..." if len(contended) > 8 else "")
+    return (f"{len(contended)} run(s) were contended: their threads waited for a CPU {100 * share.loc[contended.index].min():.0f}-"
+            f"{100 * share.loc[contended.index].max():.0f} % of the time inside the steps (wait_share in `cpustudy results`; "
+            f"runs {ids}); their figures include that wait: measure them again")
+
+
 def superseded(runs: pd.DataFrame) -> pd.Series:
     """Projected runs of a configuration also measured in full epochs on the same machine: the full
     epochs are the measurement, so the projections are only checked against them, never pooled with them."""

@@ -324,9 +324,9 @@ def analyze(store: Store, opts: Options) -> Analysis:
         notes.append(f"{int(unpriced)} configuration(s) could not be priced (see price_note in summary.csv)")
     if (summary["n_machines"] > 1).any():
         notes.append("some configurations aggregate runs from more than one machine (see the machines column)")
-    stalls = projection.stall_note(runs)
-    if stalls:
-        notes.append(stalls)
+    for note in (projection.stall_note(runs), projection.contention_note(runs)):
+        if note:
+            notes.append(note)
     software = software_table(runs)
     return Analysis(str(store.path), opts, runs, summary, software, costs.prices_used(summary), baselines, notes,
                     price_catalogs=catalog.sky_sentence() or "shipped price catalog only",

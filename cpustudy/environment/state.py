@@ -71,6 +71,11 @@ def machine_state(sample_s: float = 0.3) -> dict[str, Any]:
 
 #: Other processes' CPU use, in % of one CPU, that makes the machine busy for a measurement.
 BUSY_CPU_PERCENT = 50.0
+#: The worker's threads waiting for a CPU this share of the time inside the steps or more make a run
+#: contended: its steps ran slower for want of a CPU (its own threads outnumbering its CPUs, or other
+#: work), not for their work. Seen on a quiet 2-core VM at 1 vCPU: 0.02-0.03 usually; 0.3-0.45 in 2 of 12
+#: processes, whose steps took 1.5-2x as long.
+CONTENDED_WAIT_SHARE = 0.10
 
 
 def parsed(state: Any) -> dict[str, Any]:

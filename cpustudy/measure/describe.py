@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cpustudy.measure.execute import RunOutcome
+from cpustudy.environment.state import CONTENDED_WAIT_SHARE
 from cpustudy.precision import reduced
 from cpustudy.worker.protocol import RunConfig
 
@@ -43,6 +44,11 @@ def outcome_notes(outcome: RunOutcome) -> list[str]:
                      "replacing its per-epoch tf.data iterator waits on the old one's autotuning thread (`--input "
                      "tfdata`, the default on TensorFlow, keeps one); on a busy machine other processes' contention "
                      "also reads as idle time")
+    wait = s.get("wait_share")
+    if wait is not None and wait >= CONTENDED_WAIT_SHARE:
+        notes.append(f"contended: the worker's threads waited for a CPU {100 * wait:.0f} % of the time inside the "
+                     "steps (wait_share): they ran slower for want of a CPU, not for their work (on a quiet machine "
+                     "the worker's own threads compete; seen in some processes only): measure it again")
     if boundary and measured and boundary > 0.05 * measured:
         notes.append(f"{boundary:.2f} s of each {measured:.2f} s epoch was spent outside its training steps "
                      f"(data iterator set-up/tear-down; CPU busy {100 * (s.get('cpu_utilization') or 0):.0f} %); "

@@ -53,6 +53,7 @@ def summarize(config: RunConfig, epochs: Sequence[Mapping[str, Any]], startup_s:
         "epoch_boundary_s": boundary,
         "cpu_utilization": cpu_utilization(config, basis),
         **stall_summary(basis),
+        "wait_share": wait_share(basis),
         "gpu_utilization": gpu_utilization(basis),
         **validation_summary(config, basis),
     }
@@ -84,6 +85,15 @@ def stall_summary(basis: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         return {"stall_s": None, "stall_max_s": None}
     stalls = [e["stall_s"] for e in basis]
     return {"stall_s": statistics.median(stalls), "stall_max_s": max(stalls)}
+
+
+def wait_share(basis: Sequence[Mapping[str, Any]]) -> float | None:
+    """Median share of the time inside the steps that the worker's threads spent ready to run without a
+    CPU (``wait_s`` / ``steps_s``; summed over the threads, so above 1 where several wait at once); None
+    where an epoch did not record it."""
+    if not basis or not all(e.get("wait_s") is not None and e.get("steps_s") for e in basis):
+        return None
+    return statistics.median(e["wait_s"] / e["steps_s"] for e in basis)
 
 
 def step_times(basis: Sequence[Mapping[str, Any]], measured: float, steps: int) -> tuple[float, float | None]:

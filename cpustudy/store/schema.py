@@ -233,6 +233,14 @@ def v9_isa_peak(conn: sqlite3.Connection) -> None:
         conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
 
 
+def v10_cpu_wait(conn: sqlite3.Connection) -> None:
+    """Time the worker's threads were ready to run but had no CPU: per epoch, inside its training steps
+    (``wait_s``); per run, its median share of the time inside the steps (``wait_share``). NULL for older
+    runs and where the kernel does not report it."""
+    conn.execute("ALTER TABLE epochs ADD COLUMN wait_s REAL")
+    conn.execute("ALTER TABLE runs ADD COLUMN wait_share REAL")
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
@@ -244,6 +252,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v7_model_files,
     v8_idle_stalls,
     v9_isa_peak,
+    v10_cpu_wait,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("machines", "runs", "epochs", "peaks", "tunings")

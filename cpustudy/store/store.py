@@ -33,7 +33,7 @@ RUN_SUMMARY_FIELDS = (
     "measured_epoch_time_s", "step_time_s", "samples_per_s", "startup_s", "projected", "timed_epochs",
     "epoch_boundary_s", "cpu_utilization", "gpu_utilization", "validation_time_s", "val_loss", "val_accuracy",
     "peak_device", "peak_precision", "target_reached", "epochs_to_target", "time_to_target_s",
-    "stall_s", "stall_max_s", "isa_peak_gflops", "isa_peak_basis",
+    "stall_s", "stall_max_s", "isa_peak_gflops", "isa_peak_basis", "wait_share",
 )
 #: The runs columns ``set_software`` copies out of the software report (one it is not given stays as it is).
 SOFTWARE_FIELDS = (
@@ -301,7 +301,7 @@ class Store:
             "elapsed_s": epoch["elapsed_s"],
             **{k: epoch.get(k) for k in ("steps", "samples_per_s", "loss", "accuracy")},
             "warmup": int(bool(epoch.get("warmup"))),
-            **{k: epoch.get(k) for k in ("cpu_s", "steps_s", "boundary_s", *EPOCH_V4_FIELDS, "idle_s")},
+            **{k: epoch.get(k) for k in ("cpu_s", "steps_s", "boundary_s", *EPOCH_V4_FIELDS, "idle_s", "wait_s")},
         }
         with self.transaction():
             self._insert("epochs", row, "INSERT OR REPLACE")

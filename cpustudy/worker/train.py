@@ -350,6 +350,7 @@ class EpochTimer:
             validation_steps_s=split.validation_steps_s,
             idle_s=None if self.drains else idle_outside_steps(split, self._used, self._steps, self._val,
                                                                self._others),
+            wait_s=self._steps.steps_wait_s(),
             val_loss=float(logs["val_loss"]) if "val_loss" in logs else None,
             val_accuracy=float(val_acc) if val_acc is not None else None,
             gpu_util=self.sampler.mean(self._gpu_mark, self._gpu_train_end if self._val is not None else None)
@@ -413,6 +414,8 @@ class StepClock:
         self.expected = expected  # the steps the loop will run: its last one is read like its first
         self.others_first: float | None = None
         self.others_last: float | None = None
+        self.wait_first: float | None = None  # every thread's run-queue delay, this one's included
+        self.wait_last: float | None = None
 
     def tick(self) -> None:
         self.last = time.perf_counter()
@@ -421,9 +424,11 @@ class StepClock:
             self.first, self.used_first = self.last, self.used_last
             if self.expected is not None:  # only a loop told its steps reads the other threads (others_outside)
                 self.others_first = others_waiting()
+                self.wait_first = self.others_first + _RunDelay.seconds()
         self.began += 1
         if self.began == self.expected and self.began >= 3:
             self.others_last = others_waiting()
+            self.wait_last = self.others_last + _RunDelay.seconds()
 
     def others_outside(self, at_start: float, at_end: float) -> float:
         """The other threads' wait for a CPU outside the steps, from the readings (:func:`others_waiting`) at
@@ -433,6 +438,15 @@ class StepClock:
             return 0.0
         per_step = max(0.0, self.others_last - self.others_first) / (self.began - 1)
         return max(0.0, self.others_first - at_start) + max(0.0, at_end - self.others_last - per_step)
+
+    def steps_wait_s(self) -> float | None:
+        """Run-queue delay of all the process's threads inside the steps (seconds: time they were ready to
+        run but had no CPU), measured like :meth:`steps_s`; None where the last step was not read. A
+        worker whose own threads outnumber its CPUs, or a machine whose other work takes them, shows
+        here: the steps then run slower for want of a CPU, not for the work they do."""
+        if self.wait_first is None or self.wait_last is None or self.began < 3:
+            return None
+        return max(0.0, self.wait_last - self.wait_first) * self.began / (self.began - 1)
 
     def finish(self) -> None:
         self.end = time.perf_counter()
