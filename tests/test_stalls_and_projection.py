@@ -204,6 +204,7 @@ def test_a_projection_is_checked_against_full_epochs_of_the_same_configuration()
     (row,) = projection.projection_check(paired).to_dict("records")
     assert row["pairs"] == 2 and row["pair_low"] == pytest.approx(0.96) and row["pair_high"] == pytest.approx(1.12)
     assert row["ratio"] == pytest.approx(100.0 / 96.875) and bool(row["agrees"])
+    assert row["verdict"] == "agrees" and check.loc["cifar10_cnn", "verdict"].startswith("inconclusive: fewer than 2")
     stalled = _runs([{"stall_s": 2.0, "stall_max_s": 39.1, "input_pipeline": "numpy"}, {"stall_max_s": 0.0}])
     assert "1 run(s) had idle stalls between epochs" in str(projection.stall_note(stalled))
     assert "up to 39.1 s; input: numpy" in str(projection.stall_note(stalled))
@@ -296,6 +297,16 @@ def test_an_older_default_run_is_told_apart_in_its_series_too_whatever_its_other
     add_configuration(df)
     assert list(df["build"]) == ["tf+numpy+b64", "tf+b64"]
     assert list(df["series"]) == ["tf+numpy", "tf"]
+
+
+def test_a_projection_off_by_more_than_its_processes_vary_differs_and_one_within_their_noise_is_inconclusive():
+    assert projection.verdict(1.04, []) == "agrees"
+    assert projection.verdict(1.10, [1.07, 1.12, 1.09]) == "differs"  # every pair misses the same way
+    assert projection.verdict(0.90, [0.93, 0.88]) == "differs"
+    # Stop 26's cifar10_cnn on the Zen 3 VM: medians 1.060, pairs 0.964-1.060: within the processes' noise.
+    said = projection.verdict(1.060, [0.964, 1.060, 1.02])
+    assert said.startswith("inconclusive") and "0.964-1.060" in said
+    assert projection.verdict(None, [1.0]).startswith("inconclusive")
 
 
 def test_runs_whose_threads_waited_for_a_cpu_are_named_in_a_note():

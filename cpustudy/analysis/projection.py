@@ -4,7 +4,8 @@ A capped run (``--steps-per-epoch``) projects a full epoch from its steps; a run
 configuration on the same machine that trained whole epochs says whether the projection holds
 (``sweep --calibrate`` measures one such cell per workload beside its projection). The check pairs
 them by the configuration's name (build, settings and platform), workload, device, vCPUs and machine,
-and calls the projection good when its median is within ``TOLERANCE`` of the full epochs' median.
+and calls the projection good when its median is within ``TOLERANCE`` of the full epochs' median, wrong
+only when every paired repeat misses the same way, and otherwise inconclusive.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ TOLERANCE = 0.05
 KEYS = ["study", "workload", "device", "vcpus", "build", "machine_id"]
 
 COLUMNS = ["study", "workload", "device", "vcpus", "build", "n_projected", "steps_per_epoch", "projected_s",
-           "n_full", "full_s", "ratio", "agrees", "pairs", "pair_low", "pair_high", "full_stall_s"]
+           "n_full", "full_s", "ratio", "agrees", "verdict", "pairs", "pair_low", "pair_high", "full_stall_s"]
 
 
 def projection_check(runs: pd.DataFrame) -> pd.DataFrame:
@@ -44,8 +45,26 @@ def projection_check(runs: pd.DataFrame) -> pd.DataFrame:
                     "steps_per_epoch": int(pd.to_numeric(proj["steps_per_epoch"], errors="coerce").median()),
                     "projected_s": p, "n_full": len(full), "full_s": f, "ratio": p / f if f > 0 else None,
                     "agrees": f > 0 and abs(p / f - 1) <= TOLERANCE,
+                    "verdict": verdict(p / f if f > 0 else None, pairs),
                     "full_stall_s": float(stall.median()) if stall.notna().any() else None})
     return pd.DataFrame(out, columns=COLUMNS)
+
+
+def verdict(ratio: float | None, pairs: list[float]) -> str:
+    """``agrees`` when the medians' ratio is within ``TOLERANCE``; ``differs`` when it is not and every paired
+    repeat is off the same way beyond it; otherwise ``inconclusive`` and why: the processes of one cell vary
+    (on a shared VM up to 1.4x from one process to the next), and medians of a few of them can miss by
+    that noise alone."""
+    if ratio is None:
+        return "inconclusive: no full-epoch time"
+    if abs(ratio - 1) <= TOLERANCE:
+        return "agrees"
+    if len(pairs) >= 2 and (min(pairs) > 1 + TOLERANCE or max(pairs) < 1 - TOLERANCE):
+        return "differs"
+    if len(pairs) < 2:
+        return "inconclusive: fewer than 2 paired repeats (`sweep --calibrate --repeats 3`)"
+    return (f"inconclusive: the paired repeats ({min(pairs):.3f}-{max(pairs):.3f}) reach inside ±{TOLERANCE:.0%}: "
+            "the cell's processes vary more than the gap; add repeats")
 
 
 def _paired_ratios(proj: pd.DataFrame, full: pd.DataFrame) -> list[float]:

@@ -160,7 +160,7 @@ def _price_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
 PROJECTION_COLUMNS = [
     ("study", "study"), ("workload", "workload"), ("build", "config"), ("vcpus", "vCPUs"),
     ("steps_per_epoch", "steps (capped)"), ("n_projected", "projected runs"), ("projected_s", "projected epoch s"),
-    ("n_full", "full runs"), ("full_s", "full epoch s"), ("ratio", "projected / full"), ("agrees", "within ±5 %"),
+    ("n_full", "full runs"), ("full_s", "full epoch s"), ("ratio", "projected / full"), ("verdict", "verdict (±5 %)"),
     ("pair_range", "paired repeats: projected / full"), ("full_stall_s", "stall in full epochs s"),
 ]
 
@@ -264,8 +264,9 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
             Paragraph([f"A capped run's epoch time is projected from its steps. Where the same configuration also "
                        f"trained whole epochs (`cpustudy sweep --calibrate`), the projection agrees when its median "
                        f"is within ±{TOLERANCE:.0%} of the full epochs' median; the paired repeats (a repeat's capped cell and its "
-                       f"full twin, run one after the other) show how far one pair can be off. Idle stalls are left "
-                       f"out of both."]),
+                       f"full twin, run one after the other) show how far one pair can be off. It differs only when "
+                       f"every pair misses the same way; otherwise the gap is within the noise between processes and "
+                       f"the check is inconclusive. Idle stalls are left out of both."]),
             Table([h for _, h in PROJECTION_COLUMNS], _rows(_with_pair_range(a.projection), PROJECTION_COLUMNS)),
         ]))
     models = _model_file_rows(a)
