@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import platform
 import subprocess
 import sys
 
@@ -216,3 +217,28 @@ def test_the_second_probe_of_a_build_comes_from_the_cache(tmp_path, monkeypatch)
     second = probe_software_cached()
     assert "cached" not in first and second.pop("cached") is True
     assert second == json.loads(json.dumps(first, default=str)) and first.get("tf_version")
+
+
+def test_the_hugepages_build_puts_the_heap_on_huge_pages_where_the_kernel_offers_them():
+    from cpustudy.environment import state
+
+    hp = builds.all_builds()["tf-hugepages"]
+    assert hp.kind == "project" and hp.env == {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
+    mode = state.thp_mode()
+    assert state.machine_state(sample_s=0)["transparent_hugepages"] == mode
+    libc = platform.libc_ver()
+    if mode not in ("madvise", "always") or libc[0] != "glibc" or tuple(map(int, libc[1].split(".")[:2])) < (2, 35):
+        pytest.skip(f"huge pages for malloc need THP madvise/always and glibc >= 2.35 (here {mode}, {libc})")
+    code = ("n = 96 * 2**20\n"  # 96 MiB from malloc (NumPy would ask for huge pages itself), each page touched
+            "b = bytearray(n); b[::4096] = bytes([1]) * len(range(0, n, 4096))\n"
+            "print(next(int(l.split()[1]) for l in open('/proc/self/smaps_rollup') if l.startswith('AnonHugePages')))\n")
+
+    def huge_kib(env: dict) -> int:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                             env={**os.environ, **env})
+        assert out.returncode == 0, out.stderr
+        return int(out.stdout)
+
+    plain, with_recipe = huge_kib({"GLIBC_TUNABLES": ""}), huge_kib(dict(hp.env))
+    assert with_recipe >= 32 * 1024  # most of the 96 MiB on 2 MiB pages
+    assert with_recipe > plain or mode == "always"  # with "always" the kernel gives them unasked

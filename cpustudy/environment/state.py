@@ -66,7 +66,17 @@ def machine_state(sample_s: float = 0.3) -> dict[str, Any]:
         "governor": ",".join(governors) or None,
         "smt_active": None if smt is None else smt == "1",
         "turbo": turbo,
+        "transparent_hugepages": thp_mode(),
     }
+
+
+def thp_mode() -> str | None:
+    """Transparent huge pages as the kernel offers them (``always``, ``madvise`` or ``never``; the one in
+    brackets in ``/sys/kernel/mm/transparent_hugepage/enabled``): with ``madvise`` only memory asked for
+    gets them, such as glibc malloc's heap under ``GLIBC_TUNABLES=glibc.malloc.hugetlb=1``."""
+    text = _read(Path("/sys/kernel/mm/transparent_hugepage/enabled")) or ""
+    start, end = text.find("["), text.find("]")
+    return text[start + 1:end] if 0 <= start < end else None
 
 
 #: Other processes' CPU use, in % of one CPU, that makes the machine busy for a measurement.

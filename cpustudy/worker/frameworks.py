@@ -34,6 +34,9 @@ RECORDED_ENV = (
     "TF_NUM_INTRAOP_THREADS",
     "TF_NUM_INTEROP_THREADS",
     "CUDA_VISIBLE_DEVICES",
+    "GLIBC_TUNABLES",  # the memory allocator's settings (huge pages, arenas): they move step times
+    "LD_PRELOAD",  # an allocator put in glibc malloc's place (tcmalloc, jemalloc)
+    "MALLOC_ARENA_MAX",
 )
 
 
@@ -74,6 +77,7 @@ def import_frameworks(intra: int | None, inter: int | None) -> tuple[Any, dict[s
     software: dict[str, Any] = {
         "python_version": platform.python_version(),
         "python_executable": sys.executable,
+        "libc": " ".join(platform.libc_ver()).strip() or None,
         "env": {k: os.environ[k] for k in RECORDED_ENV if k in os.environ},
     }
     tf = None
