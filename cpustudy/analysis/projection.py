@@ -63,8 +63,8 @@ def verdict(ratio: float | None, pairs: list[float]) -> str:
         return "differs"
     if len(pairs) < 2:
         return "inconclusive: fewer than 2 paired repeats (`sweep --calibrate --repeats 3`)"
-    return (f"inconclusive: the paired repeats ({min(pairs):.3f}-{max(pairs):.3f}) reach inside ±{TOLERANCE:.0%}: "
-            "the cell's processes vary more than the gap; add repeats")
+    return (f"inconclusive: the paired repeats ({min(pairs):.3f}-{max(pairs):.3f}) do not all miss ±{TOLERANCE:.0%} "
+            "the same way: the cell's processes vary more than the gap; add repeats")
 
 
 def _paired_ratios(proj: pd.DataFrame, full: pd.DataFrame) -> list[float]:
