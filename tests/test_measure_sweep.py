@@ -173,3 +173,23 @@ def test_an_interrupted_cell_is_not_counted_as_failed(db):
             s.finish_run(s.start_run(mid, cell.config.as_dict()), "failed", {}, error=error)
         (row,) = summary_rows(s, [cell])
     assert row["ok"] == 0 and row["failed"] == 1  # the timeout only
+
+
+def test_a_calibrated_cell_sums_up_its_projected_and_full_runs_apart(db):
+    """`sweep --calibrate` measures a cell capped and in full epochs: its summary has a row for each (the
+    first version pooled them into one median, the opposite of what the report does)."""
+    from conftest import run_config
+
+    from cpustudy.environment import machine
+    from cpustudy.measure.sweep import Cell, summary_rows
+
+    capped = Cell(run_config(cell_key="capped", steps_per_epoch=20))
+    full = Cell(run_config(cell_key="full"))
+    with Store.open(db) as s:
+        mid = s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
+        for cell, times in ((capped, (10.0, 12.0)), (full, (20.0, 22.0))):
+            for t in times:
+                s.finish_run(s.start_run(mid, cell.config.as_dict()), "ok",
+                             {"epoch_time_s": t, "samples_per_s": 1.0, "projected": cell is capped})
+        rows = summary_rows(s, [capped, full])
+    assert [(r["projected"], r["ok"], r["epoch_time_s"]) for r in rows] == [(True, 2, 11.0), (False, 2, 21.0)]

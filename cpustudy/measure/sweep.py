@@ -219,22 +219,23 @@ def interrupted(run: dict[str, Any]) -> bool:
 
 
 def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
-    """Per (workload, build, vCPUs, batch size, precision): ok runs, failed runs (not counting
-    interrupted ones), median epoch time and its spread over repeats."""
+    """Per (workload, build, vCPUs, batch size, precision, capped or full epochs): ok runs, failed runs
+    (not counting interrupted ones), median epoch time and its spread over repeats. A cell measured both
+    projected and in full epochs (``--calibrate``) has a row for each: they are compared, never pooled."""
     runs = store.runs(cell_keys=[c.key for c in cells])
 
-    def setting(c: RunConfig) -> tuple[str, str, int, int, str]:
-        return (c.workload, c.build, c.vcpus, c.batch_size, c.precision_policy)
+    def setting(c: RunConfig) -> tuple[str, str, int, int, str, bool]:
+        return (c.workload, c.build, c.vcpus, c.batch_size, c.precision_policy, c.steps_per_epoch is not None)
 
-    groups: dict[tuple[str, str, int, int, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, int, int, str, bool], list[dict[str, Any]]] = {}
     for c in cells:
         groups.setdefault(setting(c.config), [])
     keys = {c.key: setting(c.config) for c in cells}
     for r in runs:
         groups[keys[r["cell_key"]]].append(r)
-    several = len({k[3:] for k in groups}) > 1  # batch size or precision is an axis of this sweep
+    several = len({k[3:5] for k in groups}) > 1  # batch size or precision is an axis of this sweep
     rows = []
-    for (w, b, v, bs, p), rs in groups.items():
+    for (w, b, v, bs, p, _), rs in groups.items():
         ok = [r for r in rs if r["status"] == "ok"]
         times = [r["epoch_time_s"] for r in ok if r["epoch_time_s"]]
         row: dict[str, Any] = {"workload": w, "build": b, "vcpus": v}
