@@ -10,6 +10,8 @@ only when every paired repeat misses the same way, and otherwise inconclusive.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from cpustudy.environment import state
@@ -48,6 +50,21 @@ def projection_check(runs: pd.DataFrame) -> pd.DataFrame:
                     "verdict": verdict(p / f if f > 0 else None, pairs),
                     "full_stall_s": float(stall.median()) if stall.notna().any() else None})
     return pd.DataFrame(out, columns=COLUMNS)
+
+
+def stored_check(db_path: str | Path) -> list[dict[str, object]]:
+    """:func:`projection_check` of the runs stored in ``db_path``, one plain row per configuration measured
+    both ways, as ``sweep --calibrate`` prints it after its runs (the report shows the same table)."""
+    from cpustudy.analysis.frames import records
+    from cpustudy.analysis.runs import load_runs
+    from cpustudy.store import Store
+
+    with Store.read(db_path) as store:
+        check = projection_check(load_runs(store))
+    return [{"workload": r["workload"], "build": r["build"], "vcpus": r["vcpus"], "steps (capped)": r["steps_per_epoch"],
+             "projected_s": r["projected_s"], "full_s": r["full_s"], "projected/full": r["ratio"],
+             "pairs": (f"{r['pair_low']:.3f}-{r['pair_high']:.3f} ({r['pairs']})" if r["pairs"] else None),
+             "verdict": r["verdict"]} for r in records(check)]
 
 
 def verdict(ratio: float | None, pairs: list[float]) -> str:

@@ -42,6 +42,12 @@ def run(args: argparse.Namespace) -> int:
                           progress=lambda run_cells, n: with_cell_progress(run_cells, n, err),
                           snapshot_to=args.snapshot_to)
     print_table(result.rows, "sweep summary (median over repeats)")
+    if request.calibrate and result.measured:
+        from cpustudy.analysis import projection
+
+        check = projection.stored_check(plan.db_path)
+        if check:
+            print_table(check, f"projections checked against full epochs (agree within ±{projection.TOLERANCE:.0%})")
     if result.accounting_line:
         err.print(result.accounting_line)
     if result.failed:
