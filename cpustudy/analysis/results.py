@@ -9,7 +9,7 @@ import io
 import json
 from typing import Any, Iterable, Sequence
 
-from cpustudy.analysis.peakshare import peak_share
+from cpustudy.analysis.peakshare import isa_share, peak_share
 from cpustudy.analysis.suspect import gpu_suspicions
 from cpustudy.store import Store
 
@@ -156,6 +156,7 @@ def run_rows(store: Store) -> list[dict[str, Any]]:
         error = (r.get("error") or "").splitlines()[0] if r.get("error") else None
         share, why = peak_share(gflops, r.get("peak_gflops"), device=r.get("device"), peak_device=r.get("peak_device"),
                                 policy=r.get("precision_policy"), peak_precision=r.get("peak_precision"))
+        isa_pct, isa_why = isa_share(gflops, r.get("isa_peak_gflops"))
         rows.append(
             {
                 **{k: r.get(k) for k in RUN_COLUMNS},
@@ -165,8 +166,8 @@ def run_rows(store: Store) -> list[dict[str, Any]]:
                 "gflops_per_s": gflops,
                 "peak_gflops": _same_device_peak(r),
                 "pct_of_peak": share,
-                "peak_note": why or None,
-                "pct_of_isa_peak": 100.0 * gflops / r["isa_peak_gflops"] if gflops and r.get("isa_peak_gflops") else None,
+                "peak_note": "; ".join(x for x in (why, isa_why) if x) or None,
+                "pct_of_isa_peak": isa_pct,
                 "float32_math": r.get("precision"),  # how the framework computed float32 matmuls (fp32, tf32)
                 "target_reached": None if r.get("target_reached") is None else bool(r["target_reached"]),
                 "suspect": suspicious.get(r["id"]),
