@@ -315,3 +315,15 @@ def test_runs_whose_threads_waited_for_a_cpu_are_named_in_a_note():
     assert said.startswith("1 run(s) were contended") and "37-37 %" in said and "runs 2)" in said
     assert projection.contention_note(df[df["id"] != 2]) is None
     assert projection.contention_note(_runs([{"id": 1}])) is None  # older runs: not recorded
+
+
+def test_the_check_sweep_calibrate_prints_reads_a_stored_calibration():
+    """`sweep --calibrate` prints this after its runs: here the Zen 4 calibration kept in reports/."""
+    from pathlib import Path
+
+    db = Path(__file__).resolve().parents[1] / "reports" / "zen4-calibration" / "cpustudy.sqlite"
+    rows = {r["workload"]: r for r in projection.stored_check(db)}
+    assert set(rows) == {"mnist_cnn", "cifar10_cnn"}
+    for r in rows.values():
+        assert r["steps (capped)"] == 100 and r["pairs"].endswith("(3)") and r["verdict"] == "agrees"
+        assert abs(r["projected/full"] - r["projected_s"] / r["full_s"]) < 1e-9
