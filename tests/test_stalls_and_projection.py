@@ -20,6 +20,7 @@ from cpustudy.measure import spec
 from cpustudy.measure.request import SweepRequest
 from cpustudy.environment.state import CONTENDED_WAIT_SHARE
 from cpustudy.measure.summary import STALL_MIN_S, summarize
+from cpustudy.store import Store
 from cpustudy.worker.train import EpochSplit, StepClock, idle_outside_steps
 from cpustudy.workloads import ALL
 from conftest import run_config
@@ -327,3 +328,7 @@ def test_the_check_sweep_calibrate_prints_reads_a_stored_calibration():
     for r in rows.values():
         assert r["steps (capped)"] == 100 and r["pairs"].endswith("(3)") and r["verdict"] == "agrees"
         assert abs(r["projected/full"] - r["projected_s"] / r["full_s"]) < 1e-9
+    # Its runs kept their usual speed while their threads waited 2-10 % of their steps: none is contended.
+    with Store.read(db) as s:
+        shares = [r["wait_share"] for r in s.runs(status="ok")]
+    assert len(shares) == 12 and max(shares) > 0.05 and max(shares) < CONTENDED_WAIT_SHARE
