@@ -61,10 +61,12 @@ def stored_check(db_path: str | Path) -> list[dict[str, object]]:
 
     with Store.read(db_path) as store:
         check = projection_check(load_runs(store))
-    return [{"workload": r["workload"], "build": r["build"], "vcpus": r["vcpus"], "steps (capped)": r["steps_per_epoch"],
-             "projected_s": r["projected_s"], "full_s": r["full_s"], "projected/full": r["ratio"],
+    # The verdict before the figures behind it: a narrow terminal drops the last columns first.
+    return [{"workload": r["workload"], "build": r["build"], "vcpus": r["vcpus"], "projected/full": r["ratio"],
+             "verdict": r["verdict"],
              "pairs": (f"{r['pair_low']:.3f}-{r['pair_high']:.3f} ({r['pairs']})" if r["pairs"] else None),
-             "verdict": r["verdict"]} for r in records(check)]
+             "projected_s": r["projected_s"], "full_s": r["full_s"], "steps (capped)": r["steps_per_epoch"]}
+            for r in records(check)]
 
 
 def verdict(ratio: float | None, pairs: list[float]) -> str:
