@@ -135,7 +135,9 @@ def contention_note(runs: pd.DataFrame) -> str | None:
     ids = ", ".join(str(i) for i in contended["id"].head(8)) + (" ..." if len(contended) > 8 else "")
     return (f"{len(contended)} run(s) were contended: their threads waited for a CPU {100 * share.loc[contended.index].min():.0f}-"
             f"{100 * share.loc[contended.index].max():.0f} % of the time inside the steps (wait_share in `cpustudy results`; "
-            f"runs {ids}); their figures include that wait: measure them again")
+            f"runs {ids}); their figures include that wait. Their own threads (TensorFlow's pools, the input "
+            "pipeline) outnumbering their vCPUs cause it as well as other work does: where such a run is slower "
+            "than other repeats of its configuration, measure it again")
 
 
 def superseded(runs: pd.DataFrame) -> pd.Series:

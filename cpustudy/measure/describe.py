@@ -47,8 +47,9 @@ def outcome_notes(outcome: RunOutcome) -> list[str]:
     wait = s.get("wait_share")
     if wait is not None and wait >= CONTENDED_WAIT_SHARE:
         notes.append(f"contended: the worker's threads waited for a CPU {100 * wait:.0f} % of the time inside the "
-                     "steps (wait_share): they ran slower for want of a CPU, not for their work (on a quiet machine "
-                     "the worker's own threads compete; seen in some processes only): measure it again")
+                     "steps (wait_share): its own threads outnumbering its vCPUs (TensorFlow's pools, the input "
+                     "pipeline) or other work took them; if it ran slower than other repeats of the same settings, "
+                     "measure it again")
     if boundary and measured and boundary > 0.05 * measured:
         notes.append(f"{boundary:.2f} s of each {measured:.2f} s epoch was spent outside its training steps "
                      f"(data iterator set-up/tear-down; CPU busy {100 * (s.get('cpu_utilization') or 0):.0f} %); "
