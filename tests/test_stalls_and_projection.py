@@ -341,7 +341,7 @@ def test_the_check_sweep_calibrate_prints_reads_a_stored_calibration():
     rows = {(r["workload"], r["vcpus"]): r for r in projection.stored_check(db)}
     assert set(rows) == {(w, v) for w in ("mnist_cnn", "cifar10_cnn", "imdb_bidirectional_lstm") for v in (1, 2)}
     for r in rows.values():
-        assert r["steps (capped)"] == 100 and r["pairs"].endswith("(3)")
+        assert r["steps (capped)"] == 100 and r["pairs"].endswith("(3 pairs)")
         assert abs(r["projected/full"] - r["projected_s"] / r["full_s"]) < 1e-9
         assert (r["verdict"] == "agrees") == (abs(r["projected/full"] - 1) <= projection.TOLERANCE)
     # The Done-when cells agree; the BiLSTM at all of the machine's vCPUs does not all miss the same way.

@@ -11,6 +11,7 @@ only when every paired repeat misses the same way, and otherwise inconclusive.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Mapping
 
 import pandas as pd
 
@@ -64,9 +65,18 @@ def stored_check(db_path: str | Path) -> list[dict[str, object]]:
     # The verdict before the figures behind it: a narrow terminal drops the last columns first.
     return [{"workload": r["workload"], "build": r["build"], "vcpus": r["vcpus"], "projected/full": r["ratio"],
              "verdict": r["verdict"],
-             "pairs": (f"{r['pair_low']:.3f}-{r['pair_high']:.3f} ({r['pairs']})" if r["pairs"] else None),
+             "pairs": pair_range(r),
              "projected_s": r["projected_s"], "full_s": r["full_s"], "steps (capped)": r["steps_per_epoch"]}
             for r in records(check)]
+
+
+def pair_range(row: Mapping[str, Any]) -> str:
+    """A check row's paired repeats' ratios as one text: ``0.959-1.121 (3 pairs)``."""
+    n = row.get("pairs")
+    if not n or pd.isna(n):
+        return "no paired repeats"
+    low, high = float(row["pair_low"]), float(row["pair_high"])
+    return f"{low:.3f} ({int(n)} pair)" if int(n) == 1 else f"{low:.3f}-{high:.3f} ({int(n)} pairs)"
 
 
 def verdict(ratio: float | None, pairs: list[float]) -> str:

@@ -16,8 +16,8 @@ from typing import Any, Callable, Union
 
 import pandas as pd
 
-from cpustudy.analysis.frames import rows
-from cpustudy.analysis.projection import TOLERANCE
+from cpustudy.analysis.frames import records, rows
+from cpustudy.analysis.projection import TOLERANCE, pair_range
 from cpustudy.analysis.summary import SUMMARY_COLUMNS, Analysis
 from cpustudy.report.figures import figures, render
 from cpustudy.report.findings import fallback_notes, findings, header_lines, suspect_notes, times
@@ -166,14 +166,8 @@ PROJECTION_COLUMNS = [
 
 
 def _with_pair_range(check: pd.DataFrame) -> pd.DataFrame:
-    """The projection check with its paired repeats' ratios as one text: ``0.959-1.121 (3 pairs)``."""
-    def text(r: pd.Series) -> str:
-        n = r.get("pairs")
-        if not n or pd.isna(n):
-            return "no paired repeats"
-        low, high = float(r["pair_low"]), float(r["pair_high"])
-        return f"{low:.3f} ({int(n)} pair)" if int(n) == 1 else f"{low:.3f}-{high:.3f} ({int(n)} pairs)"
-    return check.assign(pair_range=[text(r) for _, r in check.iterrows()]) if not check.empty else check
+    """The projection check with its paired repeats' ratios as one text (:func:`projection.pair_range`)."""
+    return check.assign(pair_range=[pair_range(r) for r in records(check)]) if not check.empty else check
 
 
 def _model_file_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
