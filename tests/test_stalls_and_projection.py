@@ -355,3 +355,15 @@ def test_the_check_sweep_calibrate_prints_reads_a_stored_calibration():
     assert len(one) == 18 and max(one) > 0.05 and max(one) < CONTENDED_WAIT_SHARE
     lstm2 = [r["wait_share"] for r in runs if r["vcpus"] == 2 and r["workload"] == "imdb_bidirectional_lstm"]
     assert len(lstm2) == 6 and min(lstm2) >= CONTENDED_WAIT_SHARE
+
+
+def test_a_calibration_whose_runs_all_failed_has_nothing_to_check(tmp_path):
+    """After a `sweep --calibrate` whose every run failed, the check is empty: the sweep's own failure
+    message is what the user reads, not a second error from reading no runs."""
+    from cpustudy.environment import machine
+
+    db = tmp_path / "failed.sqlite"
+    with Store.open(db) as s:
+        mid = s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
+        s.finish_run(s.start_run(mid, run_config(cell_key="k").as_dict()), "failed", {}, error="worker exited with code 1")
+    assert projection.stored_check(db) == []

@@ -55,13 +55,19 @@ def projection_check(runs: pd.DataFrame) -> pd.DataFrame:
 
 def stored_check(db_path: str | Path) -> list[dict[str, object]]:
     """:func:`projection_check` of the runs stored in ``db_path``, one plain row per configuration measured
-    both ways, as ``sweep --calibrate`` prints it after its runs (the report shows the same table)."""
+    both ways, as ``sweep --calibrate`` prints it after its runs (the report shows the same table); none
+    where no run finished ok."""
     from cpustudy.analysis.frames import records
     from cpustudy.analysis.runs import load_runs
+    from cpustudy.errors import UserError
     from cpustudy.store import Store
 
     with Store.read(db_path) as store:
-        check = projection_check(load_runs(store))
+        try:
+            runs = load_runs(store)
+        except UserError:  # no comparable run (every one failed): nothing to check, and the sweep says why
+            return []
+    check = projection_check(runs)
     # The verdict before the figures behind it: a narrow terminal drops the last columns first.
     return [{"workload": r["workload"], "build": r["build"], "vcpus": r["vcpus"], "projected/full": r["ratio"],
              "verdict": r["verdict"],
