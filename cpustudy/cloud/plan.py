@@ -171,6 +171,21 @@ def default_bucket(plan_name: str) -> str:
     return f"cpustudy-{plan_name}-{secrets.token_hex(4)}"[:63]
 
 
+def quote(targets_text: str, options: tasks.CloudSweep, *, spot: bool, region: str | None = None,
+          db: str | Path | None = None, prices: str | Path | None = None) -> list[tuple[str, float | None, bool]]:
+    """What each target's sweep would cost, as :func:`make` estimates it, with nothing written: per
+    target its name, the estimate in USD (None: no rate on that basis) and whether part is a guess."""
+    catalog = Catalog.load(prices)
+    chosen = targets_mod.parse(targets_text, catalog, region)
+    ok_runs = _ok_runs(db)
+    out = []
+    for t in chosen:
+        e = estimate(t, options, ok_runs)
+        cost = catalog.cost(t.resources, PROVISION_S + e.training_s + e.startup_s, spot=spot)
+        out.append((t.name, cost.usd, e.guessed))
+    return out
+
+
 def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot: bool, bucket: str | None,
          name: str | None = None, region: str | None = None, workdir: str | None = None,
          db: str | Path | None = None, prices: str | Path | None = None, check: bool = True) -> Plan:

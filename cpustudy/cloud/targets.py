@@ -67,22 +67,22 @@ def parse(text: str, catalog: prices.Catalog, region: str | None = None) -> list
     return out
 
 
-def _one(item: str, catalog: prices.Catalog, region: str | None) -> Target:
+def _one(item: str, catalog: prices.Catalog, region: str | None, flag: str = "--targets") -> Target:
     parts = item.split(":")
     cloud = parts[0].lower()
     if cloud not in CLOUDS or len(parts) not in (2, 3) or not all(parts):
-        raise UserError(f"--targets: {item!r} is not CLOUD:INSTANCE_TYPE or CLOUD:GPU:COUNT (e.g. "
+        raise UserError(f"{flag}: {item!r} is not CLOUD:INSTANCE_TYPE or CLOUD:GPU:COUNT (e.g. "
                         "gcp:n2-highcpu-8, aws:c7i.4xlarge, gcp:H100:1)")
     if len(parts) == 3:
         gpu, count_text = parts[1], parts[2]
         if not _GPU.match(gpu) or not count_text.isdigit() or int(count_text) < 1:
-            raise UserError(f"--targets: {item!r}: write the GPU as NAME:COUNT, e.g. gcp:H100:1")
+            raise UserError(f"{flag}: {item!r}: write the GPU as NAME:COUNT, e.g. gcp:H100:1")
         count = int(count_text)
         if count != 1:
-            raise UserError(f"--targets: {item!r}: the study's GPU baseline is one GPU; give {cloud}:{gpu}:1")
+            raise UserError(f"{flag}: {item!r}: the study's GPU baseline is one GPU; give {cloud}:{gpu}:1")
         row = catalog.gpu_instance(cloud, gpu, region)
         if row is None:
-            raise UserError(f"--targets: no single-{gpu} instance of {cloud} in the price catalog"
+            raise UserError(f"{flag}: no single-{gpu} instance of {cloud} in the price catalog"
                             f"{_missing(catalog, cloud)}: name the instance type instead ({cloud}:INSTANCE_TYPE) "
                             "or add it with --prices FILE")
         return Target(row.instance_type.split("+", 1)[0], gpu.upper(), count, row)
@@ -91,9 +91,13 @@ def _one(item: str, catalog: prices.Catalog, region: str | None) -> Target:
     if region is not None:
         rows = [r for r in rows if r.region == region] or rows
     if not rows:
-        raise UserError(f"--targets: {cloud}:{instance_type} is not in the price catalog{_missing(catalog, cloud)} "
-                        f"(`cpustudy prices --provider {cloud}` lists what is): check the name, or add it with "
-                        "--prices FILE")
+        import difflib
+
+        names = sorted({r.instance_type.split("+", 1)[0] for r in catalog.rows if r.provider == cloud})
+        close = difflib.get_close_matches(instance_type, names, n=1, cutoff=0.6)
+        hint = f"did you mean {cloud}:{close[0]}? " if close else ""
+        raise UserError(f"{flag}: {cloud}:{instance_type} is not in the price catalog{_missing(catalog, cloud)}: "
+                        f"{hint}(`cpustudy prices --provider {cloud}` lists what is; add one with --prices FILE)")
     row = rows[0]
     if row.accelerator:
         acc = row.accelerator.split("-", 1)[0].upper()

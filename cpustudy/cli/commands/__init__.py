@@ -5,6 +5,7 @@ from cpustudy.cli.commands import (
     bench,
     builds,
     cloud,
+    compare,
     import_logs,
     machine,
     merge,
@@ -20,4 +21,4 @@ from cpustudy.cli.commands import (
 
 #: In the order ``cpustudy --help`` lists them.
 COMMANDS = (workloads, machine, run, sweep, tune, bench, builds, results, report, prices, recommend,
-            import_logs, merge, cloud)
+            compare, import_logs, merge, cloud)

@@ -1,0 +1,129 @@
+"""``cpustudy compare WORKLOAD|MODEL_FILE --target-accuracy A --candidates LIST``: time and cost to a
+target accuracy on each candidate machine, with 90 % intervals and the probability of being the cheapest."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import cpustudy.cli.args as a
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "compare", help="time and cost to a target accuracy on candidate machines, with how sure that is",
+        description="Train WORKLOAD (or a model file) to --target-accuracy with several seeds here (how many "
+        "epochs it needs, and how much that varies), time each candidate (here: capped epochs in fresh workers; "
+        "cloud: a plan of probe jobs, costed before anything is launched; stored runs count), and combine: "
+        "time and cost to the target per candidate with 90 %% intervals, and the probability that each is the "
+        "cheapest. Interrupted, the same command resumes from what it stored.")
+    p.add_argument("workload", help="workload name (see `cpustudy workloads`) or a model file (./my_model.py)")
+    p.add_argument("--target-accuracy", type=float, required=True, metavar="A",
+                   help="the validation accuracy to reach (above 0, at most 1)")
+    p.add_argument("--candidates", required=True, metavar="LIST",
+                   help="comma-separated: here:N or here:all (this machine at N vCPUs), CLOUD:INSTANCE_TYPE "
+                   "(gcp:c4d-highcpu-8, aws:c7i.4xlarge), CLOUD:GPU:1 (gcp:T4:1), db:MACHINE:VCPUS (runs stored "
+                   "from another machine: a fingerprint prefix or host name)")
+    p.add_argument("--seeds", type=int, default=5, metavar="N",
+                   help="seeds trained to the target (default: 5; each reaches it after its own number of epochs)")
+    p.add_argument("--first-seed", type=int, default=1, metavar="S", help="seeds S, S+1, ... (default: 1)")
+    p.add_argument("--max-epochs", type=a.positive_int, metavar="E",
+                   help="the most epochs a seed trains (default: the workload's epochs); one that does not reach "
+                   "the target by then is counted as such")
+    p.add_argument("--convergence-at", default="here:all", metavar="here:N",
+                   help="where the seeds train (default: here:all)")
+    p.add_argument("--repeats", type=int, default=2, metavar="N",
+                   help="speed measurements per candidate, fresh workers, interleaved (default: 2, so that a "
+                   "comparison costs about one training more than its seeds; the convergence runs count for the "
+                   "candidate they ran on)")
+    p.add_argument("--probe-steps", type=int, default=100, metavar="N",
+                   help="training steps of each speed probe's epochs (default and least: 100; a full epoch if shorter)")
+    p.add_argument("--builds", default="tf", help="CPU builds, each a candidate axis (default: tf)")
+    p.add_argument("--gpu-builds", default="jax-here", help="the build GPU candidates run (default: jax-here)")
+    p.add_argument("--batch-size", type=a.positive_int, help="batch size (default: the workload's)")
+    p.add_argument("--precision", choices=a.POLICIES, default=a.DEFAULT, help="Keras precision policy (default: "
+                   "float32; bf16 and float32 converge separately)")
+    p.add_argument("--data", choices=("auto", "real", "learnable"), default="auto",
+                   help="real dataset (from the cache), learnable synthetic data, or auto = real when cached "
+                   "(default; synthetic data is refused: it cannot converge)")
+    p.add_argument("--deadline", type=a.duration, metavar="DURATION", help="also: P(time to target <= it)")
+    p.add_argument("--budget", type=a.positive_float, metavar="USD", help="also: P(cost to target <= it)")
+    p.add_argument("--probe-budget", type=a.positive_float, metavar="USD",
+                   help="the most the cloud probes may cost (their estimate; refused before anything is written)")
+    p.add_argument("--probe-plan", metavar="DIR", default="cpustudy-probes",
+                   help="folder of the cloud probes' plan (default: ./cpustudy-probes)")
+    p.add_argument("--on-demand", action="store_true", help="on-demand prices (default: spot)")
+    p.add_argument("--family", metavar="CLOUD:FAMILY",
+                   help="price this machine's candidates as this instance family (default: gcp:n2-highcpu)")
+    p.add_argument("--prices", metavar="FILE", help="extra price rows (same columns as the catalog)")
+    p.add_argument("--timeout", type=a.positive_int, metavar="SECONDS", help="fail a measurement after this long")
+    a.add_format(p, ("table", "json"))
+    a.add_db(p)
+    p.set_defaults(func=run)
+
+
+def _span(mid: float | None, low: float | None, high: float | None, fmt: str, unit: str = "") -> str:
+    if mid is None:
+        return "not reached" if low is None and high is None else "-"
+    def one(x: float | None) -> str:
+        return "never" if x is None else format(x, fmt)
+    return f"{format(mid, fmt)}{unit} [{one(low)}-{one(high)}]"
+
+
+def rows(comparison: Any) -> list[dict[str, Any]]:
+    out = []
+    for r in comparison.results:
+        measured = r.speed_runs > 0
+        row: dict[str, Any] = {
+            "candidate": r.candidate,
+            "time_to_target": _span(r.time_to_target_s, r.time_low_s, r.time_high_s, ".0f", " s") if measured
+            else "not measured",
+            "cost_usd": (_span(r.cost_usd, r.cost_low_usd, r.cost_high_usd, ".3g") if r.usd_per_hour is not None
+                         else "not priced") if measured else "-",
+            "p_cheapest": None if r.p_cheapest is None else f"{r.p_cheapest:.0%}",
+        }
+        if r.p_deadline is not None or comparison_has(comparison, "p_deadline"):
+            row["p_deadline"] = None if r.p_deadline is None else f"{r.p_deadline:.0%}"
+        if r.p_budget is not None or comparison_has(comparison, "p_budget"):
+            row["p_budget"] = None if r.p_budget is None else f"{r.p_budget:.0%}"
+        row["reached"] = f"{r.reached:.0%}"
+        row["basis"] = "; ".join(r.basis)
+        out.append(row)
+    return out
+
+
+def comparison_has(comparison: Any, key: str) -> bool:
+    return any(getattr(r, key) is not None for r in comparison.results)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cpustudy.cli.output import console, print_table, status
+    from cpustudy.measure.compare import CompareRequest, measure, plan_compare
+
+    request = CompareRequest(
+        workload=args.workload, target=args.target_accuracy, candidates=args.candidates, seeds=args.seeds,
+        first_seed=args.first_seed, max_epochs=args.max_epochs, builds=args.builds, gpu_builds=args.gpu_builds,
+        batch_size=args.batch_size, precision=args.precision, data=args.data, repeats=args.repeats,
+        probe_steps=args.probe_steps, convergence_at=args.convergence_at, deadline_s=args.deadline,
+        budget_usd=args.budget, probe_budget_usd=args.probe_budget, spot=not args.on_demand, family=args.family,
+        prices=args.prices, probe_plan=args.probe_plan, db=args.db, timeout=args.timeout)
+    err = console(stderr=True)
+    with status("checking the candidates and planning the runs"):
+        planned = plan_compare(request)  # every check before the database is touched
+    with status("comparing") as update:
+        comparison = measure(planned, say=err.print, progress=update)
+    if args.format == "json":
+        sys.stdout.write(comparison.as_json())
+        return 0
+    print_table(rows(comparison), f"{comparison.workload} to validation accuracy {comparison.target:g}: time and "
+                f"cost per training, median [90 % interval]")
+    for line in comparison.assumptions:
+        print(f"assumed: {line}")
+    for line in comparison.notes:
+        print(f"note: {line}")
+    if comparison.training_wall_s:
+        print(f"this comparison took {comparison.wall_s:.0f} s here; one training to the target took "
+              f"{comparison.training_wall_s:.0f} s (median of its convergence runs): "
+              f"{comparison.wall_s / comparison.training_wall_s:.1f} trainings")
+    return 0

@@ -1,0 +1,557 @@
+"""``cpustudy compare``: which candidate machine trains a model to a target accuracy cheapest, which
+fastest, and how sure that is.
+
+What it measures, on this machine, into the database (each run an ordinary stored run, so an interrupted
+comparison resumes from what it stored, and every later comparison reuses it):
+
+* **convergence**: the workload trained to the target with ``--seeds`` different seeds, in full
+  epochs, at ``--convergence-at`` (default: all of this machine's vCPUs), one after another;
+* **speed** of each local candidate (``here:N``): capped epochs (``--probe-steps``, at least 100, as the
+  calibration checked), ``--repeats`` fresh workers, interleaved with the convergence runs and with each
+  other. The convergence runs count as speed repeats of the candidate they ran on.
+
+Cloud candidates become a plan of probe jobs (``cloud plan``: the same capped epochs on the instance
+type), whose own cost is estimated and held against ``--probe-budget`` before anything is written; their
+runs join the comparison once fetched into the database (``cloud launch``, ``cloud fetch``). Runs stored
+from another machine count too (``db:MACHINE:VCPUS``). The combination is :mod:`cpustudy.analysis.compare`.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from cpustudy import precision
+from cpustudy.analysis import compare as combo
+from cpustudy.environment import machine as machine_mod
+from cpustudy.errors import UserError
+from cpustudy.measure.spec import Host, RunSpec, plan
+from cpustudy.measure.sweep import Cell, cell_key
+from cpustudy.names import split_list
+
+#: The fewest training steps a speed probe's epoch may have (the projection was calibrated from 100).
+MIN_PROBE_STEPS = 100
+PROBE_EPOCHS = 2  # the first (tracing) is warm-up; the second is timed
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Where a training could run: this machine at N vCPUs, a cloud instance type, or a configuration
+    stored from another machine; with the build it would run."""
+
+    name: str  # as shown: ``here:2``, ``gcp:c4d-highcpu-8``, ``db:3f2a...:16`` (+ `` BUILD`` with several builds)
+    kind: str  # here | cloud | stored
+    build: str
+    vcpus: int | None = None
+    device: str = "cpu"
+    target: Any = None  # cloud: its ``cloud.targets.Target``
+    machine: str | None = None  # stored: the machine's fingerprint
+    instance: str | None = None  # cloud: ``CLOUD:INSTANCE_TYPE`` as its runs record it
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    workload: str
+    target: float
+    candidates: str
+    seeds: int = 5
+    first_seed: int = 1
+    max_epochs: int | None = None
+    builds: str = "tf"
+    gpu_builds: str = "jax-here"
+    batch_size: int | None = None
+    precision: str = precision.DEFAULT
+    data: str = "auto"
+    repeats: int = 2
+    probe_steps: int = MIN_PROBE_STEPS
+    convergence_at: str = "here:all"
+    deadline_s: float | None = None
+    budget_usd: float | None = None
+    probe_budget_usd: float | None = None
+    spot: bool = True
+    family: str | None = None
+    prices: str | None = None
+    probe_plan: str | None = None  # the cloud probes' plan folder
+    db: str | None = None
+    timeout: int | None = None
+
+    def check(self) -> None:
+        if not 0 < self.target <= 1:
+            raise UserError(f"--target-accuracy {self.target:g}: give a validation accuracy above 0 and at most 1")
+        if self.seeds < 1:
+            raise UserError(f"--seeds {self.seeds}: give at least 1 seed (5 by default; MLPerf uses 3-10)")
+        if self.repeats < 1:
+            raise UserError(f"--repeats {self.repeats}: give at least 1 speed repeat per candidate")
+        if self.probe_steps < MIN_PROBE_STEPS:
+            raise UserError(f"--probe-steps {self.probe_steps}: give at least {MIN_PROBE_STEPS} (the projection "
+                            f"from capped epochs was checked from {MIN_PROBE_STEPS} steps on)")
+
+
+@dataclass
+class Comparison:
+    workload: str
+    target: float
+    results: list[combo.CandidateResult]
+    seeds: list[combo.SeedResult]
+    assumptions: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    plan_folder: str | None = None
+    probe_cost_usd: float | None = None
+    wall_s: float = 0.0
+    training_wall_s: float | None = None  # one training to the target here (median of the convergence runs)
+
+    def as_json(self) -> str:
+        return json.dumps({"workload": self.workload, "target_accuracy": self.target,
+                           "candidates": [r.as_dict() for r in self.results],
+                           "seeds": [s.__dict__ for s in self.seeds], "assumptions": self.assumptions,
+                           "notes": self.notes, "probe_plan": self.plan_folder,
+                           "probe_cost_usd": self.probe_cost_usd}, indent=2, default=str) + "\n"
+
+
+# --- candidates -----------------------------------------------------------------------------------------------
+
+
+def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopology, catalog: Any,
+                     machines: Sequence[dict[str, Any]], *, region: str | None = None) -> list[Candidate]:
+    """``--candidates``: ``here:N``/``here:all``, ``CLOUD:INSTANCE_TYPE``, ``CLOUD:GPU:1`` or
+    ``db:MACHINE:VCPUS`` (a fingerprint prefix or host name of a machine in the database; ``gpu`` for its
+    GPU runs), each with every CPU build of ``builds``. Every name is checked before anything runs."""
+    from cpustudy.cloud import targets as targets_mod
+
+    items = split_list(text, "--candidates", "here:1,here:2,gcp:c4d-highcpu-8,gcp:T4:1")
+    if not items:
+        raise UserError("--candidates: name at least one, e.g. here:1,here:all,gcp:c4d-highcpu-8,gcp:T4:1")
+    out: list[Candidate] = []
+    several = len(builds) > 1
+    for item in items:
+        head, _, rest = item.partition(":")
+        head = head.lower()
+        if head == "here":
+            if rest == "all":
+                v = topo.logical
+            elif rest.isdigit() and int(rest) > 0:
+                v = int(rest)
+            else:
+                raise UserError(f"--candidates: {item!r}: write here:N (vCPUs of this machine) or here:all")
+            if v > topo.logical:
+                raise UserError(f"--candidates: {item}: this machine has {topo.logical} vCPUs: give here:1 to "
+                                f"here:{topo.logical}, or here:all")
+            out += [Candidate(f"here:{v}" + (f" {b}" if several else ""), "here", b, vcpus=v) for b in builds]
+        elif head == "db":
+            out += [_stored(item, rest, machines, b, several) for b in builds]
+        elif head in targets_mod.CLOUDS:
+            t = targets_mod._one(item, catalog, region, "--candidates")
+            instance = f"{t.cloud}:{t.instance_type}"
+            if t.device == "gpu":
+                out.append(Candidate(item, "cloud", "gpu", vcpus=t.vcpus, device="gpu", target=t, instance=instance))
+            else:
+                out += [Candidate(item + (f" {b}" if several else ""), "cloud", b, vcpus=t.vcpus, target=t,
+                                  instance=instance) for b in builds]
+        else:
+            raise UserError(f"--candidates: {item!r}: write here:N, here:all, CLOUD:INSTANCE_TYPE "
+                            "(gcp:c4d-highcpu-8, aws:c7i.4xlarge), CLOUD:GPU:1 (gcp:T4:1) or db:MACHINE:VCPUS")
+    names = [c.name for c in out]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UserError(f"--candidates: {', '.join(twice)} named twice (here:all is here:{topo.logical}): give "
+                        "each once")
+    return out
+
+
+def _stored(item: str, rest: str, machines: Sequence[dict[str, Any]], build: str, several: bool) -> Candidate:
+    name, _, vcpus = rest.rpartition(":")
+    if not name or not (vcpus.isdigit() or vcpus == "gpu"):
+        raise UserError(f"--candidates: {item!r}: write db:MACHINE:VCPUS (or db:MACHINE:gpu), MACHINE a "
+                        "fingerprint prefix or host name from `cpustudy results`")
+    found = [m for m in machines if m["fingerprint"].startswith(name) or m.get("hostname") == name]
+    if len(found) != 1:
+        listed = ", ".join(f"{m['fingerprint'][:12]} ({m.get('cpu_model') or '?'}, {m.get('hostname') or '?'})"
+                           for m in machines) or "none"
+        what = "matches several machines" if found else "names no machine in the database"
+        raise UserError(f"--candidates: {item}: {name!r} {what}; the database has {listed}")
+    fp = found[0]["fingerprint"]
+    if vcpus == "gpu":
+        return Candidate(item, "stored", "gpu", device="gpu", machine=fp)
+    return Candidate(item + (f" {build}" if several else ""), "stored", build, vcpus=int(vcpus), machine=fp)
+
+
+# --- the measurements -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Planned:
+    """Everything checked and planned before the database is touched."""
+
+    request: CompareRequest
+    workload: Any
+    candidates: list[Candidate]
+    convergence: list[Cell]  # one per seed
+    probes: list[Cell]  # per local candidate, per repeat
+    fingerprint: str
+    machine: machine_mod.Machine
+    catalog: Any
+    builds: list[str]
+
+
+def plan_compare(request: CompareRequest) -> Planned:
+    from cpustudy.environment import builds as builds_mod
+    from cpustudy.prices import Catalog
+    from cpustudy.store import Store, default_path
+    from cpustudy.workloads import get
+
+    request.check()
+    workload = get(request.workload)
+    builds = [b.name for b in builds_mod.parse_list(request.builds)]
+    topo = machine_mod.read_topology()
+    catalog = Catalog.load(request.prices)
+    if request.family:
+        catalog.check_family(request.family)
+    db = Path(request.db) if request.db else default_path()
+    machines: list[dict[str, Any]] = []
+    if db.is_file():
+        with Store.read(db) as store:
+            machines = store.machines()
+    candidates = parse_candidates(request.candidates, builds, topo, catalog, machines)
+    m = machine_mod.collect()
+    at = parse_candidates(request.convergence_at, builds[:1], topo, catalog, machines)
+    if len(at) != 1 or at[0].kind != "here":
+        raise UserError(f"--convergence-at {request.convergence_at}: give one place on this machine, here:N or "
+                        "here:all (convergence needs no quiet machine, but it trains here)")
+    host = Host.here(topo)
+    # No peak measurement: a comparison needs no % of peak, and a peak costs seconds in a probe of ten.
+    common: dict[str, Any] = {"data": request.data, "validation": "study", "precision_policy": request.precision,
+                              "measure_peak": False}
+    if request.batch_size:
+        common["batch_size"] = request.batch_size
+    convergence = []
+    for i in range(request.seeds):
+        seed = request.first_seed + i
+        spec = RunSpec(workload=workload, vcpus=int(at[0].vcpus or 1), build=builds[0], seed=seed,
+                       epochs=request.max_epochs, target_accuracy=request.target, **common)
+        config = plan(spec, host=host)
+        convergence.append(Cell(config.with_(cell_key=cell_key(config, m.fingerprint)), spec))
+    if convergence[0].config.data == "synthetic":
+        raise UserError(f"{workload.name} would train on synthetic data here, whose labels are noise: no seed "
+                        "would reach a target. Give --data real (its dataset cached) or --data learnable")
+    full_steps = convergence[0].config.full_steps_per_epoch
+    cap = request.probe_steps if request.probe_steps < full_steps else None
+    probes = []
+    local = [c for c in candidates if c.kind == "here"]
+    for r in range(request.repeats):
+        turn = local[r % len(local):] + local[:r % len(local)] if local else []
+        for c in turn:  # interleaved, the order rotating from repeat to repeat
+            spec = RunSpec(workload=workload, vcpus=int(c.vcpus or 1), build=c.build, seed=0, repeat=r,
+                           epochs=PROBE_EPOCHS, steps_per_epoch=cap, **common)
+            config = plan(spec, host=host)
+            probes.append(Cell(config.with_(cell_key=cell_key(config, m.fingerprint)), spec))
+    return Planned(request, workload, candidates, convergence, probes, m.fingerprint, m, catalog, builds)
+
+
+def _matches(run: dict[str, Any], c: Candidate, ref: Any, fingerprint: str) -> bool:
+    """Whether a stored run measured the speed of candidate ``c`` for the configuration ``ref`` (the
+    convergence's: workload and its version or file's content, batch size, precision, switches)."""
+    if run["status"] != "ok" or run.get("study") != "cpustudy" or run["workload"] != ref.workload:
+        return False
+    if (run.get("model_hash") or None) != (ref.model_hash or None) or \
+            int(run.get("workload_version") or 1) != int(ref.workload_version or 1):
+        return False
+    if run.get("batch_size") != ref.batch_size or (run.get("precision_policy") or precision.DEFAULT) != \
+            ref.precision_policy:
+        return False
+    if json.loads(run.get("options") or "{}") != dict(ref.options):
+        return False
+    if run.get("projected") and (run.get("steps_per_epoch") or 0) < MIN_PROBE_STEPS:
+        return False
+    if run.get("device") != c.device or (c.device == "cpu" and run.get("build") != c.build):
+        return False
+    if c.kind == "here":
+        return run.get("machine") == fingerprint and not run.get("instance") and run.get("vcpus") == c.vcpus
+    if c.kind == "cloud":
+        return run.get("instance") == c.instance and (c.device == "gpu" or run.get("vcpus") == c.vcpus)
+    return run.get("machine") == c.machine and (c.device == "gpu" or run.get("vcpus") == c.vcpus)
+
+
+def speed_samples(store: Any, c: Candidate, ref: Any, fingerprint: str,
+                  runs: Sequence[dict[str, Any]] | None = None) -> list[combo.SpeedSample]:
+    runs = [r for r in (runs if runs is not None else store.runs(status="ok")) if _matches(r, c, ref, fingerprint)]
+    if not runs:
+        return []
+    epochs = store.epochs([r["id"] for r in runs])
+    by: dict[int, list[dict[str, Any]]] = {}
+    for e in epochs:
+        by.setdefault(e["run_id"], []).append(e)
+    out = []
+    for r in runs:
+        s = combo.speed_sample(r, by.get(r["id"], []))
+        if s is not None:
+            out.append(s)
+    return out
+
+
+def _order(convergence: list[Cell], probes: list[Cell]) -> list[tuple[str, Cell]]:
+    """Convergence runs and speed probes alternating, so that every candidate's repeats meet the
+    machine's slow and fast spells alike."""
+    out: list[tuple[str, Cell]] = []
+    conv, prob = list(convergence), list(probes)
+    while conv or prob:
+        if conv:
+            out.append(("convergence", conv.pop(0)))
+        take = max(1, len(prob) // max(1, len(conv) + 1)) if prob else 0
+        for _ in range(take):
+            out.append(("speed", prob.pop(0)))
+    return out
+
+
+def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], None] | None = None) -> Comparison:
+    """Measure what the comparison lacks (resuming from what is stored), plan the cloud probes, and combine."""
+    from cpustudy.measure.execute import execute
+    from cpustudy.measure.session import measuring
+    from cpustudy.measure.sweep import pending
+
+    req = p.request
+    ref = p.convergence[0].config
+    plan_folder, probe_cost = _cloud_probes(p, say)
+    t0 = time.perf_counter()
+    walls: list[float] = []
+    with measuring(req.db, p.machine) as session:
+        store = session.store
+        todo_conv = pending(store, p.convergence)
+        stored = store.runs(status="ok")
+        probes: list[Cell] = []
+        for c in (c for c in p.candidates if c.kind == "here"):
+            have = len(speed_samples(store, c, ref, p.fingerprint, stored))
+            if c.vcpus == ref.vcpus and c.build == ref.build:
+                have += len(todo_conv)  # each convergence run to come times this candidate too
+            mine = [x for x in pending(store, p.probes) if x.config.vcpus == c.vcpus and x.config.build == c.build]
+            probes += mine[:max(0, req.repeats - have)]
+        probes.sort(key=lambda x: p.probes.index(x))
+        work = _order(todo_conv, probes)
+        if work:
+            say(f"compare: {len(todo_conv)} convergence run(s) ({req.seeds} seeds wanted, "
+                f"{req.seeds - len(todo_conv)} stored) and {len(probes)} speed probe(s) to measure into {store.path}")
+        for i, (kind, cell) in enumerate(work):
+            cfg = cell.config
+            what = (f"seed {cfg.seed} to {req.target:g} at {cfg.vcpus} vCPU(s)" if kind == "convergence" else
+                    f"speed probe {cfg.vcpus} vCPU(s) {cfg.build} r{cfg.repeat}")
+            if progress:
+                progress(f"[{i + 1}/{len(work)}] {kind}: {what}")
+            start = time.perf_counter()
+            outcome = execute(store, session.machine_id, cfg, timeout_s=req.timeout)
+            if kind == "convergence":
+                walls.append(time.perf_counter() - start)
+            if outcome.status != "ok":
+                say(f"  FAILED {kind} {what}: {outcome.error} (stored; `cpustudy results --errors` shows it)")
+            elif kind == "convergence":
+                s = outcome.summary
+                say(f"  {what}: " + (f"reached after {s.get('epochs_to_target')} epoch(s)" if s.get("target_reached")
+                                     else f"not reached in {cfg.epochs} epochs"))
+            else:
+                say(f"  {what}: epoch {outcome.summary['epoch_time_s']:.2f} s"
+                    + (" (projected)" if outcome.summary.get("projected") else ""))
+        comparison = _combine(p, store, plan_folder, probe_cost)
+    comparison.wall_s = time.perf_counter() - t0
+    comparison.training_wall_s = statistics.median(walls) if walls else None
+    return comparison
+
+
+def _seeds(p: Planned, store: Any) -> list[combo.SeedResult]:
+    runs = {r["cell_key"]: r for r in store.runs(status="ok", cell_keys=[c.key for c in p.convergence])}
+    got = [r for r in runs.values()]
+    epochs = store.epochs([r["id"] for r in got]) if got else []
+    by: dict[int, list[dict[str, Any]]] = {}
+    for e in epochs:
+        by.setdefault(e["run_id"], []).append(e)
+    out = []
+    for r in got:
+        s = combo.seed_result(r, by.get(r["id"], []), p.request.target)
+        if s is not None:
+            out.append(s)
+    return sorted(out, key=lambda s: s.seed)
+
+
+def _price(p: Planned, c: Candidate, stored_instance: str | None) -> tuple[float | None, str]:
+    from cpustudy import prices
+
+    req = p.request
+    if c.kind == "cloud":
+        price = c.target.price
+        note = ""
+    elif stored_instance:
+        try:
+            price = p.catalog.instance(stored_instance)
+        except UserError:
+            return None, f"measured on {stored_instance}, which the price catalog lacks"
+        note = f"measured on {stored_instance}"
+    elif c.device == "gpu":
+        return None, "a GPU measured elsewhere, not priced here (its runs name no instance)"
+    else:
+        family = req.family or prices.DEFAULT_FAMILY
+        price, note = p.catalog.cpu_instance(family, int(c.vcpus or 1))
+        if price is None:
+            return None, note
+        note = (f"priced as {price.name} ({family}{', the default family' if not req.family else ''}"
+                f"{'; ' + note if note else ''}; --family chooses another)")
+    q = prices.quote(price, req.spot)
+    if q is None:
+        return None, "; ".join(x for x in (note, prices.unpriced_note(price, req.spot)) if x)
+    return q.usd_per_hour, "; ".join(x for x in (f"{price.name} {q.kind} {q.usd_per_hour:.4g} USD/h ({price.region}, "
+                                                 f"as of {price.as_of})", note) if x)
+
+
+def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float | None) -> Comparison:
+    req = p.request
+    ref = p.convergence[0].config
+    seeds = _seeds(p, store)
+    if not seeds:
+        raise UserError("no convergence run finished (see `cpustudy results --errors`): nothing to compare; the same "
+                        "command measures what is missing")
+    if not any(s.reached for s in seeds):
+        best = max((r.get("val_accuracy") or 0.0) for r in store.runs(run_ids=[s.run_id for s in seeds]))
+        raise UserError(f"no seed reached validation accuracy {req.target:g} within {seeds[0].max_epochs} epochs "
+                        f"(the best ended at {best:.4f}): give a lower --target-accuracy or more --max-epochs "
+                        "(what was measured is stored)")
+    stored = store.runs(status="ok")
+    inputs = []
+    for c in p.candidates:
+        samples = speed_samples(store, c, ref, p.fingerprint, stored)
+        ids = {s.run_id for s in samples}
+        runs = [r for r in stored if r["id"] in ids]
+        instance = next((r.get("instance") for r in runs if r.get("instance")), None) if c.kind == "stored" else None
+        rate, price = _price(p, c, instance)
+        basis = _basis(c, samples, runs)
+        inputs.append(combo.CandidateInput(c.name, samples, rate, price, basis))
+    results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd)
+    out = Comparison(ref.workload, req.target, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost)
+    out.assumptions = _assumptions(p, seeds)
+    agree = combo.agreement(_all_seed_results(p, store))
+    if agree is not None:
+        out.notes.append(agree.line)
+    for r in results:
+        if r.speed_runs == 0 and r.candidate.split(" ")[0] in {c.name.split(" ")[0] for c in p.candidates
+                                                                if c.kind == "cloud"}:
+            out.notes.append(f"{r.candidate}: no speed measured yet: launch the probe plan ({plan_folder}) with "
+                             f"`cpustudy cloud launch {plan_folder}`, then `cpustudy cloud fetch {plan_folder} "
+                             f"--db {req.db or 'cpustudy.sqlite'}` and compare again")
+    return out
+
+
+def _all_seed_results(p: Planned, store: Any) -> list[combo.SeedResult]:
+    """Every stored full-epoch training of this configuration's seeds, at any vCPU count on this machine
+    (``--convergence-at``), for the agreement check."""
+    ref = p.convergence[0].config
+    runs = [r for r in store.runs(status="ok") if r["workload"] == ref.workload and r.get("target_accuracy")
+            and (r.get("model_hash") or None) == (ref.model_hash or None) and r.get("batch_size") == ref.batch_size
+            and (r.get("precision_policy") or precision.DEFAULT) == ref.precision_policy
+            and r.get("machine") == p.fingerprint and not r.get("projected")]
+    if not runs:
+        return []
+    by: dict[int, list[dict[str, Any]]] = {}
+    for e in store.epochs([r["id"] for r in runs]):
+        by.setdefault(e["run_id"], []).append(e)
+    out = []
+    for r in runs:
+        s = combo.seed_result(r, by.get(r["id"], []), p.request.target)
+        if s is not None:
+            out.append(s)
+    return out
+
+
+def _basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[dict[str, Any]]) -> list[str]:
+    if not samples:
+        return ["not measured" + (": a probe is planned" if c.kind == "cloud" else "")]
+    projected = sum(s.projected for s in samples)
+    out = [f"{len(samples)} run(s)" + (f", {projected} projected from capped epochs" if projected else ", full epochs")]
+    cpus = sorted({str(r.get("cpu_model")) for r in runs if r.get("cpu_model")})
+    if cpus:
+        out.append("on " + "; ".join(cpus))
+    if len(samples) < 2:
+        out.append("a single speed run: fresh processes vary up to 1.5x")
+    return out
+
+
+def _assumptions(p: Planned, seeds: Sequence[combo.SeedResult]) -> list[str]:
+    req = p.request
+    ref = p.convergence[0].config
+    reached = [s for s in seeds if s.reached]
+    per = ", ".join(f"{s.epochs if s.reached else 'not reached'}" for s in seeds)
+    out = [
+        f"epochs to validation accuracy {req.target:g}: {per} over {len(seeds)} seed(s) "
+        f"({', '.join(str(s.seed) for s in seeds)}), trained at {ref.vcpus} vCPU(s) here with batch size "
+        f"{ref.batch_size}, {ref.precision_policy}, {ref.data} data, at most {ref.epochs} epochs; "
+        f"{len(reached)} of {len(seeds)} reached it",
+        "the seed decides the epochs on every candidate (the same model, data, batch size and precision); "
+        "other builds and frameworks, and other thread counts, may change float order and so the epochs",
+        "time to target = epochs x (full-epoch training time + validation) + the first epoch's tracing + the "
+        "worker's start-up; cost = time x the candidate's hourly rate ("
+        + ("spot" if req.spot else "on-demand") + ")",
+        f"the 90 % interval covers one training with a new seed: the {len(seeds)} seeds' spread and the speed "
+        "repeats' process-to-process spread; not another machine of the same instance type, a seed slower than "
+        "every one measured, VM provisioning (a cloud VM bills its start too), or price changes",
+    ]
+    if req.spot:
+        out.append("spot: a preemption restarts a training that keeps no checkpoint, up to its whole time "
+                   "again plus the new VM's start (minutes)")
+    return out
+
+
+def _cloud_probes(p: Planned, say: Callable[[str], None]) -> tuple[str | None, float | None]:
+    """The cloud candidates' probe plan (written only when its estimate is within ``--probe-budget``), or
+    (None, None) when every cloud candidate already has the speed runs it needs."""
+    from cpustudy.cloud import plan as plan_mod
+    from cpustudy.cloud import tasks
+    from cpustudy.measure.request import SweepRequest
+    from cpustudy.store import Store, default_path
+
+    req = p.request
+    cloud = [c for c in p.candidates if c.kind == "cloud"]
+    if not cloud:
+        return None, None
+    db = Path(req.db) if req.db else default_path()
+    ref = p.convergence[0].config
+    need = cloud
+    if db.is_file():
+        with Store.read(db) as store:
+            stored = store.runs(status="ok")
+            need = [c for c in cloud if len(speed_samples(store, c, ref, p.fingerprint, stored)) < req.repeats]
+    if not need:
+        return None, None
+    targets = ",".join(dict.fromkeys(c.name.split(" ")[0] for c in need))
+    cpu_builds = ",".join(dict.fromkeys(c.build for c in need if c.device == "cpu")) or p.builds[0]
+    steps = p.probes[0].config.steps_per_epoch if p.probes else (
+        req.probe_steps if req.probe_steps < ref.full_steps_per_epoch else None)
+    request = SweepRequest(workloads=req.workload, builds=cpu_builds, vcpus=None, repeats=req.repeats,
+                           epochs=PROBE_EPOCHS, steps_per_epoch=steps,
+                           batch_sizes=(req.batch_size,) if req.batch_size else (),
+                           precisions=(req.precision,), data=req.data, validation="study",
+                           augment=ref.options.get("augment") if ref.options else None, timeout=req.timeout)
+    options = tasks.CloudSweep(request, gpu_builds=req.gpu_builds)
+    quotes = plan_mod.quote(targets, options, spot=req.spot, db=db if db.is_file() else None, prices=req.prices)
+    unknown = [n for n, usd, _ in quotes if usd is None]
+    total = sum(usd for _, usd, _ in quotes if usd is not None)
+    if req.probe_budget_usd is not None:
+        if unknown:
+            raise UserError(f"--probe-budget: {', '.join(unknown)} has no {'spot' if req.spot else 'on-demand'} "
+                            "rate in the catalog, so its probe cannot be held to a budget: drop it or add its price")
+        if total > req.probe_budget_usd:
+            cheapest = min(usd for _, usd, _ in quotes if usd is not None)
+            raise UserError(f"--probe-budget {req.probe_budget_usd:g} USD: the cloud probes are estimated at "
+                            f"{total:.3g} USD (the cheapest alone {cheapest:.3g} USD, mostly the VM's start-up): "
+                            "raise the budget or drop candidates; nothing was written or launched")
+    folder = Path(req.probe_plan or "cpustudy-probes")  # written only now, within the budget
+    plan = plan_mod.make(targets, options, out=folder, spot=req.spot, bucket=None, name=_plan_name(folder.name),
+                         db=db if db.is_file() else None, prices=req.prices)
+    guessed = any(g for _, _, g in quotes)
+    say(f"compare: cloud probes planned in {folder} for {targets}: {plan.cost_usd if plan.cost_usd is not None else total:.3g} "
+        f"USD estimated{' (partly a guess from FLOPs)' if guessed else ''}; nothing launched")
+    return str(folder), total
+
+
+def _plan_name(text: str) -> str:
+    import re
+
+    name = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:40]
+    return name or "compare-probes"

@@ -1,0 +1,163 @@
+"""``cpustudy compare``: the combination of convergence and speed (pure), its bad inputs (one line, exit 2,
+nothing measured or written), and a real comparison of tiny trainings that resumes from what it stored."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cpustudy.analysis import compare as combo
+from cpustudy.store import Store
+
+
+def _sample(epoch_s: float, run_id: int, *, val: float = 0.0, startup: float = 0.0, tracing: float = 0.0):
+    return combo.SpeedSample(epoch_s, tracing, val, startup, run_id)
+
+
+def _seeds(*epochs: int | None, max_epochs: int = 10):
+    return [combo.SeedResult(i + 1, e is not None, e, max_epochs, 100 + i) for i, e in enumerate(epochs)]
+
+
+def test_time_to_target_is_epochs_times_epoch_and_validation_plus_the_fixed_costs():
+    seeds = _seeds(3, 3, 3)
+    (r,) = combo.combine(seeds, [combo.CandidateInput("here:1", [_sample(10.0, 1, val=1.0, startup=4.0, tracing=2.0)],
+                                                      3600.0, "1 USD/s")])
+    assert r.time_to_target_s == pytest.approx(3 * (10 + 1) + 2 + 4)
+    assert r.time_low_s == r.time_high_s == r.time_to_target_s  # one seed count, one speed: no spread
+    assert r.cost_usd == pytest.approx(r.time_to_target_s)  # 3600 USD/h = 1 USD/s
+    assert r.reached == 1.0 and r.p_cheapest == 1.0 and r.speed_runs == 1
+
+
+def test_the_interval_spans_the_seeds_and_the_speed_repeats():
+    seeds = _seeds(2, 3, 4)
+    (r,) = combo.combine(seeds, [combo.CandidateInput("c", [_sample(10.0, 1), _sample(12.0, 2)], None, "none")])
+    assert r.time_low_s == pytest.approx(20.0) and r.time_high_s == pytest.approx(48.0)
+    assert 20.0 < r.time_to_target_s < 48.0
+    assert r.cost_usd is None and r.p_cheapest is None  # not priced: no cost, no chance of being cheapest
+
+
+def test_a_seed_that_never_reached_is_counted_not_dropped():
+    (r,) = combo.combine(_seeds(2, None, None), [combo.CandidateInput("c", [_sample(10.0, 1)], 1.0, "")])
+    assert r.reached == pytest.approx(1 / 3)
+    assert r.time_to_target_s is None and r.time_high_s is None  # most trainings never get there
+    (r,) = combo.combine(_seeds(2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, None),
+                         [combo.CandidateInput("c", [_sample(10.0, 1)], 1.0, "")])
+    assert r.time_to_target_s == pytest.approx(20.0) and r.time_high_s is None  # 1 in 20 never reaches it
+    assert r.reached == pytest.approx(0.95)
+
+
+def test_p_cheapest_follows_the_costs_and_sums_to_one():
+    seeds = _seeds(2, 3)
+    fast_dear = combo.CandidateInput("fast", [_sample(5.0, 1), _sample(6.0, 2)], 10.0, "")
+    slow_cheap = combo.CandidateInput("slow", [_sample(20.0, 3), _sample(21.0, 4)], 1.0, "")
+    close = combo.CandidateInput("close", [_sample(2.4, 5), _sample(1.5, 6)], 10.0, "")
+    results = {r.candidate: r for r in combo.combine(seeds, [fast_dear, slow_cheap, close], deadline_s=30.0)}
+    assert sum(r.p_cheapest or 0 for r in results.values()) == pytest.approx(1.0)
+    assert results["slow"].p_cheapest > 0.5 > results["fast"].p_cheapest
+    assert results["fast"].p_deadline == 1.0 and results["slow"].p_deadline == 0.0
+
+
+def test_a_run_stopped_at_a_lower_target_says_nothing_of_a_higher_one():
+    run = {"status": "ok", "target_accuracy": 0.8, "seed": 4, "epochs": 10, "id": 7, "batch_size": 32,
+           "steps_per_epoch": 100, "full_steps_per_epoch": 100, "vcpus": 2}
+    epochs = [{"epoch": 1, "val_accuracy": 0.7, "steps": 100}, {"epoch": 2, "val_accuracy": 0.82, "steps": 100}]
+    assert combo.seed_result(run, epochs, 0.9) is None
+    hit = combo.seed_result(run, epochs, 0.8)
+    assert hit is not None and (hit.reached, hit.epochs, hit.samples) == (True, 2, 2 * 100 * 32)
+    lower = combo.seed_result(run, epochs, 0.75)
+    assert lower is not None and lower.epochs == 2
+    capped = dict(run, steps_per_epoch=20)
+    assert combo.seed_result(capped, epochs, 0.8) is None  # capped epochs saw part of the data
+
+
+def test_agreement_between_thread_counts():
+    results = [combo.SeedResult(1, True, 3, 6, 1, vcpus=1), combo.SeedResult(1, True, 3, 6, 2, vcpus=2),
+               combo.SeedResult(2, True, 2, 6, 3, vcpus=1), combo.SeedResult(2, True, 3, 6, 4, vcpus=2),
+               combo.SeedResult(3, True, 2, 6, 5, vcpus=2)]
+    a = combo.agreement(results)
+    assert a is not None and (a.seeds, a.same) == (2, 1)
+    assert "1 of 2" in a.line and "seed 2: 2 at 1, 3 at 2" in a.line
+    assert combo.agreement(results[-1:]) is None
+
+
+# --- bad input: one line, exit 2, nothing measured ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--target-accuracy", "1.5", "--candidates", "here:1"], "at most 1"),
+    (["--target-accuracy", "0", "--candidates", "here:1"], "above 0"),
+    (["--target-accuracy", "0.9", "--candidates", "here:1", "--seeds", "0"], "at least 1 seed"),
+    (["--target-accuracy", "0.9", "--candidates", ","], "--candidates"),
+    (["--target-accuracy", "0.9", "--candidates", "gcp:c4d-highcpu-7"], "did you mean gcp:c4d-highcpu-8?"),
+    (["--target-accuracy", "0.9", "--candidates", "here:4096"], "this machine has"),
+    (["--target-accuracy", "0.9", "--candidates", "here:1,here:1"], "named twice"),
+    (["--target-accuracy", "0.9", "--candidates", "nowhere:1"], "write here:N"),
+    (["--target-accuracy", "0.9", "--candidates", "db:nosuchmachine:2"], "names no machine"),
+    (["--target-accuracy", "0.9", "--candidates", "here:1", "--probe-steps", "20"], "at least 100"),
+    (["--target-accuracy", "0.9", "--candidates", "here:1", "--data", "synthetic"], "invalid choice"),
+])
+def test_bad_input_is_one_line_and_exit_2(run_cli, tmp_path, args, says):
+    db = tmp_path / "c.sqlite"
+    extra = ["--db", db] if "--data" in args else ["--data", "learnable", "--db", db]
+    r = run_cli("compare", "mnist_mlp", *args, *extra)
+    assert r.code == 2
+    assert len(r.err.strip().splitlines()) == 1 and says in r.err, r.err
+    assert not db.exists()  # nothing measured
+
+
+def test_synthetic_data_is_refused_before_anything_runs(run_cli, tmp_path, empty_keras_home):
+    db = tmp_path / "c.sqlite"
+    r = run_cli("compare", "mnist_mlp", "--target-accuracy", "0.9", "--candidates", "here:1", "--db", db)
+    assert r.code == 2 and "synthetic" in r.err and len(r.err.strip().splitlines()) == 1
+    assert not db.exists()
+
+
+def test_a_probe_budget_below_the_probes_estimate_writes_and_launches_nothing(run_cli, tmp_path):
+    db, plan = tmp_path / "c.sqlite", tmp_path / "probes"
+    r = run_cli("compare", "mnist_mlp", "--target-accuracy", "0.9", "--candidates", "here:1,gcp:n2-highcpu-8",
+                "--data", "learnable", "--probe-budget", "0.0001", "--probe-plan", plan, "--db", db)
+    assert r.code == 2 and "--probe-budget 0.0001 USD" in r.err and "nothing was written" in r.err
+    assert len(r.err.strip().splitlines()) == 1
+    assert not plan.exists() and not db.exists()
+
+
+# --- for real: tiny trainings ---------------------------------------------------------------------------------
+
+
+@pytest.mark.tensorflow
+def test_compare_measures_seeds_and_speed_combines_them_and_resumes(run_cli, tmp_path):
+    """mnist_mlp on learnable data (its planted rule is learnt in an epoch or two) to 0.5, two seeds at 1 vCPU,
+    one speed probe of 100 steps at 1 vCPU (the convergence runs count for it too); a cloud candidate is
+    planned, not measured. Run again, it measures nothing new and answers the same."""
+    db, plan = tmp_path / "c.sqlite", tmp_path / "probes"
+    args = ["compare", "mnist_mlp", "--target-accuracy", "0.5", "--candidates", "here:1,gcp:n2-highcpu-2",
+            "--seeds", "2", "--max-epochs", "3", "--convergence-at", "here:1", "--repeats", "3",
+            "--data", "learnable", "--probe-plan", plan, "--probe-budget", "5", "--format", "json", "--db", db]
+    r = run_cli(*args)
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    here, cloud = out["candidates"]
+    assert here["candidate"] == "here:1" and cloud["candidate"] == "gcp:n2-highcpu-2"
+    assert [s["seed"] for s in out["seeds"]] == [1, 2] and all(s["reached"] for s in out["seeds"])
+    for key in ("time_to_target_s", "time_low_s", "time_high_s", "cost_usd", "cost_low_usd", "cost_high_usd",
+                "p_cheapest", "reached"):
+        assert here[key] is not None, key
+    assert here["time_low_s"] <= here["time_to_target_s"] <= here["time_high_s"]
+    assert here["cost_low_usd"] <= here["cost_usd"] <= here["cost_high_usd"]
+    assert here["p_cheapest"] == 1.0 and here["reached"] == 1.0
+    assert cloud["speed_runs"] == 0 and cloud["time_to_target_s"] is None and cloud["p_cheapest"] is None
+    assert (plan / "plan.json").is_file() and out["probe_cost_usd"] > 0
+    with Store.read(db) as store:
+        runs = store.runs()
+    conv = [x for x in runs if x["target_accuracy"] == 0.5]
+    probes = [x for x in runs if x["steps_per_epoch"] == 100]
+    assert len(conv) == 2 and {x["seed"] for x in conv} == {1, 2}
+    assert len(probes) == 1  # 3 repeats asked: the 2 convergence runs at 1 vCPU count
+    assert all(x["status"] == "ok" for x in runs)
+    assert here["speed_runs"] == 3
+    r2 = run_cli(*args)
+    assert r2.code == 0, r2.err
+    with Store.read(db) as store:
+        assert len(store.runs()) == len(runs)  # resumed: everything was stored
+    assert json.loads(r2.out)["candidates"][0]["time_to_target_s"] == here["time_to_target_s"]
