@@ -326,3 +326,58 @@ def test_the_cloud_job_cut_mid_cell_and_recovered_on_a_new_vm_ends_with_the_plan
     assert set(summary["instance"]) == {"gcp:n2-highcpu-2"} and set(summary["price_kind"]) == {"spot"}
     assert list(summary["price_note"]) == ["measured on gcp:n2-highcpu-2 in us-central1-a",
                                            "measured on gcp:n2-highcpu-2 in us-central1-b"]
+
+
+def test_a_compare_cloud_probe_runs_on_the_vm_and_joins_the_comparison(engine, image, tmp_path, run_cli):
+    """`compare` plans a cloud candidate's speed probe (nothing launched); the probe task runs as SkyPilot runs
+    it on a VM, in a container of the image (setup, then run, the bucket a host folder); `cloud fetch` brings
+    its runs back, and the same comparison then times and prices the cloud candidate from them."""
+    workdir = _writable(_workdir_copy(tmp_path / "workdir"))
+    bucket = _writable(tmp_path / "bucket")
+    venv = _writable(tmp_path / "venv")
+    db, probes = tmp_path / "compare.sqlite", tmp_path / "probes"
+    args = ["compare", "mnist_mlp", "--target-accuracy", "0.5", "--candidates", "here:1,gcp:n2-highcpu-2",
+            "--seeds", "1", "--max-epochs", "3", "--convergence-at", "here:1", "--repeats", "1",
+            "--data", "learnable", "--probe-plan", probes, "--probe-budget", "5", "--workdir", workdir,
+            "--format", "json", "--db", db]
+    r = run_cli(*args)
+    assert r.code == 0, r.err
+    first = {c["candidate"]: c for c in json.loads(r.out)["candidates"]}
+    assert first["gcp:n2-highcpu-2"]["speed_runs"] == 0 and first["here:1"]["speed_runs"] >= 1
+    planned = plan_mod.load(probes)
+    (target,) = planned.targets
+    assert target.cells == 1 and target.target == "gcp:n2-highcpu-2"
+    task = (probes / target.task).read_text()
+    assert "--steps-per-epoch 100" in task and "--epochs 2" in task  # the probe: capped epochs only
+    scripts = _writable(tmp_path / "scripts")
+    (scripts / "setup.sh").write_text(_block(task, "setup"))
+    (scripts / "run.sh").write_text(_block(task, "run"))
+    task_id = f"sky-managed-2026-11-25-00-00-00-000000_{target.job}_1-0"
+    info = {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-a", "cluster_name": "emul-probe"}
+    env = {**_envs(task), "SKYPILOT_TASK_ID": task_id, "SKYPILOT_CLUSTER_INFO": json.dumps(info)}
+    name = f"cpustudy-test-probe-{uuid.uuid4().hex[:8]}"
+    cmd = ["run", "--name", name, "-w", f"{HOME}/sky_workdir", "-v", f"{workdir}:{HOME}/sky_workdir",
+           "-v", f"{venv}:{HOME}/cpustudy-venv", "-v", f"{bucket}:{tasks.MOUNT}", "-v", f"{scripts}:/skypilot:ro",
+           "--entrypoint", "bash"]
+    for key, value in env.items():
+        cmd += ["-e", f"{key}={value}"]
+    try:
+        engine.run(*cmd, "--rm", TAG, "-c", "bash /skypilot/setup.sh && exec bash /skypilot/run.sh", timeout=900)
+    finally:
+        engine.run("rm", "-f", name, check=False, timeout=120)
+
+    r = run_cli("cloud", "fetch", probes, "--from", bucket, "--db", db)
+    assert r.code == 0, r.err
+    r = run_cli(*args)
+    assert r.code == 0, r.err
+    again = json.loads(r.out)
+    after = {c["candidate"]: c for c in again["candidates"]}
+    cloud = after["gcp:n2-highcpu-2"]
+    assert cloud["speed_runs"] == 1 and cloud["time_to_target_s"] > 0 and cloud["cost_usd"] > 0
+    assert cloud["usd_per_hour"] == pytest.approx(target.rate_usd_per_hour)
+    assert cloud["time_low_s"] <= cloud["time_to_target_s"] <= cloud["time_high_s"]
+    assert sum(c["p_cheapest"] for c in after.values()) == pytest.approx(1.0)
+    assert again["probe_plan"] is None  # nothing left to probe: no plan written again
+    with Store.read(db) as store:
+        (probe,) = [x for x in store.runs() if x["instance"] == "gcp:n2-highcpu-2"]
+    assert probe["status"] == "ok" and probe["projected"] == 1 and probe["steps_per_epoch"] == 100

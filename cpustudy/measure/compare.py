@@ -76,6 +76,7 @@ class CompareRequest:
     family: str | None = None
     prices: str | None = None
     probe_plan: str | None = None  # the cloud probes' plan folder
+    workdir: str | None = None  # the checkout the probe VMs install (None: cpustudy from PyPI)
     db: str | None = None
     timeout: int | None = None
 
@@ -543,7 +544,7 @@ def _cloud_probes(p: Planned, say: Callable[[str], None]) -> tuple[str | None, f
                             "raise the budget or drop candidates; nothing was written or launched")
     folder = Path(req.probe_plan or "cpustudy-probes")  # written only now, within the budget
     plan = plan_mod.make(targets, options, out=folder, spot=req.spot, bucket=None, name=_plan_name(folder.name),
-                         db=db if db.is_file() else None, prices=req.prices)
+                         db=db if db.is_file() else None, prices=req.prices, workdir=req.workdir)
     guessed = any(g for _, _, g in quotes)
     say(f"compare: cloud probes planned in {folder} for {targets}: {plan.cost_usd if plan.cost_usd is not None else total:.3g} "
         f"USD estimated{' (partly a guess from FLOPs)' if guessed else ''}; nothing launched")

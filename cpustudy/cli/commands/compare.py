@@ -53,6 +53,7 @@ def register(sub: Any) -> None:
                    help="the most the cloud probes may cost (their estimate; refused before anything is written)")
     p.add_argument("--probe-plan", metavar="DIR", default="cpustudy-probes",
                    help="folder of the cloud probes' plan (default: ./cpustudy-probes)")
+    p.add_argument("--workdir", help="the checkout the probe VMs install (default: this one)")
     p.add_argument("--on-demand", action="store_true", help="on-demand prices (default: spot)")
     p.add_argument("--family", metavar="CLOUD:FAMILY",
                    help="price this machine's candidates as this instance family (default: gcp:n2-highcpu)")
@@ -98,6 +99,7 @@ def comparison_has(comparison: Any, key: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cpustudy.cli.commands.cloud import _workdir
     from cpustudy.cli.output import console, print_table, status
     from cpustudy.measure.compare import CompareRequest, measure, plan_compare
 
@@ -107,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size, precision=args.precision, data=args.data, repeats=args.repeats,
         probe_steps=args.probe_steps, convergence_at=args.convergence_at, deadline_s=args.deadline,
         budget_usd=args.budget, probe_budget_usd=args.probe_budget, spot=not args.on_demand, family=args.family,
-        prices=args.prices, probe_plan=args.probe_plan, db=args.db, timeout=args.timeout)
+        prices=args.prices, probe_plan=args.probe_plan, workdir=_workdir(args.workdir), db=args.db, timeout=args.timeout)
     err = console(stderr=True)
     with status("checking the candidates and planning the runs"):
         planned = plan_compare(request)  # every check before the database is touched
