@@ -374,31 +374,31 @@ def _seeds(p: Planned, store: Any) -> list[combo.SeedResult]:
     return sorted(out, key=lambda s: s.seed)
 
 
-def _price(p: Planned, c: Candidate, stored_instance: str | None) -> tuple[float | None, str]:
+def _price(catalog: Any, spot: bool, family_asked: str | None, c: Candidate,
+           stored_instance: str | None) -> tuple[float | None, str]:
     from cpustudy import prices
 
-    req = p.request
     if c.kind == "cloud":
         price = c.target.price
         note = ""
     elif stored_instance:
         try:
-            price = p.catalog.instance(stored_instance)
+            price = catalog.instance(stored_instance)
         except UserError:
             return None, f"measured on {stored_instance}, which the price catalog lacks"
         note = f"measured on {stored_instance}"
     elif c.device == "gpu":
         return None, "a GPU measured elsewhere, not priced here (its runs name no instance)"
     else:
-        family = req.family or prices.DEFAULT_FAMILY
-        price, note = p.catalog.cpu_instance(family, int(c.vcpus or 1))
+        family = family_asked or prices.DEFAULT_FAMILY
+        price, note = catalog.cpu_instance(family, int(c.vcpus or 1))
         if price is None:
             return None, note
-        note = (f"priced as {price.name} ({family}{', the default family' if not req.family else ''}"
+        note = (f"priced as {price.name} ({family}{', the default family' if not family_asked else ''}"
                 f"{'; ' + note if note else ''}; --family chooses another)")
-    q = prices.quote(price, req.spot)
+    q = prices.quote(price, spot)
     if q is None:
-        return None, "; ".join(x for x in (note, prices.unpriced_note(price, req.spot)) if x)
+        return None, "; ".join(x for x in (note, prices.unpriced_note(price, spot)) if x)
     return q.usd_per_hour, "; ".join(x for x in (f"{price.name} {q.kind} {q.usd_per_hour:.4g} USD/h ({price.region}, "
                                                  f"as of {price.as_of})", note) if x)
 
@@ -422,12 +422,12 @@ def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float 
         ids = {s.run_id for s in samples}
         runs = [r for r in stored if r["id"] in ids]
         instance = next((r.get("instance") for r in runs if r.get("instance")), None) if c.kind == "stored" else None
-        rate, price = _price(p, c, instance)
+        rate, price = _price(p.catalog, req.spot, req.family, c, instance)
         basis = _basis(c, samples, runs)
         inputs.append(combo.CandidateInput(c.name, samples, rate, price, basis))
     results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd)
     out = Comparison(ref.workload, req.target, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost)
-    out.assumptions = _assumptions(p, seeds)
+    out.assumptions = _assumptions(req.target, req.spot, ref, seeds)
     agree = combo.agreement(_all_seed_results(p, store))
     if agree is not None:
         out.notes.append(agree.line)
@@ -474,26 +474,24 @@ def _basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[di
     return out
 
 
-def _assumptions(p: Planned, seeds: Sequence[combo.SeedResult]) -> list[str]:
-    req = p.request
-    ref = p.convergence[0].config
+def _assumptions(target: float, spot: bool, ref: Any, seeds: Sequence[combo.SeedResult]) -> list[str]:
     reached = [s for s in seeds if s.reached]
     per = ", ".join(f"{s.epochs if s.reached else 'not reached'}" for s in seeds)
     out = [
-        f"epochs to validation accuracy {req.target:g}: {per} over {len(seeds)} seed(s) "
-        f"({', '.join(str(s.seed) for s in seeds)}), trained at {ref.vcpus} vCPU(s) here with batch size "
+        f"epochs to validation accuracy {target:g}: {per} over {len(seeds)} seed(s) "
+        f"({', '.join(str(s.seed) for s in seeds)}), trained at {ref.vcpus} vCPU(s) with batch size "
         f"{ref.batch_size}, {ref.precision_policy}, {ref.data} data, at most {ref.epochs} epochs; "
         f"{len(reached)} of {len(seeds)} reached it",
         "the seed decides the epochs on every candidate (the same model, data, batch size and precision); "
         "other builds and frameworks, and other thread counts, may change float order and so the epochs",
         "time to target = epochs x (full-epoch training time + validation) + the first epoch's tracing + the "
         "worker's start-up; cost = time x the candidate's hourly rate ("
-        + ("spot" if req.spot else "on-demand") + ")",
+        + ("spot" if spot else "on-demand") + ")",
         f"the 90 % interval covers one training with a new seed: the {len(seeds)} seeds' spread and the speed "
         "repeats' process-to-process spread; not another machine of the same instance type, a seed slower than "
         "every one measured, VM provisioning (a cloud VM bills its start too), or price changes",
     ]
-    if req.spot:
+    if spot:
         out.append("spot: a preemption restarts a training that keeps no checkpoint, up to its whole time "
                    "again plus the new VM's start (minutes)")
     return out
@@ -556,3 +554,64 @@ def _plan_name(text: str) -> str:
 
     name = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:40]
     return name or "compare-probes"
+
+
+# --- the comparisons a database holds (``recommend --target-accuracy``, the report) ----------------------------
+
+
+def stored(store: Any, workload: str, target: float, *, catalog: Any, spot: bool = True, family: str | None = None,
+           deadline_s: float | None = None, budget_usd: float | None = None) -> Comparison | None:
+    """The comparison the stored runs of ``workload`` support for ``target``: the seeds trained to it (or
+    past it) in full epochs, in the configuration (file content, batch size, precision, switches) with the
+    most seeds, and every machine, instance and vCPU count with speed runs of that configuration as a
+    candidate. None where no stored run trained to the target."""
+    from types import SimpleNamespace
+
+    runs = [r for r in store.runs(status="ok") if r["workload"] == workload and r.get("study") == "cpustudy"]
+    by: dict[int, list[dict[str, Any]]] = {}
+    if runs:
+        for e in store.epochs([r["id"] for r in runs]):
+            by.setdefault(e["run_id"], []).append(e)
+    groups: dict[tuple, dict[int, tuple[combo.SeedResult, dict[str, Any]]]] = {}
+    for r in runs:
+        if r.get("target_accuracy") is None:
+            continue
+        s = combo.seed_result(r, by.get(r["id"], []), target)
+        if s is None:
+            continue
+        key = (r.get("model_hash"), int(r.get("workload_version") or 1), r.get("batch_size"),
+               r.get("precision_policy") or precision.DEFAULT, r.get("options") or "{}")
+        groups.setdefault(key, {}).setdefault(s.seed, (s, r))
+    if not groups:
+        return None
+    key, chosen = max(groups.items(), key=lambda kv: len(kv[1]))
+    seeds = sorted((s for s, _ in chosen.values()), key=lambda s: s.seed)
+    if not any(s.reached for s in seeds):
+        return None
+    first = next(iter(chosen.values()))[1]
+    ref = SimpleNamespace(workload=workload, model_hash=key[0], workload_version=key[1], batch_size=key[2],
+                          precision_policy=key[3], options=json.loads(key[4]), vcpus=first.get("vcpus"),
+                          epochs=first.get("epochs"), data=first.get("data"))
+    places: dict[tuple, Candidate] = {}
+    for r in runs:
+        device = r.get("device") or "cpu"
+        c = Candidate("", "stored", r["build"] if device == "cpu" else "gpu", vcpus=r.get("vcpus"), device=device,
+                      machine=r.get("machine"))
+        if not _matches(r, c, ref, ""):
+            continue
+        where = r.get("instance") or f"{str(r.get('cpu_model') or r.get('machine'))[:32]}"
+        name = f"{where} {device.upper()}" if device == "gpu" else f"{where} {r.get('vcpus')} vCPU {r['build']}"
+        places.setdefault((r.get("machine"), device, r.get("vcpus"), c.build), Candidate(
+            name, "stored", c.build, vcpus=c.vcpus, device=device, machine=r.get("machine")))
+    inputs = []
+    for c in places.values():
+        samples = speed_samples(store, c, ref, "", runs)
+        ids = {x.run_id for x in samples}
+        instance = next((r.get("instance") for r in runs if r["id"] in ids and r.get("instance")), None)
+        rate, price = _price(catalog, spot, family, c, instance)
+        inputs.append(combo.CandidateInput(c.name, samples, rate, price, _basis(c, samples,
+                                                                                [r for r in runs if r["id"] in ids])))
+    results = combo.combine(seeds, inputs, deadline_s=deadline_s, budget_usd=budget_usd)
+    out = Comparison(workload, target, results, seeds)
+    out.assumptions = _assumptions(target, spot, ref, seeds)
+    return out

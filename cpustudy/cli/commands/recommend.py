@@ -36,13 +36,23 @@ def run(args: argparse.Namespace) -> int:
     if userfile.looks_like_file(args.workload):  # a model file: its runs are stored under its NAME
         args.workload = userfile.read_source(args.workload).name
     deadline = args.deadline
+    comparison = None
     with status("reading the runs and pricing them"), Store.read(args.db) as store:
         if args.workload not in ALL and args.workload not in store.workload_names():
             from cpustudy.names import unknown
 
             # a mistyped name: one line with "did you mean"
             raise unknown("workload", args.workload, [*ALL, *store.workload_names()], "cpustudy results")
-        analysis = analyze(store, Options(on_demand=args.on_demand, prices=args.prices))
+        if args.target_accuracy is not None:  # seeds trained to the target x each configuration's speed
+            from cpustudy.measure import compare
+            from cpustudy.prices import Catalog
+
+            comparison = compare.stored(store, args.workload, args.target_accuracy, catalog=Catalog.load(args.prices),
+                                        spot=not args.on_demand, deadline_s=deadline, budget_usd=args.budget)
+        if comparison is None:
+            analysis = analyze(store, Options(on_demand=args.on_demand, prices=args.prices))
+    if comparison is not None:
+        return _from_comparison(comparison, deadline, args.budget)
     rec = recommend(analysis, args.workload, deadline_s=deadline, budget_usd=args.budget, target=args.target_accuracy)
     print(f"{args.workload}: judged by {rec.measure}")
     if rec.choices:
@@ -52,3 +62,39 @@ def run(args: argparse.Namespace) -> int:
     for note in rec.notes:
         print(f"note: {note}")
     return 0 if rec.choices else 1
+
+
+def _from_comparison(comparison: Any, deadline: float | None, budget: float | None) -> int:
+    """The answer from the same combination `compare` prints: each stored configuration's time and cost to
+    the target over the seeds trained to it, then the choices."""
+    from cpustudy.cli.commands.compare import rows
+    from cpustudy.cli.output import print_table
+
+    print(f"{comparison.workload}: judged by the time and cost of one training to validation accuracy "
+          f"{comparison.target:g}, over {len(comparison.seeds)} seed(s) and each configuration's speed runs")
+    print_table(rows(comparison), "median [90 % interval]")
+    measured = [r for r in comparison.results if r.time_to_target_s is not None]
+    priced = [r for r in measured if r.cost_usd is not None]
+    sure = 0.9
+    choices = []
+    if deadline is not None:
+        ok = [r for r in priced if (r.p_deadline or 0) >= sure]
+        choices.append((f"cheapest meeting the {deadline:g} s deadline in {sure:.0%} of trainings",
+                        min(ok, key=lambda r: r.cost_usd) if ok else None))
+    if budget is not None:
+        ok = [r for r in measured if (r.p_budget or 0) >= sure]
+        choices.append((f"fastest within {budget:g} USD in {sure:.0%} of trainings",
+                        min(ok, key=lambda r: r.time_to_target_s) if ok else None))
+    if deadline is None and budget is None:
+        choices.append(("cheapest", max(priced, key=lambda r: r.p_cheapest or 0) if priced else None))
+        choices.append(("fastest", min(measured, key=lambda r: r.time_to_target_s) if measured else None))
+    for role, r in choices:
+        if r is None:
+            print(f"{role}: none")
+            continue
+        cheapest = f", the cheapest in {r.p_cheapest:.0%} of draws" if r.p_cheapest is not None else ""
+        cost = f", {r.cost_usd:.3g} USD" if r.cost_usd is not None else ""
+        print(f"{role}: {r.candidate}: {r.time_to_target_s:.0f} s{cost}{cheapest} ({r.price})")
+    for line in comparison.assumptions:
+        print(f"assumed: {line}")
+    return 0 if any(r is not None for _, r in choices) else 1
