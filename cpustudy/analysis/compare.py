@@ -125,7 +125,8 @@ def seed_result(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]], tar
         return None  # capped epochs saw part of the data: not a training's convergence
     samples = hit * int(steps) * int(run["batch_size"]) if hit is not None and steps and run.get("batch_size") \
         else None
-    return SeedResult(int(run["seed"]), hit is not None, hit, int(run["epochs"]), int(run["id"]),
+    return SeedResult(int(run.get("seed") or 0), hit is not None, hit, int(run.get("epochs") or len(epochs)),
+                      int(run["id"]),
                       run.get("vcpus"), samples)
 
 

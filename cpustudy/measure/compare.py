@@ -276,15 +276,24 @@ def _matches(run: dict[str, Any], c: Candidate, ref: Any, fingerprint: str) -> b
     return run.get("machine") == c.machine and (c.device == "gpu" or run.get("vcpus") == c.vcpus)
 
 
+def _epochs_by_run(store: Any, runs: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    by: dict[int, list[dict[str, Any]]] = {}
+    for e in store.epochs([r["id"] for r in runs]) if runs else []:
+        by.setdefault(e["run_id"], []).append(e)
+    return by
+
+
+def _seed_results(store: Any, runs: Sequence[dict[str, Any]], target: float) -> list[combo.SeedResult]:
+    by = _epochs_by_run(store, runs)
+    return [s for s in (combo.seed_result(r, by.get(r["id"], []), target) for r in runs) if s is not None]
+
+
 def speed_samples(store: Any, c: Candidate, ref: Any, fingerprint: str,
                   runs: Sequence[dict[str, Any]] | None = None) -> list[combo.SpeedSample]:
     runs = [r for r in (runs if runs is not None else store.runs(status="ok")) if _matches(r, c, ref, fingerprint)]
     if not runs:
         return []
-    epochs = store.epochs([r["id"] for r in runs])
-    by: dict[int, list[dict[str, Any]]] = {}
-    for e in epochs:
-        by.setdefault(e["run_id"], []).append(e)
+    by = _epochs_by_run(store, runs)
     out = []
     for r in runs:
         s = combo.speed_sample(r, by.get(r["id"], []))
@@ -361,17 +370,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
 
 def _seeds(p: Planned, store: Any) -> list[combo.SeedResult]:
     runs = {r["cell_key"]: r for r in store.runs(status="ok", cell_keys=[c.key for c in p.convergence])}
-    got = [r for r in runs.values()]
-    epochs = store.epochs([r["id"] for r in got]) if got else []
-    by: dict[int, list[dict[str, Any]]] = {}
-    for e in epochs:
-        by.setdefault(e["run_id"], []).append(e)
-    out = []
-    for r in got:
-        s = combo.seed_result(r, by.get(r["id"], []), p.request.target)
-        if s is not None:
-            out.append(s)
-    return sorted(out, key=lambda s: s.seed)
+    return sorted(_seed_results(store, list(runs.values()), p.request.target), key=lambda s: s.seed)
 
 
 def _price(catalog: Any, spot: bool, family_asked: str | None, c: Candidate,
@@ -448,17 +447,7 @@ def _all_seed_results(p: Planned, store: Any) -> list[combo.SeedResult]:
             and (r.get("model_hash") or None) == (ref.model_hash or None) and r.get("batch_size") == ref.batch_size
             and (r.get("precision_policy") or precision.DEFAULT) == ref.precision_policy
             and r.get("machine") == p.fingerprint and not r.get("projected")]
-    if not runs:
-        return []
-    by: dict[int, list[dict[str, Any]]] = {}
-    for e in store.epochs([r["id"] for r in runs]):
-        by.setdefault(e["run_id"], []).append(e)
-    out = []
-    for r in runs:
-        s = combo.seed_result(r, by.get(r["id"], []), p.request.target)
-        if s is not None:
-            out.append(s)
-    return out
+    return _seed_results(store, runs, p.request.target)
 
 
 def _basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[dict[str, Any]]) -> list[str]:
@@ -567,11 +556,10 @@ def stored(store: Any, workload: str, target: float, *, catalog: Any, spot: bool
     candidate. None where no stored run trained to the target."""
     from types import SimpleNamespace
 
+    from cpustudy.analysis.runs import config_name
+
     runs = [r for r in store.runs(status="ok") if r["workload"] == workload and r.get("study") == "cpustudy"]
-    by: dict[int, list[dict[str, Any]]] = {}
-    if runs:
-        for e in store.epochs([r["id"] for r in runs]):
-            by.setdefault(e["run_id"], []).append(e)
+    by = _epochs_by_run(store, runs)
     groups: dict[tuple, dict[int, tuple[combo.SeedResult, dict[str, Any]]]] = {}
     for r in runs:
         if r.get("target_accuracy") is None:
@@ -599,8 +587,8 @@ def stored(store: Any, workload: str, target: float, *, catalog: Any, spot: bool
                       machine=r.get("machine"))
         if not _matches(r, c, ref, ""):
             continue
-        where = r.get("instance") or f"{str(r.get('cpu_model') or r.get('machine'))[:32]}"
-        name = f"{where} {device.upper()}" if device == "gpu" else f"{where} {r.get('vcpus')} vCPU {r['build']}"
+        where = r.get("instance") or str(r.get("cpu_model") or r.get("machine"))[:40]
+        name = f"{config_name(device, r.get('vcpus'), r['build'])} on {where}"
         places.setdefault((r.get("machine"), device, r.get("vcpus"), c.build), Candidate(
             name, "stored", c.build, vcpus=c.vcpus, device=device, machine=r.get("machine")))
     inputs = []
