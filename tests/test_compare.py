@@ -161,3 +161,12 @@ def test_compare_measures_seeds_and_speed_combines_them_and_resumes(run_cli, tmp
     with Store.read(db) as store:
         assert len(store.runs()) == len(runs)  # resumed: everything was stored
     assert json.loads(r2.out)["candidates"][0]["time_to_target_s"] == here["time_to_target_s"]
+
+
+def test_a_run_that_reached_the_target_in_its_first_epoch_is_timed_by_that_epoch():
+    run = {"status": "ok", "epoch_time_s": None, "id": 3, "startup_s": 4.0, "full_steps_per_epoch": 100,
+           "validation": "study"}
+    s = combo.speed_sample(run, [{"epoch": 1, "elapsed_s": 12.0, "warmup": 1, "steps": 100, "validation_s": 0.5}])
+    assert s is not None and (s.epoch_s, s.tracing_s, s.validation_s, s.startup_s) == (12.0, 0.0, 0.5, 4.0)
+    capped = [{"epoch": 1, "elapsed_s": 3.0, "warmup": 1, "steps": 20}]
+    assert combo.speed_sample(run, capped) is None  # part of an epoch is no epoch's time

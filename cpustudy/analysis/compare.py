@@ -131,10 +131,18 @@ def seed_result(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]], tar
 
 
 def speed_sample(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) -> SpeedSample | None:
-    """A stored ok run's speed (None without a timed epoch: a run that reached its target in its first)."""
-    if run.get("status") != "ok" or not run.get("epoch_time_s"):
+    """A stored ok run's speed. A run that reached its target in its first epoch has no timed epoch: its
+    first epoch, tracing and all, stands for every epoch (an overestimate, never an underestimate)."""
+    if run.get("status") != "ok":
         return None
     first = next((e for e in epochs if e.get("warmup")), None)
+    if not run.get("epoch_time_s"):
+        full = run.get("full_steps_per_epoch")
+        if first is None or len(epochs) != 1 or (full and first.get("steps") and first["steps"] < full):
+            return None
+        val = first.get("validation_s") if run.get("validation") != "none" else 0.0
+        return SpeedSample(float(first["elapsed_s"]), 0.0, float(val or 0.0), float(run.get("startup_s") or 0.0),
+                           int(run["id"]), False)
     measured = run.get("measured_epoch_time_s") or run["epoch_time_s"]
     tracing = max(0.0, float(first["elapsed_s"]) - float(measured)) if first else 0.0
     validation = float(run.get("validation_time_s") or 0.0) if run.get("validation") != "none" else 0.0

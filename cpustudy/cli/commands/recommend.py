@@ -94,7 +94,8 @@ def _from_comparison(comparison: Any, deadline: float | None, budget: float | No
             continue
         cheapest = f", the cheapest in {r.p_cheapest:.0%} of draws" if r.p_cheapest is not None else ""
         cost = f", {r.cost_usd:.3g} USD" if r.cost_usd is not None else ""
-        print(f"{role}: {r.candidate}: {r.time_to_target_s:.0f} s{cost}{cheapest} ({r.price})")
+        print(f"{role}: {r.candidate}: {r.time_to_target_s:.0f} s{cost}{cheapest}, from run(s) "
+              f"{', '.join(map(str, r.run_ids))} ({r.price})")
     for line in comparison.assumptions:
         print(f"assumed: {line}")
     return 0 if any(r is not None for _, r in choices) else 1
