@@ -29,7 +29,6 @@ than any measured one, the VM's provisioning, or price changes.
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -242,8 +241,3 @@ def agreement(results: Iterable[SeedResult]) -> Agreement | None:
         return None
     same = sum(len(set(v.values())) == 1 for _, v in both)
     return Agreement(len(both), same, both)
-
-
-def median_epochs(seeds: Sequence[SeedResult]) -> float | None:
-    got = [s.epochs for s in seeds if s.reached and s.epochs is not None]
-    return statistics.median(got) if got else None

@@ -125,6 +125,11 @@ class TargetEstimate:
     startup_s: float
     guessed: bool  # part of it is a rough guess from FLOPs (no earlier runs of a cell)
 
+    @property
+    def vm_s(self) -> float:
+        """The VM's billed time: provisioning and install, each cell's worker start-up and training."""
+        return PROVISION_S + self.training_s + self.startup_s
+
 
 def estimate(target: targets_mod.Target, options: tasks.CloudSweep, ok_runs: list[dict[str, Any]]) -> TargetEstimate:
     """The target's sweep, planned for its VM (the same cells ``sweep --dry-run`` lists there: every
@@ -181,7 +186,7 @@ def quote(targets_text: str, options: tasks.CloudSweep, *, spot: bool, region: s
     out = []
     for t in chosen:
         e = estimate(t, options, ok_runs)
-        cost = catalog.cost(t.resources, PROVISION_S + e.training_s + e.startup_s, spot=spot)
+        cost = catalog.cost(t.resources, e.vm_s, spot=spot)
         out.append((t.name, cost.usd, e.guessed))
     return out
 
@@ -225,7 +230,7 @@ def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot:
                     raise UserError(f"{path}: SkyPilot rejects the task: {problem}")
                 status = "SkyPilot schema ok"
         cells, train, startup, guessed = e.cells, e.training_s, e.startup_s, e.guessed
-        vm_s = PROVISION_S + train + startup
+        vm_s = e.vm_s
         price = catalog.cost(t.resources, vm_s, spot=spot)
         q = price.quote
         rows.append(TargetPlan(

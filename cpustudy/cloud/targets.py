@@ -59,7 +59,7 @@ def parse(text: str, catalog: prices.Catalog, region: str | None = None) -> list
     """``--targets``: comma-separated ``CLOUD:INSTANCE_TYPE`` or ``CLOUD:GPU:COUNT``."""
     out = []
     for item in split_list(text, "--targets", "gcp:n2-highcpu-8,gcp:H100:1"):
-        out.append(_one(item.strip(), catalog, region))
+        out.append(one(item.strip(), catalog, region))
     names = [t.name for t in out]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
@@ -67,7 +67,8 @@ def parse(text: str, catalog: prices.Catalog, region: str | None = None) -> list
     return out
 
 
-def _one(item: str, catalog: prices.Catalog, region: str | None, flag: str = "--targets") -> Target:
+def one(item: str, catalog: prices.Catalog, region: str | None, flag: str = "--targets") -> Target:
+    """One ``CLOUD:INSTANCE_TYPE`` or ``CLOUD:GPU:COUNT``; ``flag`` names the option in its errors."""
     parts = item.split(":")
     cloud = parts[0].lower()
     if cloud not in CLOUDS or len(parts) not in (2, 3) or not all(parts):

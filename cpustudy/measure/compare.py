@@ -145,7 +145,7 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
         elif head == "db":
             out += [_stored(item, rest, machines, b, several) for b in builds]
         elif head in targets_mod.CLOUDS:
-            t = targets_mod._one(item, catalog, region, "--candidates")
+            t = targets_mod.one(item, catalog, region, "--candidates")
             instance = f"{t.cloud}:{t.instance_type}"
             if t.device == "gpu":
                 out.append(Candidate(item, "cloud", "gpu", vcpus=t.vcpus, device="gpu", target=t, instance=instance))
@@ -289,11 +289,14 @@ def _seed_results(store: Any, runs: Sequence[dict[str, Any]], target: float) -> 
 
 
 def speed_samples(store: Any, c: Candidate, ref: Any, fingerprint: str,
-                  runs: Sequence[dict[str, Any]] | None = None) -> list[combo.SpeedSample]:
+                  runs: Sequence[dict[str, Any]] | None = None,
+                  by: dict[int, list[dict[str, Any]]] | None = None) -> list[combo.SpeedSample]:
+    """Candidate ``c``'s speed samples among ``runs`` (default: every ok run); ``by``: their epochs by run,
+    where already read."""
     runs = [r for r in (runs if runs is not None else store.runs(status="ok")) if _matches(r, c, ref, fingerprint)]
     if not runs:
         return []
-    by = _epochs_by_run(store, runs)
+    by = by if by is not None else _epochs_by_run(store, runs)
     out = []
     for r in runs:
         s = combo.speed_sample(r, by.get(r["id"], []))
@@ -331,14 +334,15 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
         store = session.store
         todo_conv = pending(store, p.convergence)
         stored = store.runs(status="ok")
-        probes: list[Cell] = []
+        todo_probes = pending(store, p.probes)
+        chosen: set[str] = set()
         for c in (c for c in p.candidates if c.kind == "here"):
             have = len(speed_samples(store, c, ref, p.fingerprint, stored))
             if c.vcpus == ref.vcpus and c.build == ref.build:
                 have += len(todo_conv)  # each convergence run to come times this candidate too
-            mine = [x for x in pending(store, p.probes) if x.config.vcpus == c.vcpus and x.config.build == c.build]
-            probes += mine[:max(0, req.repeats - have)]
-        probes.sort(key=lambda x: p.probes.index(x))
+            mine = [x for x in todo_probes if x.config.vcpus == c.vcpus and x.config.build == c.build]
+            chosen.update(x.key for x in mine[:max(0, req.repeats - have)])
+        probes = [x for x in todo_probes if x.key in chosen]  # in their planned, interleaved order
         work = _order(todo_conv, probes)
         if work:
             say(f"compare: {len(todo_conv)} convergence run(s) ({req.seeds} seeds wanted, "
@@ -414,16 +418,7 @@ def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float 
         raise UserError(f"no seed reached validation accuracy {req.target:g} within {seeds[0].max_epochs} epochs "
                         f"(the best ended at {best:.4f}): give a lower --target-accuracy or more --max-epochs "
                         "(what was measured is stored)")
-    stored = store.runs(status="ok")
-    inputs = []
-    for c in p.candidates:
-        samples = speed_samples(store, c, ref, p.fingerprint, stored)
-        ids = {s.run_id for s in samples}
-        runs = [r for r in stored if r["id"] in ids]
-        instance = next((r.get("instance") for r in runs if r.get("instance")), None) if c.kind == "stored" else None
-        rate, price = _price(p.catalog, req.spot, req.family, c, instance)
-        basis = _basis(c, samples, runs)
-        inputs.append(combo.CandidateInput(c.name, samples, rate, price, basis))
+    inputs = _inputs(store, p.candidates, ref, p.fingerprint, store.runs(status="ok"), p.catalog, req.spot, req.family)
     results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd)
     out = Comparison(ref.workload, req.target, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost)
     out.assumptions = _assumptions(req.target, req.spot, ref, seeds)
@@ -436,6 +431,21 @@ def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float 
             out.notes.append(f"{r.candidate}: no speed measured yet: launch the probe plan ({plan_folder}) with "
                              f"`cpustudy cloud launch {plan_folder}`, then `cpustudy cloud fetch {plan_folder} "
                              f"--db {req.db or 'cpustudy.sqlite'}` and compare again")
+    return out
+
+
+def _inputs(store: Any, candidates: Sequence[Candidate], ref: Any, fingerprint: str, runs: Sequence[dict[str, Any]],
+            catalog: Any, spot: bool, family: str | None) -> list[combo.CandidateInput]:
+    """Each candidate's speed samples among ``runs`` (their epochs read once), its price and its basis."""
+    by = _epochs_by_run(store, runs)
+    out = []
+    for c in candidates:
+        samples = speed_samples(store, c, ref, fingerprint, runs, by)
+        ids = {s.run_id for s in samples}
+        used = [r for r in runs if r["id"] in ids]
+        instance = next((r.get("instance") for r in used if r.get("instance")), None) if c.kind == "stored" else None
+        rate, price = _price(catalog, spot, family, c, instance)
+        out.append(combo.CandidateInput(c.name, samples, rate, price, _basis(c, samples, used)))
     return out
 
 
@@ -591,14 +601,7 @@ def stored(store: Any, workload: str, target: float, *, catalog: Any, spot: bool
         name = f"{config_name(device, r.get('vcpus'), r['build'])} on {where}"
         places.setdefault((r.get("machine"), device, r.get("vcpus"), c.build), Candidate(
             name, "stored", c.build, vcpus=c.vcpus, device=device, machine=r.get("machine")))
-    inputs = []
-    for c in places.values():
-        samples = speed_samples(store, c, ref, "", runs)
-        ids = {x.run_id for x in samples}
-        instance = next((r.get("instance") for r in runs if r["id"] in ids and r.get("instance")), None)
-        rate, price = _price(catalog, spot, family, c, instance)
-        inputs.append(combo.CandidateInput(c.name, samples, rate, price, _basis(c, samples,
-                                                                                [r for r in runs if r["id"] in ids])))
+    inputs = _inputs(store, list(places.values()), ref, "", runs, catalog, spot, family)
     results = combo.combine(seeds, inputs, deadline_s=deadline_s, budget_usd=budget_usd)
     out = Comparison(workload, target, results, seeds)
     out.assumptions = _assumptions(target, spot, ref, seeds)

@@ -84,23 +84,24 @@ class _Run:
     startup: float | None = None
     error: str | None = None
     peak_event: dict[str, Any] | None = None  # the peak this run's worker measured
-    done: bool = False  # the worker said DONE: all it measured has been sent
 
     def go(self, timeout_s: float | None) -> RunOutcome:
         worker = _Worker.start(self.config)
         if worker.spawn_error:
             worker.discard_log()
             return self._finish("failed", worker.spawn_error, None)
+        done = False  # the worker said DONE: everything the run is made of is in
         try:
             for kind, event in worker.events(timeout_s):
                 self.on_event(kind, event, worker.spawned_at)
                 if kind == protocol.DONE:
-                    break  # everything the run is made of is in: the worker's teardown is not waited out
+                    done = True
+                    break  # the worker's teardown is not waited out
         except BaseException:
             worker.kill()  # never leave a worker training behind; execute finishes the run as failed
             worker.discard_log()
             raise
-        code = worker.close(done=self.done)
+        code = worker.close(done=done)
         if worker.timed_out:
             self.error = f"timed out after {timeout_s:g} s"
         if code == 0 and not worker.timed_out and (len(self.epochs) == self.config.epochs or self._reached()):
@@ -134,8 +135,6 @@ class _Run:
             self.epochs.append(event)
         elif kind == protocol.ERROR:
             self.error = event.get("message")
-        elif kind == protocol.DONE:
-            self.done = True
         elif kind == protocol.GPU_MONITOR:
             self.software["gpu_monitor"] = event
             store.set_software(run_id, self.software)

@@ -73,6 +73,7 @@ def _span(mid: float | None, low: float | None, high: float | None, fmt: str, un
 
 
 def rows(comparison: Any) -> list[dict[str, Any]]:
+    deadline, budget = comparison_has(comparison, "p_deadline"), comparison_has(comparison, "p_budget")
     out = []
     for r in comparison.results:
         measured = r.speed_runs > 0
@@ -84,9 +85,9 @@ def rows(comparison: Any) -> list[dict[str, Any]]:
                          else "not priced") if measured else "-",
             "p_cheapest": None if r.p_cheapest is None else f"{r.p_cheapest:.0%}",
         }
-        if r.p_deadline is not None or comparison_has(comparison, "p_deadline"):
+        if deadline:
             row["p_deadline"] = None if r.p_deadline is None else f"{r.p_deadline:.0%}"
-        if r.p_budget is not None or comparison_has(comparison, "p_budget"):
+        if budget:
             row["p_budget"] = None if r.p_budget is None else f"{r.p_budget:.0%}"
         row["reached"] = f"{r.reached:.0%}"
         row["basis"] = "; ".join(r.basis)
