@@ -21,7 +21,7 @@ from cpustudy.measure.request import SweepRequest
 from cpustudy.environment.state import CONTENDED_WAIT_SHARE
 from cpustudy.measure.summary import STALL_MIN_S, summarize
 from cpustudy.store import Store
-from cpustudy.worker.train import EpochSplit, StepClock, idle_outside_steps
+from cpustudy.worker.epochs import EpochSplit, StepClock, idle_outside_steps
 from cpustudy.workloads import ALL
 from conftest import run_config
 
@@ -73,7 +73,7 @@ def test_other_threads_wait_for_a_cpu_is_read_from_the_kernel():
         "import os, threading, time\n"
         "os.sched_setaffinity(0, [min(os.sched_getaffinity(0))])\n"
         "import numpy as np\n"
-        "from cpustudy.worker.train import others_waiting\n"
+        "from cpustudy.worker.epochs import others_waiting\n"
         "a = np.random.rand(400, 400); stop = time.monotonic() + 1.0\n"
         "def work():\n"
         "    while time.monotonic() < stop: a @ a\n"
@@ -112,7 +112,7 @@ def test_threads_competing_for_one_cpu_inside_the_steps_are_read_from_the_kernel
         "import os, sys, threading, time\n"
         "os.sched_setaffinity(0, [min(os.sched_getaffinity(0))])\n"
         "import numpy as np\n"
-        "from cpustudy.worker.train import StepClock\n"
+        "from cpustudy.worker.epochs import StepClock\n"
         "a = np.random.rand(300, 300); stop = time.monotonic() + 1.5\n"
         "def work():\n"
         "    while time.monotonic() < stop: a @ a\n"
@@ -262,7 +262,7 @@ def test_a_real_run_records_idle_time_per_epoch_and_its_input_pipeline(run_cli, 
 def test_the_validation_pipeline_has_nothing_to_wait_on_when_keras_drops_its_iterator():
     import numpy as np
 
-    from cpustudy.worker.train import tf_dataset
+    from cpustudy.worker.data import tf_dataset
 
     x, y = np.zeros((64, 4), "float32"), np.zeros(64, "int64")
     assert tf_dataset(x, y, 16, 0).options().autotune.enabled is not False  # training: tf.data's default

@@ -53,7 +53,7 @@ def test_an_unknown_field_is_refused_not_dropped():
 
 
 def test_asynchronous_steps_are_timed_until_they_drain():
-    from cpustudy.worker.train import StepClock
+    from cpustudy.worker.epochs import StepClock
 
     clock = StepClock()
     clock.first, clock.last, clock.began = 10.0, 10.2, 11  # 11 steps dispatched in 0.2 s
@@ -62,7 +62,7 @@ def test_asynchronous_steps_are_timed_until_they_drain():
 
 
 def test_an_epoch_splits_into_time_inside_its_steps_outside_them_and_validation():
-    from cpustudy.worker.train import StepClock, epoch_split
+    from cpustudy.worker.epochs import StepClock, epoch_split
 
     steps = StepClock()
     steps.first, steps.last, steps.began = 1.0, 3.0, 5  # 5 training steps started over 2 s
@@ -85,7 +85,7 @@ def test_an_epoch_splits_into_time_inside_its_steps_outside_them_and_validation(
 def test_the_epoch_timer_sends_each_epoch_timed_from_its_hooks(monkeypatch):
     from types import SimpleNamespace
 
-    from cpustudy.worker import protocol, train
+    from cpustudy.worker import epochs as train, protocol
 
     clock = SimpleNamespace(t=0.0, cpu=0.0)
     monkeypatch.setattr(train, "time", SimpleNamespace(perf_counter=lambda: clock.t, process_time=lambda: clock.cpu,

@@ -50,7 +50,7 @@ data = w.synthetic(n, cfg.get("params") or {}, cfg["seed"])
 params = dict(cfg.get("params") or {}); params.update(data.derived)
 model = w.build(keras, params, jit_compile=cfg.get("jit_compile"), **(cfg.get("options") or {}))
 if cfg.get("input_pipeline") == "tfdata":  # the same tf.data pipeline, one iterator per fit
-    from cpustudy.worker.train import tf_dataset
+    from cpustudy.worker.data import tf_dataset
     inputs = dict(x=tf_dataset(data.x, data.y, cfg["batch_size"], cfg["seed"]),
                   steps_per_epoch=steps or -(-n // cfg["batch_size"]), verbose=0)
 else:
