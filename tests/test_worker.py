@@ -85,6 +85,7 @@ def test_an_epoch_splits_into_time_inside_its_steps_outside_them_and_validation(
 def test_the_epoch_timer_sends_each_epoch_timed_from_its_hooks(monkeypatch):
     from types import SimpleNamespace
 
+    from cpustudy.targets import Target
     from cpustudy.worker import epochs as train, protocol
 
     clock = SimpleNamespace(t=0.0, cpu=0.0)
@@ -92,7 +93,8 @@ def test_the_epoch_timer_sends_each_epoch_timed_from_its_hooks(monkeypatch):
                                                        time=lambda: 1e9))
     sent: list[tuple[str, dict]] = []
     timer = train.EpochTimer(lambda kind, **fields: sent.append((kind, fields)), keras=None, sampler=None,
-                             drains=False, torch_gpu=False, steps=3, samples_per_epoch=96, target_accuracy=0.8)
+                             drains=False, torch_gpu=False, steps=3, samples_per_epoch=96,
+                             target=Target("val_accuracy", ">=", 0.8))
     timer.model = SimpleNamespace(stop_training=False)  # set by Keras where the timer is a callback
 
     def at(t: float, hook: str, *args: object) -> None:
@@ -128,3 +130,32 @@ def test_the_epoch_timer_sends_each_epoch_timed_from_its_hooks(monkeypatch):
     assert second["warmup"] is False and second["elapsed_s"] == pytest.approx(1.0)
     assert second["validation_s"] is None and second["validation_steps"] is None and second["accuracy"] is None
     assert second["steps_s"] == pytest.approx(0.6) and second["boundary_s"] == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize("target, logs, stops, value", [
+    # --target-accuracy on a model whose accuracy metric is named sparse_categorical_accuracy
+    ("val_accuracy>=0.8", {"loss": 1.0, "sparse_categorical_accuracy": 0.7, "val_sparse_categorical_accuracy": 0.81},
+     True, 0.81),
+    ("val_loss<=0.3", {"loss": 0.5, "val_loss": 0.31}, False, 0.31),
+    ("val_loss<=0.3", {"loss": 0.5, "val_loss": 0.29}, True, 0.29),
+    ("val_auc=0.8", {"loss": 0.5, "val_loss": 0.29}, False, None),  # a metric the model does not log: never reached
+])
+def test_the_epoch_timer_stops_at_a_target_on_any_metric_and_sends_every_metric(target, logs, stops, value):
+    from types import SimpleNamespace
+
+    from cpustudy import targets
+    from cpustudy.worker import epochs, protocol
+
+    sent: list[tuple[str, dict]] = []
+    timer = epochs.EpochTimer(lambda kind, **fields: sent.append((kind, fields)), keras=None, sampler=None,
+                              drains=False, torch_gpu=False, steps=3, samples_per_epoch=96,
+                              target=targets.parse(target))
+    timer.model = SimpleNamespace(stop_training=False)
+    timer.on_epoch_begin(0)
+    timer.on_epoch_end(0, logs)
+    epoch = next(f for kind, f in sent if kind == protocol.EPOCH)
+    assert timer.model.stop_training is stops
+    assert epoch["target_value"] == value
+    assert epoch["metrics"] == {k: float(v) for k, v in logs.items()}
+    if "sparse_categorical_accuracy" in logs:
+        assert epoch["accuracy"] == 0.7 and epoch["val_accuracy"] == 0.81

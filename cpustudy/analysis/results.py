@@ -43,6 +43,7 @@ RUN_COLUMNS = (
     "precision_policy",
     "float32_math",
     "target_accuracy",
+    "target",
     "target_reached",
     "epochs_to_target",
     "time_to_target_s",

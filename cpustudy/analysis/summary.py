@@ -48,7 +48,7 @@ SUMMARY_COLUMNS = [
     "speedup_vs_fewest_vcpus", "parallel_efficiency", "build_speedup_vs_stock", "projected", "data",
     "machines", "tf_version", "gflops_per_s", "peak_gflops", "pct_of_peak", "within_run_iqr_s", "unstable",
     "gpu_utilization", "suspect", "gpu_caveat", "validation", "validation_time_s", "val_accuracy", "total_with_validation_s",
-    "build_family", "batch_size", "precision_policy", "target_accuracy", "target_runs", "target_reached_runs",
+    "build_family", "batch_size", "precision_policy", "target_accuracy", "target", "target_runs", "target_reached_runs",
     "epochs_to_target", "time_to_target_s", "target_time_low", "target_time_high", "cost_to_target_usd",
 ]
 
@@ -134,18 +134,27 @@ def _efficiency(g: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+def target_text(target: Any, accuracy: Any) -> str:
+    """A target as reports name it: ``validation accuracy 0.9`` for ``--target-accuracy``, else its text."""
+    if isinstance(target, str) and target:
+        return target
+    return f"validation accuracy {float(accuracy):g}"
+
+
 def _target(g: pd.DataFrame) -> dict[str, Any]:
     """Time to a target accuracy: the target, how many runs reached it, and the median epochs and
     training time of those that did (NaN when none did, or when no run had a target)."""
     target = _column(g, "target_accuracy")
-    if not target.notna().any():
-        return {"target_accuracy": math.nan, "target_runs": 0, "target_reached_runs": 0,
+    other = _column(g, "target")  # --target on another metric, as its text
+    if not (target.notna().any() or other.notna().any()):
+        return {"target_accuracy": math.nan, "target": None, "target_runs": 0, "target_reached_runs": 0,
                 "epochs_to_target": math.nan, "time_to_target_s": math.nan, "target_time_low": math.nan,
                 "target_time_high": math.nan}
     reached = g[_column(g, "target_reached").fillna(0) > 0]
     return {
-        "target_accuracy": float(target.max()),
-        "target_runs": int(target.notna().sum()),
+        "target_accuracy": float(target.max()) if target.notna().any() else math.nan,
+        "target": target_text(other.dropna().iloc[0] if other.notna().any() else None, target.max()),
+        "target_runs": int((target.notna() | other.notna()).sum()),
         "target_reached_runs": len(reached),
         "epochs_to_target": float(_column(reached, "epochs_to_target").median()) if len(reached) else math.nan,
         "time_to_target_s": float(_column(reached, "time_to_target_s").median()) if len(reached) else math.nan,

@@ -99,8 +99,13 @@ def add_measure(p: argparse.ArgumentParser, device: bool = True) -> None:
     p.add_argument("--target-accuracy", type=accuracy, metavar="A",
                    help="train until the validation accuracy reaches A (e.g. 0.9), at most --max-epochs; "
                    "stores the epochs and training time to reach it (needs --data real or learnable)")
+    p.add_argument("--target", metavar="METRIC=VALUE",
+                   help="train until a validation metric fit logs reaches VALUE, at most --max-epochs: "
+                   "val_auc=0.8, val_sparse_categorical_accuracy=0.9, val_loss<=0.3 (= means >= unless the name "
+                   "says lower is better: a loss, an error)")
     p.add_argument("--max-epochs", type=positive_int, metavar="E",
-                   help="with --target-accuracy: the most epochs to train (default: the workload's epochs)")
+                   help="with --target-accuracy or --target: the most epochs to train (default: the workload's "
+                   "epochs)")
     p.add_argument("--timeout", type=positive_int, metavar="SECONDS",
                    help="fail a measurement after this many seconds (a sweep records it and goes on)")
 

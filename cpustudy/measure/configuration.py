@@ -3,7 +3,7 @@
 ``Configuration`` is the identity of a measurement (workload and its version, device, the build's
 recipe, vCPUs, batch size, precision policy, threads, XLA, input pipeline, workload switches such as
 augmentation, the worker's environment, the tuning applied, validation, data, epochs and their cap,
-seed, repeat, warm-up steps, target accuracy, a model file's content hash) and the platform it ran on (the priced instance as the
+seed, repeat, warm-up steps, target accuracy or target, a model file's content hash) and the platform it ran on (the priced instance as the
 price catalog names it, ``gcp:n2-highcpu-8``, and the CPU model). Standard library only.
 
 * ``measure`` makes one from a planned ``RunConfig`` (:meth:`Configuration.of`); a tuning is
@@ -35,7 +35,7 @@ FIRST_KEY_FIELDS = (
 #: Identity fields added later, with the value every run had before them: they join the key only when a
 #: configuration differs from it.
 LATER_KEY_FIELDS: Mapping[str, Any] = {"precision_policy": precision.DEFAULT, "target_accuracy": None,
-                                       "workload_version": 1, "model_hash": None}
+                                       "workload_version": 1, "model_hash": None, "target": None}
 #: Fields stored as JSON text in their column.
 JSON_FIELDS = ("options", "params", "env")
 
@@ -68,6 +68,7 @@ class Configuration:
     repeat: int = 0
     warmup_steps: int = 0
     target_accuracy: float | None = None
+    target: str | None = None  # a target on another metric, as its text (``val_loss<=0.3``)
     # The platform:
     instance: str | None = None  # the priced instance, ``CLOUD:INSTANCE_TYPE`` (cloud runs), else None
     cpu_model: str | None = None

@@ -40,6 +40,7 @@ class SweepRequest:
     augment: str | None = None
     validation: str = "study"
     target_accuracy: float | None = None
+    target: str | None = None  # --target METRIC=VALUE (cpustudy.targets)
     timeout: int | None = None
     tuned: bool = False
     calibrate: bool = False  # one cell per workload also in full epochs, beside its projection
@@ -71,7 +72,8 @@ class SweepRequest:
             precisions=precisions, data=args.data, seed=args.seed,
             oversubscribe=bool(getattr(args, "oversubscribe", False)), device=getattr(args, "device", "cpu"),
             input_pipeline=args.input, warmup_steps=args.warmup_steps, augment=args.augment,
-            validation=args.validation, target_accuracy=args.target_accuracy, timeout=args.timeout,
+            validation=args.validation, target_accuracy=args.target_accuracy, target=target_text(args),
+            timeout=args.timeout,
             tuned=bool(getattr(args, "tuned", False)), calibrate=bool(getattr(args, "calibrate", False)))
 
     def with_(self, **changes: Any) -> "SweepRequest":
@@ -82,7 +84,8 @@ class SweepRequest:
         return {"epochs": self.epochs, "steps_per_epoch": self.steps_per_epoch, "data": self.data, "seed": self.seed,
                 "oversubscribe": self.oversubscribe, "device": self.device, "warmup_steps": self.warmup_steps,
                 "input_pipeline": self.input_pipeline, "options": {} if self.augment is None else
-                {"augment": self.augment}, "validation": self.validation, "target_accuracy": self.target_accuracy}
+                {"augment": self.augment}, "validation": self.validation, "target_accuracy": self.target_accuracy,
+                "target": self.target}
 
     def cells(self, *, machine_fingerprint: str, host: Any, vcpus: Sequence[int]) -> list[Any]:
         """The sweep's cells on ``host`` (a ``spec.Host``) at ``vcpus``, as ``sweep --dry-run`` lists them."""
@@ -110,8 +113,9 @@ class SweepRequest:
                "--warmup-steps", str(self.warmup_steps), "--validation", self.validation]
         if self.vcpus is not None:
             out += ["--vcpus", self.vcpus]
-        if self.target_accuracy is not None:
-            out += ["--target-accuracy", repr(self.target_accuracy)]
+        if self.target_accuracy is not None or self.target is not None:
+            out += (["--target-accuracy", repr(self.target_accuracy)] if self.target_accuracy is not None
+                    else ["--target", str(self.target)])
             if self.epochs is not None:
                 out += ["--max-epochs", str(self.epochs)]
         elif self.epochs is not None:
@@ -148,11 +152,27 @@ def beside_their_projections(cells: Sequence[Any], full: Sequence[Any]) -> list[
     return out
 
 
+def target_text(args: Any) -> str | None:
+    """``--target`` checked and written the one way it is stored (``val_loss<=0.3``); None without it."""
+    text = getattr(args, "target", None)
+    if text is None:
+        return None
+    if args.target_accuracy is not None:
+        raise UserError("give --target-accuracy or --target, not both (--target val_accuracy=A is the same as "
+                        "--target-accuracy A)")
+    from cpustudy import targets
+
+    return targets.parse(text).text
+
+
 def target_epochs(args: Any) -> int | None:
-    """The epochs to train: --max-epochs with --target-accuracy (which needs it or the default), else
-    --epochs; --max-epochs alone, or with --epochs, is refused."""
-    if args.max_epochs is not None and args.target_accuracy is None:
-        raise UserError("--max-epochs goes with --target-accuracy: use --epochs for a fixed number of epochs")
-    if args.target_accuracy is not None and args.epochs is not None:
-        raise UserError("--target-accuracy trains until it is reached: give --max-epochs instead of --epochs")
-    return args.max_epochs if args.target_accuracy is not None else args.epochs
+    """The epochs to train: --max-epochs with --target-accuracy or --target (which need it or the default),
+    else --epochs; --max-epochs alone, or with --epochs, is refused."""
+    targeted = args.target_accuracy is not None or getattr(args, "target", None) is not None
+    if args.max_epochs is not None and not targeted:
+        raise UserError("--max-epochs goes with --target-accuracy or --target: use --epochs for a fixed number of "
+                        "epochs")
+    if targeted and args.epochs is not None:
+        flag = "--target-accuracy" if args.target_accuracy is not None else "--target"
+        raise UserError(f"{flag} trains until it is reached: give --max-epochs instead of --epochs")
+    return args.max_epochs if targeted else args.epochs

@@ -55,6 +55,7 @@ class RunSpec:
     validation: str = "study"  # validate every epoch as the example did, or not at all
     precision_policy: str = precision.DEFAULT  # precision.POLICIES (Keras mixed precision)
     target_accuracy: float | None = None  # train until validation accuracy reaches it (epochs = the most)
+    target: str | None = None  # or until another validation metric does (``val_loss<=0.3``: cpustudy.targets)
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,10 @@ def _check(spec: RunSpec, local: bool = True) -> None:
         model = spec.workload.model
         if model is not None and not model.summary.get("accuracy_metric"):
             raise UserError(f"--target-accuracy: {model.path}'s model reports no accuracy: compile it with "
-                            "metrics=['accuracy']")
+                            "metrics=['accuracy'], or give --target on a metric it logs "
+                            f"({', '.join(_validation_metrics(model.summary)) or 'none'})")
+    if spec.target is not None:
+        _check_target(spec)
     full = spec.workload.steps_for(spec.batch_size or spec.workload.batch_size)
     if spec.steps_per_epoch is not None and spec.steps_per_epoch < min(MIN_PROJECTED_STEPS, full):
         raise UserError(f"--steps-per-epoch {spec.steps_per_epoch}: too few steps to project a full epoch from (a "
@@ -148,6 +152,35 @@ def _check(spec: RunSpec, local: bool = True) -> None:
     if spec.device == "gpu" and local and not machine_mod.gpu_names():
         raise UserError("no GPU here (nvidia-smi lists none): run --device gpu on a machine with one, "
                         "then bring its results over with `cpustudy merge`")
+
+
+def _validation_metrics(summary: Any) -> list[str]:
+    """The validation metrics a model file's or script's model logs (its check's finding)."""
+    return [f"val_{m}" for m in (summary.get("metrics") or []) if not str(m).startswith("val_")]
+
+
+def _check_target(spec: RunSpec) -> None:
+    """``--target``: what ``--target-accuracy`` needs, and a metric the model logs where its check knows."""
+    from cpustudy import targets
+
+    target = targets.parse(spec.target or "")
+    flag = f"--target {target.text}"
+    if spec.target_accuracy is not None:
+        raise UserError("give --target-accuracy or --target, not both")
+    if spec.validation != "study":
+        raise UserError(f"{flag} needs the validation after every epoch: drop --validation none")
+    if spec.steps_per_epoch is not None:
+        raise UserError(f"{flag} counts full epochs to the target: drop --steps-per-epoch")
+    if spec.workload.validation_samples <= 0:
+        raise UserError(f"{flag}: {spec.workload.name} has no validation set to measure it on")
+    model = spec.workload.model
+    if model is not None:
+        known = _validation_metrics(model.summary)
+        if target.metric not in known and not (target.metric == "val_accuracy" and model.summary.get("accuracy_metric")):
+            raise UserError(f"{flag}: {Path(model.path).name}'s model logs no {target.metric} (it logs "
+                            f"{', '.join(known) or 'no validation metric'})")
+    elif target.metric not in ("val_loss", "val_accuracy"):
+        raise UserError(f"{flag}: {spec.workload.name} logs val_loss and val_accuracy only")
 
 
 def check_precision(policy: str, device: str, cpu_flags: Iterable[str] | None,
@@ -218,6 +251,9 @@ def _resolve_data(spec: RunSpec, host: Host) -> str:
     if spec.target_accuracy is not None and data == "synthetic" and w.model is not None:
         raise UserError(f"--target-accuracy: {w.model.path} says DATA = \"synthetic\" (random labels), so accuracy "
                         "means nothing: say DATA = \"learnable\" if its labels follow a rule, \"real\" for real data")
+    if spec.target is not None and data == "synthetic":
+        raise UserError(f"--target with synthetic data: its labels are random, so the metric means nothing: use "
+                        "--data real or --data learnable")
     if spec.target_accuracy is not None and data == "synthetic":
         raise UserError(f"--target-accuracy with synthetic data: its labels are random, so accuracy means nothing "
                         f"({'--data auto found no cached ' + w.dataset + ' data' if spec.data == 'auto' else '--data synthetic'})"
@@ -278,6 +314,7 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None, host: Host 
         epochs=spec.epochs or w.epochs,
         precision_policy=spec.precision_policy,
         target_accuracy=spec.target_accuracy,
+        target=spec.target,
         steps_per_epoch=steps,
         full_steps_per_epoch=full_steps,
         samples_per_epoch=w.samples_per_epoch,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Mapping, Sequence
 
+from cpustudy import targets
 from cpustudy.worker.protocol import RunConfig
 
 UNSTABLE_CV = 0.05  # timed epochs varying more than this (coefficient of variation) are flagged
@@ -142,17 +143,24 @@ def gpu_utilization(basis: Sequence[Mapping[str, Any]]) -> float | None:
 
 
 def target_summary(config: RunConfig, epochs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """With ``--target-accuracy``: whether the validation accuracy reached it, after how many epochs
+    """With ``--target-accuracy`` or ``--target``: whether the validation reached it, after how many epochs
     (the warm-up epoch counts: it trains too) and how much training time (its epochs' ``elapsed_s``,
     tracing included, validation excluded, like the full training time)."""
-    target = config.target_accuracy
+    target = targets.of_run(config.target, config.target_accuracy)
     if target is None:
         return {}
-    hit = next((e for e in epochs if e.get("val_accuracy") is not None and e["val_accuracy"] >= target), None)
+    hit = next((e for e in epochs if target.reached(_target_value(target, e))), None)
     if hit is None:
         return {"target_reached": False, "epochs_to_target": None, "time_to_target_s": None}
     return {"target_reached": True, "epochs_to_target": int(hit["epoch"]),
             "time_to_target_s": sum(e["elapsed_s"] for e in epochs if e["epoch"] <= hit["epoch"])}
+
+
+def _target_value(target: targets.Target, epoch: Mapping[str, Any]) -> float | None:
+    """The target's metric in a stored epoch: the worker's reading, else (older runs) its validation accuracy."""
+    if epoch.get("target_value") is not None:
+        return float(epoch["target_value"])
+    return epoch.get("val_accuracy") if target.metric == "val_accuracy" else None
 
 
 def validation_summary(config: RunConfig, basis: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

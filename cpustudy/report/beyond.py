@@ -87,7 +87,8 @@ def fig_cost_to_target(a: Analysis, study: str) -> ggplot | None:
     df = df.sort_values(["workload", "reached", "value"], ascending=[True, False, True])
     df["label"] = pd.Categorical(df["label"], categories=list(dict.fromkeys(df["label"]))[::-1], ordered=True)
     df["reached"] = df["reached"].map({True: "yes", False: "no"})
-    targets = sorted({f"{t:g}" for t in df["target_accuracy"].dropna()})
+    targets = sorted({str(t) for t in df["target"].dropna()} if "target" in df else
+                     {f"validation accuracy {t:g}" for t in df["target_accuracy"].dropna()})
     workloads = list(dict.fromkeys(df["workload"]))
     top = float(df["value"].max()) or 1.0
     return (
@@ -99,8 +100,8 @@ def fig_cost_to_target(a: Analysis, study: str) -> ggplot | None:
         + scale_y_continuous(expand=(0, 0, 0.6, 0))
         + scale_fill_manual(values={"yes": "#3182bd", "no": "#bdbdbd"})
         + labs(x="", y="Cost to reach the target (USD)", fill="reached",
-               title=f"Cost to reach validation accuracy {' / '.join(targets)}: {study_title(study)}",
-               subtitle="Training time (warm-up epoch included) until the first epoch whose validation accuracy\n"
+               title=f"Cost to reach {' / '.join(targets)}: {study_title(study)}",
+               subtitle="Training time (warm-up epoch included) until the first epoch whose validation\n"
                         "reached the target, x the instance rate; (reached/runs), median of the runs that reached it",
                caption=f"Learnable data is a planted rule, a demonstration only.  cpustudy {__version__}")
         + theme_cpustudy()

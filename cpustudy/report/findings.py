@@ -159,13 +159,16 @@ def target_findings(a: Analysis) -> list[str]:
     if "target_runs" not in s:
         return []
     out = []
-    for (study, workload), g in s[s["target_runs"] > 0].groupby(["study", "workload"], sort=False):
-        target = f"{g['target_accuracy'].max():g}"
+    key = ["study", "workload", "target"] if "target" in s else ["study", "workload"]
+    for _, g in s[s["target_runs"] > 0].groupby(key, sort=False, dropna=False):
+        study, workload = g["study"].iloc[0], g["workload"].iloc[0]
+        target = str(g["target"].dropna().iloc[0]) if "target" in g and g["target"].notna().any() else \
+            f"validation accuracy {g['target_accuracy'].max():g}"
         prefix = f"{study_title(str(study))}: " if len(a.studies) > 1 else ""
         missed = g[g["target_reached_runs"] == 0]
         if len(missed):
             names = ", ".join(config_name(r["device"], r["vcpus"], r["build"]) for _, r in missed.iterrows())
-            out.append(f"{prefix}{names} did not reach validation accuracy {target} on {workload} within "
+            out.append(f"{prefix}{names} did not reach {target} on {workload} within "
                        f"{int(missed['epochs'].max())} epochs.")
         ok = g[g["target_reached_runs"] > 0]
         if ok.empty:
@@ -175,7 +178,7 @@ def target_findings(a: Analysis) -> list[str]:
         best = ok.iloc[0]
         what = "cheapest" if by == "cost_to_target_usd" else "fastest"
         sentence = (f"{prefix}{config_name(best['device'], best['vcpus'], best['build'])} is the {what} to reach "
-                    f"validation accuracy {target} on {workload}: {best['epochs_to_target']:.0f} epoch(s), "
+                    f"{target} on {workload}: {best['epochs_to_target']:.0f} epoch(s), "
                     f"{best['time_to_target_s']:.0f} s" + (f", {best['cost_to_target_usd']:.6f} USD"
                                                            if pd.notna(best["cost_to_target_usd"]) else ""))
         if len(ok) < 2:

@@ -241,6 +241,16 @@ def v10_cpu_wait(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE runs ADD COLUMN wait_share REAL")
 
 
+def v11_targets_and_scripts(conn: sqlite3.Connection) -> None:
+    """A target on any metric ``fit`` logs (``--target val_loss<=0.3``, as its text; NULL: none or
+    ``--target-accuracy``); per epoch, every metric logged (JSON) and the target's metric (``target_value``);
+    per run, the tail of a user script's own output (stdout and stderr). NULL for older runs."""
+    conn.execute("ALTER TABLE runs ADD COLUMN target TEXT")
+    conn.execute("ALTER TABLE runs ADD COLUMN output_tail TEXT")
+    conn.execute("ALTER TABLE epochs ADD COLUMN metrics TEXT")
+    conn.execute("ALTER TABLE epochs ADD COLUMN target_value REAL")
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
@@ -253,6 +263,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v8_idle_stalls,
     v9_isa_peak,
     v10_cpu_wait,
+    v11_targets_and_scripts,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("machines", "runs", "epochs", "peaks", "tunings")

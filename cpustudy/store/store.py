@@ -301,7 +301,9 @@ class Store:
             "elapsed_s": epoch["elapsed_s"],
             **{k: epoch.get(k) for k in ("steps", "samples_per_s", "loss", "accuracy")},
             "warmup": int(bool(epoch.get("warmup"))),
-            **{k: epoch.get(k) for k in ("cpu_s", "steps_s", "boundary_s", *EPOCH_V4_FIELDS, "idle_s", "wait_s")},
+            **{k: epoch.get(k) for k in ("cpu_s", "steps_s", "boundary_s", *EPOCH_V4_FIELDS, "idle_s", "wait_s",
+                                         "target_value")},
+            "metrics": json.dumps(epoch["metrics"], sort_keys=True) if epoch.get("metrics") else None,
         }
         with self.transaction():
             self._insert("epochs", row, "INSERT OR REPLACE")
@@ -314,6 +316,7 @@ class Store:
         *,
         exit_code: int | None = None,
         error: str | None = None,
+        output_tail: str | None = None,
     ) -> None:
         summary = dict(summary or {})
         values = {k: summary.get(k) for k in RUN_SUMMARY_FIELDS}
@@ -323,9 +326,9 @@ class Store:
                 values[flag] = int(bool(values[flag]))
         with self.transaction():
             self.conn.execute(
-                f"""UPDATE runs SET status = ?, exit_code = ?, error = ?, finished_at = ?,
+                f"""UPDATE runs SET status = ?, exit_code = ?, error = ?, finished_at = ?, output_tail = ?,
                 {', '.join(f'{k} = ?' for k in values)} WHERE id = ?""",
-                (status, exit_code, error, now(), *values.values(), run_id),
+                (status, exit_code, error, now(), output_tail, *values.values(), run_id),
             )
         self._changed()
 

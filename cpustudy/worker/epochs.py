@@ -11,6 +11,7 @@ import threading
 import time
 from typing import Any, Callable, Mapping, NamedTuple
 
+from cpustudy import targets
 from cpustudy.worker import protocol
 from cpustudy.worker.gpu import GpuSampler
 
@@ -32,7 +33,7 @@ class EpochTimer:
     """
 
     def __init__(self, emit: Emit, *, keras: Any, sampler: GpuSampler | None, drains: bool, torch_gpu: bool,
-                 steps: int, samples_per_epoch: int, target_accuracy: float | None) -> None:
+                 steps: int, samples_per_epoch: int, target: Any = None) -> None:
         super().__init__()  # keras.callbacks.Callback's, where mixed in
         self.emit = emit
         self.keras = keras
@@ -41,7 +42,7 @@ class EpochTimer:
         self.torch_gpu = torch_gpu  # draining also waits for torch's CUDA queue
         self.steps = steps
         self.samples_per_epoch = samples_per_epoch
-        self.target_accuracy = target_accuracy
+        self.target = target  # a cpustudy.targets.Target: stop at the first epoch that reaches it
 
     def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
         if epoch == 0:
@@ -91,18 +92,19 @@ class EpochTimer:
         self._others = self._steps.others_outside(self._o0, others_waiting())
         split = epoch_split(self._t0, end, self._steps, self._val, self.drains)
         logs = logs or {}
-        val_acc = logs.get("val_accuracy", logs.get("val_acc"))
-        self.emit(protocol.EPOCH, **self.epoch_event(epoch, logs, cpu, split))
-        target = self.target_accuracy
-        if target is not None and val_acc is not None and float(val_acc) >= target:
+        event = self.epoch_event(epoch, logs, cpu, split)
+        if self.target is not None:
+            event["target_value"] = targets.value_in(self.target, logs)
+        self.emit(protocol.EPOCH, **event)
+        if self.target is not None and self.target.reached(event["target_value"]):
             self.model.stop_training = True  # type: ignore[attr-defined]  # reached: this run's answer
 
     def epoch_event(self, epoch: int, logs: Mapping[str, Any], cpu: float,
                     split: EpochSplit) -> dict[str, Any]:
         """The fields of the ``EPOCH`` event."""
         elapsed = split.elapsed_s
-        acc = logs.get("accuracy", logs.get("acc"))
-        val_acc = logs.get("val_accuracy", logs.get("val_acc"))
+        acc = targets.accuracy_value(logs)  # under any of Keras' names for it
+        val_acc = targets.accuracy_value(logs, "val_")
         return dict(
             epoch=epoch + 1,
             elapsed_s=elapsed,
@@ -123,9 +125,18 @@ class EpochTimer:
             wait_s=self._steps.steps_wait_s(),
             val_loss=float(logs["val_loss"]) if "val_loss" in logs else None,
             val_accuracy=float(val_acc) if val_acc is not None else None,
+            metrics={k: float(v) for k, v in logs.items() if _number(v)},  # every metric fit logged
             gpu_util=self.sampler.mean(self._gpu_mark, self._gpu_train_end if self._val is not None else None)
             if self.sampler else None,
         )
+
+
+def _number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 class EpochSplit(NamedTuple):

@@ -91,6 +91,7 @@ class RunConfig:
     params: Mapping[str, Any] = field(default_factory=dict)  # workload hyper-parameters
     precision_policy: str = precision.DEFAULT  # Keras dtype policy: one of precision.POLICIES
     target_accuracy: float | None = None  # stop at the first epoch whose validation accuracy reaches it
+    target: str | None = None  # or at the first that reaches ``--target`` (``val_loss<=0.3``: cpustudy.targets)
     workload_version: int = 1  # the workload's version (its model or data changed: a new configuration)
     flops_source: str = "analytic"  # analytic | tensorflow cost analysis | not counted: why
     model_file: str | None = None  # a user's model file (absolute path), imported in the worker after pinning

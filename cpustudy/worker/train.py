@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from cpustudy import precision
+from cpustudy import precision, targets
 from cpustudy.worker import protocol
 from cpustudy.worker.data import Prepared, augmentation, data_event, fit_inputs, prepare_data, validation_inputs
 from cpustudy.worker.epochs import Emit, epoch_timer
@@ -52,7 +52,7 @@ def train(config: RunConfig, emit: Emit) -> None:
         emit(protocol.GPU_MONITOR, source=sampler.source, index=sampler.index)
     timer = epoch_timer(keras, emit, sampler=sampler, drains=drains,
                         torch_gpu=backend == "torch" and config.device == "gpu", steps=prepared.steps,
-                        samples_per_epoch=prepared.samples_per_epoch, target_accuracy=config.target_accuracy)
+                        samples_per_epoch=prepared.samples_per_epoch, target=targets.of_run(config.target, config.target_accuracy))
     inputs = fit_inputs(config, keras, workload, prepared, augment)
     fit_epochs(model, config, inputs, prepared, timer, sampler, emit)
     if config.measure_peak_now:

@@ -17,6 +17,8 @@ import sys
 import traceback
 from typing import Any
 
+from cpustudy.targets import accuracy_metric
+
 #: Ops whose body TensorFlow's cost analysis does not look into (a loop's body is a function of its own).
 UNCOUNTED_OPS = ("While", "StatelessWhile", "PartitionedCall", "StatefulPartitionedCall", "If", "StatelessIf")
 
@@ -183,7 +185,7 @@ def check(path: str, batch: int) -> dict[str, Any]:
     logs = call(path, "training one batch", lambda: model.train_on_batch(x[:n], y[:n], return_dict=True))
     info = summary(model, x, y, x_test)
     info["metrics"] = sorted(logs)
-    info["accuracy_metric"] = next((m for m in ("accuracy", "acc") if m in logs), None)
+    info["accuracy_metric"] = accuracy_metric(logs)  # under any of Keras' names for it
     import keras
 
     info["keras"] = getattr(keras, "__version__", None)

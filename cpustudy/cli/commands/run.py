@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 import cpustudy.cli.args as a
-from cpustudy.measure.request import target_epochs
+from cpustudy.measure.request import target_epochs, target_text
 
 
 def register(sub: Any) -> None:
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         oversubscribe=args.oversubscribe, intra_threads=args.intra_threads, inter_threads=args.inter_threads,
         build=args.build, device=args.device, warmup_steps=args.warmup_steps, input_pipeline=args.input,
         options=a.options(args.augment), validation=args.validation, precision_policy=args.precision,
-        target_accuracy=args.target_accuracy), topo)
+        target_accuracy=args.target_accuracy, target=target_text(args)), topo)
     err = console(stderr=True)
     with measuring(args.db) as session:
         err.print(describe.plan_line(config))
