@@ -252,7 +252,7 @@ def _resolve_data(spec: RunSpec, host: Host) -> str:
         raise UserError(f"--target-accuracy: {w.model.path} says DATA = \"synthetic\" (random labels), so accuracy "
                         "means nothing: say DATA = \"learnable\" if its labels follow a rule, \"real\" for real data")
     if spec.target is not None and data == "synthetic":
-        raise UserError(f"--target with synthetic data: its labels are random, so the metric means nothing: use "
+        raise UserError("--target with synthetic data: its labels are random, so the metric means nothing: use "
                         "--data real or --data learnable")
     if spec.target_accuracy is not None and data == "synthetic":
         raise UserError(f"--target-accuracy with synthetic data: its labels are random, so accuracy means nothing "
