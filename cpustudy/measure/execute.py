@@ -104,17 +104,21 @@ class _Run:
         code = worker.close(done=done)
         if worker.timed_out:
             self.error = f"timed out after {timeout_s:g} s"
-        if code == 0 and not worker.timed_out and (len(self.epochs) == self.config.epochs or self._reached()):
+        if code == 0 and not worker.timed_out and (len(self.epochs) == self.config.epochs or self._stopped_early()):
+            output = worker.log_tail() if self.config.script else None  # a script's own output, kept
             worker.discard_log()
-            return self._finish("ok", None, 0)
+            return self._finish("ok", None, 0, output=output)
         if self.error is None:
             self.error = _exit_reason(code, len(self.epochs), self.config.epochs)
         tail = worker.log_tail()
         worker.discard_log()
         return self._finish("failed", self.error, code, tail)
 
-    def _reached(self) -> bool:
-        """A ``--target-accuracy`` run stops at the epoch that reaches it: fewer epochs, and done."""
+    def _stopped_early(self) -> bool:
+        """A run to a target stops at the epoch that reaches it: fewer epochs, and done. So does a script
+        whose own callback stopped its training (EarlyStopping): its epochs are what it trains."""
+        if self.epochs and self.config.script:
+            return True
         return bool(target_summary(self.config, self.epochs).get("target_reached"))
 
     def on_event(self, kind: str, event: dict[str, Any], spawned_at: float) -> None:
@@ -145,7 +149,8 @@ class _Run:
         if self.listener:
             self.listener(kind, event)
 
-    def _finish(self, status: str, error: str | None, code: int | None, tail: str = "") -> RunOutcome:
+    def _finish(self, status: str, error: str | None, code: int | None, tail: str = "",
+                output: str | None = None) -> RunOutcome:
         summary = summarize(self.config, self.epochs, self.startup)
         summary.update(peaks.isa(self.store.machine_info(self.machine_id), self.config))
         if self.peak_event is not None:
@@ -159,7 +164,7 @@ class _Run:
         if self.peak:
             summary.update(self.peak)
         stored_error = error + ("\n--- worker stderr (tail) ---\n" + tail if tail else "") if error else None
-        self.store.finish_run(self.run_id, status, summary, exit_code=code, error=stored_error)
+        self.store.finish_run(self.run_id, status, summary, exit_code=code, error=stored_error, output_tail=output)
         return RunOutcome(self.run_id, status, summary, error, code)
 
 

@@ -144,6 +144,8 @@ def _check(spec: RunSpec, local: bool = True) -> None:
                             f"({', '.join(_validation_metrics(model.summary)) or 'none'})")
     if spec.target is not None:
         _check_target(spec)
+    if spec.workload.model is not None and spec.workload.model.kind == "script":
+        _check_script(spec)
     full = spec.workload.steps_for(spec.batch_size or spec.workload.batch_size)
     if spec.steps_per_epoch is not None and spec.steps_per_epoch < min(MIN_PROJECTED_STEPS, full):
         raise UserError(f"--steps-per-epoch {spec.steps_per_epoch}: too few steps to project a full epoch from (a "
@@ -152,6 +154,25 @@ def _check(spec: RunSpec, local: bool = True) -> None:
     if spec.device == "gpu" and local and not machine_mod.gpu_names():
         raise UserError("no GPU here (nvidia-smi lists none): run --device gpu on a machine with one, "
                         "then bring its results over with `cpustudy merge`")
+
+
+def _check_script(spec: RunSpec) -> None:
+    """What a script's own fit can take: another batch size and a step cap need inputs cpustudy can resize."""
+    model = spec.workload.model
+    assert model is not None
+    fit = model.summary.get("fit") or {}
+    name, kind = Path(model.path).name, fit.get("input")
+    if spec.warmup_steps:
+        raise UserError(f"--warmup-steps: {name} is a script, whose fit runs as it is: leave --warmup-steps out")
+    if spec.batch_size and spec.batch_size != fit.get("batch_size") and kind != "arrays":
+        raise UserError(f"--batch-size {spec.batch_size}: {name} feeds fit a {kind} input already batched by "
+                        f"{fit.get('batch_size')}: change the batch in the script, or leave --batch-size out")
+    if spec.steps_per_epoch is not None and kind not in ("arrays", "tf.data"):
+        raise UserError(f"--steps-per-epoch: {name} feeds fit a {kind} input, which cpustudy cannot cap: leave "
+                        "--steps-per-epoch out (full epochs)")
+    if spec.input_pipeline not in ("auto",):
+        raise UserError(f"--input {spec.input_pipeline}: {name} is a script with its own input ({kind}): leave "
+                        "--input out")
 
 
 def _validation_metrics(summary: Any) -> list[str]:
@@ -332,7 +353,7 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None, host: Host 
         env={**build.worker_env(), **spec.env},
         build_env=build.worker_env(),  # the build's own switches, apart from extra settings
         warmup_steps=spec.warmup_steps,
-        input_pipeline=input_pipeline(spec, build),
+        input_pipeline="script" if w.model is not None and w.model.kind == "script" else input_pipeline(spec, build),
         input_default="tfdata" if keras_backend(spec, build) == "tensorflow" else "numpy",
         measure_peak=spec.measure_peak,
         options=options,
@@ -356,4 +377,5 @@ def flops_and_model(w: Workload, build: Any, params: dict[str, Any]) -> dict[str
     else:
         source = "tensorflow cost analysis"
     return {"flops_per_sample": flops, "flops_source": source,
-            "model_file": w.model.path, "model_hash": w.model.sha256, "model_summary": dict(w.model.summary)}
+            "model_file": w.model.path, "model_hash": w.model.sha256, "model_summary": dict(w.model.summary),
+            "script": w.model.kind == "script"}

@@ -97,6 +97,7 @@ class RunConfig:
     model_file: str | None = None  # a user's model file (absolute path), imported in the worker after pinning
     model_hash: str | None = None  # its content's SHA-256: an edited file is another configuration
     model_summary: Mapping[str, Any] | None = None  # parameters, layers, input shapes... (its check's findings)
+    script: bool = False  # model_file is a training script run as it is (its first fit measured)
     # Set after planning, by whoever runs it:
     study: str = "cpustudy"  # cpustudy | tune | bench-overhead
     cell_key: str | None = None  # a sweep cell's identity, for resuming

@@ -31,33 +31,58 @@ def train(config: RunConfig, emit: Emit) -> None:
     from cpustudy.worker.usermodel import workload_for
 
     keras, software = import_frameworks(config.intra_threads, config.inter_threads)
-    workload = workload_for(config)  # a model file is imported only now, after pinning and the framework
     check_device(config, software)
     emit(protocol.SOFTWARE, **software)
-
     keras.utils.set_random_seed(config.seed)
-    prepared = prepare_data(config, workload, keras)
-    options, augment = augmentation(config.options)
     # Keras 3 on JAX, and any backend on a GPU, dispatches steps asynchronously: a step's start hook
     # fires when it is queued, and the queue drains at the epoch's end. There the time inside the steps
     # runs from the first step's start to the end of the last (the epoch's training end); TensorFlow
     # on CPUs runs each step to completion, so n - 1 whole steps lie between the first and last starts.
     backend = software.get("keras_backend") or "tensorflow"
     drains = backend in ("jax", "torch") or config.device == "gpu"
-    emit(protocol.DATA, **data_event(config, prepared, augment, drains))
+    timing = Timing(config, keras, emit, drains, torch_gpu=backend == "torch" and config.device == "gpu")
+    try:
+        if config.script:  # the user's own training script, its first fit measured by the same timer
+            from cpustudy.worker.script import train_script
 
-    model = build_model(config, workload, keras, prepared.params, options, emit)
-    sampler = GpuSampler.start() if config.device == "gpu" else None
-    if sampler:
-        emit(protocol.GPU_MONITOR, source=sampler.source, index=sampler.index)
-    timer = epoch_timer(keras, emit, sampler=sampler, drains=drains,
-                        torch_gpu=backend == "torch" and config.device == "gpu", steps=prepared.steps,
-                        samples_per_epoch=prepared.samples_per_epoch, target=targets.of_run(config.target, config.target_accuracy))
-    inputs = fit_inputs(config, keras, workload, prepared, augment)
-    fit_epochs(model, config, inputs, prepared, timer, sampler, emit)
+            if precision.reduced(config.precision_policy):
+                keras.mixed_precision.set_global_policy(config.precision_policy)
+            train_script(config, keras, emit, timing.timer)
+        else:
+            workload = workload_for(config)  # a model file is imported only now, after pinning and the framework
+            prepared = prepare_data(config, workload, keras)
+            options, augment = augmentation(config.options)
+            emit(protocol.DATA, **data_event(config, prepared, augment, drains))
+            model = build_model(config, workload, keras, prepared.params, options, emit)
+            timer = timing.timer(prepared.steps, prepared.samples_per_epoch)
+            inputs = fit_inputs(config, keras, workload, prepared, augment)
+            fit_epochs(model, config, inputs, prepared, timer, emit)
+    finally:
+        timing.stop()
     if config.measure_peak_now:
         emit(protocol.PEAK, **measure_peak(backend, config.device, policy=config.precision_policy))
     emit(protocol.DONE)
+
+
+class Timing:
+    """The epoch timer of a run, and its GPU sampler (started with the timer, stopped by :meth:`stop`)."""
+
+    def __init__(self, config: RunConfig, keras: Any, emit: Emit, drains: bool, torch_gpu: bool) -> None:
+        self.config, self.keras, self.emit, self.drains, self.torch_gpu = config, keras, emit, drains, torch_gpu
+        self.sampler: GpuSampler | None = None
+
+    def timer(self, steps: int, samples_per_epoch: int) -> Any:
+        """A Keras callback timing each epoch of ``steps`` steps and ``samples_per_epoch`` samples."""
+        if self.config.device == "gpu" and self.sampler is None:
+            self.sampler = GpuSampler.start()
+            self.emit(protocol.GPU_MONITOR, source=self.sampler.source, index=self.sampler.index)
+        return epoch_timer(self.keras, self.emit, sampler=self.sampler, drains=self.drains, torch_gpu=self.torch_gpu,
+                           steps=steps, samples_per_epoch=samples_per_epoch,
+                           target=targets.of_run(self.config.target, self.config.target_accuracy))
+
+    def stop(self) -> None:
+        if self.sampler:
+            self.sampler.stop()
 
 
 def check_device(config: RunConfig, software: dict[str, Any]) -> None:
@@ -88,17 +113,11 @@ def build_model(config: RunConfig, workload: Any, keras: Any, params: dict[str, 
 
 
 def fit_epochs(model: Any, config: RunConfig, inputs: dict[str, Any], prepared: Prepared, timer: Any,
-               sampler: GpuSampler | None, emit: Emit) -> None:
-    """The warm-up steps (``WARMUP``), then the run's epochs timed by ``timer``; the GPU sampler stops
-    either way."""
+               emit: Emit) -> None:
+    """The warm-up steps (``WARMUP``), then the run's epochs timed by ``timer``."""
     warmup_steps = config.warmup_steps
-    try:
-        if warmup_steps:
-            t0 = time.perf_counter()
-            model.fit(**{**inputs, "steps_per_epoch": warmup_steps}, epochs=1, verbose=0)
-            emit(protocol.WARMUP, steps=warmup_steps, seconds=time.perf_counter() - t0)
-        model.fit(**inputs, **validation_inputs(config, prepared), epochs=config.epochs, verbose=0,
-                  callbacks=[timer])
-    finally:
-        if sampler:
-            sampler.stop()
+    if warmup_steps:
+        t0 = time.perf_counter()
+        model.fit(**{**inputs, "steps_per_epoch": warmup_steps}, epochs=1, verbose=0)
+        emit(protocol.WARMUP, steps=warmup_steps, seconds=time.perf_counter() - t0)
+    model.fit(**inputs, **validation_inputs(config, prepared), epochs=config.epochs, verbose=0, callbacks=[timer])

@@ -139,6 +139,7 @@ class ModelFile:
     summary: Mapping[str, Any]
     data: str = "real"
     flops_note: str = ""  # why TensorFlow's cost analysis could not count the step's FLOPs, if it could not
+    kind: str = "model"  # model (build_model/load_data) | script (a training script run as it is)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,8 @@
-"""A user's model file as a workload: ``cpustudy run ./my_model.py``.
+"""A user's model file or training script as a workload: ``cpustudy run ./my_model.py``, ``cpustudy run train.py``.
+
+A file that defines neither ``build_model`` nor ``load_data`` and calls ``.fit(...)`` is a training script,
+run as it is (:mod:`cpustudy.worker.script`: its first ``fit`` is measured; its batch size and epochs are
+that call's). ``NAME`` and ``DATA`` below apply to scripts too.
 
 The contract: the file defines ``build_model()``, returning a compiled Keras model, and ``load_data()``,
 returning ``((x_train, y_train), (x_test, y_test))`` as NumPy arrays; optionally ``NAME`` (default: the
@@ -48,6 +52,7 @@ class Source:
     batch_size: int
     epochs: int
     data: str
+    kind: str = "model"  # model: build_model() and load_data(); script: a training script run as it is
 
 
 def read_source(text: str) -> Source:
@@ -67,7 +72,11 @@ def read_source(text: str) -> Source:
         raise UserError(f"{text}: not Python source: {exc}") from None
     defined, constants = _top_level(tree)
     missing = [f"{fn}()" for fn in REQUIRED if fn not in defined]
-    if missing:
+    kind = "script" if len(missing) == len(REQUIRED) else "model"
+    if kind == "script" and not any(isinstance(n, ast.Attribute) and n.attr == "fit" for n in ast.walk(tree)):
+        raise UserError(f"{text}: neither a training script (it calls no .fit(...)) nor a model file (it defines no "
+                        "build_model() and load_data())")
+    if missing and kind == "model":
         raise UserError(f"{text}: defines no {' and no '.join(missing)} (a model file defines build_model(), "
                         "returning a compiled Keras model, and load_data(), returning ((x_train, y_train), "
                         "(x_test, y_test)))")
@@ -88,7 +97,7 @@ def read_source(text: str) -> Source:
     if data not in DATA_KINDS:
         raise UserError(f"{text}:{constants['DATA'][1]}: DATA {data!r}: say \"real\", \"synthetic\" (random labels) "
                         "or \"learnable\" (generated, labels from a rule)")
-    return Source(str(path.resolve()), hashlib.sha256(raw).hexdigest(), name, batch, epochs, data)
+    return Source(str(path.resolve()), hashlib.sha256(raw).hexdigest(), name, batch, epochs, data, kind)
 
 
 def _top_level(tree: ast.Module) -> tuple[set[str], dict[str, tuple[ast.expr, int]]]:
@@ -137,18 +146,26 @@ def load(text: str) -> Any:
     if key in _LOADED:
         return _LOADED[key]
     info = probe(text, src)
+    batch, epochs = src.batch_size, src.epochs
+    if src.kind == "script":
+        fit = info.get("fit") or {}
+        if not info.get("samples") or not fit.get("batch_size"):
+            raise UserError(f"{text}:{fit.get('line') or '?'}: cpustudy cannot tell how many samples an epoch of "
+                            f"this fit has (a {fit.get('input')} input): give fit steps_per_epoch=..., or feed it "
+                            "arrays, a tf.data pipeline or a PyDataset")
+        batch, epochs = int(fit["batch_size"]), int(fit.get("epochs") or 1)
     train, forward = info.get("flops_train"), info.get("flops_forward")
     counted = train is not None and forward is not None
     flops = Flops(int(forward or 0), int(train or 0) - int(forward or 0)) if counted else ZERO
     model = ModelFile(path=src.path, sha256=src.sha256, summary=info, data=src.data,
-                      flops_note="" if counted else str(info.get("flops_note") or "not counted"))
+                      flops_note="" if counted else str(info.get("flops_note") or "not counted"), kind=src.kind)
 
     def unavailable(*_: Any, **__: Any) -> Any:
         raise RuntimeError("a model file's model and data are made in a worker, never in the parent")
 
     w = Workload(
-        name=src.name, title=f"model file {Path(src.path).name}", dataset=src.name, batch_size=src.batch_size,
-        epochs=src.epochs, samples_per_epoch=int(info["samples"]), optimizer=str(info.get("optimizer", "")),
+        name=src.name, title=f"{'script' if src.kind == 'script' else 'model file'} {Path(src.path).name}",
+        dataset=src.name, batch_size=batch, epochs=epochs, samples_per_epoch=int(info["samples"]), optimizer=str(info.get("optimizer", "")),
         loss=str(info.get("loss", "")), params={}, _build=unavailable, _flops=lambda p: flops,
         _synthetic=unavailable, _real=unavailable, real_files=(), validation_samples=int(info["validation_samples"]),
         input_desc=" x ".join(str(d) for d in (info.get("x_train") or [[None]])[0][1:]), model=model)
@@ -160,7 +177,7 @@ def probe_path(src: Source) -> Path:
     from cpustudy import __version__
     from cpustudy.cache import cache_dir
 
-    key = json.dumps([__version__, sys.executable, src.sha256, src.batch_size])
+    key = json.dumps([__version__, sys.executable, src.sha256, src.batch_size, src.kind])
     return cache_dir() / "models" / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".json")
 
 
@@ -174,7 +191,7 @@ def probe(text: str, src: Source) -> dict[str, Any]:
         pass
     env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "2"}
     proc = subprocess.run([sys.executable, "-m", "cpustudy.worker.usermodel", src.path, src.sha256,
-                           str(src.batch_size)], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+                           str(src.batch_size), *(["script"] if src.kind == "script" else [])], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("CPUSTUDY-MODEL ")]
     if not lines:
         tail = " ".join((proc.stderr.strip().splitlines() or ["no output"])[-1].split())

@@ -58,6 +58,6 @@ def run(args: argparse.Namespace) -> int:
     if config.model_file:  # where its FLOPs came from, or why there are none (no GFLOP/s, no % of peak)
         flops = (f"{config.flops_per_sample / 1e6:.4g} MFLOP per training sample ({config.flops_source})"
                  if config.flops_per_sample else f"FLOPs {config.flops_source}, so no GFLOP/s or % of peak")
-        print(f"{a.PROG}: note: model file {config.model_file}, content {str(config.model_hash)[:12]}: {flops}",
+        print(f"{a.PROG}: note: {'script' if config.script else 'model file'} {config.model_file}, content {str(config.model_hash)[:12]}: {flops}",
               file=sys.stderr)
     return 0
