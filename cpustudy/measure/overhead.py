@@ -1,7 +1,8 @@
 """``cpustudy bench overhead``: does measuring with cpustudy change what is measured?
 
 In one interleaved run, the same model, data, input pipeline, CPUs and threads are trained (a) by cpustudy's worker
-and (b) by a plain script that calls ``model.fit`` with no callback and times it with a stopwatch.
+and (b) by a plain script that calls ``model.fit`` with no callback and times it with a stopwatch. A user's
+training script is run (b) by plain Python with a stopwatch added to its first fit (``PLAIN_SCRIPT``).
 Both run in fresh processes pinned the same way, alternating which goes first. The figure is the
 ratio of steady-state epoch times, cpustudy / plain (1.00 = no overhead): the median over the rounds
 with a 95 % bootstrap interval.
@@ -70,6 +71,47 @@ print(json.dumps({"epoch_time_s": steady, "epochs_s": watch.times}))
 """
 
 
+#: A user's script under plain Python: pinned and sized the same way, the run's epochs, step cap and validation
+#: applied to its first fit as cpustudy applies them (``cpustudy.worker.script.applied``: only fit's arguments),
+#: and a stopwatch with the epoch hooks only. The script ends after that fit, as under cpustudy.
+PLAIN_SCRIPT = r"""
+import inspect, json, os, sys, time  # noqa: F401
+cfg = json.loads(sys.argv[1])
+from cpustudy.worker.frameworks import pin_and_size
+pin_and_size(cfg["cpus"], cfg["intra_threads"], cfg["inter_threads"])
+import tensorflow as tf
+tf.config.threading.set_intra_op_parallelism_threads(cfg["intra_threads"])
+tf.config.threading.set_inter_op_parallelism_threads(cfg["inter_threads"])
+import keras
+from types import SimpleNamespace
+from cpustudy.worker import script
+keras.utils.set_random_seed(cfg["seed"])
+class Stopwatch(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.times = []
+    def on_epoch_begin(self, epoch, logs=None):
+        self.t0 = time.perf_counter()
+    def on_epoch_end(self, epoch, logs=None):
+        self.times.append(time.perf_counter() - self.t0)
+original = keras.Model.fit
+def fit(self, *args, **kwargs):
+    bound = inspect.signature(original).bind(self, *args, **kwargs)
+    bound.apply_defaults()
+    values = {k: v for k, v in bound.arguments.items() if k != "self"}
+    run = script.applied(script.describe(values, keras, None), SimpleNamespace(**cfg), keras)
+    watch = Stopwatch()
+    run["callbacks"] = [*(run.get("callbacks") or []), watch]
+    original(self, **run)
+    steady = sum(watch.times[1:]) / (len(watch.times) - 1)
+    print(json.dumps({"epoch_time_s": steady, "epochs_s": watch.times}), flush=True)
+    os._exit(0)
+keras.Model.fit = fit
+script.run_path(cfg["model_file"])
+sys.exit("the script never called fit")
+"""
+
+
 @dataclass
 class OverheadResult:
     workload: str
@@ -107,7 +149,7 @@ def plain_epoch_time(config: RunConfig, timeout_s: float | None = None) -> float
     env = worker_env(config.env, device="cpu")
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "plain_fit.py"
-        script.write_text(PLAIN)
+        script.write_text(PLAIN_SCRIPT if config.script else PLAIN)
         proc = subprocess.run([config.python or sys.executable, str(script), config.to_json()], capture_output=True,
                               text=True, env=env, timeout=timeout_s)
     if proc.returncode != 0:
@@ -168,16 +210,17 @@ def measure_overhead(workloads_text: str, *, vcpus: int | None, build: str, epoc
 
     wls = parse_list(workloads_text)
     for w in wls:
-        if w.model is not None:
-            raise UserError(f"bench overhead measures cpustudy's own workloads; {w.model.path} is a model file: "
-                            "measure it with `cpustudy run` or `sweep`")
+        if w.model is not None and w.model.kind != "script":
+            raise UserError(f"bench overhead measures cpustudy's own workloads and scripts; {w.model.path} is a model "
+                            "file: measure it with `cpustudy run` or `sweep`")
     if epochs < 2:
         raise UserError("--epochs must be 2 or more: the first epoch is a warm-up, the rest are timed")
     topo = machine.read_topology()
     configs = [plan(RunSpec(workload=w, vcpus=vcpus or topo.logical, build=build, epochs=epochs,
-                            steps_per_epoch=steps_per_epoch, data="synthetic", measure_peak=False,
+                            steps_per_epoch=steps_per_epoch if steps_per_epoch < w.steps_per_epoch else None,
+                            data="synthetic", measure_peak=False,
                             # like for like: the plain fit neither validates nor augments on the host
-                            validation="none", options={"augment": "none"}), topo).with_(study="bench-overhead")
+                            validation="none", options={"augment": "none"} if w.model is None else {}), topo).with_(study="bench-overhead")
                for w in wls]
     rows = []
     with measuring(db) as session:

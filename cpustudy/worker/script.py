@@ -347,6 +347,10 @@ def check(path: str) -> dict[str, Any]:
     def on_fit(model: Any, fit: Callable[..., Any], args: dict[str, Any], line: int | None) -> dict[str, Any]:
         d = describe(args, keras, line)
         xb, yb = _one_batch(d, args)
+        if d.kind == "generator" and xb is not None:  # its batch size, read only here
+            d.batch_size = len(xb)
+            d.samples = d.steps * d.batch_size if d.steps else None
+            d.notes.append("samples per epoch counted as steps x the first batch's size")
         history = fit(**{**args, "epochs": 1, "initial_epoch": 0, "steps_per_epoch": 1, "verbose": 0,
                          "callbacks": None, "validation_split": 0.0, "validation_data": None,
                          **({"x": xb, "y": yb, "batch_size": len(xb)} if d.kind == "generator" else {})})
@@ -442,10 +446,13 @@ def train_script(config: Any, keras: Any, emit: Callable[..., None],
         run_args = applied(d, config, keras)
         if d.kind == "arrays":
             batch, n = int(run_args.get("batch_size") or 32), int(_length(run_args.get("x")) or 0)
+            split = float(run_args.get("validation_split") or 0.0)
+            if split and run_args.get("validation_data") is None:
+                n = int(math.floor(n * (1.0 - split)))  # Keras validates on the last share
             steps = int(run_args.get("steps_per_epoch") or -(-n // batch))
             samples = min(n, steps * batch)
         else:
-            batch = int(d.batch_size or 0)
+            batch = int(d.batch_size or config.batch_size)  # a generator's: its check read it
             steps = int(run_args.get("steps_per_epoch") or config.steps_per_epoch or d.steps or 0)
             samples = steps * batch
         x = _first_array(run_args.get("x")) if d.kind == "arrays" else None

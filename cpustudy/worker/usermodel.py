@@ -245,4 +245,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    # Through the module's own name: cpustudy.worker.script raises this module's ModelFileError, which as
+    # __main__ would be another class.
+    from cpustudy.worker import usermodel
+
+    sys.exit(usermodel.main(sys.argv[1:]))

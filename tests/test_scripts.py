@@ -1,0 +1,176 @@
+"""A user's training script measured as it is: real TensorFlow, tiny scripts written the ways people feed fit.
+
+Each script would run with ``python`` unchanged (one of them is run both ways here); cpustudy runs it in its
+worker, measures its first ``fit`` and stops it there.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from cpustudy.cli.main import main
+from cpustudy.store import Store
+
+HEAD = """
+import numpy as np
+import keras
+rng = np.random.default_rng(0)
+x = rng.normal(size=(512, 8)).astype("float32")
+y = (x[:, 0] + x[:, 1] > 0).astype("int32")  # a rule a small model learns in an epoch or two
+print("prepared", len(x), "samples")
+"""
+
+MODEL = """
+model = keras.Sequential([keras.Input(shape=(8,)), keras.layers.Dense(16, activation="relu"),
+                          keras.layers.Dense(2, activation="softmax")])
+model.compile(optimizer=keras.optimizers.Adam(0.02), loss="sparse_categorical_crossentropy",
+              metrics=["sparse_categorical_accuracy"])
+"""
+
+AFTER = """
+open(os.environ["AFTER_FIT"], "w").write("ran")  # code after the first fit: not run under cpustudy
+"""
+
+SCRIPTS = {
+    # arrays, validation_split, two callbacks, a custom layer
+    "arrays": HEAD + """
+class Scale(keras.layers.Layer):
+    def call(self, inputs):
+        return inputs * 2.0
+model = keras.Sequential([keras.Input(shape=(8,)), Scale(), keras.layers.Dense(16, activation="relu"),
+                          keras.layers.Dense(2, activation="softmax")])
+model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+model.fit(x, y, batch_size=32, epochs=5, validation_split=0.25, verbose=0,
+          callbacks=[keras.callbacks.ReduceLROnPlateau(patience=1), keras.callbacks.TerminateOnNaN()])
+""",
+    "tf.data": HEAD + MODEL + """
+import os
+import tensorflow as tf
+train = tf.data.Dataset.from_tensor_slices((x[:384], y[:384])).shuffle(384, seed=1).batch(32).prefetch(2)
+val = tf.data.Dataset.from_tensor_slices((x[384:], y[384:])).batch(32)
+model.fit(train, validation_data=val, epochs=4, verbose=2)
+""" + AFTER,
+    "PyDataset": HEAD + MODEL + """
+class Batches(keras.utils.PyDataset):
+    def __len__(self):
+        return 12
+    def __getitem__(self, i):
+        return x[i * 32:(i + 1) * 32], y[i * 32:(i + 1) * 32]
+model.fit(Batches(), validation_data=(x[384:], y[384:]), epochs=3, verbose=0)
+""",
+    "generator": HEAD + MODEL + """
+def batches():
+    while True:
+        for i in range(12):
+            yield x[i * 32:(i + 1) * 32], y[i * 32:(i + 1) * 32]
+model.fit(batches(), steps_per_epoch=12, validation_data=(x[384:], y[384:]), epochs=3, verbose=0)
+""",
+}
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("CPUSTUDY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("AFTER_FIT", str(tmp_path / "after_fit"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("kind", list(SCRIPTS))
+def test_a_script_fed_any_way_is_measured_as_it_is(env, kind):
+    script = write(env, f"train_{kind.replace('.', '_')}.py", SCRIPTS[kind])
+    db = str(env / "s.sqlite")
+    assert main(["run", script, "--vcpus", "1", "--epochs", "2", "--db", db]) == 0
+    with Store.read(db) as s:
+        (run,) = s.runs()
+        epochs = s.epochs([run["id"]])
+    summary = json.loads(run["model_summary"])
+    assert run["status"] == "ok" and run["input_pipeline"] == "script" and run["data"] == "real"
+    assert summary["script"] is True and summary["fit"]["input"] == kind
+    assert summary["samples"] == 384 and summary["validation_samples"] == 128 and run["batch_size"] == 32
+    assert len(epochs) == 2 and all(e["steps"] == 12 for e in epochs)  # the run's --epochs, the script's steps
+    assert all(e["val_loss"] is not None and json.loads(e["metrics"])["val_loss"] == e["val_loss"] for e in epochs)
+    assert run["flops_per_sample"] and run["flops_source"] == "tensorflow cost analysis"
+    assert "prepared 512 samples" in run["output_tail"]  # the script's own output, kept
+    data = json.loads(run["software"])["data_prep"]
+    assert data["input"] == kind and data["samples"] == 384
+    if kind == "arrays":
+        assert summary["fit"]["callbacks"] == ["ReduceLROnPlateau", "TerminateOnNaN"]
+        assert "Scale" in summary["layer_types"]
+        assert "learning_rate" in json.loads(epochs[0]["metrics"])  # ReduceLROnPlateau ran in fit's logs
+    if kind == "tf.data":
+        assert not (env / "after_fit").exists()  # stopped after its first fit
+
+
+def test_a_capped_script_epoch_takes_the_caps_share_of_its_split_and_is_projected(env):
+    script = write(env, "train_arrays.py", SCRIPTS["arrays"])
+    db = str(env / "s.sqlite")
+    assert main(["run", script, "--vcpus", "1", "--epochs", "2", "--steps-per-epoch", "10", "--batch-size", "16",
+                 "--db", db]) == 0
+    with Store.read(db) as s:
+        (run,) = s.runs()
+        epochs = s.epochs([run["id"]])
+    assert run["batch_size"] == 16 and run["steps_per_epoch"] == 10 and run["full_steps_per_epoch"] == 24
+    assert run["projected"] == 1 and all(e["steps"] == 10 for e in epochs)
+    assert all(e["validation_steps"] == 8 for e in epochs)  # the split's 128 samples, 16 a batch: all of them
+
+
+def test_a_script_stops_at_its_target_on_a_metric_not_called_accuracy_and_runs_with_python(env):
+    script = write(env, "train_tfdata.py", SCRIPTS["tf.data"])
+    db = str(env / "s.sqlite")
+    assert main(["run", script, "--vcpus", "1", "--target-accuracy", "0.8", "--max-epochs", "4", "--db", db]) == 0
+    with Store.read(db) as s:
+        (run,) = s.runs()
+        epochs = s.epochs([run["id"]])
+    assert run["target_reached"] == 1 and run["epochs_to_target"] == len(epochs) < 4
+    assert epochs[-1]["val_accuracy"] >= 0.8 and epochs[-1]["target_value"] == epochs[-1]["val_accuracy"]
+    assert json.loads(epochs[-1]["metrics"])["val_sparse_categorical_accuracy"] == epochs[-1]["val_accuracy"]
+    proc = subprocess.run([sys.executable, script], capture_output=True, text=True,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}, timeout=300)
+    assert proc.returncode == 0 and "Epoch 4/4" in proc.stdout  # unchanged, it trains its own 4 epochs
+    assert (env / "after_fit").read_text() == "ran"
+
+
+BAD = {
+    "syntax": ("model.fit(x, y\n", "syntax error"),
+    "no_fit": ("import keras\nprint('hello')\n", "calls no .fit"),
+    "before_fit": (HEAD + "z = x[:, 99]\n" + MODEL + "model.fit(x, y)\n", "train_before_fit.py:8: running the script failed: IndexError"),
+    "download": (HEAD + "keras.utils.get_file('d.npz', 'https://cpustudy.invalid/d.npz')\n" + MODEL + "model.fit(x, y)\n",
+                 "there is no network here: the data is not here"),
+    "never_called": (HEAD + MODEL + "if len(x) < 10:\n    model.fit(x, y)\n", "without calling model.fit()"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD))
+def test_a_bad_script_is_one_line_exit_2_naming_file_and_line_and_nothing_stored(env, capsys, name):
+    text, says = BAD[name]
+    script = write(env, f"train_{name}.py", text)
+    db = env / "s.sqlite"
+    assert main(["run", script, "--vcpus", "1", "--db", str(db)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("kind, argv, says", [
+    ("tf.data", ["--batch-size", "64"], "already batched by 32"),
+    ("generator", ["--steps-per-epoch", "10"], "cannot cap"),
+    ("tf.data", ["--target", "val_auc=0.8"], "logs no val_auc (it logs val_loss, val_sparse_categorical_accuracy)"),
+    ("tf.data", ["--warmup-steps", "5"], "leave --warmup-steps out"),
+])
+def test_a_setting_a_scripts_fit_cannot_take_is_refused_before_measuring(env, capsys, kind, argv, says):
+    script = write(env, f"train_{kind.replace('.', '_')}.py", SCRIPTS[kind])
+    db = env / "s.sqlite"
+    assert main(["run", script, "--vcpus", "1", *argv, "--db", str(db)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1
+    assert not db.exists()
