@@ -215,9 +215,9 @@ def test_a_model_file_sweeps_beside_mnist_cnn_reports_its_gflops_and_an_edit_is_
     assert run_cli("report", "--db", db, "--out", out).code == 0
     md = (out / "report.md").read_text()
     assert "1 run(s) of an earlier version of their workload were left out" in md
-    section = md.split("## Model files")[1].split("\n## ")[0]
+    section = md.split("## Your models and scripts")[1].split("\n## ")[0]
     row = next(line for line in section.splitlines() if line.startswith("| tiny_user"))
-    assert float(row.split("|")[9]) > 0  # its GFLOP/s
+    assert float(row.split("|")[11]) > 0  # its GFLOP/s
     assert after[1]["model_hash"][:12] in row and after[0]["model_hash"][:12] not in section
 
 

@@ -174,3 +174,38 @@ def test_a_setting_a_scripts_fit_cannot_take_is_refused_before_measuring(env, ca
     err = capsys.readouterr().err.strip()
     assert says in err and len(err.splitlines()) == 1
     assert not db.exists()
+
+
+def test_scripts_sweep_beside_the_study_appear_in_the_report_and_compare_with_their_files(env, run_cli,
+                                                                                         monkeypatch):
+    """A script that imports a module beside it and reads a file it names sweeps beside mnist_mlp, shows in the
+    report with its input and callbacks, and is compared to a target: the local seeds measured, the cloud
+    candidate's probe planned with the script and both of its files."""
+    (env / "helpers.py").write_text("def scale(v):\n    return v * float(open(RULE).read())\nRULE = None\n")
+    (env / "rule.txt").write_text("1.0\n")
+    monkeypatch.chdir(env)  # run from its folder, as `python train_companions.py` would be
+    script = write(env, "train_companions.py", "import helpers\nhelpers.RULE = 'rule.txt'\n" + SCRIPTS["tf.data"]
+                   .replace('print("prepared"', 'x = helpers.scale(x)\nprint("prepared"'))
+    db = env / "s.sqlite"
+    r = run_cli("sweep", "--workloads", f"{script},mnist_mlp", "--vcpus", "1", "--epochs", "2", "--steps-per-epoch",
+                "10", "--data", "synthetic", "--db", db)
+    assert r.code == 0, r.err
+    with Store.read(db) as s:
+        runs = s.runs()
+    assert sorted(x["workload"] for x in runs) == ["mnist_mlp", "train_companions"]
+    assert all(x["status"] == "ok" for x in runs)
+    out = env / "report"
+    assert run_cli("report", "--db", db, "--out", out).code == 0
+    section = (out / "report.md").read_text().split("## Your models and scripts")[1].split("\n## ")[0]
+    row = next(line for line in section.splitlines() if line.startswith("| train_companions"))
+    assert "script " in row and "| tf.data |" in row
+
+    plan = env / "probes"
+    r = run_cli("compare", script, "--target-accuracy", "0.8", "--candidates", "here:1,gcp:n2-highcpu-2",
+                "--seeds", "2", "--max-epochs", "4", "--convergence-at", "here:1", "--repeats", "2",
+                "--probe-plan", plan, "--probe-budget", "5", "--format", "json", "--db", db)
+    assert r.code == 0, r.err
+    here = json.loads(r.out)["candidates"][0]
+    assert here["candidate"] == "here:1" and here["reached"] == 1.0 and here["time_to_target_s"] > 0
+    copied = {p.name for p in (plan / "models").rglob("*") if p.is_file()}
+    assert copied == {"train_companions.py", "helpers.py", "rule.txt"}

@@ -72,9 +72,12 @@ def model_on_vm(workload: str) -> str:
 
 
 def copy_models(options: CloudSweep, folder: Path) -> dict[str, str]:
-    """The request's model files copied into the plan folder (the plan measures them as they were when it
-    was made): {path on the VM: the copy}, the task's file mounts."""
+    """The request's model files and scripts (with the files beside a script that it imports or names) copied
+    into the plan folder (the plan measures them as they were when it was made): {path on the VM: the copy},
+    the task's file mounts."""
     import shutil
+
+    from cpustudy.workloads import userfile
 
     mounts = {}
     for w in options.request.workloads.split(","):
@@ -84,6 +87,11 @@ def copy_models(options: CloudSweep, folder: Path) -> dict[str, str]:
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(Path(w).expanduser(), copy)
             mounts[on_vm] = str(copy.resolve())
+            for rel in userfile.companions(w):  # a script's files beside it: what it imports and names
+                beside = copy.parent / rel
+                beside.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(Path(w).expanduser().resolve().parent / rel, beside)
+                mounts[f"{Path(on_vm).parent}/{rel}"] = str(beside.resolve())
     return mounts
 
 

@@ -239,7 +239,7 @@ def plan_compare(request: CompareRequest) -> Planned:
         raise UserError(f"{workload.name} would train on synthetic data here, whose labels are noise: no seed "
                         "would reach a target. Give --data real (its dataset cached) or --data learnable")
     full_steps = convergence[0].config.full_steps_per_epoch
-    cap = request.probe_steps if request.probe_steps < full_steps else None
+    cap = request.probe_steps if request.probe_steps < full_steps and _cappable(workload) else None
     probes = []
     local = [c for c in candidates if c.kind == "here"]
     for r in range(request.repeats):
@@ -250,6 +250,13 @@ def plan_compare(request: CompareRequest) -> Planned:
             config = plan(spec, host=host)
             probes.append(Cell(config.with_(cell_key=cell_key(config, m.fingerprint)), spec))
     return Planned(request, workload, candidates, convergence, probes, m.fingerprint, m, catalog, builds)
+
+
+def _cappable(workload: Any) -> bool:
+    """Whether a probe's epochs can be capped: a script fed a PyDataset or a generator trains whole epochs."""
+    model = workload.model
+    return model is None or model.kind != "script" or (model.summary.get("fit") or {}).get("input") in (
+        "arrays", "tf.data")
 
 
 def _matches(run: dict[str, Any], c: Candidate, ref: Any, fingerprint: str) -> bool:
@@ -520,7 +527,7 @@ def _cloud_probes(p: Planned, say: Callable[[str], None]) -> tuple[str | None, f
     targets = ",".join(dict.fromkeys(c.name.split(" ")[0] for c in need))
     cpu_builds = ",".join(dict.fromkeys(c.build for c in need if c.device == "cpu")) or p.builds[0]
     steps = p.probes[0].config.steps_per_epoch if p.probes else (
-        req.probe_steps if req.probe_steps < ref.full_steps_per_epoch else None)
+        req.probe_steps if req.probe_steps < ref.full_steps_per_epoch and _cappable(p.workload) else None)
     request = SweepRequest(workloads=req.workload, builds=cpu_builds, vcpus=None, repeats=req.repeats,
                            epochs=PROBE_EPOCHS, steps_per_epoch=steps,
                            batch_sizes=(req.batch_size,) if req.batch_size else (),

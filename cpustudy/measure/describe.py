@@ -33,17 +33,20 @@ def outcome_line(c: RunConfig, outcome: RunOutcome) -> str:
             + validation + target)
 
 
-def outcome_notes(outcome: RunOutcome) -> list[str]:
+def outcome_notes(outcome: RunOutcome, script: bool = False) -> list[str]:
     s = outcome.summary
     notes = []
     boundary, measured = s.get("epoch_boundary_s"), s.get("measured_epoch_time_s")
     stall, stall_max = s.get("stall_s"), s.get("stall_max_s")
     if stall_max:
+        why = ("the script's fit makes a new tf.data iterator every epoch (Keras 3 does for arrays and a "
+               "finite pipeline) and dropping the old one waits on its autotuning thread (one repeated pipeline "
+               "with steps_per_epoch keeps one)" if script else
+               "with `--input numpy`, Keras 3 replacing its per-epoch tf.data iterator waits on the old one's "
+               "autotuning thread (`--input tfdata`, the default on TensorFlow, keeps one)")
         notes.append(f"idle stall between epochs: {stall:.2f} s per epoch (median; up to {stall_max:.2f} s) with no "
-                     "CPU time, left out of the epoch time and stored apart (stall_s): with `--input numpy`, Keras 3 "
-                     "replacing its per-epoch tf.data iterator waits on the old one's autotuning thread (`--input "
-                     "tfdata`, the default on TensorFlow, keeps one); on a busy machine other processes' contention "
-                     "also reads as idle time")
+                     f"CPU time, left out of the epoch time and stored apart (stall_s): {why}; on a busy machine "
+                     "other processes' contention also reads as idle time")
     wait = s.get("wait_share")
     if wait is not None and wait >= CONTENDED_WAIT_SHARE:
         notes.append(f"contended: the worker's threads waited for a CPU {100 * wait:.0f} % of the time inside the "

@@ -171,11 +171,12 @@ def _with_pair_range(check: pd.DataFrame) -> pd.DataFrame:
 
 
 def _model_file_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
-    """One row per configuration of a model file: the file, its hash, its summary, its FLOPs and GFLOP/s."""
+    """One row per configuration of a model file or script: the file, its hash, what feeds its fit and its
+    callbacks (a script's), its summary, its FLOPs and GFLOP/s."""
     import json
 
-    header = ["workload", "config", "model file", "content hash", "parameters", "layers", "input", "MFLOP/sample",
-              "GFLOP/s", "% of peak"]
+    header = ["workload", "config", "file", "content hash", "fed by", "callbacks", "parameters", "layers", "input",
+              "MFLOP/sample", "GFLOP/s", "% of peak"]
     runs = a.runs[a.runs["model_hash"].notna()] if "model_hash" in a.runs else a.runs.iloc[0:0]
     table = []
     for r in rows(a.summary):
@@ -186,7 +187,10 @@ def _model_file_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
         info = json.loads(run["model_summary"]) if isinstance(run.get("model_summary"), str) else {}
         flops = run.get("flops_per_sample")
         counted = flops is not None and not pd.isna(flops)
-        table.append([str(r.workload), str(r.label), str(run.get("model_file")), str(run["model_hash"])[:12],
+        fit = info.get("fit") or {}  # a script's first fit: its input and callbacks
+        table.append([str(r.workload), str(r.label), ("script " if info.get("script") else "model file ") +
+                      str(run.get("model_file")), str(run["model_hash"])[:12],
+                      str(fit.get("input") or "arrays (load_data)"), ", ".join(fit.get("callbacks") or []) or "none",
                       f"{info.get('parameters', 0):,}", str(info.get("layers", "")),
                       " ".join(str(s) for s in info.get("input_shapes", [])),
                       f"{float(flops) / 1e6:.4g} ({run.get('flops_source')})" if counted else
@@ -265,10 +269,11 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
         ]))
     models = _model_file_rows(a)
     if models[1]:
-        page.sections.append(Section("Model files", [
-            Paragraph(["Models measured from a user's model file (`cpustudy run ./my_model.py`): what it is, its "
-                       "training FLOPs per sample as TensorFlow's cost analysis counted them (or why not), and the "
-                       "GFLOP/s each configuration achieved with them:"]),
+        page.sections.append(Section("Your models and scripts", [
+            Paragraph(["Models measured from a user's model file (`cpustudy run ./my_model.py`) or training script "
+                       "run as it is (`cpustudy run train.py`: its first fit, fed and called back as the script "
+                       "says): what it is, its training FLOPs per sample as TensorFlow's cost analysis counted "
+                       "them (or why not), and the GFLOP/s each configuration achieved with them:"]),
             Table(*models, wide=True)]))
     peaks = _peak_rows(a)
     if peaks[1]:

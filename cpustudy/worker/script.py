@@ -220,11 +220,13 @@ def network_error(exc: BaseException) -> str | None:
     seen: BaseException | None = exc
     while seen is not None:
         text = f"{type(seen).__name__}: {seen}"
-        if any(word in text for word in _NETWORK):
+        url_missing = isinstance(seen, OSError) and ("http://" in text or "https://" in text)  # NumPy's DataSource
+        if url_missing or any(word in text for word in _NETWORK):
             origin = next((w for w in str(seen).split() if w.startswith(("http://", "https://"))), None)
             where = f" ({origin.rstrip(':,')})" if origin else ""
+            keras_cache = " (Keras' datasets: ~/.keras/datasets)" if origin and "tf-keras-datasets" in origin else ""
             return (f"the script downloads its data{where} and there is no network here: the data is not here. "
-                    "Put it where the script reads it (Keras' cache: ~/.keras/datasets), then run again")
+                    f"Put it where the script reads it{keras_cache}, then run again")
         seen = seen.__cause__ or seen.__context__
     return None
 

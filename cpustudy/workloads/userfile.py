@@ -134,6 +134,21 @@ def _constant(text: str, constants: dict[str, tuple[ast.expr, int]], key: str, k
     return value
 
 
+def companions(text: str) -> list[str]:
+    """The files beside a script (paths relative to its folder) that travel with it to a VM: those it imported
+    from its folder (its check records them) and those its string literals name (``"data/train.csv"``)."""
+    src = read_source(text)
+    if src.kind != "script":
+        return []
+    folder = Path(src.path).parent
+    named = {n.value for n in ast.walk(ast.parse(Path(src.path).read_bytes())) if isinstance(n, ast.Constant)
+             and isinstance(n.value, str) and 0 < len(n.value) < 300 and "\n" not in n.value}
+    out = {rel for rel in named if not os.path.isabs(rel) and ".." not in Path(rel).parts
+           and (folder / rel).is_file() and (folder / rel).resolve() != Path(src.path)}
+    out.update((load(text).model.summary.get("imports") or {}).keys())
+    return sorted(out)
+
+
 _LOADED: dict[tuple[str, str], Any] = {}
 
 

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
               f"(stored; `{a.PROG} results --errors --db {db}` shows it with the worker's output)", file=sys.stderr)
         return 1
     print(describe.outcome_line(config, outcome))
-    for note in describe.outcome_notes(outcome):
+    for note in describe.outcome_notes(outcome, script=config.script):
         print(f"{a.PROG}: note: {note}", file=sys.stderr)
     if config.model_file:  # where its FLOPs came from, or why there are none (no GFLOP/s, no % of peak)
         flops = (f"{config.flops_per_sample / 1e6:.4g} MFLOP per training sample ({config.flops_source})"
