@@ -227,7 +227,9 @@ def _request(**args) -> SweepRequest:
 
 def test_calibrate_adds_one_full_epoch_cell_per_workload_and_repeat_beside_its_projection(empty_keras_home):
     request = _request()
-    cells = request.cells(machine_fingerprint="m", host=spec.Host.vm(2), vcpus=[1, 2])
+    from cpustudy.measure.sweep import request_cells
+
+    cells = request_cells(request, machine_fingerprint="m", host=spec.Host.vm(2), vcpus=[1, 2])
     full = [i for i, c in enumerate(cells) if c.config.steps_per_epoch is None]
     assert len(cells) == 2 * 2 * 2 * 2 + 4 and len(full) == 4  # one per workload and repeat
     for i in full:

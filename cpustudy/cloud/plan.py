@@ -135,10 +135,10 @@ def estimate(target: targets_mod.Target, options: tasks.CloudSweep, ok_runs: lis
     """The target's sweep, planned for its VM (the same cells ``sweep --dry-run`` lists there: every
     axis of the request), each cell estimated with :func:`cpustudy.measure.sweep.estimate_cell`."""
     from cpustudy.measure.spec import Host
-    from cpustudy.measure.sweep import estimate_cell
+    from cpustudy.measure.sweep import estimate_cell, request_cells
 
     request = options.for_target(target)
-    cells = request.cells(machine_fingerprint=target.name, host=Host.vm(target.vcpus),
+    cells = request_cells(request, machine_fingerprint=target.name, host=Host.vm(target.vcpus),
                           vcpus=options.vcpu_list(target))
     estimates = [estimate_cell(ok_runs, c) for c in cells]
     return TargetEstimate(len(cells), sum(e.training_s for e in estimates), sum(e.startup_s for e in estimates),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from cpustudy import precision
 from cpustudy.errors import UserError
@@ -87,25 +87,6 @@ class SweepRequest:
                 {"augment": self.augment}, "validation": self.validation, "target_accuracy": self.target_accuracy,
                 "target": self.target}
 
-    def cells(self, *, machine_fingerprint: str, host: Any, vcpus: Sequence[int]) -> list[Any]:
-        """The sweep's cells on ``host`` (a ``spec.Host``) at ``vcpus``, as ``sweep --dry-run`` lists them."""
-        from cpustudy.environment import builds as builds_mod
-        from cpustudy.measure.sweep import plan_sweep
-        from cpustudy.workloads import parse_list
-
-        workloads = parse_list(self.workloads)
-        builds = [b.name for b in builds_mod.parse_list(self.builds)]
-        cells = plan_sweep(workloads, builds, vcpus, repeats=self.repeats, machine_fingerprint=machine_fingerprint,
-                           host=host, batch_sizes=self.batch_sizes or (None,), precisions=self.precisions,
-                           **self.spec_args())
-        if not (self.calibrate and self.steps_per_epoch):
-            return cells
-        full = plan_sweep(workloads, builds[:1], [min(vcpus)], repeats=self.repeats,
-                          machine_fingerprint=machine_fingerprint, host=host,
-                          batch_sizes=(self.batch_sizes or (None,))[:1], precisions=self.precisions[:1],
-                          **{**self.spec_args(), "steps_per_epoch": None})
-        return beside_their_projections(cells, full)
-
     def argv(self) -> list[str]:
         """The request as ``cpustudy sweep`` arguments (what a cloud VM runs): parsed again, the same request."""
         out = ["--workloads", self.workloads, "--builds", self.builds, "--repeats", str(self.repeats),
@@ -136,20 +117,6 @@ class SweepRequest:
         if self.calibrate:
             out.append("--calibrate")
         return out
-
-
-def beside_their_projections(cells: Sequence[Any], full: Sequence[Any]) -> list[Any]:
-    """The sweep's cells with each full-epoch cell (``--calibrate``) right after the capped cell of the same
-    workload, build, vCPUs, batch size, precision and repeat, so that both meet the same machine state."""
-    out = list(cells)
-    for f in full:
-        c = f.config
-        twin = (c.workload, c.build, c.vcpus, c.batch_size, c.precision_policy, c.repeat)
-        at = next((i for i, x in enumerate(out) if x.config.steps_per_epoch is not None and
-                   (x.config.workload, x.config.build, x.config.vcpus, x.config.batch_size,
-                    x.config.precision_policy, x.config.repeat) == twin), len(out) - 1)
-        out.insert(at + 1, f)
-    return out
 
 
 def target_text(args: Any) -> str | None:

@@ -419,10 +419,43 @@ def plan_from(request: SweepRequest, db: str | None) -> SweepPlan:
 
     host = Host.here()
     m = machine_mod.collect()
-    cells = request.cells(machine_fingerprint=m.fingerprint, host=host,
+    cells = request_cells(request, machine_fingerprint=m.fingerprint, host=host,
                           vcpus=parse_vcpus(request.vcpus or "auto", host.topo))
     db_path = Path(db) if db else default_path()
     if request.tuned:
         with Store.read(db_path) as store:
             cells = apply_tunings(cells, store, m.fingerprint, str(db_path))
     return SweepPlan(cells, db_path, m)
+
+
+def request_cells(request: SweepRequest, *, machine_fingerprint: str, host: Any, vcpus: Sequence[int]) -> list[Any]:
+    """The cells of ``request`` on ``host`` (a ``spec.Host``) at ``vcpus``, as ``sweep --dry-run`` lists them."""
+    from cpustudy.environment import builds as builds_mod
+    from cpustudy.workloads import parse_list
+
+    workloads = parse_list(request.workloads)
+    builds = [b.name for b in builds_mod.parse_list(request.builds)]
+    cells = plan_sweep(workloads, builds, vcpus, repeats=request.repeats, machine_fingerprint=machine_fingerprint,
+                       host=host, batch_sizes=request.batch_sizes or (None,), precisions=request.precisions,
+                       **request.spec_args())
+    if not (request.calibrate and request.steps_per_epoch):
+        return cells
+    full = plan_sweep(workloads, builds[:1], [min(vcpus)], repeats=request.repeats,
+                      machine_fingerprint=machine_fingerprint, host=host,
+                      batch_sizes=(request.batch_sizes or (None,))[:1], precisions=request.precisions[:1],
+                      **{**request.spec_args(), "steps_per_epoch": None})
+    return beside_their_projections(cells, full)
+
+
+def beside_their_projections(cells: Sequence[Any], full: Sequence[Any]) -> list[Any]:
+    """The sweep's cells with each full-epoch cell (``--calibrate``) right after the capped cell of the same
+    workload, build, vCPUs, batch size, precision and repeat, so that both meet the same machine state."""
+    out = list(cells)
+    for f in full:
+        c = f.config
+        twin = (c.workload, c.build, c.vcpus, c.batch_size, c.precision_policy, c.repeat)
+        at = next((i for i, x in enumerate(out) if x.config.steps_per_epoch is not None and
+                   (x.config.workload, x.config.build, x.config.vcpus, x.config.batch_size,
+                    x.config.precision_policy, x.config.repeat) == twin), len(out) - 1)
+        out.insert(at + 1, f)
+    return out

@@ -10,8 +10,8 @@ callbacks), the run's epochs, the step cap and the target stop, and where the ru
 save, a second ``fit`` such as fine-tuning) does not run and is not measured. A script that ends without
 calling ``fit`` is an error.
 
-The check (``check``, run once per file content by :mod:`cpustudy.workloads.userfile` through
-``python -m cpustudy.worker.usermodel``) runs the script up to its first ``fit``, trains one step there, and
+The check (``check``, run once per file content by :mod:`cpustudy.workloads.userfile` as
+``python -m cpustudy.worker.script FILE SHA256``, which prints one JSON line) runs the script up to its first ``fit``, trains one step there, and
 reports what the run stores: the model's parameters, layers and shapes, FLOPs by TensorFlow's cost analysis,
 the data's kind and size, the ``fit`` arguments and callbacks, and the files beside it the script imported.
 Standard library only at import.
@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import json
 import math
 import os
 import runpy
@@ -473,3 +474,20 @@ def train_script(config: Any, keras: Any, emit: Callable[..., None],
         fit(**run_args)
 
     run_until_fit(path, keras, on_fit)
+
+
+def main(argv: list[str]) -> int:
+    """``python -m cpustudy.worker.script FILE SHA256``: the check, as one ``CPUSTUDY-MODEL`` JSON line."""
+    path, sha = argv[0], argv[1]
+    try:
+        if file_sha256(path) != sha:
+            raise ModelFileError("changed while it was being checked: run the command again")
+        out = check(path)
+    except ModelFileError as exc:
+        out = {"error": str(exc), "line": exc.line}
+    print("CPUSTUDY-MODEL " + json.dumps(out, default=str), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,8 +1,8 @@
 """A user's model file inside a worker: imported after the CPUs are pinned, checked, summarised, and
 its training step's FLOPs counted by TensorFlow's own cost analysis.
 
-``python -m cpustudy.worker.usermodel FILE SHA256 BATCH [script]`` is the check the parent runs once per file
-content (``script``: a training script, checked by :func:`cpustudy.worker.script.check`) (``cpustudy.workloads.userfile``: the parent never imports TensorFlow): it calls the file's
+``python -m cpustudy.worker.usermodel FILE SHA256 BATCH`` is the check the parent runs once per file
+content (``cpustudy.workloads.userfile``: the parent never imports TensorFlow): it calls the file's
 ``load_data`` and ``build_model`` and prints one JSON line, the summary or ``{"error": ...}``. A worker
 measuring the file builds its workload with :func:`workload_for`. Standard library only at import.
 """
@@ -228,16 +228,10 @@ def workload_for(config: Any) -> Any:
 
 def main(argv: list[str]) -> int:
     path, sha, batch = argv[0], argv[1], int(argv[2])
-    script = argv[3:] == ["script"]
     try:
         if file_sha256(path) != sha:
             raise ModelFileError("changed while it was being checked: run the command again")
-        if script:
-            from cpustudy.worker import script as script_mod
-
-            out = script_mod.check(path)
-        else:
-            out = check(path, batch)
+        out = check(path, batch)
     except ModelFileError as exc:
         out = {"error": str(exc), "line": exc.line}
     print("CPUSTUDY-MODEL " + json.dumps(out, default=str), flush=True)
@@ -245,8 +239,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    # Through the module's own name: cpustudy.worker.script raises this module's ModelFileError, which as
-    # __main__ would be another class.
-    from cpustudy.worker import usermodel
-
-    sys.exit(usermodel.main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:]))

@@ -15,6 +15,7 @@ from cpustudy.workloads import (
     lstm_text_generation,
     mnist_cnn,
     mnist_mlp,
+    userfile,
 )
 from cpustudy.workloads.base import Dataset, Flops, Workload
 
@@ -40,10 +41,8 @@ ALL: dict[str, Workload] = {**WORKLOADS, **VARIANTS}
 def get(name: str) -> Workload:
     """A workload by its name, or a user's model file by its path (``./my_model.py``: checked, see
     :mod:`cpustudy.workloads.userfile`)."""
-    from cpustudy.workloads import userfile
-
     if name not in ALL and userfile.looks_like_file(name):
-        return userfile.load(name)
+        return userfile.load(name, reserved=ALL)
     try:
         return ALL[name]
     except KeyError:

@@ -27,7 +27,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
 from cpustudy.errors import UserError
 
@@ -55,8 +55,9 @@ class Source:
     kind: str = "model"  # model: build_model() and load_data(); script: a training script run as it is
 
 
-def read_source(text: str) -> Source:
-    """The file at ``text``, checked without running it (one ``UserError`` for each problem)."""
+def read_source(text: str, reserved: Collection[str] = ()) -> Source:
+    """The file at ``text``, checked without running it (one ``UserError`` for each problem); ``reserved``:
+    names it may not take (cpustudy's own workloads)."""
     path = Path(text).expanduser()
     if not path.is_file():
         raise UserError(f"{text}: no such model file (give the path of a .py file defining build_model() and "
@@ -83,9 +84,7 @@ def read_source(text: str) -> Source:
     name = _constant(text, constants, "NAME", str, path.stem)
     if not name.replace("_", "").replace("-", "").isalnum():
         raise UserError(f"{text}:{constants['NAME'][1]}: NAME {name!r}: use letters, digits, _ and - only")
-    from cpustudy.workloads import ALL
-
-    if name in ALL:
+    if name in reserved:
         raise UserError(f"{text}: its name {name!r} is one of cpustudy's own workloads: set NAME = \"my_{name}\" in "
                         "the file")
     batch = _constant(text, constants, "BATCH_SIZE", int, DEFAULT_BATCH_SIZE)
@@ -152,11 +151,11 @@ def companions(text: str) -> list[str]:
 _LOADED: dict[tuple[str, str], Any] = {}
 
 
-def load(text: str) -> Any:
-    """The model file at ``text`` as a ``Workload`` (checked, summarised; once per process and path)."""
+def load(text: str, reserved: Collection[str] = ()) -> Any:
+    """The model file or script at ``text`` as a ``Workload`` (checked, summarised; once per process and path)."""
     from cpustudy.workloads.base import ZERO, Flops, ModelFile, Workload
 
-    src = read_source(text)
+    src = read_source(text, reserved)
     key = (src.path, src.sha256)
     if key in _LOADED:
         return _LOADED[key]
@@ -205,8 +204,9 @@ def probe(text: str, src: Source) -> dict[str, Any]:
     except (OSError, ValueError):
         pass
     env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "2"}
-    proc = subprocess.run([sys.executable, "-m", "cpustudy.worker.usermodel", src.path, src.sha256,
-                           str(src.batch_size), *(["script"] if src.kind == "script" else [])], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+    command = (["cpustudy.worker.script", src.path, src.sha256] if src.kind == "script" else
+               ["cpustudy.worker.usermodel", src.path, src.sha256, str(src.batch_size)])
+    proc = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("CPUSTUDY-MODEL ")]
     if not lines:
         tail = " ".join((proc.stderr.strip().splitlines() or ["no output"])[-1].split())
