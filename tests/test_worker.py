@@ -159,3 +159,28 @@ def test_the_epoch_timer_stops_at_a_target_on_any_metric_and_sends_every_metric(
     assert epoch["metrics"] == {k: float(v) for k, v in logs.items()}
     if "sparse_categorical_accuracy" in logs:
         assert epoch["accuracy"] == 0.7 and epoch["val_accuracy"] == 0.81
+
+
+@pytest.mark.parametrize("keras3", [True, False])
+def test_draining_queued_steps_reads_the_step_counter_back_on_keras_3_and_on_tf_keras_2(keras3):
+    """A GPU run drains the queue by reading the optimizer's step counter: through keras.ops on Keras 3, and
+    on tf.keras 2.x (no keras.ops, as on the tf-keras2 build with a GPU) through the variable itself."""
+    from types import SimpleNamespace
+
+    from cpustudy.worker import epochs
+
+    reads: list[str] = []
+
+    class Counter:  # a TensorFlow variable's read-back
+        def numpy(self):
+            reads.append("variable")
+            return 7
+
+    keras = SimpleNamespace(ops=SimpleNamespace(convert_to_numpy=lambda v: reads.append("keras.ops"))) if keras3 \
+        else SimpleNamespace()  # tf.keras 2.x: no ops
+    timer = epochs.EpochTimer(lambda kind, **fields: None, keras=keras, sampler=None, drains=True, torch_gpu=False,
+                              steps=3, samples_per_epoch=96)
+    timer.model = SimpleNamespace(optimizer=SimpleNamespace(iterations=Counter()), stop_training=False)
+    timer.on_epoch_begin(0)
+    timer.on_test_begin()
+    assert reads == (["keras.ops"] if keras3 else ["variable"])

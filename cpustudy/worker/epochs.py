@@ -63,7 +63,12 @@ class EpochTimer:
     def _drain(self) -> None:
         """Wait until queued steps have run: a variable the last step wrote is read back."""
         if self.drains:
-            self.keras.ops.convert_to_numpy(self.model.optimizer.iterations)  # type: ignore[attr-defined]
+            iterations = self.model.optimizer.iterations  # type: ignore[attr-defined]
+            ops = getattr(self.keras, "ops", None)
+            if ops is not None:  # Keras 3, any backend
+                ops.convert_to_numpy(iterations)
+            else:  # tf.keras 2.x has no keras.ops: a TensorFlow variable, read back
+                iterations.numpy()
             if self.torch_gpu:
                 import torch
 
