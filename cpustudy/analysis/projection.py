@@ -139,21 +139,37 @@ def stall_note(runs: pd.DataFrame) -> str | None:
             f"as stall_s in `cpustudy results`: {why}")
 
 
-def contention_note(runs: pd.DataFrame) -> str | None:
-    """A sentence on the runs whose threads waited for a CPU ``CONTENDED_WAIT_SHARE`` of the time inside
-    their steps or more (their steps ran slower for want of a CPU, not for their work), or None."""
-    if "wait_share" not in runs:
-        return None
+def contended_runs(runs: pd.DataFrame) -> pd.Series:
+    """Per run, whether it was contended (``state.contended``): its threads waited for a CPU notably more of
+    the time inside its steps than the other runs of its configuration on its machine, and its epochs were
+    slower than theirs. A run with no other run of its configuration is not judged."""
+    flags = pd.Series(False, index=runs.index)
+    if "wait_share" not in runs or "epoch_time_s" not in runs:
+        return flags
+    keys = [k for k in ("study", "workload", "device", "vcpus", "recipe", "tags", "platform", "build", "machine_id",
+                        "batch_size", "precision_policy", "projected") if k in runs]
     share = pd.to_numeric(runs["wait_share"], errors="coerce")
-    contended = runs[share >= state.CONTENDED_WAIT_SHARE]
-    if contended.empty:
+    time = pd.to_numeric(runs["epoch_time_s"], errors="coerce")
+    for _, g in runs.groupby(keys, dropna=False, sort=False):
+        for i in g.index:
+            peers = [(share[j], time[j]) for j in g.index if j != i]
+            flags[i] = state.contended(share[i], time[i], peers)
+    return flags
+
+
+def contention_note(runs: pd.DataFrame) -> str | None:
+    """A sentence on the contended runs (:func:`contended_runs`), or None."""
+    flags = contended_runs(runs)
+    if not flags.any():
         return None
+    contended = runs[flags]
+    share = pd.to_numeric(contended["wait_share"], errors="coerce")
     ids = ", ".join(str(i) for i in contended["id"].head(8)) + (" ..." if len(contended) > 8 else "")
-    return (f"{len(contended)} run(s) were contended: their threads waited for a CPU {100 * share.loc[contended.index].min():.0f}-"
-            f"{100 * share.loc[contended.index].max():.0f} % of the time inside the steps (wait_share in `cpustudy results`; "
-            f"runs {ids}); their figures include that wait. Their own threads (TensorFlow's pools, the input "
-            "pipeline) outnumbering their vCPUs cause it as well as other work does: where such a run is slower "
-            "than other repeats of its configuration, measure it again")
+    return (f"{len(contended)} run(s) were contended: their threads waited for a CPU {100 * share.min():.0f}-"
+            f"{100 * share.max():.0f} % of the time inside the steps (wait_share in `cpustudy results`; runs {ids}), "
+            f"at least {100 * state.CONTENDED_EXCESS:.0f} points more than the other runs of their configuration, "
+            f"and their epochs took {state.CONTENDED_SLOWER:.2f}x theirs or longer: other work took their CPUs, "
+            "or their own threads did. Measure them again")
 
 
 def superseded(runs: pd.DataFrame) -> pd.Series:

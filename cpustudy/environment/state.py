@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 BUSY_PROCESS_PERCENT = 10.0
@@ -88,6 +88,31 @@ BUSY_CPU_PERCENT = 50.0
 #: 0.08-0.10 at its usual speed (12 runs' steps within 4 %; tf.data's threads beside the compute): the line
 #: sits between the two.
 CONTENDED_WAIT_SHARE = 0.20
+#: A share is judged against what its configuration normally waits: a configuration whose own threads outnumber
+#: its vCPUs waits at its usual speed (mnist_mlp at 1 vCPU on a quiet Zen 4 VM: 0.22-0.76 in 12 normal runs). A
+#: run is contended only where it waited this much more than the median of the other runs of its configuration
+#: on the same machine and its epochs took ``CONTENDED_SLOWER`` times theirs or longer; with no other run to
+#: judge it against, it is not called contended.
+CONTENDED_EXCESS = 0.10
+CONTENDED_SLOWER = 1.10
+
+
+def contended(wait: float | None, epoch_s: float | None, peers: Iterable[tuple[Any, Any]]) -> bool:
+    """Whether a run that waited ``wait`` (share of the time inside its steps) for epochs of ``epoch_s`` was
+    contended, against ``peers``: the (wait, epoch time) of the other runs of its configuration."""
+    import math
+    import statistics
+
+    def ok(v: Any) -> bool:
+        return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+    known = [(float(w), float(t)) for w, t in peers if ok(w) and ok(t) and float(t) > 0]
+    if not (ok(wait) and ok(epoch_s) and known):
+        return False
+    usual_wait = statistics.median(w for w, _ in known)
+    usual_time = statistics.median(t for _, t in known)
+    return float(wait) >= max(CONTENDED_WAIT_SHARE, usual_wait + CONTENDED_EXCESS) and \
+        float(epoch_s) >= CONTENDED_SLOWER * usual_time  # type: ignore[arg-type]
 
 
 def parsed(state: Any) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any, Iterable
+
 from cpustudy.measure.execute import RunOutcome
-from cpustudy.environment.state import CONTENDED_WAIT_SHARE
+from cpustudy.environment.state import contended
 from cpustudy.precision import reduced
 from cpustudy.worker.protocol import RunConfig
 
@@ -33,7 +35,10 @@ def outcome_line(c: RunConfig, outcome: RunOutcome) -> str:
             + validation + target)
 
 
-def outcome_notes(outcome: RunOutcome, script: bool = False) -> list[str]:
+def outcome_notes(outcome: RunOutcome, script: bool = False,
+                  peers: Iterable[tuple[Any, Any]] = ()) -> list[str]:
+    """Notes on a finished run; ``peers``: the (wait share, epoch time) of the other runs of its configuration on
+    this machine, which its wait for a CPU is judged against."""
     s = outcome.summary
     notes = []
     boundary, measured = s.get("epoch_boundary_s"), s.get("measured_epoch_time_s")
@@ -48,11 +53,10 @@ def outcome_notes(outcome: RunOutcome, script: bool = False) -> list[str]:
                      f"CPU time, left out of the epoch time and stored apart (stall_s): {why}; on a busy machine "
                      "other processes' contention also reads as idle time")
     wait = s.get("wait_share")
-    if wait is not None and wait >= CONTENDED_WAIT_SHARE:
+    if contended(wait, s.get("epoch_time_s"), peers):
         notes.append(f"contended: the worker's threads waited for a CPU {100 * wait:.0f} % of the time inside the "
-                     "steps (wait_share): its own threads outnumbering its vCPUs (TensorFlow's pools, the input "
-                     "pipeline) or other work took them; if it ran slower than other repeats of the same settings, "
-                     "measure it again")
+                     "steps (wait_share), more than the other runs of the same settings here, and its epochs were "
+                     "slower than theirs: other work took its CPUs (or its own threads did); measure it again")
     if boundary and measured and boundary > 0.05 * measured:
         notes.append(f"{boundary:.2f} s of each {measured:.2f} s epoch was spent outside its training steps "
                      f"(data iterator set-up/tear-down; CPU busy {100 * (s.get('cpu_utilization') or 0):.0f} %); "
@@ -60,3 +64,27 @@ def outcome_notes(outcome: RunOutcome, script: bool = False) -> list[str]:
     if not s.get("timed_epochs"):
         notes.append("only the warm-up epoch ran; use --epochs 2 or more for a steady-state time")
     return notes
+
+
+def peers(store: Any, machine_id: int, config: RunConfig, run_id: int) -> list[tuple[Any, Any]]:
+    """The (wait share, epoch time) of the other finished runs of ``config``'s configuration on this machine
+    (every field of its identity but the repeat and the seed)."""
+    from cpustudy.measure.configuration import Configuration
+
+    def identity(values: Any) -> dict[str, Any]:
+        out = Configuration.from_fields(values).identity()
+        out.pop("repeat", None)
+        out.pop("seed", None)
+        return out
+
+    mine = identity(config.as_dict())
+    out = []
+    for r in store.runs(status="ok"):
+        if r["id"] != run_id and r.get("machine_id") == machine_id and r.get("workload") == config.workload:
+            try:
+                same = identity(r) == mine
+            except (TypeError, ValueError):
+                continue
+            if same:
+                out.append((r.get("wait_share"), r.get("epoch_time_s")))
+    return out

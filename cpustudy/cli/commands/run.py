@@ -48,12 +48,13 @@ def run(args: argparse.Namespace) -> int:
             lambda listener: execute(session.store, session.machine_id, config, timeout_s=args.timeout,
                                      listener=listener), config.epochs, err)
         db = session.store.path
+        others = describe.peers(session.store, session.machine_id, config, outcome.run_id)
     if outcome.status != "ok":
         print(f"{a.PROG}: run {outcome.run_id} failed: {outcome.error} "
               f"(stored; `{a.PROG} results --errors --db {db}` shows it with the worker's output)", file=sys.stderr)
         return 1
     print(describe.outcome_line(config, outcome))
-    for note in describe.outcome_notes(outcome, script=config.script):
+    for note in describe.outcome_notes(outcome, script=config.script, peers=others):
         print(f"{a.PROG}: note: {note}", file=sys.stderr)
     if config.model_file:  # where its FLOPs came from, or why there are none (no GFLOP/s, no % of peak)
         flops = (f"{config.flops_per_sample / 1e6:.4g} MFLOP per training sample ({config.flops_source})"
