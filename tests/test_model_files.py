@@ -5,6 +5,7 @@ recommended, never pooled once edited; and time to accuracy on real Fashion-MNIS
 from __future__ import annotations
 
 import json
+import sys
 import sqlite3
 from pathlib import Path
 
@@ -127,20 +128,21 @@ def _bad_file(path: Path, case: str) -> tuple[Path, str]:
 
 @pytest.mark.tensorflow
 @pytest.mark.parametrize("case", ["not_compiled", "three_parts", "lengths", "raises"])
-def test_what_only_running_the_file_finds_is_one_line_naming_it(tmp_path, case):
+def test_what_only_running_the_file_finds_is_one_line_naming_it(tmp_path, case, monkeypatch):
     from cpustudy.worker.usermodel import ModelFileError, check
 
+    # What an earlier test in the same process can leave behind: SkyPilot's print_exception_no_traceback()
+    # sets sys.tracebacklimit to 0 and does not set it back when the code inside it raises (the cloud tests'
+    # bad task files do). The line is found all the same.
+    monkeypatch.setattr(sys, "tracebacklimit", 0, raising=False)
     path, expected = _bad_file(tmp_path / f"{case}.py", case)
     with pytest.raises(ModelFileError) as exc:
         check(str(path), 16)
-    # The line of the user's code that failed, where the traceback has it. Run in the long process of the
-    # whole suite, this in-process check lost it for the raising file (twice), never when run alone or
-    # with its module; the parent checks a file in a fresh subprocess. Not understood yet: see the note.
     line = exc.value.line
-    if case == "raises" and line is None:
-        expected = expected.split(": ", 1)[1]
     where = f"{path}:{line}: " if line else f"{path}: "
     assert expected in where + str(exc.value)
+    if case == "raises":
+        assert line is not None
 
 
 @pytest.mark.tensorflow

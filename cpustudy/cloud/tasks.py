@@ -167,11 +167,20 @@ def to_yaml(value: Any, indent: int = 0) -> str:
 def validate(path: Path) -> str | None:
     """Check a written task with SkyPilot's own parser (``sky.Task.from_yaml``, its schema and task name
     rules); the problem in one line, or None. Raises ``ModuleNotFoundError`` without SkyPilot."""
+    import sys
+
     import sky  # the cloud extra
 
+    limit = getattr(sys, "tracebacklimit", None)
     try:
         task = sky.Task.from_yaml(str(path))
         task.validate_name()
     except (ValueError, TypeError) as exc:  # InvalidSkyPilotConfigError is a ValueError
         return " ".join(str(exc).split())
+    finally:  # SkyPilot sets sys.tracebacklimit to 0 around a raising check and leaves it so
+        if limit is None:
+            if hasattr(sys, "tracebacklimit"):
+                del sys.tracebacklimit
+        else:
+            sys.tracebacklimit = limit
     return None

@@ -49,13 +49,17 @@ def import_file(path: str) -> Any:
 
 
 def _line_in(path: str, exc: BaseException) -> int | None:
-    """The last line of ``path`` in the exception's traceback (where the user's code failed)."""
-    frames = traceback.extract_tb(exc.__traceback__)
+    """The last line of ``path`` in the exception's traceback (where the user's code failed).
+
+    The traceback is walked frame by frame, not through ``traceback.extract_tb``, which obeys
+    ``sys.tracebacklimit``: SkyPilot's ``print_exception_no_traceback()`` sets it to 0 and, when the code inside
+    it raises, never sets it back, so in a process that met such an error every extracted traceback is empty."""
+    frames = [(frame.f_code.co_filename, line) for frame, line in traceback.walk_tb(exc.__traceback__)]
     real = os.path.realpath(path)
-    same = [f for f in frames if os.path.realpath(f.filename) == real]
+    same = [line for name, line in frames if os.path.realpath(name) == real]
     if not same:  # a code object compiled under another path of the same file (a copy, a link)
-        same = [f for f in frames if os.path.basename(f.filename) == os.path.basename(path)]
-    return same[-1].lineno if same else None
+        same = [line for name, line in frames if os.path.basename(name) == os.path.basename(path)]
+    return same[-1] if same else None
 
 
 def call(path: str, what: str, fn: Any) -> Any:
