@@ -2,8 +2,10 @@
 time x rate.
 
 * **Price**: the 2017 study's runs use the 2017 rates (``gcp-2017`` rows: preemptible n1-highcpu CPUs,
-  on-demand n1-standard-1 + K80). Other CPU results use ``--instance-family`` (default
-  ``gcp:n2-highcpu``): the instance with that many vCPUs, or the next larger (``price_note`` says so).
+  on-demand n1-standard-1 + K80). Other CPU results use ``--instance-family`` where given, else the cloud
+  family that runs their own CPU (``prices.own_family``: the cheapest of the families documented to run it; where
+  none is known or priced, ``gcp:n2-highcpu``, said so): the instance with that many vCPUs, or the next
+  larger (``price_note`` says so).
   Other GPU results use ``--gpu-instance``, or the single-GPU instance of the same provider whose
   accelerator appears in the run's software report. One basis: spot rates by default (the study's
   premise), on-demand with ``--on-demand``; a configuration whose instance has no rate on that basis is
@@ -32,20 +34,22 @@ PRICE_COLUMNS = ("instance", "region", "price_usd_per_hour", "price_kind", "pric
                  "price_as_of", "price_origin", "priced_by", "priced_vcpus")
 
 
-def _run_facts(runs: pd.DataFrame) -> tuple[dict[tuple, str], dict[tuple, list[Any]]]:
+def _run_facts(runs: pd.DataFrame) -> tuple[dict[tuple, str], dict[tuple, list[Any]], dict[tuple, dict[str, Any]]]:
     """Per configuration (study, workload, device, vCPUs, build): its runs' software text (where a GPU's
     name is read), and the resources each cloud run ran on (``prices.Resources``) with its zone."""
     texts: dict[tuple, str] = {}
     clouds: dict[tuple, list[Any]] = {}
+    machines: dict[tuple, dict[str, Any]] = {}
     for r in rows(runs, index=False):
         key = (r.study, r.workload, r.device, vcpus_int(r.vcpus), r.build)
         texts[key] = texts.get(key, "") + " ".join(str(x or "") for x in (r.software, r.settings, r.cpu_model))
+        machines.setdefault(key, prices.machine_of(r._asdict()))
         resources = getattr(r, "cloud_resources", None)
         instance = getattr(r, "cloud_instance", None)
         if isinstance(resources, prices.Resources) or isinstance(instance, str):  # None: its record is unreadable
             clouds.setdefault(key, []).append((resources if isinstance(resources, prices.Resources) else instance,
                                                getattr(r, "cloud_zone", None)))
-    return texts, clouds
+    return texts, clouds, machines
 
 
 def _cloud_price(catalog: prices.Catalog, where: list[Any]) -> tuple[prices.Price | None, str]:
@@ -99,8 +103,9 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
                          spot: bool) -> pd.DataFrame:
     """Per summary row: the instance that prices it and its rate (``PRICE_COLUMNS``), or only a
     ``price_note`` saying why it is not priced."""
+    asked = family
     family = family or prices.DEFAULT_FAMILY
-    texts, clouds = _run_facts(runs)
+    texts, clouds, machines = _run_facts(runs)
     out: list[dict[str, Any]] = []
     for s in rows(summary, index=False):
         own = study(s.study).pricing
@@ -115,8 +120,11 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
                 catalog, s, texts.get(key, ""), family=family, region=region, gpu_instance=gpu_instance)
         elif vcpus is None:
             price, note = None, "vCPUs unknown: not priced"
-        else:
+        elif own or asked:
             price, note = catalog.cpu_instance(own["cpu"] if own else family, vcpus, None if own else region)
+            note = note if price is not None else note + ": not priced"
+        else:  # priced as the CPU it ran on
+            price, note = prices.own_family(catalog, machines.get(key, {}), vcpus, region, spot)
             note = note if price is not None else note + ": not priced"
         if price is None:
             out.append({"instance": None, "price_note": note})

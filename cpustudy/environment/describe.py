@@ -32,6 +32,15 @@ def describe_machine(check: bool = False, probe: bool = True,
         ("OS", m.os),
         ("fingerprint", m.fingerprint),
     ]
+    from cpustudy.prices import platforms
+
+    platform = platforms.platform_of(info)
+    info["platform"] = None if platform is None else {"name": platform.name, "how": platform.how,
+                                                      "families": list(platform.families), "source": platform.source,
+                                                      "as_of": platform.as_of}
+    lines.append(("cloud families", "none known to run this CPU: results are priced as the default family"
+                  if platform is None else f"{platform.name} ({platform.how}): {', '.join(platform.families)}; "
+                  f"sources: {platform.source}"))
     if check:
         st = info["state"]
         lines += [

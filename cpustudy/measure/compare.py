@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from cpustudy import precision
+from cpustudy import precision, prices
 from cpustudy.analysis import compare as combo
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
@@ -385,8 +385,9 @@ def _seeds(p: Planned, store: Any) -> list[combo.SeedResult]:
 
 
 def _price(catalog: Any, spot: bool, family_asked: str | None, c: Candidate,
-           stored_instance: str | None) -> tuple[float | None, str]:
-    from cpustudy import prices
+           stored_instance: str | None, machine: dict[str, Any]) -> tuple[float | None, str]:
+    """A candidate's rate: its cloud instance, the instance its stored runs ran on, or for runs on a machine of
+    one's own the family asked for, else the cheapest family that runs its CPU (``prices.own_family``)."""
 
     if c.kind == "cloud":
         price = c.target.price
@@ -399,13 +400,16 @@ def _price(catalog: Any, spot: bool, family_asked: str | None, c: Candidate,
         note = f"measured on {stored_instance}"
     elif c.device == "gpu":
         return None, "a GPU measured elsewhere, not priced here (its runs name no instance)"
-    else:
-        family = family_asked or prices.DEFAULT_FAMILY
-        price, note = catalog.cpu_instance(family, int(c.vcpus or 1))
+    elif family_asked:
+        price, note = catalog.cpu_instance(family_asked, int(c.vcpus or 1))
         if price is None:
             return None, note
-        note = (f"priced as {price.name} ({family}{', the default family' if not family_asked else ''}"
-                f"{'; ' + note if note else ''}; --family chooses another)")
+        note = f"priced as {price.name} ({family_asked}{'; ' + note if note else ''})"
+    else:
+        price, note = prices.own_family(catalog, machine, int(c.vcpus or 1), None, spot)
+        if price is None:
+            return None, note
+        note = f"priced as {price.name}: {note}; --family chooses another"
     q = prices.quote(price, spot)
     if q is None:
         return None, "; ".join(x for x in (note, prices.unpriced_note(price, spot)) if x)
@@ -451,7 +455,8 @@ def _inputs(store: Any, candidates: Sequence[Candidate], ref: Any, fingerprint: 
         ids = {s.run_id for s in samples}
         used = [r for r in runs if r["id"] in ids]
         instance = next((r.get("instance") for r in used if r.get("instance")), None) if c.kind == "stored" else None
-        rate, price = _price(catalog, spot, family, c, instance)
+        rate, price = _price(catalog, spot, family, c, instance,
+                             prices.machine_of(used[0]) if used else {})
         out.append(combo.CandidateInput(c.name, samples, rate, price, _basis(c, samples, used)))
     return out
 

@@ -340,7 +340,7 @@ def header_lines(a: Analysis) -> list[str]:
         f"Studies: {', '.join(study_title(s) for s in a.studies)}; {len(a.runs)} finished runs, "
         f"{len(a.summary)} configurations.",
         f"Baseline: {base}.",
-        f"{rate}; CPU family for new results {o.instance_family or prices.DEFAULT_FAMILY + ' (default)'}"
+        f"{rate}; CPU results priced as {o.instance_family or 'the cloud family that runs the CPU they ran on (each price note names it)'}"
         + (f"; GPU instance {o.gpu_instance}" if o.gpu_instance else "")
         + (f"; price file {o.prices}" if o.prices else "") + "; 2017 results use the 2017 rates"
         + (f"; {a.price_catalogs}" if a.price_catalogs else "") + ".",

@@ -422,7 +422,8 @@ class Store:
             where.append(f"r.cell_key IN ({', '.join('?' * len(keys))})")
             args += keys
         sql = """SELECT r.*, m.cpu_model, m.hostname, m.fingerprint AS machine, m.logical_cpus,
-                 m.physical_cores, m.threads_per_core, m.flags AS cpu_flags
+                 m.physical_cores, m.threads_per_core, m.flags AS cpu_flags, m.cpu_vendor, m.arch,
+                 m.info AS machine_info
                  FROM runs r LEFT JOIN machines m ON m.id = r.machine_id"""
         if where:
             sql += " WHERE " + " AND ".join(where)

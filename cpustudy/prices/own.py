@@ -1,0 +1,59 @@
+"""A local run priced as the CPU it ran on: the cloud families whose documented CPU platform is the machine's
+(:mod:`cpustudy.prices.platforms`, sourced and dated), the cheapest of them that the catalog prices."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from cpustudy.errors import UserError
+from cpustudy.prices import platforms
+from cpustudy.prices.catalog import Catalog, quote
+from cpustudy.prices.model import DEFAULT_FAMILY, Price
+
+
+def own_family(catalog: Catalog, info: dict[str, Any], vcpus: int, region: str | None,
+               spot: bool) -> tuple[Price | None, str]:
+    """A local run priced as the CPU it ran on: the cloud families whose documented CPU platform is the
+    machine's (``prices.platforms``), the cheapest of them on the report's basis with that many vCPUs (or the
+    next larger); where none matches, or none is priced, the default family, said so in the note."""
+    platform = platforms.platform_of(info)
+    cpu = str(info.get("cpu_model") or "this CPU")
+    if platform is None:
+        price, note = catalog.cpu_instance(DEFAULT_FAMILY, vcpus, region)
+        return price, "; ".join(n for n in (f"{cpu}: no cloud family known to run this CPU, priced as the default "
+                                            f"{DEFAULT_FAMILY}", note) if n)
+    best: tuple[float, Price, str] | None = None
+    for family in platform.families:
+        try:
+            price, note = catalog.cpu_instance(family, vcpus, region)
+        except UserError:  # a family the catalog does not price
+            continue
+        q = quote(price, spot=spot) if price is not None else None
+        if q is not None and (best is None or q.usd_per_hour < best[0]):
+            best = (q.usd_per_hour, price, note)  # type: ignore[arg-type]
+    runs_in = (f"{platform.name} ({platform.how}) runs in {', '.join(platform.families)} by the providers' "
+               f"documentation (`cpustudy machine` names the sources, read {platform.as_of})")
+    if best is None:
+        price, note = catalog.cpu_instance(DEFAULT_FAMILY, vcpus, region)
+        return price, "; ".join(n for n in (f"{runs_in}, none of them in the price catalog: priced as the default "
+                                            f"{DEFAULT_FAMILY}", note) if n)
+    return best[1], "; ".join(n for n in (f"priced as its own CPU: {runs_in}; the cheapest of them here: "
+                                          f"{best[1].family}", best[2]) if n)
+
+
+def machine_of(run: Mapping[str, Any]) -> dict[str, Any]:
+    """What a stored run's machine record says of its CPU (model, vendor, architecture, flags, CPUID family and
+    model): its ``machine_info`` JSON, with the run's own columns where that lacks them."""
+    import json
+
+    info: dict[str, Any] = {}
+    raw = run.get("machine_info")
+    if isinstance(raw, str):
+        try:
+            info = dict(json.loads(raw))
+        except (ValueError, TypeError):
+            info = {}
+    for k in ("cpu_model", "cpu_vendor", "arch"):
+        if not info.get(k) and isinstance(run.get(k), str):
+            info[k] = run[k]
+    return info
