@@ -27,7 +27,7 @@ def test_woolf_report_writes_charts_and_a_self_contained_page(woolf_report):
     md = (out / "report.md").read_text()
     for image in re.findall(r"\]\(([^)]+\.png)\)", md):
         assert (out / image).is_file()
-    assert "## Findings" in md and "| cpu8pip |" in md
+    assert "## The answer" in md and "| cpu8pip |" in md
 
 
 def test_html_and_markdown_render_one_page_model_in_the_same_order(tmp_path):

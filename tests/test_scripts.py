@@ -12,6 +12,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.tensorflow  # every test here runs a script under TensorFlow
+
 from cpustudy.cli.main import main
 from cpustudy.store import Store
 

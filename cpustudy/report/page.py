@@ -85,6 +85,7 @@ class Page:
     meta: list[str]  # header lines: database, studies, baseline, prices
     callouts: list[Callout] = field(default_factory=list)
     sections: list[Section] = field(default_factory=list)
+    first: int = 0  # sections shown before the header lines and callouts: the answer comes first
 
 
 # -- building it -------------------------------------------------------------------------------------
@@ -241,7 +242,20 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
         page.callouts.append(Callout("note", "Baseline.", " ".join(fb)))
     if a.notes:
         page.callouts.append(Callout("note", "", " ".join(n + "." for n in a.notes)))
-    page.sections.append(Section("Findings", [Bullets(facts)]))
+    held = [f for f in facts if not f.startswith("Inconclusive:")]
+    open_ = [f for f in facts if f.startswith("Inconclusive:")]
+    answer = [f for f in held if not f.startswith("Figures marked")] or [
+        "No comparison in these runs holds up yet: each is inconclusive, with why, below. More repeats "
+        "(--repeats 3) or a quieter machine decide them."]
+    page.sections.append(Section("The answer", [Bullets(answer)]))
+    page.sections.append(Section("Inconclusive comparisons", [
+        Paragraph(["Not findings: the comparisons behind these do not hold up by the report's rules (paired, on a "
+                   "quiet machine, spread excluding no difference), and each says why."]),
+        Bullets(open_ + [f for f in held if f.startswith("Figures marked")])]) if open_ else
+        Section("Notes", [Bullets([f for f in held if f.startswith("Figures marked")])]))
+    if not page.sections[-1].blocks[-1].items:  # type: ignore[union-attr]
+        page.sections.pop()
+    page.first = len(page.sections)
     current: Charts | None = None
     for sec, stem, alt in charts:  # a section per study, as the charts come
         if current is None or page.sections[-1].title != sec:
@@ -314,14 +328,17 @@ def to_html(page: Page, out: Path) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{e(page.doc_title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{e(page.title)}</h1>",
-        '<div class="meta">' + "<br>".join(e(line) for line in page.meta) + "</div>",
     ]
-    for c in page.callouts:
-        lead = f"<strong>{e(c.lead)}</strong> " if c.lead else ""
-        parts.append(f'<p class="{c.style}">{lead}{e(c.text)}</p>')
-    for section in page.sections:
+    for i, section in enumerate(page.sections):
+        if i == page.first:
+            parts.append('<div class="meta">' + "<br>".join(e(line) for line in page.meta) + "</div>")
+            for c in page.callouts:
+                lead = f"<strong>{e(c.lead)}</strong> " if c.lead else ""
+                parts.append(f'<p class="{c.style}">{lead}{e(c.text)}</p>')
         parts.append(f"<h2>{e(section.title)}</h2>")
         parts += [_html_block(block, out) for block in section.blocks]
+    if page.first >= len(page.sections):
+        parts.append('<div class="meta">' + "<br>".join(e(line) for line in page.meta) + "</div>")
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -354,14 +371,17 @@ def _image_uri(path: Path) -> str:
 def to_markdown(page: Page) -> str:
     """The page as GitHub Markdown; charts are the PNGs beside it."""
     lines = [f"# {page.title}", ""]
-    lines += [f"- {line}" for line in page.meta] + [""]
-    for c in page.callouts:
-        lead = f"**{c.lead}** " if c.lead else ""
-        lines += [f"> {lead}{c.text}", ""]
-    for section in page.sections:
+    for i, section in enumerate(page.sections):
+        if i == page.first:
+            lines += [f"- {line}" for line in page.meta] + [""]
+            for c in page.callouts:
+                lead = f"**{c.lead}** " if c.lead else ""
+                lines += [f"> {lead}{c.text}", ""]
         lines += [f"## {section.title}", ""]
         for block in section.blocks:
             lines += [_md_block(block), ""]
+    if page.first >= len(page.sections):
+        lines += [f"- {line}" for line in page.meta] + [""]
     return "\n".join(lines)
 
 
