@@ -24,6 +24,7 @@ def test_parse_vcpus():
     assert sweep.parse_vcpus("auto", TOPO) == [1, 2, 4]
     assert sweep.parse_vcpus("auto", machine.CpuTopology(cpus={i: (0, i, 0) for i in range(6)})) == [1, 2, 4, 6]
     assert sweep.parse_vcpus("2, 1,2", TOPO) == [1, 2]
+    assert sweep.parse_vcpus("1,all", TOPO) == [1, 4] and sweep.parse_vcpus("all", TOPO) == [4]  # one against all
     for bad in ("x", "0", "1,-2", ""):
         with pytest.raises(UserError, match="--vcpus"):
             sweep.parse_vcpus(bad, TOPO)

@@ -117,8 +117,8 @@ def add_sweep_request(p: argparse.ArgumentParser, *, cloud: bool = False) -> Non
         p.add_argument("--vcpus", help="vCPU counts to sweep on each CPU VM, up to its size, or auto = 1, 2, 4, "
                        "... up to it (default: its size)")
     else:
-        p.add_argument("--vcpus", default="auto", help="comma-separated vCPU counts, or auto = 1,2,4,... up to "
-                       "this machine's CPUs (default: auto)")
+        p.add_argument("--vcpus", default="auto", help="comma-separated vCPU counts (all = this machine's CPUs: "
+                       "1,all is one against all), or auto = 1,2,4,... up to this machine's CPUs (default: auto)")
     p.add_argument("--builds", default="tf", help="comma-separated builds (default: tf)" +
                    ("; on CPU VMs" if cloud else ""))
     p.add_argument("--workloads", default="all", help="comma-separated workloads, or all (default: all)")

@@ -36,7 +36,8 @@ MAX_CELLS = 10_000
 
 
 def parse_vcpus(text: str, topo: machine_mod.CpuTopology) -> list[int]:
-    """``auto`` (1, 2, 4, ... up to this machine's CPUs) or a comma-separated list."""
+    """``auto`` (1, 2, 4, ... up to this machine's CPUs) or a comma-separated list, where ``all`` is all of
+    this machine's CPUs (``1,all``: one against all)."""
     if text.strip() == "auto":
         out, n = [], 1
         while n < topo.logical:
@@ -45,6 +46,9 @@ def parse_vcpus(text: str, topo: machine_mod.CpuTopology) -> list[int]:
         return out + [topo.logical]
     values = []
     for part in split_list(text, "--vcpus", "1,2 or auto"):
+        if part == "all":
+            values.append(topo.logical)
+            continue
         try:
             n = int(part)
         except ValueError:
