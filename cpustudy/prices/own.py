@@ -23,10 +23,12 @@ def own_family(catalog: Catalog, info: dict[str, Any], vcpus: int, region: str |
         return price, "; ".join(n for n in (f"{cpu}: no cloud family known to run this CPU, priced as the default "
                                             f"{DEFAULT_FAMILY}", note) if n)
     best: tuple[float, Price, str] | None = None
+    unpriced = []
     for family in platform.families:
         try:
             price, note = catalog.cpu_instance(family, vcpus, region)
         except UserError:  # a family the catalog does not price
+            unpriced.append(family)
             continue
         q = quote(price, spot=spot) if price is not None else None
         if q is not None and (best is None or q.usd_per_hour < best[0]):
@@ -37,8 +39,9 @@ def own_family(catalog: Catalog, info: dict[str, Any], vcpus: int, region: str |
         price, note = catalog.cpu_instance(DEFAULT_FAMILY, vcpus, region)
         return price, "; ".join(n for n in (f"{runs_in}, none of them in the price catalog: priced as the default "
                                             f"{DEFAULT_FAMILY}", note) if n)
-    return best[1], "; ".join(n for n in (f"priced as its own CPU: {runs_in}; the cheapest of them here: "
-                                          f"{best[1].family}", best[2]) if n)
+    missing = f" ({', '.join(unpriced)} not in the price catalog)" if unpriced else ""
+    return best[1], "; ".join(n for n in (f"priced as its own CPU: {runs_in}; the cheapest of them priced: "
+                                          f"{best[1].provider}:{best[1].family}{missing}", best[2]) if n)
 
 
 def machine_of(run: Mapping[str, Any]) -> dict[str, Any]:
