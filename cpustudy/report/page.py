@@ -350,7 +350,9 @@ def _html_block(block: Block, out: Path) -> str:
     if isinstance(block, Charts):
         return "\n".join(['<div class="charts">'] + [
             f'<figure><img src="{_image_uri(out / (c.stem + ".png"))}" alt="{e(c.alt)}">'
-            f'<figcaption><a href="{e(c.stem)}.svg">{e(c.stem)}.svg</a></figcaption></figure>'
+            + (f'<figcaption><a href="{e(c.stem)}.svg">{e(c.stem)}.svg</a></figcaption>'
+               if (out / (c.stem + ".svg")).is_file() else "")  # rendered as PNG only: no link to a missing SVG
+            + "</figure>"
             for c in block.charts] + ["</div>"])
     if isinstance(block, Paragraph):
         return "<p>" + "".join(f'<a href="{e(p.href)}">{e(p.text)}</a>' if isinstance(p, Link) else e(p)
