@@ -12,10 +12,10 @@ import textwrap
 
 import pytest
 
-pytestmark = pytest.mark.tensorflow  # every test here runs a script under TensorFlow
-
 from cpustudy.cli.main import main
 from cpustudy.store import Store
+
+pytestmark = pytest.mark.tensorflow  # every test here runs a script under TensorFlow
 
 HEAD = """
 import numpy as np
