@@ -22,7 +22,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -116,8 +116,17 @@ sys.exit("the script never called fit")
 class OverheadResult:
     workload: str
     vcpus: int
-    cpustudy_s: list[float]
+    cpustudy_s: list[float]  # per round, the mean of the timed epochs
     plain_s: list[float]
+    cpustudy_fastest_s: list[float] = field(default_factory=list)  # per round, the fastest timed epoch
+    plain_fastest_s: list[float] = field(default_factory=list)
+
+    @property
+    def fastest_ratio(self) -> float | None:
+        """The median over rounds of the fastest timed epoch's ratio (a host's slow spell in one epoch of a
+        run moves the mean, not the fastest)."""
+        pairs = [a / b for a, b in zip(self.cpustudy_fastest_s, self.plain_fastest_s)]
+        return statistics.median(pairs) if pairs else None
 
     @property
     def ratios(self) -> list[float]:
@@ -146,6 +155,12 @@ def bootstrap_interval(values: list[float], level: float = 0.95, resamples: int 
 
 
 def plain_epoch_time(config: RunConfig, timeout_s: float | None = None) -> float:
+    """The plain side's steady-state epoch (the mean of its epochs after the first)."""
+    return plain_epochs(config, timeout_s)[0]
+
+
+def plain_epochs(config: RunConfig, timeout_s: float | None = None) -> tuple[float, float]:
+    """The plain side's steady-state epoch (the mean of its epochs after the first) and its fastest timed one."""
     env = worker_env(config.env, device="cpu")
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "plain_fit.py"
@@ -155,11 +170,12 @@ def plain_epoch_time(config: RunConfig, timeout_s: float | None = None) -> float
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise RuntimeError(f"plain Keras run failed: {tail}")
-    steady = float(json.loads(proc.stdout.strip().splitlines()[-1])["epoch_time_s"])
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    steady = float(result["epoch_time_s"])
     if steady <= 0:
         raise RuntimeError("the plain run's epochs were too short to tell apart from fit's set-up time: "
                            "use more --steps-per-epoch or --epochs")
-    return steady
+    return steady, min(float(t) for t in result["epochs_s"][1:])
 
 
 def overhead(
@@ -169,6 +185,8 @@ def overhead(
     """Alternate cpustudy and plain runs ``rounds`` times each; cpustudy's runs are stored."""
     ours: list[float] = []
     plain: list[float] = []
+    ours_fastest: list[float] = []
+    plain_fastest: list[float] = []
     for r in range(rounds):
         order = ("cpustudy", "plain") if r % 2 == 0 else ("plain", "cpustudy")
         for who in order:
@@ -178,11 +196,14 @@ def overhead(
                     raise RuntimeError(f"cpustudy run failed: {outcome.error}")
                 timed = [e["elapsed_s"] for e in store.epochs([outcome.run_id]) if not e["warmup"]]
                 ours.append(statistics.fmean(timed))  # a mean, like the plain stopwatch
+                ours_fastest.append(min(timed))
                 progress(f"round {r + 1}/{rounds} cpustudy: {ours[-1]:.3f} s/epoch")
             else:
-                plain.append(plain_epoch_time(config))
+                mean, fastest = plain_epochs(config)
+                plain.append(mean)
+                plain_fastest.append(fastest)
                 progress(f"round {r + 1}/{rounds} plain keras: {plain[-1]:.3f} s/epoch")
-    return OverheadResult(config.workload, config.vcpus, ours, plain)
+    return OverheadResult(config.workload, config.vcpus, ours, plain, ours_fastest, plain_fastest)
 
 
 
@@ -193,7 +214,8 @@ def overhead_row(res: OverheadResult, rounds: int) -> dict[str, Any]:
             "cpustudy_epoch_s": statistics.median(res.cpustudy_s),
             "plain_keras_epoch_s": statistics.median(res.plain_s),
             "ratio": res.ratio, "ci95_low": low, "ci95_high": high,
-            "ratio_min": min(res.ratios), "ratio_max": max(res.ratios), "rounds": rounds}
+            "ratio_min": min(res.ratios), "ratio_max": max(res.ratios), "ratio_fastest_epoch": res.fastest_ratio,
+            "rounds": rounds}
 
 
 def measure_overhead(workloads_text: str, *, vcpus: int | None, build: str, epochs: int, steps_per_epoch: int,
