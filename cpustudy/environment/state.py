@@ -111,8 +111,8 @@ def contended(wait: float | None, epoch_s: float | None, peers: Iterable[tuple[A
         return False
     usual_wait = statistics.median(w for w, _ in known)
     usual_time = statistics.median(t for _, t in known)
-    return float(wait) >= max(CONTENDED_WAIT_SHARE, usual_wait + CONTENDED_EXCESS) and \
-        float(epoch_s) >= CONTENDED_SLOWER * usual_time  # type: ignore[arg-type]
+    return float(wait or 0.0) >= max(CONTENDED_WAIT_SHARE, usual_wait + CONTENDED_EXCESS) and \
+        float(epoch_s or 0.0) >= CONTENDED_SLOWER * usual_time
 
 
 def parsed(state: Any) -> dict[str, Any]:

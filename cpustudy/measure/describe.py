@@ -54,7 +54,7 @@ def outcome_notes(outcome: RunOutcome, script: bool = False,
                      "other processes' contention also reads as idle time")
     wait = s.get("wait_share")
     if contended(wait, s.get("epoch_time_s"), peers):
-        notes.append(f"contended: the worker's threads waited for a CPU {100 * wait:.0f} % of the time inside the "
+        notes.append(f"contended: the worker's threads waited for a CPU {100 * (wait or 0):.0f} % of the time inside the "
                      "steps (wait_share), more than the other runs of the same settings here, and its epochs were "
                      "slower than theirs: other work took its CPUs (or its own threads did); measure it again")
     if boundary and measured and boundary > 0.05 * measured:

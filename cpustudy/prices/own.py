@@ -31,8 +31,8 @@ def own_family(catalog: Catalog, info: dict[str, Any], vcpus: int, region: str |
             unpriced.append(family)
             continue
         q = quote(price, spot=spot) if price is not None else None
-        if q is not None and (best is None or q.usd_per_hour < best[0]):
-            best = (q.usd_per_hour, price, note)  # type: ignore[arg-type]
+        if price is not None and q is not None and (best is None or q.usd_per_hour < best[0]):
+            best = (q.usd_per_hour, price, note)
     runs_in = (f"{platform.name} ({platform.how}) runs in {', '.join(platform.families)} by the providers' "
                f"documentation (`cpustudy machine` names the sources, read {platform.as_of})")
     if best is None:

@@ -129,9 +129,12 @@ def _cardinality(ds: Any) -> int | None:
 
 def describe(args: dict[str, Any], keras: Any, line: int | None) -> Fit:
     """The first ``fit`` call's data: its kind, samples, batch size and steps, and its validation."""
-    x = args.get("x")
+    x: Any = args.get("x")
     kind = kind_of(x, keras)
     steps_given = args.get("steps_per_epoch")
+    batch: int | None
+    steps: int | None
+    full: int | None
     split = float(args.get("validation_split") or 0.0)
     val = args.get("validation_data")
     notes: list[str] = []
@@ -382,7 +385,8 @@ def _one_batch(d: Fit, args: dict[str, Any]) -> tuple[Any, Any]:
     generator is read only here, in the check)."""
     import numpy as np
 
-    x, y = args.get("x"), args.get("y")
+    x: Any = args.get("x")
+    y: Any = args.get("y")
     try:
         if d.kind == "arrays":
             n = min(int(d.batch_size or 32), _length(x) or 0)
