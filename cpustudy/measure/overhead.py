@@ -30,14 +30,29 @@ from cpustudy.measure.execute import execute, worker_env
 from cpustudy.store import Store
 from cpustudy.worker.protocol import RunConfig
 
-PLAIN = r"""
-import json, os, sys, time  # noqa: F401
+#: Both plain sides: the run's pinning and thread sizing before TensorFlow, and the stopwatch (epoch hooks only:
+#: Keras calls them with or without it).
+PRELUDE = r"""
+import inspect, json, os, sys, time  # noqa: F401
 cfg = json.loads(sys.argv[1])
 from cpustudy.worker.frameworks import pin_and_size  # the same pinning and thread sizing, before TensorFlow
 pin_and_size(cfg["cpus"], cfg["intra_threads"], cfg["inter_threads"])
 import tensorflow as tf
 tf.config.threading.set_intra_op_parallelism_threads(cfg["intra_threads"])
 tf.config.threading.set_inter_op_parallelism_threads(cfg["inter_threads"])
+"""
+STOPWATCH = r"""
+class Stopwatch(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.times = []
+    def on_epoch_begin(self, epoch, logs=None):
+        self.t0 = time.perf_counter()
+    def on_epoch_end(self, epoch, logs=None):
+        self.times.append(time.perf_counter() - self.t0)
+"""
+
+PLAIN = PRELUDE + r"""
 if os.environ.get("TF_USE_LEGACY_KERAS") == "1":
     keras = tf.keras
 else:
@@ -56,14 +71,7 @@ if cfg.get("input_pipeline") == "tfdata":  # the same tf.data pipeline, one iter
                   steps_per_epoch=steps or -(-n // cfg["batch_size"]), verbose=0)
 else:
     inputs = dict(x=data.x, y=data.y, batch_size=cfg["batch_size"], steps_per_epoch=steps, shuffle=True, verbose=0)
-class Stopwatch(keras.callbacks.Callback):  # epoch hooks only: Keras calls them with or without it
-    def __init__(self):
-        super().__init__()
-        self.times = []
-    def on_epoch_begin(self, epoch, logs=None):
-        self.t0 = time.perf_counter()
-    def on_epoch_end(self, epoch, logs=None):
-        self.times.append(time.perf_counter() - self.t0)
+""" + STOPWATCH + r"""
 watch = Stopwatch()
 model.fit(epochs=cfg["epochs"], callbacks=[watch], **inputs)
 steady = sum(watch.times[1:]) / (len(watch.times) - 1)  # the first epoch traces: a warm-up, as cpustudy's
@@ -74,26 +82,12 @@ print(json.dumps({"epoch_time_s": steady, "epochs_s": watch.times}))
 #: A user's script under plain Python: pinned and sized the same way, the run's epochs, step cap and validation
 #: applied to its first fit as cpustudy applies them (``cpustudy.worker.script.applied``: only fit's arguments),
 #: and a stopwatch with the epoch hooks only. The script ends after that fit, as under cpustudy.
-PLAIN_SCRIPT = r"""
-import inspect, json, os, sys, time  # noqa: F401
-cfg = json.loads(sys.argv[1])
-from cpustudy.worker.frameworks import pin_and_size
-pin_and_size(cfg["cpus"], cfg["intra_threads"], cfg["inter_threads"])
-import tensorflow as tf
-tf.config.threading.set_intra_op_parallelism_threads(cfg["intra_threads"])
-tf.config.threading.set_inter_op_parallelism_threads(cfg["inter_threads"])
+PLAIN_SCRIPT = PRELUDE + r"""
 import keras
 from types import SimpleNamespace
 from cpustudy.worker import script
 keras.utils.set_random_seed(cfg["seed"])
-class Stopwatch(keras.callbacks.Callback):
-    def __init__(self):
-        super().__init__()
-        self.times = []
-    def on_epoch_begin(self, epoch, logs=None):
-        self.t0 = time.perf_counter()
-    def on_epoch_end(self, epoch, logs=None):
-        self.times.append(time.perf_counter() - self.t0)
+""" + STOPWATCH + r"""
 original = keras.Model.fit
 def fit(self, *args, **kwargs):
     bound = inspect.signature(original).bind(self, *args, **kwargs)

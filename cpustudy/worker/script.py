@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
-import json
 import math
 import os
 import runpy
@@ -31,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from cpustudy.worker.usermodel import ModelFileError, _line_in, file_sha256
+from cpustudy.worker.usermodel import ModelFileError, _line_in, answer, file_sha256
 
 #: How ``fit`` is fed, as stored.
 KINDS = ("arrays", "tf.data", "PyDataset", "generator")
@@ -483,14 +482,7 @@ def train_script(config: Any, keras: Any, emit: Callable[..., None],
 def main(argv: list[str]) -> int:
     """``python -m cpustudy.worker.script FILE SHA256``: the check, as one ``CPUSTUDY-MODEL`` JSON line."""
     path, sha = argv[0], argv[1]
-    try:
-        if file_sha256(path) != sha:
-            raise ModelFileError("changed while it was being checked: run the command again")
-        out = check(path)
-    except ModelFileError as exc:
-        out = {"error": str(exc), "line": exc.line}
-    print("CPUSTUDY-MODEL " + json.dumps(out, default=str), flush=True)
-    return 0
+    return answer(path, sha, lambda: check(path))
 
 
 if __name__ == "__main__":

@@ -230,16 +230,22 @@ def workload_for(config: Any) -> Any:
                     validation_samples=int((config.model_summary or {}).get("validation_samples") or 0))
 
 
-def main(argv: list[str]) -> int:
-    path, sha, batch = argv[0], argv[1], int(argv[2])
+def answer(path: str, sha: str, run_check: Any) -> int:
+    """A check's entry point: ``run_check()`` on a file still of content ``sha``, printed as one
+    ``CPUSTUDY-MODEL`` JSON line (its findings, or ``{"error", "line"}``)."""
     try:
         if file_sha256(path) != sha:
             raise ModelFileError("changed while it was being checked: run the command again")
-        out = check(path, batch)
+        out = run_check()
     except ModelFileError as exc:
         out = {"error": str(exc), "line": exc.line}
     print("CPUSTUDY-MODEL " + json.dumps(out, default=str), flush=True)
     return 0
+
+
+def main(argv: list[str]) -> int:
+    path, sha, batch = argv[0], argv[1], int(argv[2])
+    return answer(path, sha, lambda: check(path, batch))
 
 
 if __name__ == "__main__":
