@@ -393,3 +393,27 @@ def test_a_runs_contention_note_is_judged_against_its_configurations_other_runs(
     assert "contended" in said and "45 %" in said
     assert not any("contended" in n for n in describe.outcome_notes(outcome, peers=[(0.40, 2.9), (0.5, 3.1)]))
     assert not any("contended" in n for n in describe.outcome_notes(outcome))  # no other run: not judged
+
+
+def test_a_runs_peers_are_the_stored_runs_of_its_configuration_on_this_machine(tmp_path):
+    """`cpustudy run` judges a run's wait against the other repeats of its configuration, read from the store
+    (their stored settings: the columns keep options and environment as JSON text, which never compared equal)."""
+    from cpustudy.measure import describe
+    from cpustudy.measure.configuration import Configuration
+    from cpustudy.store import Store
+    from cpustudy.worker.protocol import RunConfig
+
+    base = RunConfig(workload="mnist_cnn", vcpus=1, cpus=(0,), cpu_list="0", batch_size=128, epochs=3,
+                     full_steps_per_epoch=469, samples_per_epoch=60000, flops_per_sample=None, data="synthetic",
+                     options={"augment": "none"}, env={"OMP_NUM_THREADS": "1"})
+    with Store.open(tmp_path / "p.sqlite") as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        other = s.machine_id({"fingerprint": "fp2", "cpu_model": "Test CPU", "logical_cpus": 2})
+        ids = {}
+        for name, config, machine, wait in (("me", base, m, 0.4), ("repeat", base.with_(repeat=1), m, 0.05),
+                                            ("seed", base.with_(seed=3), m, 0.06), ("2 vCPUs", base.with_(vcpus=2), m, 0.1),
+                                            ("elsewhere", base.with_(repeat=2), other, 0.07)):
+            ids[name] = s.start_run(machine, config.as_dict(), Configuration.of(config).columns())
+            s.finish_run(ids[name], "ok", {"wait_share": wait, "epoch_time_s": 10.0})
+        found = describe.peers(s, m, base, ids["me"])
+    assert sorted(found) == [(0.05, 10.0), (0.06, 10.0)]  # the other repeat and seed here; not 2 vCPUs, not elsewhere

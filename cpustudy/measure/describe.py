@@ -68,7 +68,10 @@ def outcome_notes(outcome: RunOutcome, script: bool = False,
 
 def peers(store: Any, machine_id: int, config: RunConfig, run_id: int) -> list[tuple[Any, Any]]:
     """The (wait share, epoch time) of the other finished runs of ``config``'s configuration on this machine
-    (every field of its identity but the repeat and the seed)."""
+    (every field of its identity but the repeat and the seed), read from each run's stored settings (its whole
+    planned configuration, as ``config`` is: the columns keep mappings as JSON text)."""
+    import json
+
     from cpustudy.measure.configuration import Configuration
 
     def identity(values: Any) -> dict[str, Any]:
@@ -82,7 +85,7 @@ def peers(store: Any, machine_id: int, config: RunConfig, run_id: int) -> list[t
     for r in store.runs(status="ok"):
         if r["id"] != run_id and r.get("machine_id") == machine_id and r.get("workload") == config.workload:
             try:
-                same = identity(r) == mine
+                same = identity(json.loads(r["settings"] or "{}")) == mine
             except (TypeError, ValueError):
                 continue
             if same:
