@@ -102,19 +102,54 @@ def kind_of(x: Any, keras: Any) -> str:
     return "generator"
 
 
-def _batch_of(kind: str, x: Any) -> int | None:
-    """The batch size of a batched input, from its first batch (a ``tf.data`` pipeline or a ``PyDataset``;
-    a generator is not read: its first batch would be lost to the script)."""
+def _first_batch(kind: str, x: Any, read_generator: bool = False) -> Any:
+    """The first batch of a batched input (a ``tf.data`` pipeline, a ``PyDataset``; a generator only where
+    ``read_generator``: its first batch is then lost to the script), or None."""
     try:
         if kind == "tf.data":
-            first = next(iter(x.take(1)))
-        elif kind == "PyDataset":
-            first = x[0]
-        else:
-            return None
+            return next(iter(x.take(1)))
+        if kind == "PyDataset":
+            return x[0]
+        if kind == "generator" and read_generator:
+            return next(x)
     except Exception:  # an empty or failing input: fit will say so itself
         return None
+    return None
+
+
+def _batch_of(kind: str, x: Any) -> int | None:
+    """The batch size of a batched input, from its first batch (a generator is not read)."""
+    first = _first_batch(kind, x)
+    if first is None:
+        return None
     return _length(first[0] if isinstance(first, (list, tuple)) else first)
+
+
+def _split_at(n: int, split: float) -> int:
+    """Where Keras splits ``n`` samples for ``validation_split``: the last share validates."""
+    return int(math.floor(n * (1.0 - split)))
+
+
+def training_shape(args: dict[str, Any], kind: str, batch: int | None = None) -> tuple[int | None, int | None,
+                                                                                           int | None]:
+    """Samples, batch size and steps of an epoch of ``fit``'s training input as ``args`` give it: arrays by their
+    length (less a ``validation_split``), ``batch_size`` and ``steps_per_epoch``; a batched input by its batches
+    (``steps_per_epoch``, else its length) x ``batch`` (read from its first batch where not given)."""
+    x: Any = args.get("x")
+    steps_given = args.get("steps_per_epoch")
+    steps: int | None
+    if kind == "arrays":
+        n = _length(x) or 0
+        split = float(args.get("validation_split") or 0.0)
+        if split and args.get("validation_data") is None:
+            n = _split_at(n, split)
+        batch = int(args.get("batch_size") or 32)
+        steps = int(steps_given) if steps_given else -(-n // batch)
+        return min(n, steps * batch), batch, steps
+    batch = batch or _batch_of(kind, x)
+    full = _cardinality(x) if kind == "tf.data" else len(x) if kind == "PyDataset" else None
+    steps = int(steps_given) if steps_given else full
+    return (steps * batch if steps is not None and batch else None), batch, steps
 
 
 def _cardinality(ds: Any) -> int | None:
@@ -128,36 +163,16 @@ def _cardinality(ds: Any) -> int | None:
 
 def describe(args: dict[str, Any], keras: Any, line: int | None) -> Fit:
     """The first ``fit`` call's data: its kind, samples, batch size and steps, and its validation."""
-    x: Any = args.get("x")
-    kind = kind_of(x, keras)
-    steps_given = args.get("steps_per_epoch")
-    batch: int | None
-    steps: int | None
-    full: int | None
+    kind = kind_of(args.get("x"), keras)
     split = float(args.get("validation_split") or 0.0)
     val = args.get("validation_data")
-    notes: list[str] = []
-    if kind == "arrays":
-        n = _length(x) or 0
-        batch = int(args.get("batch_size") or 32)
-        val_samples = 0
-        if split and val is None:
-            train_n = int(math.floor(n * (1.0 - split)))  # as Keras splits: the last share validates
-            n, val_samples = train_n, n - train_n
-        samples: int | None = n
-        steps = int(steps_given) if steps_given else -(-n // batch)
-    else:
-        batch = _batch_of(kind, x)
-        if kind == "tf.data":
-            full = _cardinality(x)
-        elif kind == "PyDataset":
-            full = len(x)
-        else:
-            full = None
-        steps = int(steps_given) if steps_given else full
-        samples = steps * batch if steps is not None and batch else None
-        if samples is not None:
-            notes.append("samples per epoch counted as batches x the first batch's size")
+    samples, batch, steps = training_shape(args, kind)
+    notes = [] if kind == "arrays" or samples is None else ["samples per epoch counted as batches x the first "
+                                                            "batch's size"]
+    val_samples = 0
+    if kind == "arrays" and split and val is None:
+        n = _length(args.get("x")) or 0
+        val_samples = n - _split_at(n, split)
     validation, val_steps = "none", None
     if val is not None:
         validation = "validation_data"
@@ -175,8 +190,6 @@ def describe(args: dict[str, Any], keras: Any, line: int | None) -> Fit:
     elif split:
         validation = "validation_split"
         val_steps = -(-val_samples // int(args.get("validation_batch_size") or batch or 32))
-    else:
-        val_samples = 0
     return Fit(args, kind, samples, batch, steps, validation, val_samples, val_steps, line, notes)
 
 
@@ -194,7 +207,7 @@ def applied(fit: Fit, config: Any, keras: Any) -> dict[str, Any]:
         split = float(args.get("validation_split") or 0.0)
         if cap and split and args.get("validation_data") is None:  # split as Keras would, then cap the training part
             n = _length(args["x"]) or 0
-            at = int(math.floor(n * (1.0 - split)))
+            at = _split_at(n, split)
             args["validation_data"] = tuple(v for v in (_slice(args["x"], at, n), _slice(args.get("y"), at, n),
                                                         _slice(args.get("sample_weight"), at, n)) if v is not None)
             args["validation_split"] = 0.0
@@ -390,14 +403,10 @@ def _one_batch(d: Fit, args: dict[str, Any]) -> tuple[Any, Any]:
         if d.kind == "arrays":
             n = min(int(d.batch_size or 32), _length(x) or 0)
             return np.asarray(_first_array(_slice(x, 0, n))), np.asarray(_slice(y, 0, n)) if y is not None else None
-        if d.kind == "tf.data":
-            first = next(iter(x.take(1)))
-        elif d.kind == "PyDataset":
-            first = x[0]
-        else:
-            first = next(x)
-        xb, yb = first[0], first[1]
-        return np.asarray(_first_array(xb)), np.asarray(yb)
+        first = _first_batch(d.kind, x, read_generator=True)
+        if first is None:
+            return None, None
+        return np.asarray(_first_array(first[0])), np.asarray(first[1])
     except Exception:
         return None, None
 
@@ -450,17 +459,12 @@ def train_script(config: Any, keras: Any, emit: Callable[..., None],
     def on_fit(model: Any, fit: Callable[..., Any], args: dict[str, Any], line: int | None) -> None:
         d = describe(args, keras, line)
         run_args = applied(d, config, keras)
-        if d.kind == "arrays":
-            batch, n = int(run_args.get("batch_size") or 32), int(_length(run_args.get("x")) or 0)
-            split = float(run_args.get("validation_split") or 0.0)
-            if split and run_args.get("validation_data") is None:
-                n = int(math.floor(n * (1.0 - split)))  # Keras validates on the last share
-            steps = int(run_args.get("steps_per_epoch") or -(-n // batch))
-            samples = min(n, steps * batch)
-        else:
-            batch = int(d.batch_size or config.batch_size)  # a generator's: its check read it
-            steps = int(run_args.get("steps_per_epoch") or config.steps_per_epoch or d.steps or 0)
-            samples = steps * batch
+        # The epoch as run: the same reckoning as the check's, on the arguments with the run's settings applied
+        # (a batched input's batch size is not read again; a generator's is the one its check read).
+        found, batch_or_none, steps_or_none = training_shape(run_args, d.kind, d.batch_size or int(config.batch_size))
+        batch = int(batch_or_none or config.batch_size)
+        steps = int(steps_or_none or config.steps_per_epoch or d.steps or 0)
+        samples = int(found if found is not None else steps * batch)
         x = _first_array(run_args.get("x")) if d.kind == "arrays" else None
         emit(protocol.DATA, source=config.data, samples=samples, derived={},
              seconds=time.perf_counter() - started, from_cache=False, input=d.kind, fit_line=line,
