@@ -87,8 +87,7 @@ def fig_cost_to_target(a: Analysis, study: str) -> ggplot | None:
     df = df.sort_values(["workload", "reached", "value"], ascending=[True, False, True])
     df["label"] = pd.Categorical(df["label"], categories=list(dict.fromkeys(df["label"]))[::-1], ordered=True)
     df["reached"] = df["reached"].map({True: "yes", False: "no"})
-    targets = sorted({str(t) for t in df["target"].dropna()} if "target" in df else
-                     {f"validation accuracy {t:g}" for t in df["target_accuracy"].dropna()})
+    targets = sorted({str(t) for t in df["target"].dropna()})  # as the summary names them
     workloads = list(dict.fromkeys(df["workload"]))
     top = float(df["value"].max()) or 1.0
     return (

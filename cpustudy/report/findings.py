@@ -28,12 +28,18 @@ def times(v: float, sign: str = "×") -> str:
     return f"{v:.2f}{sign}" if v >= 0.095 else f"{v:.2g}{sign}"
 
 
+#: How a sentence that is not a finding begins (the page lists those apart from the answer).
+INCONCLUSIVE = "Inconclusive:"
+#: The note on projected figures that closes the findings where a figure is projected.
+PROJECTED_NOTE = "Figures marked (projected) or * come from epochs capped to fewer steps and projected to a full epoch."
+
+
 def held(sentence: str, reason: Reason) -> str:
     """A finding as stated, or, when the comparison behind it does not hold up, marked inconclusive
     with the reason."""
     if not reason:
         return sentence
-    return f"Inconclusive: {sentence.rstrip('.')} (not a finding: {reason})."
+    return f"{INCONCLUSIVE} {sentence.rstrip('.')} (not a finding: {reason})."
 
 
 def findings(a: Analysis) -> list[str]:
@@ -50,8 +56,7 @@ def findings(a: Analysis) -> list[str]:
                 out += workload_findings(a, ss[ss["workload"] == workload], base, prefix)
         out += _study_findings(ss, prefix)
     if s["projected"].any():
-        out.append("Figures marked (projected) or * come from epochs capped to fewer steps and projected to a "
-                   "full epoch.")
+        out.append(PROJECTED_NOTE)
     out += target_findings(a)
     out += larger_vm_notes(s)
     return out
@@ -159,11 +164,9 @@ def target_findings(a: Analysis) -> list[str]:
     if "target_runs" not in s:
         return []
     out = []
-    key = ["study", "workload", "target"] if "target" in s else ["study", "workload"]
-    for _, g in s[s["target_runs"] > 0].groupby(key, sort=False, dropna=False):
+    for _, g in s[s["target_runs"] > 0].groupby(["study", "workload", "target"], sort=False):
         study, workload = g["study"].iloc[0], g["workload"].iloc[0]
-        target = str(g["target"].dropna().iloc[0]) if "target" in g and g["target"].notna().any() else \
-            f"validation accuracy {g['target_accuracy'].max():g}"
+        target = str(g["target"].iloc[0])  # as the summary names it (summary.target_text)
         prefix = f"{study_title(str(study))}: " if len(a.studies) > 1 else ""
         missed = g[g["target_reached_runs"] == 0]
         if len(missed):
@@ -246,7 +249,7 @@ def _study_findings(ss: pd.DataFrame, prefix: str) -> list[str]:
         sentence = (f"{prefix}{build} against {stock_name} at equal vCPUs, {len(g)} comparisons: faster in {faster}, "
                     f"slower in {slower}{_inconclusive(reasons)} (median speedup "
                     f"{times(g['build_speedup_vs_stock'].median())}; {detail}).")
-        out.append(sentence if faster + slower else f"Inconclusive: {sentence}")
+        out.append(sentence if faster + slower else f"{INCONCLUSIVE} {sentence}")
     counts = sorted(int(v) for v in cpu_all["vcpus"].unique())
     if len(counts) >= 2:
         lo, hi = counts[-2], counts[-1]
@@ -260,7 +263,7 @@ def _study_findings(ss: pd.DataFrame, prefix: str) -> list[str]:
             sentence = (f"{prefix}Going from {lo} to {hi} vCPUs, {len(both)} workload × build pairs: faster in "
                         f"{faster}, slower in {slower}{_inconclusive(reasons)} (median speedup "
                         f"{times(float(ratio.median()))}).")
-            out.append(sentence if faster + slower else f"Inconclusive: {sentence}")
+            out.append(sentence if faster + slower else f"{INCONCLUSIVE} {sentence}")
     gpu_beaten = []
     for workload, g in ss.groupby("workload", sort=False):
         base_rows = g[g["is_baseline"].astype(bool)]

@@ -20,7 +20,8 @@ from cpustudy.analysis.frames import records, rows
 from cpustudy.analysis.projection import TOLERANCE, pair_range
 from cpustudy.analysis.summary import SUMMARY_COLUMNS, Analysis
 from cpustudy.report.figures import figures, render
-from cpustudy.report.findings import fallback_notes, findings, header_lines, suspect_notes, times
+from cpustudy.report.findings import (INCONCLUSIVE, PROJECTED_NOTE, fallback_notes, findings, header_lines,
+                                      suspect_notes, times)
 
 # -- the model ---------------------------------------------------------------------------------------
 
@@ -242,19 +243,19 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
         page.callouts.append(Callout("note", "Baseline.", " ".join(fb)))
     if a.notes:
         page.callouts.append(Callout("note", "", " ".join(n + "." for n in a.notes)))
-    held = [f for f in facts if not f.startswith("Inconclusive:")]
-    open_ = [f for f in facts if f.startswith("Inconclusive:")]
-    answer = [f for f in held if not f.startswith("Figures marked")] or [
+    open_ = [f for f in facts if f.startswith(INCONCLUSIVE)]
+    notes = [f for f in facts if f == PROJECTED_NOTE]
+    answer = [f for f in facts if f not in open_ and f not in notes] or [
         "No comparison in these runs holds up yet: each is inconclusive, with why, below. More repeats "
         "(--repeats 3) or a quieter machine decide them."]
     page.sections.append(Section("The answer", [Bullets(answer)]))
-    page.sections.append(Section("Inconclusive comparisons", [
-        Paragraph(["Not findings: the comparisons behind these do not hold up by the report's rules (paired, on a "
-                   "quiet machine, spread excluding no difference), and each says why."]),
-        Bullets(open_ + [f for f in held if f.startswith("Figures marked")])]) if open_ else
-        Section("Notes", [Bullets([f for f in held if f.startswith("Figures marked")])]))
-    if not page.sections[-1].blocks[-1].items:  # type: ignore[union-attr]
-        page.sections.pop()
+    if open_:
+        page.sections.append(Section("Inconclusive comparisons", [
+            Paragraph(["Not findings: the comparisons behind these do not hold up by the report's rules (paired, on "
+                       "a quiet machine, spread excluding no difference), and each says why."]),
+            Bullets(open_ + notes)]))
+    elif notes:
+        page.sections.append(Section("Notes", [Bullets(notes)]))
     page.first = len(page.sections)
     current: Charts | None = None
     for sec, stem, alt in charts:  # a section per study, as the charts come
