@@ -148,11 +148,6 @@ def bootstrap_interval(values: list[float], level: float = 0.95, resamples: int 
     return lo, hi
 
 
-def plain_epoch_time(config: RunConfig, timeout_s: float | None = None) -> float:
-    """The plain side's steady-state epoch (the mean of its epochs after the first)."""
-    return plain_epochs(config, timeout_s)[0]
-
-
 def plain_epochs(config: RunConfig, timeout_s: float | None = None) -> tuple[float, float]:
     """The plain side's steady-state epoch (the mean of its epochs after the first) and its fastest timed one."""
     env = worker_env(config.env, device="cpu")

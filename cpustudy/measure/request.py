@@ -124,9 +124,6 @@ def target_text(args: Any) -> str | None:
     text = getattr(args, "target", None)
     if text is None:
         return None
-    if args.target_accuracy is not None:
-        raise UserError("give --target-accuracy or --target, not both (--target val_accuracy=A is the same as "
-                        "--target-accuracy A)")
     from cpustudy import targets
 
     return targets.parse(text).text

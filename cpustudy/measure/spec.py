@@ -170,7 +170,7 @@ def _check_script(spec: RunSpec) -> None:
     if spec.steps_per_epoch is not None and kind not in ("arrays", "tf.data"):
         raise UserError(f"--steps-per-epoch: {name} feeds fit a {kind} input, which cpustudy cannot cap: leave "
                         "--steps-per-epoch out (full epochs)")
-    if spec.input_pipeline not in ("auto",):
+    if spec.input_pipeline != "auto":
         raise UserError(f"--input {spec.input_pipeline}: {name} is a script with its own input ({kind}): leave "
                         "--input out")
 
@@ -187,7 +187,8 @@ def _check_target(spec: RunSpec) -> None:
     target = targets.parse(spec.target or "")
     flag = f"--target {target.text}"
     if spec.target_accuracy is not None:
-        raise UserError("give --target-accuracy or --target, not both")
+        raise UserError("give --target-accuracy or --target, not both (--target val_accuracy=A is the same as "
+                        "--target-accuracy A)")
     if spec.validation != "study":
         raise UserError(f"{flag} needs the validation after every epoch: drop --validation none")
     if spec.steps_per_epoch is not None:
