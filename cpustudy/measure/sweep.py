@@ -52,7 +52,7 @@ def parse_vcpus(text: str, topo: machine_mod.CpuTopology) -> list[int]:
         try:
             n = int(part)
         except ValueError:
-            raise UserError(f"--vcpus: {part!r} is not a whole number (give e.g. 1,2 or auto)") from None
+            raise UserError(f"--vcpus: {part!r} is not a whole number or all (give e.g. 1,2, 1,all or auto)") from None
         if n <= 0:
             raise UserError(f"--vcpus: {n} must be positive (give e.g. 1,2 or auto)")
         values.append(n)

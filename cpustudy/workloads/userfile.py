@@ -60,8 +60,8 @@ def read_source(text: str, reserved: Collection[str] = ()) -> Source:
     names it may not take (cpustudy's own workloads)."""
     path = Path(text).expanduser()
     if not path.is_file():
-        raise UserError(f"{text}: no such model file (give the path of a .py file defining build_model() and "
-                        "load_data())")
+        raise UserError(f"{text}: no such model file (give the path of a .py file: a training script that calls "
+                        "fit, or a model file defining build_model() and load_data())")
     if path.suffix != ".py":
         raise UserError(f"{text}: a model file is a Python file ending in .py")
     raw = path.read_bytes()
