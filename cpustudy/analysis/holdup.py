@@ -6,24 +6,27 @@ A finding is stated only when the comparison behind it holds up:
   (``busy_reason``: other processes using ``BUSY_CPU_PERCENT`` % of a CPU or more in the sample each
   run stores before it starts). The load average is not used: on a small machine it still counts the
   sweep's own previous worker;
-* **a spread that excludes "no difference"**: with two or more runs on each side, their ranges of full
-  training time must not overlap; with a single run on either side, the two must differ by more than
-  ``SINGLE_RUN_MARGIN`` x, the spread of one setting between fresh processes on a shared machine
-  (measured here: up to 2x at worst, 10-30 % typically; ``--repeats 3`` gives a real spread).
+* **a difference the runs show**: the per-run values of the two sides tested by
+  :func:`cpustudy.analysis.stats.compare_samples` (Welch's t on log times, each side's spread pooled with
+  the machine's known noise, the variation between sweeps added), significant at the page's threshold
+  (Benjamini-Hochberg over the page's comparisons: :func:`page`) and at least
+  :data:`~cpustudy.analysis.stats.MIN_EFFECT` (5 %) apart.
 
 The 2017 study's imported logs are one run per configuration on machines cpustudy did not watch:
 their comparisons are reported as that study's (its published figures), not re-judged here.
-Standard library only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import pandas as pd
 
+from cpustudy.analysis import stats
 from cpustudy.analysis.studies import study
 from cpustudy.environment import state
 
@@ -31,7 +34,56 @@ from cpustudy.environment import state
 Row = Mapping[str, Any] | pd.Series
 
 BUSY_CPU_PERCENT = state.BUSY_CPU_PERCENT  # other processes' CPU use, in % of one CPU, that makes a machine busy
-SINGLE_RUN_MARGIN = 1.5
+
+
+@dataclass
+class Page:
+    """How the comparisons of one page are judged: the machine's noise, the p-value threshold (per
+    comparison ``stats.ALPHA``, or the page's Benjamini-Hochberg threshold), and on a first pass the
+    p-values of every distinct comparison made (``seen``)."""
+
+    noise: stats.Noise = stats.DEFAULT_NOISE
+    threshold: float = stats.ALPHA
+    corrected: bool = False
+    seen: dict[tuple, float] | None = None
+
+    @property
+    def family(self) -> int:
+        return len(self.seen or {})
+
+
+_PAGE: ContextVar[Page | None] = ContextVar("cpustudy_page", default=None)
+
+
+@contextlib.contextmanager
+def judging(p: Page) -> Iterator[Page]:
+    token = _PAGE.set(p)
+    try:
+        yield p
+    finally:
+        _PAGE.reset(token)
+
+
+def page(noise: stats.Noise, state_all: Callable[[], Any], alpha: float = stats.ALPHA) -> Page:
+    """The page on which everything ``state_all`` states is judged together: it is run once to collect the
+    p-values of its comparisons, and the returned page holds their Benjamini-Hochberg threshold (the
+    expected share of false findings among those stated is at most ``alpha``). Judge under it with
+    ``with judging(page): ...``."""
+    with judging(Page(noise, alpha, seen={})) as first:
+        state_all()
+    seen = first.seen or {}
+    return Page(noise, stats.bh_threshold(seen.values(), alpha), corrected=True, seen=seen)
+
+
+def rule_sentence(p: Page) -> str:
+    """How this page's findings were judged, for its header."""
+    cleared = f"p at most {p.threshold:.2g}" if p.threshold > 0 else "none cleared it"
+    fam = (f"Benjamini-Hochberg over the page's {p.family} comparison(s), a false-discovery rate of "
+           f"{100 * stats.ALPHA:g} %: {cleared}" if p.corrected
+           else f"each comparison alone at p <= {p.threshold:g}")
+    return (f"a finding is a difference of at least {100 * stats.MIN_EFFECT:g} % between the runs of two "
+            f"configurations on a quiet machine that Welch's test on log times shows ({fam}), with the "
+            f"machine's {p.noise.line}; the rest are marked inconclusive")
 
 
 def busy_reason(machine_state: str | Mapping[str, Any] | None) -> str:
@@ -52,24 +104,28 @@ def _num(v: Any) -> float:
     return f
 
 
-#: Per measure a comparison can be about: the summary columns of its (low, middle, high) over runs,
-#: how many runs those are, and the cost column a cost comparison scales them to.
+#: Per measure a comparison can be about: the summary column of per-run values, and the cost column a
+#: cost comparison scales them by (the same runs priced at one rate).
 MEASURES = {
-    "time": (("time_low", "total_time_s", "time_high"), "n_runs", "cost_usd"),
-    "target": (("target_time_low", "time_to_target_s", "target_time_high"), "target_reached_runs",
-               "cost_to_target_usd"),
+    "time": ("run_times", "total_time_s", "cost_usd"),
+    "target": ("target_times", "time_to_target_s", "cost_to_target_usd"),
 }
 
 
-def _range(r: Row, metric: str) -> tuple[float, float, float]:
-    """(low, middle, high) of a configuration's time (full training, or to the target accuracy with
-    ``target`` metrics), or of its cost (the same runs priced at one rate: the time's range scaled)."""
-    columns, _, cost = MEASURES["target" if metric.startswith("target") else "time"]
-    low, mid, high = (_num(r.get(c)) for c in columns)
+def samples(r: Row, metric: str) -> list[float]:
+    """A configuration's per-run values for ``metric``: time (full training), cost, target_time or
+    target_cost (to the target, over the runs that reached it); costs are the times at its rate."""
+    column, middle, cost = MEASURES["target" if metric.startswith("target") else "time"]
+    values = r.get(column)
+    if values is None or (not isinstance(values, (list, tuple)) and pd.isna(values)):
+        mid = _num(r.get(middle))
+        values = [mid] if mid > 0 else []
+    out = [float(v) for v in values if _num(v) > 0]
     if metric.endswith("cost"):
+        mid = _num(r.get(middle))
         scale = _num(r.get(cost)) / mid if mid > 0 else math.nan
-        return low * scale, mid * scale, high * scale
-    return low, mid, high
+        out = [v * scale for v in out] if scale > 0 else []
+    return out
 
 
 @dataclass(frozen=True)
@@ -105,8 +161,8 @@ def same_program(a: Row, b: Row) -> Reason | None:
 
 def verdict(a: Row, b: Row, metric: str = "time") -> Reason:
     """Whether the comparison of configurations ``a`` and ``b`` (summary rows) by ``metric`` (time,
-    cost, target_time or target_cost: to a target accuracy, over the runs that reached it) holds up:
-    :data:`HOLDS`, or the :class:`Reason` it is inconclusive."""
+    cost, target_time or target_cost: to a target, over the runs that reached it) holds up on the page
+    being judged (:func:`judging`): :data:`HOLDS`, or the :class:`Reason` it is inconclusive."""
     same = same_program(a, b)
     if same:
         return same
@@ -115,17 +171,66 @@ def verdict(a: Row, b: Row, metric: str = "time") -> Reason:
         return Reason(busy[0], busy=True)
     if not study(a.get("study")).judged and not study(b.get("study")).judged:
         return HOLDS  # an imported study's single logged runs, as it published them
-    (alo, x, ahi), (blo, y, bhi) = _range(a, metric), _range(b, metric)
-    if not (x > 0 and y > 0):
-        return Reason("not measured on both sides")
-    runs = MEASURES["target" if metric.startswith("target") else "time"][1]
-    na, nb = int(_num(a.get(runs)) or 1), int(_num(b.get(runs)) or 1)
-    if na >= 2 and nb >= 2:
-        if ahi < blo or bhi < alo:
-            return HOLDS
-        return Reason(f"their repeats overlap ({na} and {nb} runs)")
-    ratio = max(x, y) / min(x, y)
-    if ratio > SINGLE_RUN_MARGIN:
-        return HOLDS
-    return Reason(f"one run {'each' if na == nb == 1 else 'on one side'} and a difference of only {ratio:.2f}x, "
-                  f"within the {SINGLE_RUN_MARGIN:g}x that fresh processes vary (measure with --repeats 3)")
+    result = judge(samples(a, metric), samples(b, metric))
+    return HOLDS if result.holds else Reason(result.reason)
+
+
+def judge(a: Sequence[float], b: Sequence[float]) -> stats.Comparison:
+    """Two sets of per-run values compared on the page being judged (its noise and threshold); on a
+    first pass, the comparison's p-value is collected for the page's correction."""
+    p = _PAGE.get() or Page()
+    result = stats.compare_samples(a, b, noise=p.noise, threshold=p.threshold)
+    if p.corrected:
+        result = result.at(p.threshold, max(p.family, 1))
+    if p.seen is not None and math.isfinite(result.p):
+        key = tuple(sorted((tuple(sorted(a)), tuple(sorted(b)))))
+        p.seen[key] = result.p
+    return result
+
+
+def compare_samples(a: Sequence[float], b: Sequence[float]) -> stats.Comparison:
+    """Two sequences of per-run times compared as a report's finding would be, alone on its page: an
+    object with ``.holds`` and ``.ratio`` (a / b). See :func:`cpustudy.analysis.stats.compare_samples`."""
+    return stats.compare_samples(a, b, noise=stats.NO_PRIOR)
+
+
+#: Runs further apart than this (one's end to the next one's start, on one machine) belong to separate sweeps.
+SWEEP_GAP_S = 20 * 60
+
+
+def sweeps(runs: pd.DataFrame) -> pd.Series:
+    """Which sweep each run belongs to, per machine: a new sweep begins where the machine measured
+    nothing for ``SWEEP_GAP_S`` (the database stores no sweep of its own)."""
+    out = pd.Series(0, index=runs.index, dtype="int64")
+    if runs.empty or "created_at" not in runs:
+        return out
+    start = pd.to_datetime(runs["created_at"], errors="coerce", utc=True)
+    end = pd.to_datetime(runs["finished_at"], errors="coerce", utc=True) if "finished_at" in runs else start
+    end = end.fillna(start)
+    machine = runs["machine"] if "machine" in runs else pd.Series("", index=runs.index)
+    for _, idx in runs.groupby(machine.fillna(""), sort=False).groups.items():
+        order = start.loc[idx].sort_values().index
+        n, last = 0, None
+        for i in order:
+            if last is not None and pd.notna(start[i]) and (start[i] - last).total_seconds() > SWEEP_GAP_S:
+                n += 1
+            out[i] = n
+            last = max(last, end[i]) if last is not None and pd.notna(end[i]) else end[i]
+    return out
+
+
+def machine_noise(runs: pd.DataFrame, keys: Sequence[str]) -> stats.Noise:
+    """This database's noise (:func:`cpustudy.analysis.stats.noise_from_groups`) from the full-training
+    times of its own runs on a quiet machine: per configuration (``keys`` and the machine), per sweep."""
+    own = runs[~runs["study"].map(lambda s: study(s).imported)] if "study" in runs else runs
+    if "machine_state" in own:
+        own = own[[not busy_reason(m) for m in own["machine_state"]]]
+    if own.empty or "total_time_s" not in own:
+        return stats.DEFAULT_NOISE
+    own = own.assign(_sweep=sweeps(own))
+    cols = [k for k in (*keys, "machine") if k in own]
+    groups = []
+    for _, g in own.groupby(cols, dropna=False, sort=False):
+        groups.append([list(pd.to_numeric(x["total_time_s"], errors="coerce").dropna())
+                       for _, x in g.groupby("_sweep", sort=True)])
+    return stats.noise_from_groups(groups)

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from cpustudy.analysis.summary import Options, analyze
+from cpustudy.analysis import holdup
+from cpustudy.analysis.summary import Options, analyze, judge_builds
 from cpustudy.errors import UserError
-from cpustudy.report.findings import fallback_notes
+from cpustudy.report.findings import fallback_notes, findings
 from cpustudy.report.page import write_report
 from cpustudy.store import Store
 
@@ -41,9 +42,15 @@ def build_report(db: str | Path | None, opts: Options, out: Path | None = None, 
     except OSError as exc:
         raise UserError(f"cannot create the report folder {out} ({exc.strerror})") from None
     progress(f"{len(result.summary)} configurations from {len(result.runs)} runs: rendering charts into {out}/")
+    # Every comparison the page states is judged together: a first pass collects their p-values, the
+    # page's threshold is Benjamini-Hochberg's over them, and everything is judged again under it.
+    page = holdup.page(result.noise, lambda: findings(result))
+    result.page = page
     try:
-        written = write_report(result, out, dpi=dpi, formats=formats,
-                               progress=lambda stem: progress(f"rendering {stem} into {out}/"))
+        with holdup.judging(page):
+            result.summary = judge_builds(result.summary)
+            written = write_report(result, out, dpi=dpi, formats=formats,
+                                   progress=lambda stem: progress(f"rendering {stem} into {out}/"))
     except OSError as exc:
         raise UserError(f"cannot write the report into {out} ({exc.strerror or exc})") from None
     notes = [f"fallback baseline: {n}" for n in fallback_notes(result)]

@@ -182,7 +182,7 @@ def target_findings(a: Analysis) -> list[str]:
         what = "cheapest" if by == "cost_to_target_usd" else "fastest"
         sentence = (f"{prefix}{config_name(best['device'], best['vcpus'], best['build'])} is the {what} to reach "
                     f"{target} on {workload}: {best['epochs_to_target']:.0f} epoch(s), "
-                    f"{best['time_to_target_s']:.0f} s" + (f", {best['cost_to_target_usd']:.6f} USD"
+                    f"{best['time_to_target_s']:.0f} s{_interval(best)} billed" + (f", {best['cost_to_target_usd']:.6f} USD"
                                                            if pd.notna(best["cost_to_target_usd"]) else ""))
         if len(ok) < 2:
             out.append(sentence + ".")
@@ -193,6 +193,14 @@ def target_findings(a: Analysis) -> list[str]:
                      f"{nxt['epochs_to_target']:.0f} epoch(s) and {times(ratio)} the {'cost' if by != 'time_to_target_s' else 'time'}.")
         out.append(held(sentence, verdict(best, nxt, "target_cost" if by == "cost_to_target_usd" else "target_time")))
     return out
+
+
+def _interval(r: Row) -> str:
+    """A time to the target's prediction interval, where the figure is one (``summary.to_target``)."""
+    level = r.get("target_level")
+    if level is None or pd.isna(level) or pd.isna(r.get("target_time_low")) or pd.isna(r.get("target_time_high")):
+        return ""
+    return f" [{r['target_time_low']:.0f}-{r['target_time_high']:.0f} s, {level:.0%} prediction interval]"
 
 
 def larger_vm_notes(s: pd.DataFrame) -> list[str]:
@@ -376,15 +384,14 @@ def data_line(a: Analysis) -> str:
 
 def machine_state_line(a: Analysis) -> str:
     """How quiet the machines were when cpustudy's own runs started (the 2017 study's were not watched)."""
-    from cpustudy.analysis.holdup import BUSY_CPU_PERCENT, SINGLE_RUN_MARGIN, busy_reason
+    from cpustudy.analysis.holdup import BUSY_CPU_PERCENT, Page, busy_reason, rule_sentence
 
     own = a.runs[~a.runs["study"].isin(IMPORTED_STUDIES)] if "study" in a.runs else a.runs
     states = list(own["machine_state"]) if "machine_state" in own else []
     recorded = [m for m in states if isinstance(m, str) and m]
     busy = [busy_reason(m) for m in recorded]
     busy = [b for b in busy if b]
-    rule = (f"findings compare only runs on a quiet machine, whose difference exceeds their repeats' spread "
-            f"(or {SINGLE_RUN_MARGIN:g}x for a single run); the rest are marked inconclusive")
+    rule = rule_sentence(a.page or Page(a.noise))
     if not states:
         return f"Machine state: no cpustudy runs; {rule}."
     head = (f"Machine state: {len(busy)} of {len(states)} runs started on a busy machine (e.g. {busy[0]})" if busy

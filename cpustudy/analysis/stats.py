@@ -1,0 +1,302 @@
+"""cpustudy's statistics: every comparison and interval it states comes from here, computed on per-run
+values (never on medians or ranges), with its error rate, its level and its n said.
+
+**Comparisons** (:func:`compare_samples`): two sets of per-run times (or costs), compared on the log
+scale (timings are multiplicative: a ratio is the effect, and log times are close to normal). The test
+is Welch's t on the log times, each side's variance moderated by what the database knows of this
+machine's process-to-process spread (:class:`Noise`, a prior worth ``df`` runs, as limma moderates a
+gene's variance), and the variation between separate sweeps added to the standard error, since repeats
+inside one sweep vary less than sweeps do (Kalibera and Jones, ISMM 2013). A comparison is a finding
+only when both
+
+* its p-value clears the error rate (``ALPHA`` for one comparison; on a report page, the threshold that
+  Benjamini-Hochberg's procedure gives for the page's comparisons together: :func:`bh_threshold`), and
+* the difference clears ``MIN_EFFECT`` (5 %): a smaller one is never called a difference, however
+  significant (asv's minimum factor).
+
+Where no difference is shown it is said as such; "the same within 5 %" is said only where an
+equivalence test (two one-sided tests, TOST) shows it.
+
+**Prediction intervals** (:func:`predict_log`): a new run's value on the log scale from ``n`` samples,
+a Student-t predictive (mean of the logs, the moderated spread times sqrt(1 + 1/n), n - 1 + the prior's
+degrees of freedom), widened by the between-sweep variation a fresh run meets. The comparison of
+candidates to a target (:mod:`cpustudy.analysis.compare`) draws from these.
+
+Calibration is a measurement too: ``tests/test_stats_calibration.py`` simulates known truths through
+these functions (no difference, a true 1.3x, fresh trainings against their intervals) and checks the
+stated rates and levels.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+from scipy import stats as sps
+
+#: The smallest difference ever stated as a finding: 5 % (a ratio of 1.05 either way).
+MIN_EFFECT = 0.05
+#: The error rate: per comparison alone; on a report page, the false-discovery rate of its findings.
+ALPHA = 0.05
+#: The level of every prediction interval cpustudy prints unless told otherwise.
+LEVEL = 0.90
+
+
+@dataclass(frozen=True)
+class Noise:
+    """What is known, before a comparison, of how one configuration's run time varies on a machine, as
+    standard deviations of log time (0.05 is about 5 %): between fresh processes inside one sweep
+    (``within``, from ``df`` degrees of freedom of stored repeats) and between separate sweeps
+    (``between``: how far one sweep's mean of a configuration moves from another's, beyond what its
+    repeats explain)."""
+
+    within: float
+    df: float
+    between: float
+    source: str
+
+    @property
+    def line(self) -> str:
+        return (f"noise between runs {100 * self.within:.1f} % ({self.df:.0f} degrees of freedom) and between "
+                f"sweeps {100 * self.between:.1f} % ({self.source})")
+
+
+#: Nothing known beforehand: the samples alone (a plain Welch test; a t-predictive on their own spread).
+NO_PRIOR = Noise(within=0.0, df=0.0, between=0.0, source="the samples alone")
+
+#: Where a database cannot tell (one sweep, or no repeats): what cpustudy measured on its own machines.
+#: Within (between fresh processes in one sweep): pooled over the repeats stored in reports/*/ and three
+#: sweeps of the README's first command, 2-core VMs 2026-11-20..26: 5-6 % on Zen 3 and Zen 4, 9 % on a
+#: busier Zen 3, 12 % on an Emerald Rapids VM (mnist_mlp's 3 s epochs vary most). Between sweeps: those
+#: three sweeps (Emerald Rapids, 2026-11-26), a configuration's sweep mean moving 7 % from sweep to sweep
+#: beyond its repeats (5 % of it its own, 5 % the sweep's shift of every configuration); and 4.06 against
+#: 4.53 s of mnist_mlp at 1 vCPU in two sweeps on a Granite Rapids VM. Worth 4 runs (df), so a database's
+#: own repeats soon outweigh it.
+DEFAULT_NOISE = Noise(within=0.08, df=4.0, between=0.05, source="cpustudy's default: measured on 2-core VMs")
+
+
+def _clean(values: Iterable[float]) -> np.ndarray:
+    x = np.asarray([float(v) for v in values], dtype=float)
+    return x[np.isfinite(x) & (x > 0)]
+
+
+def moderated(logs: np.ndarray, noise: Noise) -> tuple[float, float]:
+    """(variance, degrees of freedom) of one side's log values, its own spread pooled with the prior's."""
+    n = len(logs)
+    ss = float(np.sum((logs - logs.mean()) ** 2)) if n > 1 else 0.0
+    df = (n - 1) + noise.df
+    if df <= 0:
+        return math.nan, 0.0
+    return (ss + noise.df * noise.within ** 2) / df, df
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two sets of per-run values compared: ``ratio`` = a / b (of geometric means), its confidence interval
+    (``low``, ``high``) at 1 - ALPHA, the p-value of "no difference", and whether it ``holds`` as a
+    finding at ``threshold`` (the per-comparison ALPHA unless a page's correction set another)."""
+
+    ratio: float
+    low: float
+    high: float
+    p: float
+    df: float
+    n_a: int
+    n_b: int
+    threshold: float = ALPHA
+    min_effect: float = MIN_EFFECT
+    why_untested: str = ""  # why no test was possible (then p is NaN)
+    family: int = 1  # comparisons judged together (a page's), the threshold Benjamini-Hochberg's over them
+
+    @property
+    def large_enough(self) -> bool:
+        return math.isfinite(self.ratio) and abs(math.log(self.ratio)) >= math.log1p(self.min_effect)
+
+    @property
+    def significant(self) -> bool:
+        return math.isfinite(self.p) and self.p <= self.threshold
+
+    @property
+    def holds(self) -> bool:
+        return self.significant and self.large_enough
+
+    @property
+    def equivalent(self) -> bool:
+        """The same within ``min_effect``: the (1 - 2 ALPHA) interval of the ratio inside the margin (TOST)."""
+        if not math.isfinite(self.df) or self.df <= 0 or not math.isfinite(self.ratio):
+            return False
+        return self._tost_low > 1 / (1 + self.min_effect) and self._tost_high < 1 + self.min_effect
+
+    _tost_low: float = math.nan
+    _tost_high: float = math.nan
+
+    def at(self, threshold: float, family: int = 1) -> "Comparison":
+        """The same comparison judged at another threshold (a page's corrected one, over ``family``)."""
+        from dataclasses import replace
+
+        return replace(self, threshold=threshold, family=family)
+
+    @property
+    def reason(self) -> str:
+        """Why it is not a finding (empty when it holds)."""
+        if self.holds:
+            return ""
+        if self.why_untested:
+            return self.why_untested
+        if self.family > 1:
+            level = (f"not significant among the page's {self.family} comparisons at a {100 * ALPHA:g} % "
+                     "false-discovery rate")
+        else:
+            level = f"against the {100 * self.threshold:.2g} % needed"
+        if not self.large_enough:
+            same = "; the same within " + f"{100 * self.min_effect:g} % (equivalence test)" if self.equivalent else ""
+            return (f"a difference of {_pct(self.ratio)}, under the {100 * self.min_effect:g} % a finding needs"
+                    f" ({self.n_a} and {self.n_b} runs){same}")
+        return (f"{_pct(self.ratio)} could be noise: p = {self.p:.2g}, {level} "
+                f"({self.n_a} and {self.n_b} runs; ratio {self.low:.2f}-{self.high:.2f} at {100 * (1 - ALPHA):.0f} %)")
+
+
+def _pct(ratio: float) -> str:
+    return f"{abs(ratio - 1) * 100:.1f} %" if math.isfinite(ratio) else "an unknown difference"
+
+
+def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO_PRIOR, threshold: float = ALPHA,
+                    min_effect: float = MIN_EFFECT) -> Comparison:
+    """Per-run values ``a`` and ``b`` (times or costs, positive) compared: see the module's docstring.
+    With ``noise`` the prior spread of this machine (:func:`noise_from_groups`); without it, plain Welch
+    on the logs, which needs two runs a side."""
+    la, lb = np.log(_clean(a)), np.log(_clean(b))
+    na, nb = len(la), len(lb)
+    if not na or not nb:
+        return Comparison(math.nan, math.nan, math.nan, math.nan, 0.0, na, nb, threshold, min_effect,
+                          why_untested="not measured on both sides")
+    d = float(la.mean() - lb.mean())
+    va, dfa = moderated(la, noise)
+    vb, dfb = moderated(lb, noise)
+    if dfa <= 0 or dfb <= 0:
+        return Comparison(math.exp(d), math.nan, math.nan, math.nan, 0.0, na, nb, threshold, min_effect,
+                          why_untested=f"{na} and {nb} run(s) and no known spread: a run alone cannot show a "
+                          "difference (measure with --repeats 2 or more)")
+    ea, eb = va / na, vb / nb
+    extra = 2 * noise.between ** 2  # each side's sweep moved it by its own amount
+    se2 = ea + eb + extra
+    df = se2 ** 2 / (ea ** 2 / dfa + eb ** 2 / dfb) if (ea > 0 or eb > 0) else math.inf  # Welch-Satterthwaite
+    se = math.sqrt(se2)
+    if se == 0:
+        p = 0.0 if d != 0 else 1.0
+        q = q2 = 0.0
+    else:
+        p = float(2 * sps.t.sf(abs(d) / se, df))
+        q = float(sps.t.ppf(1 - ALPHA / 2, df)) * se
+        q2 = float(sps.t.ppf(1 - ALPHA, df)) * se
+    return Comparison(math.exp(d), math.exp(d - q), math.exp(d + q), p, df, na, nb, threshold, min_effect,
+                      _tost_low=math.exp(d - q2), _tost_high=math.exp(d + q2))
+
+
+def paired_gain(ratios: Sequence[float], *, min_effect: float = MIN_EFFECT, alpha: float = ALPHA) -> bool:
+    """Whether paired ratios (old / new time, each pair measured back to back) show a gain: a one-sided
+    t-test on their logs clears ``alpha`` and their geometric mean clears ``min_effect``. Fewer than two
+    pairs show nothing."""
+    x = np.log(_clean(ratios))
+    if len(x) < 2:
+        return False
+    mean = float(x.mean())
+    if mean < math.log1p(min_effect):
+        return False
+    sd = float(x.std(ddof=1))
+    if sd == 0:
+        return True
+    p = float(sps.t.sf(mean / (sd / math.sqrt(len(x))), len(x) - 1))
+    return p <= alpha
+
+
+def bh_threshold(pvalues: Iterable[float], alpha: float = ALPHA) -> float:
+    """The Benjamini-Hochberg threshold for a family of p-values: the largest p_(k) with
+    p_(k) <= k/m x alpha (0.0 when none qualifies); comparisons with p at or below it are discoveries,
+    and the expected share of false ones among them is at most ``alpha``."""
+    p = sorted(x for x in pvalues if math.isfinite(x))
+    m = len(p)
+    best = 0.0
+    for k, x in enumerate(p, start=1):
+        if x <= k / m * alpha:
+            best = x
+    return best
+
+
+# -- prediction --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Predictive:
+    """A new run's log value: location + scale x Student-t(df) (df infinite: normal)."""
+
+    loc: float
+    scale: float
+    df: float
+    n: int
+
+    def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        if self.scale == 0:
+            return np.full(size, self.loc)
+        z = rng.standard_normal(size) if not math.isfinite(self.df) else rng.standard_t(self.df, size)
+        return self.loc + self.scale * z
+
+
+def predict_log(values: Sequence[float], noise: Noise = NO_PRIOR) -> Predictive | None:
+    """The predictive of one new run's log value from ``values`` (positive), or None where the samples
+    cannot tell a spread (one value and no prior)."""
+    x = np.log(_clean(values))
+    n = len(x)
+    if not n:
+        return None
+    var, df = moderated(x, noise)
+    if df <= 0:
+        return None
+    # the new run's own sweep and the measured runs' sweep each moved them (between), the mean's own noise
+    scale = math.sqrt(var * (1 + 1 / n) + 2 * noise.between ** 2)
+    return Predictive(float(x.mean()), scale, df, n)
+
+
+# -- what a database knows of its machine's noise ----------------------------------------------------------
+
+
+def noise_from_groups(groups: Iterable[Sequence[Sequence[float]]], fallback: Noise = DEFAULT_NOISE,
+                      source: str = "this database's repeats") -> Noise:
+    """This machine's noise from stored repeats: ``groups`` has one entry per configuration, each a list
+    of sweeps, each the per-run times of that configuration in that sweep. ``within``: the pooled spread
+    of log times inside a (configuration, sweep); ``between``: the spread of a configuration's sweep means
+    beyond what their repeats explain (method of moments), where two or more sweeps measured a
+    configuration. What the database cannot tell comes from ``fallback``, which also counts as its
+    ``df`` runs' worth of prior evidence for ``within``."""
+    ss, dfw = 0.0, 0
+    between_ss, between_df = 0.0, 0
+    for sweeps in groups:
+        means, sizes = [], []
+        for runs in sweeps:
+            x = np.log(_clean(runs))
+            if len(x) > 1:
+                ss += float(np.sum((x - x.mean()) ** 2))
+                dfw += len(x) - 1
+            if len(x):
+                means.append(float(x.mean()))
+                sizes.append(len(x))
+        if len(means) > 1:
+            m = np.asarray(means)
+            between_ss += float(np.sum((m - m.mean()) ** 2))
+            between_df += len(m) - 1
+            # expected share of the runs' own noise in a sweep mean's spread: within^2 x mean(1/n)
+            between_ss -= (len(m) - 1) * float(np.mean([1 / s for s in sizes])) * (
+                (ss / dfw) if dfw else fallback.within ** 2)
+    if not dfw and not between_df:
+        return fallback
+    within2 = (ss + fallback.df * fallback.within ** 2) / (dfw + fallback.df)
+    if between_df:
+        between = math.sqrt(max(between_ss / between_df, 0.0))
+        between = max(between, fallback.between) if between_df < 4 else between  # a few sweeps tell little
+        what = f"{source}: {dfw} repeat degrees of freedom, {between_df} between sweeps"
+    else:
+        between = fallback.between
+        what = f"{source}: {dfw} repeat degrees of freedom; between sweeps {fallback.source.split(':')[0]}'s"
+    return Noise(within=math.sqrt(within2), df=dfw + fallback.df, between=between, source=what)
