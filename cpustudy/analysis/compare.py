@@ -13,17 +13,29 @@ Two measurements meet here, each of its own:
 
 The combination (:func:`combine`), for a seed needing ``e`` epochs and a speed sample ``r``::
 
-    time = e x epoch_s(r) + tracing_s(r) + e x validation_s(r) + startup_s(r)
+    time = e x (epoch_s + validation_s + stall_s)(r) + (tracing_s + startup_s)(r)
     cost = time x the candidate's hourly rate / 3600
 
-The uncertainty comes from resampling: every draw picks one measured seed (the same for every
-candidate: the seed decides the epochs wherever it trains) and, per candidate, one measured speed
-sample. Time and cost are given as the median and the 5th-95th percentiles of the draws (a 90 %
-interval for *one* training with a seed not yet seen), and each candidate's probability of being the
-cheapest (and of meeting a deadline or budget) is the share of draws where it was. The interval covers
-the seed-to-seed variation of the seeds measured and the process-to-process variation of the speed
-repeats; it does not cover another machine of the same instance type, a seed needing more epochs
-than any measured one, the VM's provisioning, or price changes.
+That is the billed time of one training: worker start to the target, start-up, tracing, every epoch with
+its idle stalls and the validation after it. Every figure is a **prediction for one training with a seed
+not yet seen** on a run not yet made (:mod:`cpustudy.analysis.stats`): each draw takes
+
+* whether the new seed reaches the target at all (where some measured seed did not: the share of those
+  that did, drawn from its Beta(reached + 1/2, missed + 1/2) posterior), and its epochs: a Student-t
+  predictive of the log epochs of the seeds that reached it (their spread pooled with
+  ``EPOCH_PRIOR``), rounded to whole epochs; one draw serves every candidate (the seed decides the
+  epochs wherever it trains);
+* per candidate, a new run's per-epoch and once-only times: Student-t predictives of their logs over the
+  candidate's speed runs, their spread pooled with the machine's noise (``noise``: the database's
+  repeats, and the variation between sweeps a new run meets).
+
+Time and cost are the median and the central ``level`` interval of the draws (90 % by default), printed
+with their n; each candidate's probability of being the cheapest (and of meeting a deadline or budget) is
+the share of draws where it was. Where the measurements cannot give an interval (one speed run and no
+known spread; one seed that reached the target) it is not given, and ``interval_note`` says what would.
+Checked by simulation (``tests/test_stats_calibration.py``): a fresh training falls inside the stated
+interval at its stated level. Not covered: another machine of the same instance type, VM provisioning,
+price changes.
 """
 
 from __future__ import annotations
@@ -34,9 +46,14 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-#: Draws of the resampling; the generator's seed is fixed, so the same measurements give the same answer.
-DRAWS = 4000
-INTERVAL = (5.0, 95.0)  # percentiles: a 90 % interval
+from cpustudy.analysis import stats
+from cpustudy.analysis.stats import LEVEL, NO_PRIOR, Noise
+
+#: Draws of the predictive; the generator's seed is fixed, so the same measurements give the same answer.
+DRAWS = 8000
+#: What is known beforehand of how the epochs to a target vary between seeds, on the log scale: worth
+#: one seed. Without it, seeds that all took the same epochs would promise that every seed does.
+EPOCH_PRIOR = Noise(within=0.10, df=1.0, between=0.0, source="a prior worth one seed: 10 % between seeds")
 
 
 @dataclass(frozen=True)
@@ -63,6 +80,17 @@ class SpeedSample:
     startup_s: float  # worker spawn -> first step (importing the framework, loading data)
     run_id: int
     projected: bool = False
+    stall_s: float = 0.0  # idle wall time between epochs (billed, outside the epoch's steps)
+
+    @property
+    def per_epoch_s(self) -> float:
+        """What each epoch bills: its training, the validation after it and the stall around it."""
+        return self.epoch_s + self.validation_s + self.stall_s
+
+    @property
+    def once_s(self) -> float:
+        """What a training bills once: the worker's start-up and the first epoch's tracing."""
+        return self.tracing_s + self.startup_s
 
 
 @dataclass
@@ -94,6 +122,9 @@ class CandidateResult:
     price: str
     basis: list[str]
     run_ids: list[int]
+    level: float = LEVEL  # of the interval (low, high)
+    seeds: int = 0  # seeds behind the epochs
+    interval_note: str = ""  # why there is no interval, or what would narrow it
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -145,56 +176,132 @@ def speed_sample(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) ->
     measured = run.get("measured_epoch_time_s") or run["epoch_time_s"]
     tracing = max(0.0, float(first["elapsed_s"]) - float(measured)) if first else 0.0
     validation = float(run.get("validation_time_s") or 0.0) if run.get("validation") != "none" else 0.0
+    stall = float(run.get("stall_s") or 0.0)
     return SpeedSample(float(run["epoch_time_s"]), tracing, validation, float(run.get("startup_s") or 0.0),
-                       int(run["id"]), bool(run.get("projected")))
+                       int(run["id"]), bool(run.get("projected")), stall_s=max(0.0, stall))
 
 
-def _times(epochs: np.ndarray, s: Sequence[SpeedSample], picks: np.ndarray) -> np.ndarray:
-    epoch = np.array([x.epoch_s for x in s])[picks]
-    val = np.array([x.validation_s for x in s])[picks]
-    fixed = np.array([x.tracing_s + x.startup_s for x in s])[picks]
-    with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(epochs), epochs * (epoch + val) + fixed, np.inf)
-
-
-def _interval(values: np.ndarray) -> tuple[float | None, float | None, float | None]:
-    """Median and the 90 % interval; a bound past every finite draw (seeds that never reached) is None."""
+def _interval(values: np.ndarray, level: float) -> tuple[float | None, float | None, float | None]:
+    """Median and the central ``level`` interval; a bound past every finite draw (seeds that never
+    reached) is None."""
+    tail = 50.0 * (1 - level)
     with np.errstate(invalid="ignore"):  # between two never-reached draws: inf - inf, read as never
-        q = np.percentile(values, [50.0, *INTERVAL])
+        q = np.percentile(values, [50.0, tail, 100.0 - tail])
     out = [float(x) if math.isfinite(x) else None for x in q]
     return out[0], out[1], out[2]
 
 
+@dataclass(frozen=True)
+class EpochDraws:
+    """Epochs to the target of new seeds (inf: never reached); the predictive's variance and degrees of
+    freedom on the log scale (0 and inf where the seeds agree exactly or were one); why its spread is
+    unknown (empty when known)."""
+
+    epochs: np.ndarray
+    var: float
+    df: float
+    note: str
+
+
+def draw_epochs(seeds: Sequence[SeedResult], draws: int, rng: np.random.Generator,
+                prior: Noise = EPOCH_PRIOR) -> EpochDraws:
+    """Epochs to the target of ``draws`` new seeds: see the module's docstring."""
+    reached = [float(s.epochs) for s in seeds if s.reached and s.epochs]
+    n, r = len(seeds), len(reached)
+    if not r:
+        return EpochDraws(np.full(draws, np.inf), 0.0, math.inf, "no seed reached the target")
+    note = ""
+    pred = stats.predict_log(reached, prior)
+    var, df = 0.0, math.inf
+    if pred is None:
+        epochs = np.full(draws, reached[0])
+        note = "one seed's epochs: the seeds' spread is unknown (2 more seeds give an interval)"
+    else:
+        cap = math.log(100.0 * max(reached))  # a Student-t's far tail: no seed needs 100x the slowest one's
+        epochs = np.maximum(1.0, np.round(np.exp(np.minimum(pred.draw(rng, draws), cap))))
+        var, df = pred.scale ** 2, pred.df
+    if r < n:
+        p = rng.beta(r + 0.5, n - r + 0.5, draws)
+        epochs = np.where(rng.random(draws) < p, epochs, np.inf)
+    return EpochDraws(epochs, var, df, note)
+
+
+def _times(drawn: EpochDraws, samples: Sequence[SpeedSample], noise: Noise, draws: int,
+           rng: np.random.Generator) -> tuple[np.ndarray, str]:
+    """One new training's billed time per draw on a candidate, and why its spread is unknown (or "").
+
+    For a draw's epochs ``e``, each speed run stands for a whole training of ``e`` epochs (its per-epoch
+    time x e + its once-only time: a run's slow spell slows both); a new run's training is drawn from the
+    Student-t predictive of those trainings' log times (:func:`cpustudy.analysis.stats.predict_log`,
+    vectorised over the draws). The seeds' and the runs' predictives are drawn independently: with few of
+    either, the interval is somewhat wider than its level (simulated: 89-97 % inside a 90 % interval;
+    Welch-Satterthwaite's single t for the sum fell to 72 % where all seeds took the same epochs)."""
+    epochs = drawn.epochs
+    per = np.array([s.per_epoch_s for s in samples], dtype=float)
+    once = np.array([s.once_s for s in samples], dtype=float)
+    finite = np.isfinite(epochs)
+    e = np.where(finite, epochs, 1.0)[:, None]
+    logs = np.log(e * per[None, :] + once[None, :])  # draws x runs
+    n = len(samples)
+    ss = ((logs - logs.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) if n > 1 else np.zeros(draws)
+    df = (n - 1) + noise.df
+    if df <= 0:
+        note = (f"one speed run and no known spread of this machine: no interval ({n + 1} runs, or repeats "
+                "stored in the database, give one)")
+        return np.where(finite, np.exp(logs[:, 0]), np.inf), note
+    var = (ss + noise.df * noise.within ** 2) / df
+    scale = np.sqrt(var * (1 + 1 / n) + 2 * noise.between ** 2)
+    t = np.exp(logs.mean(axis=1) + np.minimum(scale * rng.standard_t(df, draws), math.log(100.0)))
+    return np.where(finite, t, np.inf), ""
+
+
 def combine(seeds: Sequence[SeedResult], candidates: Sequence[CandidateInput], *, deadline_s: float | None = None,
-            budget_usd: float | None = None, draws: int = DRAWS, rng_seed: int = 0) -> list[CandidateResult]:
-    """Each candidate's time and cost to the target with their 90 % intervals and P(cheapest) (see the
-    module's docstring); candidates with no speed sample get a row with no figures."""
+            budget_usd: float | None = None, draws: int = DRAWS, rng_seed: int = 0, level: float = LEVEL,
+            noise: Noise = NO_PRIOR, epoch_prior: Noise = EPOCH_PRIOR) -> list[CandidateResult]:
+    """Each candidate's time and cost to the target for one new training, with their ``level`` prediction
+    intervals and P(cheapest) (see the module's docstring); candidates with no speed sample get a row with
+    no figures. ``noise``: the machine's known spread (:func:`cpustudy.analysis.stats.noise_from_groups`);
+    by default the speed samples alone."""
     if not seeds:
         raise ValueError("combine needs at least one seed's convergence")
+    if not 0 < level < 1:
+        raise ValueError(f"level {level}: give a share between 0 and 1")
     rng = np.random.default_rng(rng_seed)
-    epochs = np.array([s.epochs if s.reached else np.inf for s in seeds], dtype=float)
-    drawn = epochs[rng.integers(0, len(seeds), draws)]  # one seed per draw, shared by every candidate
+    drawn = draw_epochs(seeds, draws, rng, epoch_prior)
+    epoch_note = drawn.note
     reached = sum(s.reached for s in seeds) / len(seeds)
+    # Each candidate's own figures from one stream seeded alike (the same measurements give the same
+    # figures whatever else is compared); P(cheapest) from independent streams, as new runs on separate
+    # machines are.
     times: dict[str, np.ndarray] = {}
+    apart: dict[str, np.ndarray] = {}
+    notes: dict[str, str] = {}
     for c in candidates:
         if c.samples:
-            times[c.candidate] = _times(drawn, c.samples, rng.integers(0, len(c.samples), draws))
-    costs = {c.candidate: times[c.candidate] * c.usd_per_hour / 3600.0 for c in candidates
+            times[c.candidate], notes[c.candidate] = _times(drawn, c.samples, noise, draws,
+                                                            np.random.default_rng([rng_seed, 1]))
+            apart[c.candidate], _ = _times(drawn, c.samples, noise, draws, rng)
+    rates = {c.candidate: c.usd_per_hour / 3600.0 for c in candidates
              if c.candidate in times and c.usd_per_hour is not None}
-    cheapest = _p_cheapest(costs, draws)
+    costs = {name: times[name] * rate for name, rate in rates.items()}
+    cheapest = _p_cheapest({name: apart[name] * rate for name, rate in rates.items()}, draws)
     out = []
     for c in candidates:
         t = times.get(c.candidate)
         cost = costs.get(c.candidate)
-        tm, tl, th = _interval(t) if t is not None else (None, None, None)
-        cm, cl, ch = _interval(cost) if cost is not None else (None, None, None)
+        tm, tl, th = _interval(t, level) if t is not None else (None, None, None)
+        cm, cl, ch = _interval(cost, level) if cost is not None else (None, None, None)
+        note = "; ".join(x for x in (epoch_note, notes.get(c.candidate, "")) if x)
+        if note:  # a point figure only: no interval stated at any level
+            tl = th = cl = ch = None
         out.append(CandidateResult(
             candidate=c.candidate, time_to_target_s=tm, time_low_s=tl, time_high_s=th, cost_usd=cm,
             cost_low_usd=cl, cost_high_usd=ch, p_cheapest=cheapest.get(c.candidate),
             p_deadline=float(np.mean(t <= deadline_s)) if t is not None and deadline_s is not None else None,
             p_budget=float(np.mean(cost <= budget_usd)) if cost is not None and budget_usd is not None else None,
             reached=reached, speed_runs=len(c.samples), usd_per_hour=c.usd_per_hour, price=c.price,
-            basis=list(c.basis), run_ids=sorted(x.run_id for x in c.samples)))
+            basis=list(c.basis), run_ids=sorted(x.run_id for x in c.samples), level=level, seeds=len(seeds),
+            interval_note=note))
     return out
 
 

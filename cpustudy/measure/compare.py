@@ -18,39 +18,23 @@ from another machine count too (``db:MACHINE:VCPUS``). The combination is :mod:`
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from cpustudy import precision, prices
+from cpustudy import precision
 from cpustudy.analysis import compare as combo
+from cpustudy.analysis import totarget
+from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.measure.spec import Host, RunSpec, plan
 from cpustudy.measure.sweep import Cell, cell_key
 from cpustudy.names import split_list
 
-#: The fewest training steps a speed probe's epoch may have (the projection was calibrated from 100).
-MIN_PROBE_STEPS = 100
 PROBE_EPOCHS = 2  # the first (tracing) is warm-up; the second is timed
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """Where a training could run: this machine at N vCPUs, a cloud instance type, or a configuration
-    stored from another machine; with the build it would run."""
-
-    name: str  # as shown: ``here:2``, ``gcp:c4d-highcpu-8``, ``db:3f2a...:16`` (+ `` BUILD`` with several builds)
-    kind: str  # here | cloud | stored
-    build: str
-    vcpus: int | None = None
-    device: str = "cpu"
-    target: Any = None  # cloud: its ``cloud.targets.Target``
-    machine: str | None = None  # stored: the machine's fingerprint
-    instance: str | None = None  # cloud: ``CLOUD:INSTANCE_TYPE`` as its runs record it
 
 
 @dataclass(frozen=True)
@@ -90,27 +74,6 @@ class CompareRequest:
         if self.probe_steps < MIN_PROBE_STEPS:
             raise UserError(f"--probe-steps {self.probe_steps}: give at least {MIN_PROBE_STEPS} (the projection "
                             f"from capped epochs was checked from {MIN_PROBE_STEPS} steps on)")
-
-
-@dataclass
-class Comparison:
-    workload: str
-    target: float
-    results: list[combo.CandidateResult]
-    seeds: list[combo.SeedResult]
-    assumptions: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    plan_folder: str | None = None
-    probe_cost_usd: float | None = None
-    wall_s: float = 0.0
-    training_wall_s: float | None = None  # one training to the target here (median of the convergence runs)
-
-    def as_json(self) -> str:
-        return json.dumps({"workload": self.workload, "target_accuracy": self.target,
-                           "candidates": [r.as_dict() for r in self.results],
-                           "seeds": [s.__dict__ for s in self.seeds], "assumptions": self.assumptions,
-                           "notes": self.notes, "probe_plan": self.plan_folder,
-                           "probe_cost_usd": self.probe_cost_usd}, indent=2, default=str) + "\n"
 
 
 # --- candidates -----------------------------------------------------------------------------------------------
@@ -259,59 +222,6 @@ def _cappable(workload: Any) -> bool:
         "arrays", "tf.data")
 
 
-def _matches(run: dict[str, Any], c: Candidate, ref: Any, fingerprint: str) -> bool:
-    """Whether a stored run measured the speed of candidate ``c`` for the configuration ``ref`` (the
-    convergence's: workload and its version or file's content, batch size, precision, switches)."""
-    if run["status"] != "ok" or run.get("study") != "cpustudy" or run["workload"] != ref.workload:
-        return False
-    if (run.get("model_hash") or None) != (ref.model_hash or None) or \
-            int(run.get("workload_version") or 1) != int(ref.workload_version or 1):
-        return False
-    if run.get("batch_size") != ref.batch_size or (run.get("precision_policy") or precision.DEFAULT) != \
-            ref.precision_policy:
-        return False
-    if json.loads(run.get("options") or "{}") != dict(ref.options):
-        return False
-    if run.get("projected") and (run.get("steps_per_epoch") or 0) < MIN_PROBE_STEPS:
-        return False
-    if run.get("device") != c.device or (c.device == "cpu" and run.get("build") != c.build):
-        return False
-    if c.kind == "here":
-        return run.get("machine") == fingerprint and not run.get("instance") and run.get("vcpus") == c.vcpus
-    if c.kind == "cloud":
-        return run.get("instance") == c.instance and (c.device == "gpu" or run.get("vcpus") == c.vcpus)
-    return run.get("machine") == c.machine and (c.device == "gpu" or run.get("vcpus") == c.vcpus)
-
-
-def _epochs_by_run(store: Any, runs: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
-    by: dict[int, list[dict[str, Any]]] = {}
-    for e in store.epochs([r["id"] for r in runs]) if runs else []:
-        by.setdefault(e["run_id"], []).append(e)
-    return by
-
-
-def _seed_results(store: Any, runs: Sequence[dict[str, Any]], target: float) -> list[combo.SeedResult]:
-    by = _epochs_by_run(store, runs)
-    return [s for s in (combo.seed_result(r, by.get(r["id"], []), target) for r in runs) if s is not None]
-
-
-def speed_samples(store: Any, c: Candidate, ref: Any, fingerprint: str,
-                  runs: Sequence[dict[str, Any]] | None = None,
-                  by: dict[int, list[dict[str, Any]]] | None = None) -> list[combo.SpeedSample]:
-    """Candidate ``c``'s speed samples among ``runs`` (default: every ok run); ``by``: their epochs by run,
-    where already read."""
-    runs = [r for r in (runs if runs is not None else store.runs(status="ok")) if _matches(r, c, ref, fingerprint)]
-    if not runs:
-        return []
-    by = by if by is not None else _epochs_by_run(store, runs)
-    out = []
-    for r in runs:
-        s = combo.speed_sample(r, by.get(r["id"], []))
-        if s is not None:
-            out.append(s)
-    return out
-
-
 def _order(convergence: list[Cell], probes: list[Cell]) -> list[tuple[str, Cell]]:
     """Convergence runs and speed probes alternating, so that every candidate's repeats meet the
     machine's slow and fast spells alike."""
@@ -381,40 +291,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
 
 def _seeds(p: Planned, store: Any) -> list[combo.SeedResult]:
     runs = {r["cell_key"]: r for r in store.runs(status="ok", cell_keys=[c.key for c in p.convergence])}
-    return sorted(_seed_results(store, list(runs.values()), p.request.target), key=lambda s: s.seed)
-
-
-def _price(catalog: Any, spot: bool, family_asked: str | None, c: Candidate,
-           stored_instance: str | None, machine: dict[str, Any]) -> tuple[float | None, str]:
-    """A candidate's rate: its cloud instance, the instance its stored runs ran on, or for runs on a machine of
-    one's own the family asked for, else the cheapest family that runs its CPU (``prices.own_family``)."""
-
-    if c.kind == "cloud":
-        price = c.target.price
-        note = ""
-    elif stored_instance:
-        try:
-            price = catalog.instance(stored_instance)
-        except UserError:
-            return None, f"measured on {stored_instance}, which the price catalog lacks"
-        note = f"measured on {stored_instance}"
-    elif c.device == "gpu":
-        return None, "a GPU measured elsewhere, not priced here (its runs name no instance)"
-    elif family_asked:
-        price, note = catalog.cpu_instance(family_asked, int(c.vcpus or 1))
-        if price is None:
-            return None, note
-        note = f"priced as {price.name} ({family_asked}{'; ' + note if note else ''})"
-    else:
-        price, note = prices.own_family(catalog, machine, int(c.vcpus or 1), None, spot)
-        if price is None:
-            return None, note
-        note = f"priced as {price.name}: {note}; --family chooses another"
-    q = prices.quote(price, spot)
-    if q is None:
-        return None, "; ".join(x for x in (note, prices.unpriced_note(price, spot)) if x)
-    return q.usd_per_hour, "; ".join(x for x in (f"{price.name} {q.kind} {q.usd_per_hour:.4g} USD/h ({price.region}, "
-                                                 f"as of {price.as_of})", note) if x)
+    return sorted(totarget.seed_results(store, list(runs.values()), p.request.target), key=lambda s: s.seed)
 
 
 def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float | None) -> Comparison:
@@ -429,10 +306,12 @@ def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float 
         raise UserError(f"no seed reached validation accuracy {req.target:g} within {seeds[0].max_epochs} epochs "
                         f"(the best ended at {best:.4f}): give a lower --target-accuracy or more --max-epochs "
                         "(what was measured is stored)")
-    inputs = _inputs(store, p.candidates, ref, p.fingerprint, store.runs(status="ok"), p.catalog, req.spot, req.family)
-    results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd)
+    inputs = totarget.candidate_inputs(store, p.candidates, ref, p.fingerprint, store.runs(status="ok"), p.catalog, req.spot, req.family)
+    noise = totarget.machine_noise(store)
+    results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise)
     out = Comparison(ref.workload, req.target, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost)
-    out.assumptions = _assumptions(req.target, req.spot, ref, seeds)
+    out.assumptions = totarget.assumptions(req.target, req.spot, ref, seeds, noise)
+    out.notes += totarget.interval_notes(results)
     agree = combo.agreement(_all_seed_results(p, store))
     if agree is not None:
         out.notes.append(agree.line)
@@ -445,22 +324,6 @@ def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float 
     return out
 
 
-def _inputs(store: Any, candidates: Sequence[Candidate], ref: Any, fingerprint: str, runs: Sequence[dict[str, Any]],
-            catalog: Any, spot: bool, family: str | None) -> list[combo.CandidateInput]:
-    """Each candidate's speed samples among ``runs`` (their epochs read once), its price and its basis."""
-    by = _epochs_by_run(store, runs)
-    out = []
-    for c in candidates:
-        samples = speed_samples(store, c, ref, fingerprint, runs, by)
-        ids = {s.run_id for s in samples}
-        used = [r for r in runs if r["id"] in ids]
-        instance = next((r.get("instance") for r in used if r.get("instance")), None) if c.kind == "stored" else None
-        rate, price = _price(catalog, spot, family, c, instance,
-                             prices.machine_of(used[0]) if used else {})
-        out.append(combo.CandidateInput(c.name, samples, rate, price, _basis(c, samples, used)))
-    return out
-
-
 def _all_seed_results(p: Planned, store: Any) -> list[combo.SeedResult]:
     """Every stored full-epoch training of this configuration's seeds, at any vCPU count on this machine
     (``--convergence-at``), for the agreement check."""
@@ -469,43 +332,7 @@ def _all_seed_results(p: Planned, store: Any) -> list[combo.SeedResult]:
             and (r.get("model_hash") or None) == (ref.model_hash or None) and r.get("batch_size") == ref.batch_size
             and (r.get("precision_policy") or precision.DEFAULT) == ref.precision_policy
             and r.get("machine") == p.fingerprint and not r.get("projected")]
-    return _seed_results(store, runs, p.request.target)
-
-
-def _basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[dict[str, Any]]) -> list[str]:
-    if not samples:
-        return ["not measured" + (": a probe is planned" if c.kind == "cloud" else "")]
-    projected = sum(s.projected for s in samples)
-    out = [f"{len(samples)} run(s)" + (f", {projected} projected from capped epochs" if projected else ", full epochs")]
-    cpus = sorted({str(r.get("cpu_model")) for r in runs if r.get("cpu_model")})
-    if cpus:
-        out.append("on " + "; ".join(cpus))
-    if len(samples) < 2:
-        out.append("a single speed run: fresh processes vary up to 1.5x")
-    return out
-
-
-def _assumptions(target: float, spot: bool, ref: Any, seeds: Sequence[combo.SeedResult]) -> list[str]:
-    reached = [s for s in seeds if s.reached]
-    per = ", ".join(f"{s.epochs if s.reached else 'not reached'}" for s in seeds)
-    out = [
-        f"epochs to validation accuracy {target:g}: {per} over {len(seeds)} seed(s) "
-        f"({', '.join(str(s.seed) for s in seeds)}), trained at {ref.vcpus} vCPU(s) with batch size "
-        f"{ref.batch_size}, {ref.precision_policy}, {ref.data} data, at most {ref.epochs} epochs; "
-        f"{len(reached)} of {len(seeds)} reached it",
-        "the seed decides the epochs on every candidate (the same model, data, batch size and precision); "
-        "other builds and frameworks, and other thread counts, may change float order and so the epochs",
-        "time to target = epochs x (full-epoch training time + validation) + the first epoch's tracing + the "
-        "worker's start-up; cost = time x the candidate's hourly rate ("
-        + ("spot" if spot else "on-demand") + ")",
-        f"the 90 % interval covers one training with a new seed: the {len(seeds)} seeds' spread and the speed "
-        "repeats' process-to-process spread; not another machine of the same instance type, a seed slower than "
-        "every one measured, VM provisioning (a cloud VM bills its start too), or price changes",
-    ]
-    if spot:
-        out.append("spot: a preemption restarts a training that keeps no checkpoint, up to its whole time "
-                   "again plus the new VM's start (minutes)")
-    return out
+    return totarget.seed_results(store, runs, p.request.target)
 
 
 def _cloud_probes(p: Planned, say: Callable[[str], None]) -> tuple[str | None, float | None]:
@@ -569,52 +396,3 @@ def _plan_name(text: str) -> str:
 
 # --- the comparisons a database holds (``recommend --target-accuracy``, the report) ----------------------------
 
-
-def stored(store: Any, workload: str, target: float, *, catalog: Any, spot: bool = True, family: str | None = None,
-           deadline_s: float | None = None, budget_usd: float | None = None) -> Comparison | None:
-    """The comparison the stored runs of ``workload`` support for ``target``: the seeds trained to it (or
-    past it) in full epochs, in the configuration (file content, batch size, precision, switches) with the
-    most seeds, and every machine, instance and vCPU count with speed runs of that configuration as a
-    candidate. None where no stored run trained to the target."""
-    from types import SimpleNamespace
-
-    from cpustudy.analysis.runs import config_name
-
-    runs = [r for r in store.runs(status="ok") if r["workload"] == workload and r.get("study") == "cpustudy"]
-    by = _epochs_by_run(store, runs)
-    groups: dict[tuple, dict[int, tuple[combo.SeedResult, dict[str, Any]]]] = {}
-    for r in runs:
-        if r.get("target_accuracy") is None:
-            continue
-        s = combo.seed_result(r, by.get(r["id"], []), target)
-        if s is None:
-            continue
-        key = (r.get("model_hash"), int(r.get("workload_version") or 1), r.get("batch_size"),
-               r.get("precision_policy") or precision.DEFAULT, r.get("options") or "{}")
-        groups.setdefault(key, {}).setdefault(s.seed, (s, r))
-    if not groups:
-        return None
-    key, chosen = max(groups.items(), key=lambda kv: len(kv[1]))
-    seeds = sorted((s for s, _ in chosen.values()), key=lambda s: s.seed)
-    if not any(s.reached for s in seeds):
-        return None
-    first = next(iter(chosen.values()))[1]
-    ref = SimpleNamespace(workload=workload, model_hash=key[0], workload_version=key[1], batch_size=key[2],
-                          precision_policy=key[3], options=json.loads(key[4]), vcpus=first.get("vcpus"),
-                          epochs=first.get("epochs"), data=first.get("data"))
-    places: dict[tuple, Candidate] = {}
-    for r in runs:
-        device = r.get("device") or "cpu"
-        c = Candidate("", "stored", r["build"] if device == "cpu" else "gpu", vcpus=r.get("vcpus"), device=device,
-                      machine=r.get("machine"))
-        if not _matches(r, c, ref, ""):
-            continue
-        where = r.get("instance") or str(r.get("cpu_model") or r.get("machine"))[:40]
-        name = f"{config_name(device, r.get('vcpus'), r['build'])} on {where}"
-        places.setdefault((r.get("machine"), device, r.get("vcpus"), c.build), Candidate(
-            name, "stored", c.build, vcpus=c.vcpus, device=device, machine=r.get("machine")))
-    inputs = _inputs(store, list(places.values()), ref, "", runs, catalog, spot, family)
-    results = combo.combine(seeds, inputs, deadline_s=deadline_s, budget_usd=budget_usd)
-    out = Comparison(workload, target, results, seeds)
-    out.assumptions = _assumptions(target, spot, ref, seeds)
-    return out

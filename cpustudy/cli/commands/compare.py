@@ -1,5 +1,5 @@
 """``cpustudy compare WORKLOAD|MODEL_FILE --target-accuracy A --candidates LIST``: time and cost to a
-target accuracy on each candidate machine, with 90 % intervals and the probability of being the cheapest."""
+target accuracy on each candidate machine, with 90 % prediction intervals and the probability of being the cheapest."""
 
 from __future__ import annotations
 
@@ -89,6 +89,7 @@ def rows(comparison: Any) -> list[dict[str, Any]]:
             row["p_deadline"] = None if r.p_deadline is None else f"{r.p_deadline:.0%}"
         if budget:
             row["p_budget"] = None if r.p_budget is None else f"{r.p_budget:.0%}"
+        row["n"] = f"{r.seeds} seeds, {r.speed_runs} speed run{'s' if r.speed_runs != 1 else ''}"
         row["reached"] = f"{r.reached:.0%}"
         row["basis"] = "; ".join(r.basis)
         out.append(row)
@@ -119,8 +120,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(comparison.as_json())
         return 0
-    print_table(rows(comparison), f"{comparison.workload} to validation accuracy {comparison.target:g}: time and "
-                f"cost per training, median [90 % interval]")
+    level = comparison.results[0].level if comparison.results else 0.9
+    print_table(rows(comparison), f"{comparison.workload} to validation accuracy {comparison.target:g}: billed time and "
+                f"cost of one new training, median [{level:.0%} prediction interval]")
     for line in comparison.assumptions:
         print(f"assumed: {line}")
     for line in comparison.notes:

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             # a mistyped name: one line with "did you mean"
             raise unknown("workload", args.workload, [*ALL, *store.workload_names()], "cpustudy results")
         if args.target_accuracy is not None:  # seeds trained to the target x each configuration's speed
-            from cpustudy.measure import compare
+            from cpustudy.analysis import totarget as compare
             from cpustudy.prices import Catalog
 
             comparison = compare.stored(store, args.workload, args.target_accuracy, catalog=Catalog.load(args.prices),

@@ -1,0 +1,275 @@
+"""Time and cost to a target from what a database holds: the candidates a comparison weighs, their speed
+runs and prices, the seeds' convergence, and the combination (:mod:`cpustudy.analysis.compare`) with this
+machine's noise. ``cpustudy compare`` measures what is missing and answers from here; ``recommend
+--target-accuracy`` and the report answer from here alone, so that all three give one time and one cost to
+the target for one configuration: the billed time of one training (worker start to the target).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from cpustudy import precision, prices
+from cpustudy.analysis import compare as combo
+from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
+from cpustudy.errors import UserError
+
+#: The fewest training steps a speed probe's epoch may have (the projection was calibrated from 100).
+MIN_PROBE_STEPS = 100
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Where a training could run: this machine at N vCPUs, a cloud instance type, or a configuration
+    stored from another machine; with the build it would run."""
+
+    name: str  # as shown: ``here:2``, ``gcp:c4d-highcpu-8``, ``db:3f2a...:16`` (+ `` BUILD`` with several builds)
+    kind: str  # here | cloud | stored
+    build: str
+    vcpus: int | None = None
+    device: str = "cpu"
+    target: Any = None  # cloud: its ``cloud.targets.Target``
+    machine: str | None = None  # stored: the machine's fingerprint
+    instance: str | None = None  # cloud: ``CLOUD:INSTANCE_TYPE`` as its runs record it
+
+
+@dataclass
+class Comparison:
+    workload: str
+    target: float
+    results: list[combo.CandidateResult]
+    seeds: list[combo.SeedResult]
+    assumptions: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    plan_folder: str | None = None
+    probe_cost_usd: float | None = None
+    wall_s: float = 0.0
+    training_wall_s: float | None = None  # one training to the target here (median of the convergence runs)
+
+    def as_json(self) -> str:
+        return json.dumps({"workload": self.workload, "target_accuracy": self.target,
+                           "candidates": [r.as_dict() for r in self.results],
+                           "seeds": [s.__dict__ for s in self.seeds], "assumptions": self.assumptions,
+                           "notes": self.notes, "probe_plan": self.plan_folder,
+                           "probe_cost_usd": self.probe_cost_usd}, indent=2, default=str) + "\n"
+
+
+def matches(run: dict[str, Any], c: Candidate, ref: Any, fingerprint: str) -> bool:
+    """Whether a stored run measured the speed of candidate ``c`` for the configuration ``ref`` (the
+    convergence's: workload and its version or file's content, batch size, precision, switches)."""
+    if run["status"] != "ok" or run.get("study") != "cpustudy" or run["workload"] != ref.workload:
+        return False
+    if (run.get("model_hash") or None) != (ref.model_hash or None) or \
+            int(run.get("workload_version") or 1) != int(ref.workload_version or 1):
+        return False
+    if run.get("batch_size") != ref.batch_size or (run.get("precision_policy") or precision.DEFAULT) != \
+            ref.precision_policy:
+        return False
+    if json.loads(run.get("options") or "{}") != dict(ref.options):
+        return False
+    if run.get("projected") and (run.get("steps_per_epoch") or 0) < MIN_PROBE_STEPS:
+        return False
+    if run.get("device") != c.device or (c.device == "cpu" and run.get("build") != c.build):
+        return False
+    if c.kind == "here":
+        return run.get("machine") == fingerprint and not run.get("instance") and run.get("vcpus") == c.vcpus
+    if c.kind == "cloud":
+        return run.get("instance") == c.instance and (c.device == "gpu" or run.get("vcpus") == c.vcpus)
+    return run.get("machine") == c.machine and (c.device == "gpu" or run.get("vcpus") == c.vcpus)
+
+
+def epochs_by_run(store: Any, runs: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    by: dict[int, list[dict[str, Any]]] = {}
+    for e in store.epochs([r["id"] for r in runs]) if runs else []:
+        by.setdefault(e["run_id"], []).append(e)
+    return by
+
+
+def seed_results(store: Any, runs: Sequence[dict[str, Any]], target: float) -> list[combo.SeedResult]:
+    by = epochs_by_run(store, runs)
+    return [s for s in (combo.seed_result(r, by.get(r["id"], []), target) for r in runs) if s is not None]
+
+
+def speed_samples(store: Any, c: Candidate, ref: Any, fingerprint: str,
+                  runs: Sequence[dict[str, Any]] | None = None,
+                  by: dict[int, list[dict[str, Any]]] | None = None) -> list[combo.SpeedSample]:
+    """Candidate ``c``'s speed samples among ``runs`` (default: every ok run); ``by``: their epochs by run,
+    where already read."""
+    runs = [r for r in (runs if runs is not None else store.runs(status="ok")) if matches(r, c, ref, fingerprint)]
+    if not runs:
+        return []
+    by = by if by is not None else epochs_by_run(store, runs)
+    out = []
+    for r in runs:
+        s = combo.speed_sample(r, by.get(r["id"], []))
+        if s is not None:
+            out.append(s)
+    return out
+
+
+def price_of(catalog: Any, spot: bool, family_asked: str | None, c: Candidate,
+           stored_instance: str | None, machine: dict[str, Any]) -> tuple[float | None, str]:
+    """A candidate's rate: its cloud instance, the instance its stored runs ran on, or for runs on a machine of
+    one's own the family asked for, else the cheapest family that runs its CPU (``prices.own_family``)."""
+
+    if c.kind == "cloud":
+        price = c.target.price
+        note = ""
+    elif stored_instance:
+        try:
+            price = catalog.instance(stored_instance)
+        except UserError:
+            return None, f"measured on {stored_instance}, which the price catalog lacks"
+        note = f"measured on {stored_instance}"
+    elif c.device == "gpu":
+        return None, "a GPU measured elsewhere, not priced here (its runs name no instance)"
+    elif family_asked:
+        price, note = catalog.cpu_instance(family_asked, int(c.vcpus or 1))
+        if price is None:
+            return None, note
+        note = f"priced as {price.name} ({family_asked}{'; ' + note if note else ''})"
+    else:
+        price, note = prices.own_family(catalog, machine, int(c.vcpus or 1), None, spot)
+        if price is None:
+            return None, note
+        note = f"priced as {price.name}: {note}; --family chooses another"
+    q = prices.quote(price, spot)
+    if q is None:
+        return None, "; ".join(x for x in (note, prices.unpriced_note(price, spot)) if x)
+    return q.usd_per_hour, "; ".join(x for x in (f"{price.name} {q.kind} {q.usd_per_hour:.4g} USD/h ({price.region}, "
+                                                 f"as of {price.as_of})", note) if x)
+
+
+def candidate_inputs(store: Any, candidates: Sequence[Candidate], ref: Any, fingerprint: str, runs: Sequence[dict[str, Any]],
+            catalog: Any, spot: bool, family: str | None) -> list[combo.CandidateInput]:
+    """Each candidate's speed samples among ``runs`` (their epochs read once), its price and its basis."""
+    by = epochs_by_run(store, runs)
+    out = []
+    for c in candidates:
+        samples = speed_samples(store, c, ref, fingerprint, runs, by)
+        ids = {s.run_id for s in samples}
+        used = [r for r in runs if r["id"] in ids]
+        instance = next((r.get("instance") for r in used if r.get("instance")), None) if c.kind == "stored" else None
+        rate, price = price_of(catalog, spot, family, c, instance,
+                             prices.machine_of(used[0]) if used else {})
+        out.append(combo.CandidateInput(c.name, samples, rate, price, basis(c, samples, used)))
+    return out
+
+
+def basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[dict[str, Any]]) -> list[str]:
+    if not samples:
+        return ["not measured" + (": a probe is planned" if c.kind == "cloud" else "")]
+    projected = sum(s.projected for s in samples)
+    out = [f"{len(samples)} run(s)" + (f", {projected} projected from capped epochs" if projected else ", full epochs")]
+    cpus = sorted({str(r.get("cpu_model")) for r in runs if r.get("cpu_model")})
+    if cpus:
+        out.append("on " + "; ".join(cpus))
+    if len(samples) < 2:
+        out.append("a single speed run: fresh processes vary up to 1.5x")
+    return out
+
+
+def machine_noise(store: Any) -> Noise:
+    """What the database's stored repeats tell of its machines' noise (``holdup.machine_noise``)."""
+    from cpustudy.analysis.holdup import machine_noise as noise_of
+    from cpustudy.analysis.runs import CONFIG_KEYS, load_runs, run_totals
+
+    try:
+        runs = run_totals(load_runs(store))
+    except UserError:  # nothing comparable stored yet
+        return DEFAULT_NOISE
+    return noise_of(runs, CONFIG_KEYS)
+
+
+def interval_notes(results: Sequence[combo.CandidateResult]) -> list[str]:
+    """Where no interval could be given, why (once per reason)."""
+    why: dict[str, list[str]] = {}
+    for r in results:
+        if r.interval_note and r.speed_runs:
+            why.setdefault(r.interval_note, []).append(r.candidate)
+    return [f"{', '.join(names)}: no interval: {note}" for note, names in why.items()]
+
+
+def assumptions(target: float, spot: bool, ref: Any, seeds: Sequence[combo.SeedResult],
+                 noise: Noise = DEFAULT_NOISE) -> list[str]:
+    reached = [s for s in seeds if s.reached]
+    per = ", ".join(f"{s.epochs if s.reached else 'not reached'}" for s in seeds)
+    out = [
+        f"epochs to validation accuracy {target:g}: {per} over {len(seeds)} seed(s) "
+        f"({', '.join(str(s.seed) for s in seeds)}), trained at {ref.vcpus} vCPU(s) with batch size "
+        f"{ref.batch_size}, {ref.precision_policy}, {ref.data} data, at most {ref.epochs} epochs; "
+        f"{len(reached)} of {len(seeds)} reached it",
+        "the seed decides the epochs on every candidate (the same model, data, batch size and precision); "
+        "other builds and frameworks, and other thread counts, may change float order and so the epochs",
+        "billed time to target = epochs x (full-epoch training time + validation + the stall between epochs) + "
+        "the first epoch's tracing + the worker's start-up (worker start to the target); cost = time x the "
+        "candidate's hourly rate (" + ("spot" if spot else "on-demand") + ")",
+        f"each interval is a {combo.LEVEL:.0%} prediction interval for one training with a new seed on a new run: the "
+        f"{len(seeds)} seeds' spread of epochs (rounded to whole epochs), each candidate's speed runs and this "
+        f"machine's {noise.line}; not another machine of the same instance type, VM provisioning (a cloud VM "
+        "bills its start too), or price changes",
+    ]
+    if spot:
+        out.append("spot: a preemption restarts a training that keeps no checkpoint, up to its whole time "
+                   "again plus the new VM's start (minutes)")
+    return out
+
+
+def stored(store: Any, workload: str, target: float, *, catalog: Any, spot: bool = True, family: str | None = None,
+           deadline_s: float | None = None, budget_usd: float | None = None,
+           noise: Noise | None = None) -> Comparison | None:
+    """The comparison the stored runs of ``workload`` support for ``target``: the seeds trained to it (or
+    past it) in full epochs, in the configuration (file content, batch size, precision, switches) with the
+    most seeds, and every machine, instance and vCPU count with speed runs of that configuration as a
+    candidate. None where no stored run trained to the target."""
+    from types import SimpleNamespace
+
+    from cpustudy.analysis.runs import config_name
+
+    runs = [r for r in store.runs(status="ok") if r["workload"] == workload and r.get("study") == "cpustudy"]
+    by = epochs_by_run(store, runs)
+    groups: dict[tuple, dict[int, tuple[combo.SeedResult, dict[str, Any]]]] = {}
+    for r in runs:
+        if r.get("target_accuracy") is None:
+            continue
+        s = combo.seed_result(r, by.get(r["id"], []), target)
+        if s is None:
+            continue
+        key = (r.get("model_hash"), int(r.get("workload_version") or 1), r.get("batch_size"),
+               r.get("precision_policy") or precision.DEFAULT, r.get("options") or "{}")
+        groups.setdefault(key, {}).setdefault(s.seed, (s, r))
+    if not groups:
+        return None
+    key, chosen = max(groups.items(), key=lambda kv: len(kv[1]))
+    others = [k for k in groups if k != key]
+    seeds = sorted((s for s, _ in chosen.values()), key=lambda s: s.seed)
+    if not any(s.reached for s in seeds):
+        return None
+    first = next(iter(chosen.values()))[1]
+    ref = SimpleNamespace(workload=workload, model_hash=key[0], workload_version=key[1], batch_size=key[2],
+                          precision_policy=key[3], options=json.loads(key[4]), vcpus=first.get("vcpus"),
+                          epochs=first.get("epochs"), data=first.get("data"))
+    places: dict[tuple, Candidate] = {}
+    for r in runs:
+        device = r.get("device") or "cpu"
+        c = Candidate("", "stored", r["build"] if device == "cpu" else "gpu", vcpus=r.get("vcpus"), device=device,
+                      machine=r.get("machine"))
+        if not matches(r, c, ref, ""):
+            continue
+        where = r.get("instance") or str(r.get("cpu_model") or r.get("machine"))[:40]
+        name = f"{config_name(device, r.get('vcpus'), r['build'])} on {where}"
+        places.setdefault((r.get("machine"), device, r.get("vcpus"), c.build), Candidate(
+            name, "stored", c.build, vcpus=c.vcpus, device=device, machine=r.get("machine")))
+    given = candidate_inputs(store, list(places.values()), ref, "", runs, catalog, spot, family)
+    noise = noise or machine_noise(store)
+    results = combo.combine(seeds, given, deadline_s=deadline_s, budget_usd=budget_usd, noise=noise)
+    out = Comparison(workload, target, results, seeds)
+    out.assumptions = assumptions(target, spot, ref, seeds, noise)
+    for k in others:
+        out.notes.append(f"also trained to the target, left out of this answer (it answers for the configuration with "
+                         f"the most seeds, batch size {key[2]}, {key[3]}): batch size {k[2]}, {k[3]}"
+                         + (f", options {k[4]}" if k[4] not in ("{}", key[4]) else "") + f", {len(groups[k])} seed(s)")
+    out.notes += interval_notes(results)
+    return out
