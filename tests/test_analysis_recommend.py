@@ -103,11 +103,11 @@ def test_recommend_to_a_target_uses_the_runs_that_reached_it(tmp_path):
         recommend.recommend(a, "mnist_mlp (learnable data)", target=0.99)
 
 
-def _target_run(store, machine, vcpus, epochs, *, reached_at, validation_s=0.0, startup_s=0.0):
+def _target_run(store, machine, vcpus, epochs, *, reached_at, validation_s=0.0, startup_s=0.0, seed=0):
     """A run to target accuracy 0.9: ``epochs`` epochs of 10 s (the first the warm-up), reaching it at
     ``reached_at``."""
     run = store.start_run(machine, {"workload": "mnist_mlp", "build": "tf", "vcpus": vcpus, "epochs": epochs,
-                                    "data": "learnable", "target_accuracy": 0.9})
+                                    "data": "learnable", "target_accuracy": 0.9, "seed": seed})
     for e in range(1, epochs + 1):
         store.add_epoch(run, {"epoch": e, "elapsed_s": 10.0, "warmup": e == 1,
                               "val_accuracy": 0.95 if e >= reached_at else 0.5})
@@ -132,11 +132,13 @@ def test_a_deadline_counts_validation_and_start_up_and_says_so(run_cli, tmp_path
     db = tmp_path / "d.sqlite"
     with Store.open(db) as s:
         m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
-        _target_run(s, m, 1, 3, reached_at=3, validation_s=5.0, startup_s=3.0)  # 30 s + 15 s + 3 s = 48 s
-    ok = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--deadline", "50s", "--db", db)
+        for seed in (1, 2, 3):  # 30 s + 15 s + 3 s = 48 s each
+            _target_run(s, m, 1, 3, reached_at=3, validation_s=5.0, startup_s=3.0, seed=seed)
+    ok = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--deadline", "70s", "--db", db)
     assert ok.code == 0, ok.err
-    # compare's combination: 3 epochs x (10 s of training + 5 s of validation) + 3 s of start-up
-    assert "cheapest meeting the 50 s deadline in 90% of trainings: 1 vCPU tf on Test CPU: 48 s" in ok.out
+    # compare's combination: 3 epochs x (10 s of training + 5 s of validation) + 3 s of start-up, the median
+    # of one new training; 70 s is met in 90 % of them (three seeds and runs cannot promise 50 s so often)
+    assert "cheapest meeting the 70 s deadline in 90% of trainings: 1 vCPU tf on Test CPU: 48 s" in ok.out
     late = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--deadline", "40s", "--db", db)
     assert late.code == 1 and "cheapest meeting the 40 s deadline in 90% of trainings: none" in late.out  # 30 s of
     # training alone would fit

@@ -62,7 +62,9 @@ def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFram
     df["time"], df["cost"] = df["time_to_target_s"], df["cost_to_target_usd"]
     df["low"], df["high"] = df["target_time_low"], df["target_time_high"]  # over the runs that reached it
     df["runs_used"] = df["target_reached_runs"]
-    return _with_overheads(df, df["epochs_to_target"])
+    # already the billed time to the target (summary.billed_to_target): start-up and validation included
+    df["validation_total_s"], df["startup_total_s"], df["wall"] = 0.0, 0.0, df["time"]
+    return df
 
 
 def _with_overheads(df: pd.DataFrame, epochs: pd.Series) -> pd.DataFrame:
@@ -73,6 +75,8 @@ def _with_overheads(df: pd.DataFrame, epochs: pd.Series) -> pd.DataFrame:
     df["validation_total_s"] = per_epoch * pd.to_numeric(epochs, errors="coerce").fillna(0.0)
     df["startup_total_s"] = pd.to_numeric(df["startup_s"], errors="coerce").fillna(0.0)
     df["wall"] = df["time"] + df["validation_total_s"] + df["startup_total_s"]
+    # what is billed is all of it: the cost too (a deadline and a budget mean the same here as in compare)
+    df["cost"] = df["cost"] * (df["wall"] / df["time"]).where(df["time"] > 0)
     return df
 
 
@@ -105,8 +109,8 @@ def _choice(a: Analysis, role: str, r: pd.Series) -> Choice:
         basis.append(str(r["busy"]))
     if r.get("wall", 0) > r["time"]:
         basis.append(f"{r['time']:.0f} s of training plus {r['validation_total_s']:.0f} s of validation and "
-                     f"{r['startup_total_s']:.0f} s of worker start-up: {r['wall']:.0f} s in all (a deadline counts "
-                     "all of it; the cost shown is the training's)")
+                     f"{r['startup_total_s']:.0f} s of worker start-up: {r['wall']:.0f} s in all (billed: the deadline "
+                     "and the cost count all of it)")
     if r.get("changes_accuracy"):
         basis.append("its batch size or precision is not the workload's own, which can change the accuracy "
                      "reached: compare at equal accuracy with --target-accuracy")
@@ -114,15 +118,17 @@ def _choice(a: Analysis, role: str, r: pd.Series) -> Choice:
     if n < 2:
         basis.append("a single run (fresh processes vary up to 1.5x here: measure with --repeats 3)")
     cost = None if pd.isna(r["cost"]) else float(r["cost"])
-    return Choice(role, _name(r), float(r["time"]), float(r["low"]),
-                  float(r["high"]), cost, n, _run_ids(a, r), basis)
+    extra = float(r["wall"] - r["time"])  # the billed time: training with its validation and start-up
+    return Choice(role, _name(r), float(r["wall"]), float(r["low"]) + extra,
+                  float(r["high"]) + extra, cost, n, _run_ids(a, r), basis)
 
 
 def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, budget_usd: float | None = None,
               target: float | None = None) -> Recommendation:
     df = _candidates(a, workload, target)
-    measure = (f"training time and cost to reach validation accuracy {target:g}" if target is not None else
-               "full training time (the workload's default epochs) and its cost")
+    measure = (f"billed time (start-up, training, validation) and cost to reach validation accuracy {target:g}"
+               if target is not None else "billed time of a full training (the workload's default epochs: start-up, "
+               "training and validation) and its cost")
     rec = Recommendation(workload, measure)
     priced = df.dropna(subset=["cost"])
     if deadline_s is not None:
@@ -134,9 +140,8 @@ def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, bu
         else:
             best = ok.sort_values(["cost", "wall"]).iloc[0]
             c = _choice(a, f"cheapest within the {deadline_s:g} s deadline", best)
-            extra = float(best["wall"] - best["time"])
-            if c.time_high + extra > deadline_s:
-                c.basis.append(f"its slowest run took {c.time_high + extra:.0f} s in all, over the deadline")
+            if c.time_high > deadline_s:
+                c.basis.append(f"its slowest run took {c.time_high:.0f} s in all, over the deadline")
             rec.choices.append(c)
     if budget_usd is not None:
         ok = priced[priced["cost"] <= budget_usd]
@@ -146,11 +151,11 @@ def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, bu
                 f"; the cheapest, {_name(cheapest)}, costs "
                 f"{cheapest['cost']:.4g} USD" if cheapest is not None else ""))
         else:
-            rec.choices.append(_choice(a, f"fastest within {budget_usd:g} USD", ok.sort_values(["time", "cost"]).iloc[0]))
+            rec.choices.append(_choice(a, f"fastest within {budget_usd:g} USD", ok.sort_values(["wall", "cost"]).iloc[0]))
     if deadline_s is None and budget_usd is None:
         if len(priced):
             rec.choices.append(_choice(a, "cheapest", priced.sort_values(["cost", "time"]).iloc[0]))
-        rec.choices.append(_choice(a, "fastest", df.sort_values(["time"]).iloc[0]))
+        rec.choices.append(_choice(a, "fastest", df.sort_values(["wall"]).iloc[0]))
     unpriced = len(df) - len(priced)
     if unpriced:
         rec.notes.append(f"{unpriced} configuration(s) could not be priced and were left out of cost choices")

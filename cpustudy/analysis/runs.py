@@ -33,6 +33,10 @@ from cpustudy.errors import UserError
 from cpustudy.store import Store
 
 
+#: What makes a configuration: the fields a summary row is grouped on (:func:`add_configuration`).
+CONFIG_KEYS = ["study", "workload", "device", "vcpus", "recipe", "tags", "platform"]
+
+
 def setting_tags(run: dict[str, Any], *, batch: bool = True) -> list[str]:
     """What the run set differently from the defaults, as short tags (``tfdata``, ``b64``, ``bf16``,
     ``t1/2``, an extra variable ``K=V``; ``tuned`` for a tuned run), for the configuration's name: runs

@@ -14,6 +14,7 @@ baseline (pandas); and the questions the report asks of it (Pareto front, cheape
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,9 +26,10 @@ from cpustudy.analysis.frames import records, rows
 from cpustudy import prices
 from cpustudy.analysis import costs, projection
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
-from cpustudy.analysis.runs import config_label, example_validates, guess_family, load_runs, outdated, run_totals
+from cpustudy.analysis.runs import CONFIG_KEYS, config_label, example_validates, guess_family, load_runs, outdated, run_totals
 from cpustudy.analysis.studies import IMPORTED_STUDIES, STOCK_BUILDS, study
-from cpustudy.analysis.holdup import busy_reason, verdict
+from cpustudy.analysis.holdup import Page, busy_reason, judging, machine_noise, verdict
+from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
 from cpustudy.analysis.peakshare import peak_share
 from cpustudy.analysis.suspect import gpu_caveat, suspect_column
 from cpustudy.errors import UserError
@@ -35,7 +37,7 @@ from cpustudy.workloads.base import MIN_PROJECTED_STEPS
 from cpustudy.store import Store
 
 #: What makes a configuration: the fields a summary row is grouped on (``analysis.runs.add_configuration``).
-KEYS = ["study", "workload", "device", "vcpus", "recipe", "tags", "platform"]
+KEYS = CONFIG_KEYS
 #: Per configuration, made of its fields: its name (``build``) and what decisions read.
 CONFIG_COLUMNS = ("build", "stock", "changes_accuracy", "series")
 
@@ -81,6 +83,8 @@ class Analysis:
     notes: list[str] = field(default_factory=list)
     price_catalogs: str = ""  # which SkyPilot price catalogs were read, or that none was
     projection: pd.DataFrame = field(default_factory=pd.DataFrame)  # projected vs full epochs (projection.py)
+    noise: Noise = DEFAULT_NOISE  # what the runs tell of this machine's noise (holdup.machine_noise)
+    page: Page | None = None  # how the report's page judged its comparisons (holdup.page), once judged
 
     @property
     def studies(self) -> list[str]:
@@ -141,25 +145,40 @@ def target_text(target: Any, accuracy: Any) -> str:
     return f"validation accuracy {float(accuracy):g}"
 
 
+def billed_to_target(g: pd.DataFrame) -> pd.Series:
+    """Per run that reached its target, the billed time of its training to it: the worker's start-up, every
+    epoch to the target as the wall clock saw it (tracing and idle stalls included) and the validation after
+    each (the per-epoch median). The one answer to "how long to the target" that ``compare`` and
+    ``recommend`` give too (:mod:`cpustudy.analysis.totarget`)."""
+    epochs = _column(g, "epochs_to_target")
+    validation = _column(g, "validation_time_s").fillna(0.0)
+    if "validation" in g:
+        validation = validation.where(g["validation"].fillna("") != "none", 0.0)
+    return _column(g, "time_to_target_s") + epochs * validation + _column(g, "startup_s").fillna(0.0)
+
+
 def _target(g: pd.DataFrame) -> dict[str, Any]:
-    """Time to a target accuracy: the target, how many runs reached it, and the median epochs and
-    training time of those that did (NaN when none did, or when no run had a target)."""
+    """Time to a target accuracy: the target, how many runs reached it, and the median epochs and billed
+    time (:func:`billed_to_target`) of those that did (NaN when none did, or when no run had a target)."""
     target = _column(g, "target_accuracy")
     other = _column(g, "target")  # --target on another metric, as its text
     if not (target.notna().any() or other.notna().any()):
         return {"target_accuracy": math.nan, "target": None, "target_runs": 0, "target_reached_runs": 0,
                 "epochs_to_target": math.nan, "time_to_target_s": math.nan, "target_time_low": math.nan,
-                "target_time_high": math.nan}
+                "target_time_high": math.nan, "target_times": (), "training_to_target_s": math.nan}
     reached = g[_column(g, "target_reached").fillna(0) > 0]
+    billed = billed_to_target(reached).dropna()
     return {
         "target_accuracy": float(target.max()) if target.notna().any() else math.nan,
         "target": target_text(other.dropna().iloc[0] if other.notna().any() else None, target.max()),
         "target_runs": int((target.notna() | other.notna()).sum()),
         "target_reached_runs": len(reached),
         "epochs_to_target": float(_column(reached, "epochs_to_target").median()) if len(reached) else math.nan,
-        "time_to_target_s": float(_column(reached, "time_to_target_s").median()) if len(reached) else math.nan,
-        "target_time_low": float(_column(reached, "time_to_target_s").min()) if len(reached) else math.nan,
-        "target_time_high": float(_column(reached, "time_to_target_s").max()) if len(reached) else math.nan,
+        "time_to_target_s": float(billed.median()) if len(billed) else math.nan,
+        "target_time_low": float(billed.min()) if len(billed) else math.nan,
+        "target_time_high": float(billed.max()) if len(billed) else math.nan,
+        "target_times": tuple(float(x) for x in billed),
+        "training_to_target_s": float(_column(reached, "time_to_target_s").median()) if len(reached) else math.nan,
     }
 
 
@@ -180,6 +199,8 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "epoch_time_iqr_s": _iqr(g["epoch_time_s"]),
             "total_time_s": float(g["total_time_s"].median()),
             "total_time_iqr_s": _iqr(g["total_time_s"]),
+            "run_times": tuple(float(x) for x in g["total_time_s"].dropna()),
+            "run_ids": tuple(int(x) for x in g["id"]) if "id" in g else (),
             "time_low": float(g["total_time_s"].min()),
             "time_high": float(g["total_time_s"].max()),
             "busy": _join(pd.Series([busy_reason(m) or None for m in (g["machine_state"] if "machine_state" in g
@@ -261,6 +282,20 @@ def add_scaling(summary: pd.DataFrame) -> pd.DataFrame:
             continue
         ref_row = stock.sort_values("recipe", key=lambda c: c.map(STOCK_BUILDS.index)).iloc[0]
         summary.loc[g.index, "build_speedup_vs_stock"] = ref_row["total_time_s"] / g["total_time_s"]
+    return judge_builds(summary)
+
+
+def judge_builds(summary: pd.DataFrame) -> pd.DataFrame:
+    """Whether each build's comparison with the stock build at its vCPUs holds up, on the page being
+    judged (``holdup.judging``): ``build_vs_stock_reason`` (empty when it holds) and
+    ``build_same_as_stock``."""
+    summary = summary.copy()
+    cpu = summary[(summary["device"] != "gpu") & summary["total_time_s"].notna() & summary["vcpus"].notna()]
+    for _, g in cpu.groupby(["study", "workload", "vcpus", "platform"], sort=False):
+        stock = g[g["stock"].astype(bool)]
+        if stock.empty:
+            continue
+        ref_row = stock.sort_values("recipe", key=lambda c: c.map(STOCK_BUILDS.index)).iloc[0]
         for idx, row in zip(g.index, records(g)):
             if not row["stock"]:
                 why = verdict(row, ref_row)
@@ -315,6 +350,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
                      "'Projections checked against full epochs'")
         runs = runs[~both]
     summary = aggregate(runs)
+    noise = machine_noise(runs, KEYS)
     gpus = summary[summary["device"] == "gpu"]
     gpu_builds = gpus.groupby("study")["build"].nunique().to_dict()
     gpu_vcpus = gpus.groupby("study")["vcpus"].nunique().to_dict()
@@ -326,8 +362,10 @@ def analyze(store: Store, opts: Options) -> Analysis:
     priced = costs.price_configurations(summary, runs, catalog, family=opts.instance_family, region=opts.region,
                                         gpu_instance=opts.gpu_instance, spot=not opts.on_demand)
     summary = costs.add_costs(summary, priced)
+    summary = to_target(summary, store, catalog, spot=not opts.on_demand, family=opts.instance_family, noise=noise)
     summary, baselines = apply_baselines(summary, opts.baseline)
-    summary = add_scaling(summary)
+    with judging(Page(noise)):
+        summary = add_scaling(summary)
     unpriced = summary["cost_usd"].isna().sum()
     if unpriced:
         notes.append(f"{int(unpriced)} configuration(s) could not be priced (see price_note in summary.csv)")
@@ -339,7 +377,46 @@ def analyze(store: Store, opts: Options) -> Analysis:
     software = software_table(runs)
     return Analysis(str(store.path), opts, runs, summary, software, costs.prices_used(summary), baselines, notes,
                     price_catalogs=catalog.sky_sentence() or "shipped price catalog only",
-                    projection=check)
+                    projection=check, noise=noise)
+
+
+def to_target(summary: pd.DataFrame, store: Store, catalog: Any, *, spot: bool, family: str | None,
+              noise: Noise) -> pd.DataFrame:
+    """Time and cost to a validation-accuracy target as ``compare`` and ``recommend --target-accuracy`` give
+    them (:func:`cpustudy.analysis.totarget.stored`: one new training's billed time, median and prediction
+    interval over the seeds trained to it and each configuration's speed runs), for the configurations
+    whose runs it drew on; the runs' own medians elsewhere (``target_basis`` says which)."""
+    from cpustudy.analysis import totarget
+
+    summary = summary.copy()
+    summary["target_basis"] = ["median of the runs that reached it" if n else "" for n in summary["target_reached_runs"]]
+    summary["target_level"] = math.nan
+    wanted = summary[summary["target_accuracy"].notna() & (summary["target_reached_runs"] > 0)]
+    pairs = dict.fromkeys(zip(wanted["workload"], wanted["target_accuracy"]))
+    for workload, target in pairs:
+        with contextlib.suppress(UserError):
+            comparison = totarget.stored(store, str(workload), float(target), catalog=catalog, spot=spot, family=family,
+                                         noise=noise)
+            if comparison is None:
+                continue
+            for r in comparison.results:
+                ids = set(r.run_ids)
+                hit = [i for i, w, own in zip(summary.index, summary["workload"], summary["run_ids"])
+                       if w == workload and ids & set(own)]
+                for i in hit:
+                    summary.loc[i, ["time_to_target_s", "target_time_low", "target_time_high"]] = [
+                        _nan(r.time_to_target_s), _nan(r.time_low_s), _nan(r.time_high_s)]
+                    if r.cost_usd is not None:
+                        summary.loc[i, "cost_to_target_usd"] = r.cost_usd
+                    summary.loc[i, "target_level"] = r.level if r.time_low_s is not None else math.nan
+                    summary.loc[i, "target_basis"] = (
+                        f"one new training, as compare gives it: {len(comparison.seeds)} seed(s), "
+                        f"{r.speed_runs} speed run(s)")
+    return summary
+
+
+def _nan(x: float | None) -> float:
+    return math.nan if x is None else float(x)
 
 
 def software_table(runs: pd.DataFrame) -> pd.DataFrame:
