@@ -242,9 +242,12 @@ def confirmation(trials: Trials, default: Setting, best: Setting,
 
 
 def confirmed(ratios: list[float]) -> bool:
-    """Whether paired default/best ratios confirm a change: their median clears the same 3 % margin
-    the search asks of a candidate (a tie is not a gain)."""
-    return bool(ratios) and statistics.median(ratios) * IMPROVEMENT >= 1.0
+    """Whether paired default/best ratios confirm a change (``cpustudy.analysis.stats.paired_gain``): a
+    one-sided paired t-test on their logs at 5 %, and a gain of at least the search's 3 % margin (a tie is
+    not a gain; a lucky pair on a noisy machine is not either)."""
+    from cpustudy.analysis.stats import paired_gain
+
+    return paired_gain(ratios, min_effect=1 / IMPROVEMENT - 1)
 
 
 def setting_from(tuning: dict[str, Any]) -> Setting:
@@ -264,9 +267,9 @@ def pinned_dimensions(build: Any) -> tuple[str, ...]:
 def verdict(result: dict[str, Any]) -> str:
     """What a tuning found, in one sentence (after ``WORKLOAD BUILD N vCPU(s): ``)."""
     if result["rejected_by_confirmation"]:
-        return (f"the search's fastest ({result['search_winner']}) did not beat the default by 3 % in the "
-                f"paired confirmation (ratios {result['gain_low']:.2f}-{result['gain_high']:.2f}): keeping "
-                "the default (gain 1.00x)")
+        return (f"the search's fastest ({result['search_winner']}) was not shown to beat the default by 3 % in "
+                f"the paired confirmation (ratios {result['gain_low']:.2f}-{result['gain_high']:.2f}; a paired t-test "
+                "at 5 %): keeping the default (gain 1.00x)")
     if not result["changed"]:
         return f"no setting beat the default by 3 % or more in {result['trials']} trials (gain 1.00x)"
     if result["gain"] is None:
