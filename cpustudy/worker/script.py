@@ -326,6 +326,48 @@ def _failed(path: str, exc: BaseException, what: str) -> ModelFileError:
     return ModelFileError(f"{what} failed: {message}", _line_in(path, exc))
 
 
+@contextlib.contextmanager
+def seed_kept(keras: Any) -> Iterator[list[str]]:
+    """The run's seed wins over the script's own: while the script runs, ``keras.utils.set_random_seed``,
+    ``tf.random.set_seed`` (and tf.keras's), ``numpy.random.seed`` and ``random.seed`` do nothing but
+    record that they were called (where, with what), so that every seed cpustudy gives is its own training
+    (a keras.io example's ``keras.utils.set_random_seed(1337)`` would make every "seed" the same one).
+    Generators a script makes itself (``np.random.default_rng(1337)``) are its own and kept."""
+    import random
+
+    import numpy as np
+
+    calls: list[str] = []
+    targets: list[tuple[Any, str]] = [(keras.utils, "set_random_seed"), (np.random, "seed"), (random, "seed")]
+    tf = sys.modules.get("tensorflow")
+    if tf is not None:
+        targets.append((tf.random, "set_seed"))
+        tfk = getattr(getattr(tf, "keras", None), "utils", None)
+        if tfk is not None and tfk is not keras.utils:
+            targets.append((tfk, "set_random_seed"))
+    saved = []
+    for owner, name in targets:
+        original = getattr(owner, name, None)
+        if original is None:
+            continue
+        label = f"{getattr(owner, '__name__', type(owner).__name__)}.{name}"
+
+        def ignored(*args: Any, _label: str = label, **kwargs: Any) -> None:
+            frame = sys._getframe(1)
+            where = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+            value = args[0] if args else kwargs.get("seed")
+            calls.append(f"{_label}({value!r}) at {where}")
+
+        with contextlib.suppress(AttributeError, TypeError):
+            setattr(owner, name, ignored)
+            saved.append((owner, name, original))
+    try:
+        yield calls
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+
+
 def run_until_fit(path: str, keras: Any, on_fit: Callable[..., Any]) -> Any:
     """Run the script with ``fit`` wrapped; ``on_fit``'s value once it has stopped the script (``Stop``).
     A script that fails is a ``ModelFileError`` naming its line; one that ends without ``fit``, too."""
@@ -473,14 +515,16 @@ def train_script(config: Any, keras: Any, emit: Callable[..., None],
              validation=d.validation if config.validation != "none" else "none",
              validation_samples=d.validation_samples if config.validation != "none" else 0,
              validation_steps=run_args.get("validation_steps") or d.validation_steps,
-             callbacks=[type(c).__name__ for c in (args.get("callbacks") or [])])
+             callbacks=[type(c).__name__ for c in (args.get("callbacks") or [])],
+             seed_overridden=list(overridden))
         emit(protocol.MODEL, parameters=int(model.count_params()), seconds=None, xla=xla_state(model), params={},
              precision_policy=str(keras.mixed_precision.global_policy().name))
         callbacks = list(run_args.get("callbacks") or [])
         run_args["callbacks"] = [*callbacks, make_timer(steps, samples)]  # timed after the script's own hooks
         fit(**run_args)
 
-    run_until_fit(path, keras, on_fit)
+    with seed_kept(keras) as overridden:
+        run_until_fit(path, keras, on_fit)
 
 
 def main(argv: list[str]) -> int:
