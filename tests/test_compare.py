@@ -180,3 +180,52 @@ def test_a_run_that_reached_the_target_in_its_first_epoch_is_timed_by_that_epoch
     assert s is not None and (s.epoch_s, s.tracing_s, s.validation_s, s.startup_s) == (12.0, 0.0, 0.5, 4.0)
     capped = [{"epoch": 1, "elapsed_s": 3.0, "warmup": 1, "steps": 20}]
     assert combo.speed_sample(run, capped) is None  # part of an epoch is no epoch's time
+
+
+# --- stored runs: one identity, seeds that are seeds ---------------------------------------------------------
+
+
+def _stored_run(s, m, seed, vcpus, *, losses, reached_at=2, busy=False, threads=None):
+    run = s.start_run(m, {"workload": "mnist_mlp", "build": "tf", "vcpus": vcpus, "epochs": 3, "data": "learnable",
+                          "target_accuracy": 0.9, "seed": seed, "validation": "study", "intra_threads": threads,
+                          "inter_threads": threads, "machine_state": (
+                              {"busy_processes": [{"pid": 7, "name": "stress", "cpu_percent": 99.0}] if busy else [],
+                               "cpus": 2, "loadavg": [0.1, 0.1, 0.1]})})
+    for e, loss in enumerate(losses, start=1):
+        s.add_epoch(run, {"epoch": e, "elapsed_s": 10.0, "warmup": e == 1, "loss": loss,
+                          "val_accuracy": 0.95 if e >= reached_at else 0.5})
+    s.finish_run(run, "ok", {"epoch_time_s": 10.0, "samples_per_s": 6000.0, "timed_epochs": 2,
+                             "target_reached": 1, "epochs_to_target": reached_at, "time_to_target_s": 10.0 * reached_at,
+                             "validation_time_s": 1.0, "startup_s": 2.0})
+    return run
+
+
+def test_seeds_that_trained_one_training_count_once_and_are_named(tmp_path):
+    from cpustudy.analysis import totarget
+    from cpustudy.prices import Catalog
+
+    db = tmp_path / "s.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        for seed in (1, 2, 3):  # a script that seeds itself: three "seeds", one training
+            _stored_run(s, m, seed, 2, losses=[0.7, 0.5, 0.4])
+        _stored_run(s, m, 4, 2, losses=[0.71, 0.52, 0.41], reached_at=3)
+    with Store.read(db) as s:
+        c = totarget.stored(s, "mnist_mlp", 0.9, catalog=Catalog.load(None))
+    assert c is not None and [x.seed for x in c.seeds] == [1, 4]
+    assert any("seeds 1, 2, 3 trained the same training" in n for n in c.notes)
+
+
+def test_a_busy_or_thread_tuned_run_is_not_a_speed_sample_of_the_configuration(tmp_path):
+    from cpustudy.analysis import totarget
+    from cpustudy.prices import Catalog
+
+    db = tmp_path / "b.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        quiet = [_stored_run(s, m, seed, 2, losses=[0.7, 0.5 + seed / 100, 0.4]) for seed in (1, 2)]
+        _stored_run(s, m, 3, 2, losses=[0.7, 0.6, 0.4], busy=True)
+        _stored_run(s, m, 4, 2, losses=[0.7, 0.61, 0.4], threads=1)  # 1 thread at 2 vCPUs: another setting
+    with Store.read(db) as s:
+        c = totarget.stored(s, "mnist_mlp", 0.9, catalog=Catalog.load(None))
+    assert c is not None and [r.run_ids for r in c.results] == [sorted(quiet)]

@@ -211,3 +211,32 @@ def test_scripts_sweep_beside_the_study_appear_in_the_report_and_compare_with_th
     assert here["candidate"] == "here:1" and here["reached"] == 1.0 and here["time_to_target_s"] > 0
     copied = {p.name for p in (plan / "models").rglob("*") if p.is_file()}
     assert copied == {"train_companions.py", "helpers.py", "rule.txt"}
+
+
+def test_the_runs_seed_wins_over_the_scripts_own_and_the_call_is_recorded(env):
+    """A keras.io-style script that seeds everything itself: under two cpustudy seeds it trains two different
+    trainings (its own seed calls are ignored and recorded), not one training twice."""
+    script = write(env, "seeded.py", """
+import random
+import numpy as np
+import keras
+keras.utils.set_random_seed(1337)
+np.random.seed(7)
+random.seed(7)
+x = np.random.normal(size=(256, 8)).astype("float32")  # the global generator: cpustudy's seed now
+y = (x[:, 0] > 0).astype("int32")
+model = keras.Sequential([keras.Input(shape=(8,)), keras.layers.Dense(8, activation="relu"),
+                          keras.layers.Dense(2, activation="softmax")])
+model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+model.fit(x, y, batch_size=32, epochs=2, verbose=0)
+""")
+    db = str(env / "s.sqlite")
+    for seed in ("1", "2"):
+        assert main(["run", script, "--vcpus", "1", "--epochs", "2", "--seed", seed, "--db", db]) == 0
+    with Store.read(db) as s:
+        runs = s.runs()
+        losses = [[e["loss"] for e in s.epochs([r["id"]])] for r in runs]
+    assert len(runs) == 2 and losses[0] != losses[1]  # two seeds, two trainings
+    overridden = json.loads(runs[0]["software"])["data_prep"]["seed_overridden"]
+    assert any("set_random_seed(1337) at seeded.py:" in c for c in overridden)
+    assert any(c.startswith("numpy.random.seed(7)") for c in overridden) and any("random.seed(7)" in c for c in overridden)

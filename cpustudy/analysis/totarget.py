@@ -71,6 +71,8 @@ def matches(run: dict[str, Any], c: Candidate, ref: Any, fingerprint: str) -> bo
         return False
     if run.get("projected") and (run.get("steps_per_epoch") or 0) < MIN_PROBE_STEPS:
         return False
+    if not same_setting(run, ref):
+        return False
     if run.get("device") != c.device or (c.device == "cpu" and run.get("build") != c.build):
         return False
     if c.kind == "here":
@@ -78,6 +80,28 @@ def matches(run: dict[str, Any], c: Candidate, ref: Any, fingerprint: str) -> bo
     if c.kind == "cloud":
         return run.get("instance") == c.instance and (c.device == "gpu" or run.get("vcpus") == c.vcpus)
     return run.get("machine") == c.machine and (c.device == "gpu" or run.get("vcpus") == c.vcpus)
+
+
+def same_setting(run: dict[str, Any], ref: Any) -> bool:
+    """The rest of one configuration's identity, as the report's summary tells configurations apart
+    (``analysis.runs.setting_tags``): the input pipeline, XLA, default threads (one per vCPU), not tuned,
+    validated as the seeds were; and measured as a comparison may use it: not oversubscribed, not on a
+    busy machine."""
+    from cpustudy.analysis.holdup import busy_reason
+
+    if run.get("oversubscribed") or busy_reason(run.get("machine_state")):
+        return False
+    if run.get("tuning_id") is not None:
+        return False
+    vcpus = run.get("vcpus")
+    if (run.get("intra_threads"), run.get("inter_threads")) not in ((None, None), (vcpus, vcpus)):
+        return False
+    pipeline = getattr(ref, "input_pipeline", None)
+    if pipeline is not None and run.get("input_pipeline") not in (None, pipeline):
+        return False
+    if (run.get("jit_compile") or None) != (getattr(ref, "jit_compile", None) or None):
+        return False
+    return (run.get("validation") or "none") == (getattr(ref, "validation", None) or run.get("validation") or "none")
 
 
 def epochs_by_run(store: Any, runs: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
@@ -90,6 +114,32 @@ def epochs_by_run(store: Any, runs: Sequence[dict[str, Any]]) -> dict[int, list[
 def seed_results(store: Any, runs: Sequence[dict[str, Any]], target: float) -> list[combo.SeedResult]:
     by = epochs_by_run(store, runs)
     return [s for s in (combo.seed_result(r, by.get(r["id"], []), target) for r in runs) if s is not None]
+
+
+def distinct_seeds(store: Any, seeds: Sequence[combo.SeedResult]) -> tuple[list[combo.SeedResult], str]:
+    """Seeds whose trainings were the same training (every epoch's loss and validation alike, to the bit):
+    one seed, counted once, and a sentence saying so (empty where every seed trained its own way). A script
+    or model file that seeds itself in a way cpustudy cannot override does this."""
+    runs = [s.run_id for s in seeds]
+    by: dict[int, list[dict[str, Any]]] = {}
+    for e in store.epochs(runs) if runs else []:
+        by.setdefault(e["run_id"], []).append(e)
+    first: dict[tuple, combo.SeedResult] = {}
+    same: dict[tuple, list[int]] = {}
+    out = []
+    for s in seeds:
+        trace = tuple((e.get("loss"), e.get("val_loss"), e.get("val_accuracy"))
+                      for e in sorted(by.get(s.run_id, []), key=lambda e: e["epoch"]))
+        if trace and trace in first and first[trace].seed != s.seed:
+            same.setdefault(trace, [first[trace].seed]).append(s.seed)
+            continue
+        first.setdefault(trace, s)
+        out.append(s)
+    if not same:
+        return out, ""
+    groups = "; ".join(", ".join(map(str, g)) for g in same.values())
+    return out, (f"seeds {groups} trained the same training (every epoch's loss alike): counted as one seed each "
+                 "group; the model or its script sets a seed of its own that cpustudy's does not reach")
 
 
 def speed_samples(store: Any, c: Candidate, ref: Any, fingerprint: str,
@@ -244,13 +294,15 @@ def stored(store: Any, workload: str, target: float, *, catalog: Any, spot: bool
         return None
     key, chosen = max(groups.items(), key=lambda kv: len(kv[1]))
     others = [k for k in groups if k != key]
-    seeds = sorted((s for s, _ in chosen.values()), key=lambda s: s.seed)
+    seeds, same_note = distinct_seeds(store, sorted((s for s, _ in chosen.values()), key=lambda s: s.seed))
     if not any(s.reached for s in seeds):
         return None
     first = next(iter(chosen.values()))[1]
     ref = SimpleNamespace(workload=workload, model_hash=key[0], workload_version=key[1], batch_size=key[2],
                           precision_policy=key[3], options=json.loads(key[4]), vcpus=first.get("vcpus"),
-                          epochs=first.get("epochs"), data=first.get("data"))
+                          epochs=first.get("epochs"), data=first.get("data"),
+                          input_pipeline=first.get("input_pipeline"), jit_compile=first.get("jit_compile"),
+                          validation=first.get("validation"))
     places: dict[tuple, Candidate] = {}
     for r in runs:
         device = r.get("device") or "cpu"
@@ -267,6 +319,8 @@ def stored(store: Any, workload: str, target: float, *, catalog: Any, spot: bool
     results = combo.combine(seeds, given, deadline_s=deadline_s, budget_usd=budget_usd, noise=noise)
     out = Comparison(workload, target, results, seeds)
     out.assumptions = assumptions(target, spot, ref, seeds, noise)
+    if same_note:
+        out.notes.append(same_note)
     for k in others:
         out.notes.append(f"also trained to the target, left out of this answer (it answers for the configuration with "
                          f"the most seeds, batch size {key[2]}, {key[3]}): batch size {k[2]}, {k[3]}"

@@ -297,7 +297,7 @@ def _seeds(p: Planned, store: Any) -> list[combo.SeedResult]:
 def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float | None) -> Comparison:
     req = p.request
     ref = p.convergence[0].config
-    seeds = _seeds(p, store)
+    seeds, same_note = totarget.distinct_seeds(store, _seeds(p, store))
     if not seeds:
         raise UserError("no convergence run finished (see `cpustudy results --errors`): nothing to compare; the same "
                         "command measures what is missing")
@@ -311,7 +311,7 @@ def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float 
     results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise)
     out = Comparison(ref.workload, req.target, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost)
     out.assumptions = totarget.assumptions(req.target, req.spot, ref, seeds, noise)
-    out.notes += totarget.interval_notes(results)
+    out.notes += totarget.interval_notes(results) + ([same_note] if same_note else [])
     agree = combo.agreement(_all_seed_results(p, store))
     if agree is not None:
         out.notes.append(agree.line)
