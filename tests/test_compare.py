@@ -143,7 +143,8 @@ def test_compare_measures_seeds_and_speed_combines_them_and_resumes(run_cli, tmp
     db, plan = tmp_path / "c.sqlite", tmp_path / "probes"
     args = ["compare", "mnist_mlp", "--target-accuracy", "0.5", "--candidates", "here:1,gcp:n2-highcpu-2",
             "--seeds", "2", "--max-epochs", "3", "--convergence-at", "here:1", "--repeats", "3",
-            "--data", "learnable", "--probe-plan", plan, "--probe-budget", "5", "--format", "json", "--db", db]
+            "--data", "learnable", "--probe-plan", plan, "--probe-budget", "5", "--format", "json", "--db", db,
+            "--max-trainings", "0"]  # the planned runs only: no settling
     r = run_cli(*args)
     assert r.code == 0, r.err
     out = json.loads(r.out)
@@ -171,6 +172,45 @@ def test_compare_measures_seeds_and_speed_combines_them_and_resumes(run_cli, tmp
     with Store.read(db) as store:
         assert len(store.runs()) == len(runs)  # resumed: everything was stored
     assert json.loads(r2.out)["candidates"][0]["time_to_target_s"] == here["time_to_target_s"]
+
+
+@pytest.mark.tensorflow
+def test_compare_settles_itself_within_its_limit(run_cli, tmp_path):
+    """Two local candidates, two seeds to start: settling adds speed runs (or seeds) while neither is the
+    cheapest in 90 % of new trainings, and says what it added and why it stopped, within --max-trainings."""
+    db = tmp_path / "c.sqlite"
+    args = ["compare", "mnist_mlp", "--target-accuracy", "0.5", "--candidates", "here:1,here:2", "--seeds", "2",
+            "--max-epochs", "3", "--convergence-at", "here:1", "--repeats", "1", "--data", "learnable",
+            "--max-trainings", "5", "--format", "json", "--db", db]
+    r = run_cli(*args)
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    steps = out["settling"]
+    assert steps and steps[-1].startswith("stopped")
+    assert ("cheapest in" in steps[-1]) or ("limit of 5 trainings" in steps[-1])
+    added = [s for s in steps if s.startswith("added")]
+    with Store.read(db) as store:
+        runs = store.runs()
+    # 2 seeds (at 1 vCPU: here:1's speed too), 1 probe of here:2, and what settling added
+    assert len(runs) == 2 + 1 + sum(s.count(" and ") + 1 for s in added), steps
+    assert out["wall_s"] / out["training_wall_s"] <= 5 + 1.5  # the limit, give or take the last step's overrun
+
+
+def test_settling_asks_for_what_changes_the_answer():
+    def result(name, p, t, low, high, cost=1.0):
+        return combo.CandidateResult(name, t, low, high, cost, cost, cost, p, None, None, 1.0, 2, 1.0, "", [], [])
+
+    seeds = _seeds(3, 4, 3)
+    done = combo.next_step([result("a", 0.95, 10, 8, 12), result("b", 0.05, 12, 10, 14)], seeds, {"a", "b"})
+    assert done.kind == "settled" and "95%" in done.why
+    close = combo.next_step([result("a", 0.6, 10, 8, 12), result("b", 0.4, 11, 9, 13)], seeds, {"a", "b"})
+    assert close.kind == "speed" and set(close.candidates) == {"a", "b"}  # the seed is shared: speed decides
+    cloud = combo.next_step([result("a", 0.6, 10, 8, 12), result("gcp:x", 0.4, 11, 9, 13)], seeds, set())
+    assert cloud.kind == "stuck"
+    one = [result("a", 1.0, 10, 5, 20, cost=None)]
+    assert combo.next_step(one, _seeds(3, 3), {"a"}).kind == "seed"  # fewer than 3 seeds
+    assert combo.next_step([result("a", 1.0, 10, 9, 11, cost=None)], seeds, {"a"}).kind == "settled"
+    assert combo.next_step(one, _seeds(3, 3, 3), {"a"}).kind == "speed"  # seeds agree: the speed runs spread it
 
 
 def test_a_run_that_reached_the_target_in_its_first_epoch_is_timed_by_that_epoch():

@@ -47,13 +47,16 @@ class Comparison:
     probe_cost_usd: float | None = None
     wall_s: float = 0.0
     training_wall_s: float | None = None  # one training to the target here (median of the convergence runs)
+    steps: list[str] = field(default_factory=list)  # what settling the comparison added, and why it stopped
 
     def as_json(self) -> str:
         return json.dumps({"workload": self.workload, "target_accuracy": self.target,
                            "candidates": [r.as_dict() for r in self.results],
                            "seeds": [s.__dict__ for s in self.seeds], "assumptions": self.assumptions,
                            "notes": self.notes, "probe_plan": self.plan_folder,
-                           "probe_cost_usd": self.probe_cost_usd}, indent=2, default=str) + "\n"
+                           "probe_cost_usd": self.probe_cost_usd, "settling": self.steps,
+                           "wall_s": self.wall_s, "training_wall_s": self.training_wall_s},
+                          indent=2, default=str) + "\n"
 
 
 def matches(run: dict[str, Any], c: Candidate, ref: Any, fingerprint: str) -> bool:

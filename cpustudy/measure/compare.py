@@ -18,9 +18,10 @@ from another machine count too (``db:MACHINE:VCPUS``). The combination is :mod:`
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -42,7 +43,7 @@ class CompareRequest:
     workload: str
     target: float
     candidates: str
-    seeds: int = 5
+    seeds: int = 3
     first_seed: int = 1
     max_epochs: int | None = None
     builds: str = "tf"
@@ -63,14 +64,18 @@ class CompareRequest:
     workdir: str | None = None  # the checkout the probe VMs install (None: cpustudy from PyPI)
     db: str | None = None
     timeout: int | None = None
+    max_trainings: float | None = 8.0  # settle within this many trainings' time in all (None or 0: the fixed plan)
 
     def check(self) -> None:
         if not 0 < self.target <= 1:
             raise UserError(f"--target-accuracy {self.target:g}: give a validation accuracy above 0 and at most 1")
         if self.seeds < 1:
-            raise UserError(f"--seeds {self.seeds}: give at least 1 seed (5 by default; MLPerf uses 3-10)")
+            raise UserError(f"--seeds {self.seeds}: give at least 1 seed (3 by default, more as settling needs; MLPerf uses 3-10)")
         if self.repeats < 1:
             raise UserError(f"--repeats {self.repeats}: give at least 1 speed repeat per candidate")
+        if self.max_trainings is not None and not 0 <= self.max_trainings < 1000:
+            raise UserError(f"--max-trainings {self.max_trainings:g}: give 0 (no settling) or a number of trainings, "
+                            "e.g. 8")
         if self.probe_steps < MIN_PROBE_STEPS:
             raise UserError(f"--probe-steps {self.probe_steps}: give at least {MIN_PROBE_STEPS} (the projection "
                             f"from capped epochs was checked from {MIN_PROBE_STEPS} steps on)")
@@ -159,6 +164,24 @@ class Planned:
     machine: machine_mod.Machine
     catalog: Any
     builds: list[str]
+    host: Any = None
+    common: dict[str, Any] = field(default_factory=dict)
+    convergence_vcpus: int = 1
+    cap: int | None = None  # the speed probes' steps per epoch (None: whole epochs)
+
+    def seed_cell(self, seed: int) -> Cell:
+        """The convergence run of one seed: trained to the target in full epochs."""
+        spec = RunSpec(workload=self.workload, vcpus=self.convergence_vcpus, build=self.builds[0], seed=seed,
+                       epochs=self.request.max_epochs, target_accuracy=self.request.target, **self.common)
+        config = plan(spec, host=self.host)
+        return Cell(config.with_(cell_key=cell_key(config, self.fingerprint)), spec)
+
+    def probe_cell(self, c: Candidate, repeat: int) -> Cell:
+        """One speed probe of a local candidate: capped epochs in a fresh worker."""
+        spec = RunSpec(workload=self.workload, vcpus=int(c.vcpus or 1), build=c.build, seed=0, repeat=repeat,
+                       epochs=PROBE_EPOCHS, steps_per_epoch=self.cap, **self.common)
+        config = plan(spec, host=self.host)
+        return Cell(config.with_(cell_key=cell_key(config, self.fingerprint)), spec)
 
 
 def plan_compare(request: CompareRequest) -> Planned:
@@ -191,28 +214,19 @@ def plan_compare(request: CompareRequest) -> Planned:
                               "measure_peak": False}
     if request.batch_size:
         common["batch_size"] = request.batch_size
-    convergence = []
-    for i in range(request.seeds):
-        seed = request.first_seed + i
-        spec = RunSpec(workload=workload, vcpus=int(at[0].vcpus or 1), build=builds[0], seed=seed,
-                       epochs=request.max_epochs, target_accuracy=request.target, **common)
-        config = plan(spec, host=host)
-        convergence.append(Cell(config.with_(cell_key=cell_key(config, m.fingerprint)), spec))
-    if convergence[0].config.data == "synthetic":
+    p = Planned(request, workload, candidates, [], [], m.fingerprint, m, catalog, builds, host=host, common=common,
+                convergence_vcpus=int(at[0].vcpus or 1))
+    p.convergence = [p.seed_cell(request.first_seed + i) for i in range(request.seeds)]
+    if p.convergence[0].config.data == "synthetic":
         raise UserError(f"{workload.name} would train on synthetic data here, whose labels are noise: no seed "
                         "would reach a target. Give --data real (its dataset cached) or --data learnable")
-    full_steps = convergence[0].config.full_steps_per_epoch
-    cap = request.probe_steps if request.probe_steps < full_steps and _cappable(workload) else None
-    probes = []
+    full_steps = p.convergence[0].config.full_steps_per_epoch
+    p.cap = request.probe_steps if request.probe_steps < full_steps and _cappable(workload) else None
     local = [c for c in candidates if c.kind == "here"]
     for r in range(request.repeats):
         turn = local[r % len(local):] + local[:r % len(local)] if local else []
-        for c in turn:  # interleaved, the order rotating from repeat to repeat
-            spec = RunSpec(workload=workload, vcpus=int(c.vcpus or 1), build=c.build, seed=0, repeat=r,
-                           epochs=PROBE_EPOCHS, steps_per_epoch=cap, **common)
-            config = plan(spec, host=host)
-            probes.append(Cell(config.with_(cell_key=cell_key(config, m.fingerprint)), spec))
-    return Planned(request, workload, candidates, convergence, probes, m.fingerprint, m, catalog, builds)
+        p.probes += [p.probe_cell(c, r) for c in turn]  # interleaved, the order rotating from repeat to repeat
+    return p
 
 
 def _cappable(workload: Any) -> bool:
@@ -238,7 +252,6 @@ def _order(convergence: list[Cell], probes: list[Cell]) -> list[tuple[str, Cell]
 
 def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], None] | None = None) -> Comparison:
     """Measure what the comparison lacks (resuming from what is stored), plan the cloud probes, and combine."""
-    from cpustudy.measure.execute import execute
     from cpustudy.measure.session import measuring
     from cpustudy.measure.sweep import pending
 
@@ -265,28 +278,96 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
             say(f"compare: {len(todo_conv)} convergence run(s) ({req.seeds} seeds wanted, "
                 f"{req.seeds - len(todo_conv)} stored) and {len(probes)} speed probe(s) to measure into {store.path}")
         for i, (kind, cell) in enumerate(work):
-            cfg = cell.config
-            what = (f"seed {cfg.seed} to {req.target:g} at {cfg.vcpus} vCPU(s)" if kind == "convergence" else
-                    f"speed probe {cfg.vcpus} vCPU(s) {cfg.build} r{cfg.repeat}")
             if progress:
-                progress(f"[{i + 1}/{len(work)}] {kind}: {what}")
-            start = time.perf_counter()
-            outcome = execute(store, session.machine_id, cfg, timeout_s=req.timeout)
-            if kind == "convergence":
-                walls.append(time.perf_counter() - start)
-            if outcome.status != "ok":
-                say(f"  FAILED {kind} {what}: {outcome.error} (stored; `cpustudy results --errors` shows it)")
-            elif kind == "convergence":
-                s = outcome.summary
-                say(f"  {what}: " + (f"reached after {s.get('epochs_to_target')} epoch(s)" if s.get("target_reached")
-                                     else f"not reached in {cfg.epochs} epochs"))
-            else:
-                say(f"  {what}: epoch {outcome.summary['epoch_time_s']:.2f} s"
-                    + (" (projected)" if outcome.summary.get("projected") else ""))
+                progress(f"[{i + 1}/{len(work)}] {kind}: {_what(kind, cell, req.target)}")
+            _run_one(store, session.machine_id, kind, cell, req, say, walls)
         comparison = _combine(p, store, plan_folder, probe_cost)
+        steps = _settle(p, store, session.machine_id, comparison, say, progress, walls, t0, plan_folder,
+                        probe_cost)
+        if len(steps) > 1:  # something was added: the answer from everything measured
+            comparison = _combine(p, store, plan_folder, probe_cost)
+        comparison.steps = steps
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = statistics.median(walls) if walls else None
     return comparison
+
+
+def _what(kind: str, cell: Cell, target: float) -> str:
+    cfg = cell.config
+    return (f"seed {cfg.seed} to {target:g} at {cfg.vcpus} vCPU(s)" if kind == "convergence" else
+            f"speed probe {cfg.vcpus} vCPU(s) {cfg.build} r{cfg.repeat}")
+
+
+def _run_one(store: Any, machine_id: int, kind: str, cell: Cell, req: CompareRequest, say: Callable[[str], None],
+             walls: list[float]) -> None:
+    """Measure one convergence run or speed probe into the store and say how it went."""
+    from cpustudy.measure.execute import execute
+
+    cfg, what = cell.config, _what(kind, cell, req.target)
+    start = time.perf_counter()
+    outcome = execute(store, machine_id, cfg, timeout_s=req.timeout)
+    if kind == "convergence":
+        walls.append(time.perf_counter() - start)
+    if outcome.status != "ok":
+        say(f"  FAILED {kind} {what}: {outcome.error} (stored; `cpustudy results --errors` shows it)")
+    elif kind == "convergence":
+        s = outcome.summary
+        say(f"  {what}: " + (f"reached after {s.get('epochs_to_target')} epoch(s)" if s.get("target_reached")
+                             else f"not reached in {cfg.epochs} epochs"))
+    else:
+        say(f"  {what}: epoch {outcome.summary['epoch_time_s']:.2f} s"
+            + (" (projected)" if outcome.summary.get("projected") else ""))
+
+
+def _settle(p: Planned, store: Any, machine_id: int, comparison: Comparison, say: Callable[[str], None],
+            progress: Callable[[str], None] | None, walls: list[float], t0: float, plan_folder: str | None,
+            probe_cost: float | None) -> list[str]:
+    """Add seeds and speed runs where they can change the answer (``analysis.compare.next_step``) until it is
+    settled or the comparison has cost ``--max-trainings`` trainings to the target (its wall time over one
+    training's); the steps taken and why it stopped, in words."""
+    req = p.request
+    steps: list[str] = []
+    if not req.max_trainings:
+        return steps
+    local = {c.name: c for c in p.candidates if c.kind == "here"}
+    while True:
+        step = combo.next_step(comparison.results, comparison.seeds, local)
+        one = statistics.median(walls) if walls else _one_training(comparison)
+        spent = (time.perf_counter() - t0) / one if one else math.inf
+        if step.kind in ("settled", "stuck"):
+            steps.append(f"stopped: {step.why} ({spent:.1f} trainings spent)")
+            break
+        cost = 1.0 if step.kind == "seed" else 0.5 * len(step.candidates)  # a probe: about half a training
+        if spent + cost > req.max_trainings:
+            steps.append(f"stopped at the limit of {req.max_trainings:g} trainings ({spent:.1f} spent): not settled "
+                         f"({step.why})")
+            break
+        if step.kind == "seed":
+            seed = max(c.config.seed for c in p.convergence) + 1
+            cells = [("convergence", p.seed_cell(seed))]
+            p.convergence.append(cells[0][1])
+        else:
+            cells = []
+            for name in step.candidates:
+                c = local[name]
+                repeat = max((x.config.repeat for x in p.probes if x.config.vcpus == c.vcpus
+                              and x.config.build == c.build), default=-1) + 1
+                cells.append(("speed", p.probe_cell(c, repeat)))
+                p.probes.append(cells[-1][1])
+        steps.append(f"added {' and '.join(_what(k, c, req.target) for k, c in cells)}: {step.why}")
+        say(f"compare: not settled yet, {steps[-1]}")
+        for kind, cell in cells:
+            if progress:
+                progress(f"settling: {kind}: {_what(kind, cell, req.target)}")
+            _run_one(store, machine_id, kind, cell, req, say, walls)
+        comparison = _combine(p, store, plan_folder, probe_cost)
+    return steps
+
+
+def _one_training(comparison: Comparison) -> float | None:
+    """One training to the target here, where this call trained none: the fastest candidate's median."""
+    times = [r.time_to_target_s for r in comparison.results if r.time_to_target_s]
+    return min(times) if times else None
 
 
 def _seeds(p: Planned, store: Any) -> list[combo.SeedResult]:

@@ -25,8 +25,13 @@ def register(sub: Any) -> None:
                    help="comma-separated: here:N or here:all (this machine at N vCPUs), CLOUD:INSTANCE_TYPE "
                    "(gcp:c4d-highcpu-8, aws:c7i.4xlarge), CLOUD:GPU:1 (gcp:T4:1), db:MACHINE:VCPUS (runs stored "
                    "from another machine: a fingerprint prefix or host name)")
-    p.add_argument("--seeds", type=int, default=5, metavar="N",
-                   help="seeds trained to the target (default: 5; each reaches it after its own number of epochs)")
+    p.add_argument("--seeds", type=int, default=3, metavar="N",
+                   help="seeds trained to the target first (default: 3; each reaches it after its own number of "
+                   "epochs); settling adds more where they change the answer")
+    p.add_argument("--max-trainings", type=float, default=8.0, metavar="T",
+                   help="settle the comparison (add seeds and speed runs until one candidate is the cheapest in 90 %% "
+                   "of new trainings, or the interval is within 1.5x) within T trainings' time in all (default: 8; "
+                   "0: the planned seeds and repeats only)")
     p.add_argument("--first-seed", type=int, default=1, metavar="S", help="seeds S, S+1, ... (default: 1)")
     p.add_argument("--max-epochs", type=a.positive_int, metavar="E",
                    help="the most epochs a seed trains (default: the workload's epochs); one that does not reach "
@@ -111,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size, precision=args.precision, data=args.data, repeats=args.repeats,
         probe_steps=args.probe_steps, convergence_at=args.convergence_at, deadline_s=args.deadline,
         budget_usd=args.budget, probe_budget_usd=args.probe_budget, spot=not args.on_demand, family=args.family,
-        prices=args.prices, probe_plan=args.probe_plan, workdir=_workdir(args.workdir), db=args.db, timeout=args.timeout)
+        prices=args.prices, probe_plan=args.probe_plan, workdir=_workdir(args.workdir), db=args.db, timeout=args.timeout,
+        max_trainings=args.max_trainings)
     err = console(stderr=True)
     with status("checking the candidates and planning the runs"):
         planned = plan_compare(request)  # every check before the database is touched
@@ -127,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"assumed: {line}")
     for line in comparison.notes:
         print(f"note: {line}")
+    for line in comparison.steps:
+        print(f"settling: {line}")
     if comparison.training_wall_s:
         print(f"this comparison took {comparison.wall_s:.0f} s here; one training to the target took "
               f"{comparison.training_wall_s:.0f} s (median of its convergence runs): "
