@@ -3,6 +3,7 @@ from runs merged from several machines, with the runs and prices it rests on."""
 
 from __future__ import annotations
 
+import json
 import pytest
 import reportdb
 
@@ -142,3 +143,16 @@ def test_a_deadline_counts_validation_and_start_up_and_says_so(run_cli, tmp_path
     late = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--deadline", "40s", "--db", db)
     assert late.code == 1 and "cheapest meeting the 40 s deadline in 90% of trainings: none" in late.out  # 30 s of
     # training alone would fit
+
+
+def test_recommend_answers_in_json_with_the_same_figures(run_cli, tmp_path):
+    db = tmp_path / "j.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        for seed in (1, 2, 3):
+            _target_run(s, m, 1, 3, reached_at=3, validation_s=5.0, startup_s=3.0, seed=seed)
+    table = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--db", db)
+    out = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--format", "json", "--db", db)
+    assert out.code == 0, out.err
+    (c,) = json.loads(out.out)["candidates"]
+    assert c["level"] == 0.9 and c["seeds"] == 3 and f"{c['time_to_target_s']:.0f} s" in table.out

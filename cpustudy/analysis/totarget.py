@@ -133,7 +133,10 @@ def distinct_seeds(store: Any, seeds: Sequence[combo.SeedResult]) -> tuple[list[
     for s in seeds:
         trace = tuple((e.get("loss"), e.get("val_loss"), e.get("val_accuracy"))
                       for e in sorted(by.get(s.run_id, []), key=lambda e: e["epoch"]))
-        if trace and trace in first and first[trace].seed != s.seed:
+        if not any(t[0] is not None for t in trace):  # no loss recorded: nothing to tell trainings apart by
+            out.append(s)
+            continue
+        if trace in first and first[trace].seed != s.seed:
             same.setdefault(trace, [first[trace].seed]).append(s.seed)
             continue
         first.setdefault(trace, s)

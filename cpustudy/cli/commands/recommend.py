@@ -4,6 +4,7 @@ within a budget, from the stored runs and the price catalog, with what it rests 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 import cpustudy.cli.args as a
@@ -22,6 +23,7 @@ def register(sub: Any) -> None:
                    help="judge by the time and cost to reach validation accuracy A (runs measured with it)")
     p.add_argument("--on-demand", action="store_true", help="on-demand prices (default: spot)")
     p.add_argument("--prices", metavar="FILE", help="extra price rows (same columns as the catalog)")
+    a.add_format(p, ("table", "json"))
     a.add_db(p)
     p.set_defaults(func=run)
 
@@ -52,8 +54,19 @@ def run(args: argparse.Namespace) -> int:
         if comparison is None:
             analysis = analyze(store, Options(on_demand=args.on_demand, prices=args.prices))
     if comparison is not None:
+        if args.format == "json":
+            sys.stdout.write(comparison.as_json())
+            return 0 if any(r.time_to_target_s is not None for r in comparison.results) else 1
         return _from_comparison(comparison, deadline, args.budget)
     rec = recommend(analysis, args.workload, deadline_s=deadline, budget_usd=args.budget, target=args.target_accuracy)
+    if args.format == "json":
+        import json
+        from dataclasses import asdict
+
+        sys.stdout.write(json.dumps({"workload": rec.workload, "measure": rec.measure,
+                                     "choices": [asdict(c) for c in rec.choices], "notes": rec.notes},
+                                    indent=2, default=str) + "\n")
+        return 0 if rec.choices else 1
     print(f"{args.workload}: judged by {rec.measure}")
     if rec.choices:
         print_table(as_rows(rec), f"recommendation for {args.workload}")

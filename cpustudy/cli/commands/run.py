@@ -20,6 +20,7 @@ def register(sub: Any) -> None:
     p.add_argument("--inter-threads", type=a.positive_int, help="TF inter-op threads (default: vCPUs)")
     p.add_argument("--build", default="tf", help="build to measure (default: tf; see `cpustudy builds list`)")
     a.add_measure(p)
+    a.add_format(p, ("table", "json"))
     a.add_db(p)
     p.set_defaults(func=run)
 
@@ -49,11 +50,17 @@ def run(args: argparse.Namespace) -> int:
                                      listener=listener), config.epochs, err)
         db = session.store.path
         others = describe.peers(session.store, session.machine_id, config, outcome.run_id)
+        stored = session.store.runs(run_ids=[outcome.run_id]) if args.format == "json" else []
     if outcome.status != "ok":
         print(f"{a.PROG}: run {outcome.run_id} failed: {outcome.error} "
               f"(stored; `{a.PROG} results --errors --db {db}` shows it with the worker's output)", file=sys.stderr)
         return 1
-    print(describe.outcome_line(config, outcome))
+    if args.format == "json":  # the stored run as the database holds it: one object
+        import json
+
+        sys.stdout.write(json.dumps(stored[0] if stored else {"id": outcome.run_id}, indent=2, default=str) + "\n")
+    else:
+        print(describe.outcome_line(config, outcome))
     for note in describe.outcome_notes(outcome, script=config.script, peers=others):
         print(f"{a.PROG}: note: {note}", file=sys.stderr)
     if config.model_file:  # where its FLOPs came from, or why there are none (no GFLOP/s, no % of peak)

@@ -17,6 +17,7 @@ def register(sub: Any) -> None:
     p.add_argument("--snapshot-to", metavar="PATH",
                    help="after every run starts and finishes, copy the database to PATH atomically (e.g. on a "
                    "bucket mount; keep --db on local disk); a --db that does not exist yet starts from PATH")
+    a.add_format(p, ("table", "json"))
     a.add_db(p)
     p.set_defaults(func=run)
 
@@ -41,7 +42,12 @@ def run(args: argparse.Namespace) -> int:
     result = plan.measure(args.fresh, args.timeout, say=err.print,
                           progress=lambda run_cells, n: with_cell_progress(run_cells, n, err),
                           snapshot_to=args.snapshot_to)
-    print_table(result.rows, "sweep summary (median over repeats)")
+    if args.format == "json":  # one object per cell measured, as the table's rows
+        import json
+
+        sys.stdout.write(json.dumps(result.rows, indent=2, default=str) + "\n")
+    else:
+        print_table(result.rows, "sweep summary (median over repeats)")
     if request.calibrate and result.measured:
         from cpustudy.analysis import projection
 
