@@ -156,3 +156,31 @@ def test_recommend_answers_in_json_with_the_same_figures(run_cli, tmp_path):
     assert out.code == 0, out.err
     (c,) = json.loads(out.out)["candidates"]
     assert c["level"] == 0.9 and c["seeds"] == 3 and f"{c['time_to_target_s']:.0f} s" in table.out
+
+
+def test_recommend_and_compare_take_a_target_on_any_validation_metric(run_cli, tmp_path):
+    db = tmp_path / "m.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        for seed, hit in ((1, 2), (2, 3), (3, 2)):
+            run = s.start_run(m, {"workload": "mnist_mlp", "build": "tf", "vcpus": 1, "epochs": 4, "data": "learnable",
+                                  "target": "val_auc>=0.8", "seed": seed})
+            for e in range(1, 5):
+                s.add_epoch(run, {"epoch": e, "elapsed_s": 10.0, "warmup": e == 1, "loss": 1.0 / (e + seed),
+                                  "metrics": {"val_auc": 0.9 if e >= hit else 0.6}})
+            s.finish_run(run, "ok", {"epoch_time_s": 10.0, "samples_per_s": 6000.0, "timed_epochs": 3,
+                                     "target_reached": 1, "epochs_to_target": hit, "time_to_target_s": 10.0 * hit,
+                                     "startup_s": 2.0})
+    r = run_cli("recommend", "mnist_mlp", "--target", "val_auc=0.8", "--format", "json", "--db", db)
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert out["target"] == "val_auc>=0.8" and out["target_accuracy"] is None
+    assert sorted(s["epochs"] for s in out["seeds"]) == [2, 2, 3]
+    higher = run_cli("recommend", "mnist_mlp", "--target", "val_auc=0.95", "--db", db)
+    assert higher.code == 2 and "val_auc=0.95" in higher.err and len(higher.err.strip().splitlines()) == 1
+    both = run_cli("compare", "mnist_mlp", "--target", "val_auc=0.8", "--target-accuracy", "0.9", "--candidates",
+                   "here:1", "--data", "learnable", "--db", tmp_path / "c.sqlite")
+    assert both.code == 2 and "one of them" in both.err
+    neither = run_cli("compare", "mnist_mlp", "--candidates", "here:1", "--data", "learnable", "--db",
+                      tmp_path / "c.sqlite")
+    assert neither.code == 2 and "--target-accuracy A or as --target METRIC=VALUE" in neither.err

@@ -42,12 +42,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from cpustudy.analysis import stats
 from cpustudy.analysis.stats import LEVEL, NO_PRIOR, Noise
+
+if TYPE_CHECKING:
+    from cpustudy.targets import Target
 
 #: Draws of the predictive; the generator's seed is fixed, so the same measurements give the same answer.
 DRAWS = 8000
@@ -130,25 +133,63 @@ class CandidateResult:
         return asdict(self)
 
 
-def epochs_to_target(epochs: Sequence[Mapping[str, Any]], target: float, *, higher_is_better: bool = True,
-                     metric: str = "val_accuracy") -> int | None:
-    """The first epoch (1-based, as stored) whose ``metric`` meets the target, else None."""
+def as_target(target: "float | Target") -> "Target":
+    """A comparison's target: ``--target METRIC=VALUE`` as parsed, or ``--target-accuracy A`` as the validation
+    accuracy at or above A."""
+    from cpustudy.targets import Target
+
+    return target if isinstance(target, Target) else Target("val_accuracy", ">=", float(target))
+
+
+def target_words(target: "float | Target") -> str:
+    """How a comparison names its target: ``validation accuracy 0.88``, or the target's text (``val_auc>=0.8``)."""
+    t = as_target(target)
+    return f"validation accuracy {t.value:g}" if (t.metric, t.op) == ("val_accuracy", ">=") else t.text
+
+
+def metric_value(epoch: Mapping[str, Any], metric: str) -> float | None:
+    """A stored epoch's value of a validation metric: its column (``val_accuracy``, ``val_loss``), else the
+    metrics fit logged (stored as JSON), where the accuracy may go under any of Keras' names."""
+    import json
+
+    from cpustudy.targets import accuracy_value
+
+    v = epoch.get(metric)
+    if v is not None:
+        return float(v)
+    logs = epoch.get("metrics")
+    if isinstance(logs, str):
+        try:
+            logs = json.loads(logs)
+        except ValueError:
+            logs = None
+    if not isinstance(logs, Mapping):
+        return None
+    if logs.get(metric) is not None:
+        return float(logs[metric])
+    return accuracy_value(logs, "val_") if metric == "val_accuracy" else None
+
+
+def epochs_to_target(epochs: Sequence[Mapping[str, Any]], target: "float | Target") -> int | None:
+    """The first epoch (1-based, as stored) whose metric meets the target, else None."""
+    t = as_target(target)
     for e in epochs:
-        v = e.get(metric)
-        if v is not None and (v >= target if higher_is_better else v <= target):
+        if t.reached(metric_value(e, t.metric)):
             return int(e["epoch"])
     return None
 
 
-def seed_result(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]], target: float) -> SeedResult | None:
-    """A stored run as one seed's convergence to ``target``, or None where it cannot tell: a run that
-    stopped at a lower target than this one, failed, or did not validate."""
-    if run.get("status") != "ok" or not any(e.get("val_accuracy") is not None for e in epochs):
+def seed_result(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]],
+                target: "float | Target") -> SeedResult | None:
+    """A stored run as one seed's convergence to ``target`` (a validation accuracy, or ``--target``'s), or None
+    where it cannot tell: a run that stopped at its own target before reaching this one, failed, or did not
+    validate the metric."""
+    t = as_target(target)
+    if run.get("status") != "ok" or not any(metric_value(e, t.metric) is not None for e in epochs):
         return None
-    stop = run.get("target_accuracy")
-    hit = epochs_to_target(epochs, target)
-    if hit is None and stop is not None and stop < target - 1e-12:
-        return None  # it stopped at its own, lower target: what came after is unknown
+    hit = epochs_to_target(epochs, t)
+    if hit is None and _stopped_at_own_target(run, epochs):
+        return None  # it stopped at its own target, short of this one: what came after is unknown
     steps = epochs[0].get("steps") or run.get("full_steps_per_epoch")
     if run.get("steps_per_epoch") and run.get("full_steps_per_epoch") and run["steps_per_epoch"] < run[
             "full_steps_per_epoch"]:
@@ -158,6 +199,16 @@ def seed_result(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]], tar
     return SeedResult(int(run.get("seed") or 0), hit is not None, hit, int(run.get("epochs") or len(epochs)),
                       int(run["id"]),
                       run.get("vcpus"), samples)
+
+
+def _stopped_at_own_target(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) -> bool:
+    from cpustudy.targets import of_run
+
+    try:
+        own = of_run(run.get("target"), run.get("target_accuracy"))
+    except Exception:  # a target text stored by another version: read it as not stopped by it
+        return bool(run.get("target_reached"))
+    return own is not None and epochs_to_target(epochs, own) is not None
 
 
 def speed_sample(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) -> SpeedSample | None:

@@ -38,7 +38,7 @@ class Candidate:
 @dataclass
 class Comparison:
     workload: str
-    target: float
+    target: Any  # a validation accuracy (float) or a targets.Target
     results: list[combo.CandidateResult]
     seeds: list[combo.SeedResult]
     assumptions: list[str] = field(default_factory=list)
@@ -50,7 +50,9 @@ class Comparison:
     steps: list[str] = field(default_factory=list)  # what settling the comparison added, and why it stopped
 
     def as_json(self) -> str:
-        return json.dumps({"workload": self.workload, "target_accuracy": self.target,
+        t = combo.as_target(self.target)
+        accuracy = t.value if (t.metric, t.op) == ("val_accuracy", ">=") else None
+        return json.dumps({"workload": self.workload, "target_accuracy": accuracy, "target": t.text,
                            "candidates": [r.as_dict() for r in self.results],
                            "seeds": [s.__dict__ for s in self.seeds], "assumptions": self.assumptions,
                            "notes": self.notes, "probe_plan": self.plan_folder,
@@ -114,7 +116,7 @@ def epochs_by_run(store: Any, runs: Sequence[dict[str, Any]]) -> dict[int, list[
     return by
 
 
-def seed_results(store: Any, runs: Sequence[dict[str, Any]], target: float) -> list[combo.SeedResult]:
+def seed_results(store: Any, runs: Sequence[dict[str, Any]], target: Any) -> list[combo.SeedResult]:
     by = epochs_by_run(store, runs)
     return [s for s in (combo.seed_result(r, by.get(r["id"], []), target) for r in runs) if s is not None]
 
@@ -248,12 +250,12 @@ def interval_notes(results: Sequence[combo.CandidateResult]) -> list[str]:
     return [f"{', '.join(names)}: no interval: {note}" for note, names in why.items()]
 
 
-def assumptions(target: float, spot: bool, ref: Any, seeds: Sequence[combo.SeedResult],
+def assumptions(target: Any, spot: bool, ref: Any, seeds: Sequence[combo.SeedResult],
                  noise: Noise = DEFAULT_NOISE) -> list[str]:
     reached = [s for s in seeds if s.reached]
     per = ", ".join(f"{s.epochs if s.reached else 'not reached'}" for s in seeds)
     out = [
-        f"epochs to validation accuracy {target:g}: {per} over {len(seeds)} seed(s) "
+        f"epochs to {combo.target_words(target)}: {per} over {len(seeds)} seed(s) "
         f"({', '.join(str(s.seed) for s in seeds)}), trained at {ref.vcpus} vCPU(s) with batch size "
         f"{ref.batch_size}, {ref.precision_policy}, {ref.data} data, at most {ref.epochs} epochs; "
         f"{len(reached)} of {len(seeds)} reached it",
@@ -273,7 +275,7 @@ def assumptions(target: float, spot: bool, ref: Any, seeds: Sequence[combo.SeedR
     return out
 
 
-def stored(store: Any, workload: str, target: float, *, catalog: Any, spot: bool = True, family: str | None = None,
+def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool = True, family: str | None = None,
            deadline_s: float | None = None, budget_usd: float | None = None,
            noise: Noise | None = None) -> Comparison | None:
     """The comparison the stored runs of ``workload`` support for ``target``: the seeds trained to it (or
@@ -288,7 +290,7 @@ def stored(store: Any, workload: str, target: float, *, catalog: Any, spot: bool
     by = epochs_by_run(store, runs)
     groups: dict[tuple, dict[int, tuple[combo.SeedResult, dict[str, Any]]]] = {}
     for r in runs:
-        if r.get("target_accuracy") is None:
+        if r.get("target_accuracy") is None and not r.get("target"):
             continue
         s = combo.seed_result(r, by.get(r["id"], []), target)
         if s is None:

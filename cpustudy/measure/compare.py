@@ -41,7 +41,7 @@ PROBE_EPOCHS = 2  # the first (tracing) is warm-up; the second is timed
 @dataclass(frozen=True)
 class CompareRequest:
     workload: str
-    target: float
+    target: float | None  # --target-accuracy
     candidates: str
     seeds: int = 3
     first_seed: int = 1
@@ -65,10 +65,26 @@ class CompareRequest:
     db: str | None = None
     timeout: int | None = None
     max_trainings: float | None = 8.0  # settle within this many trainings' time in all (None or 0: the fixed plan)
+    target_text: str | None = None  # --target METRIC=VALUE, instead of --target-accuracy
+
+    @property
+    def goal(self) -> Any:
+        """The target: a validation accuracy, or ``--target``'s (a ``targets.Target``)."""
+        from cpustudy import targets
+
+        return targets.parse(self.target_text) if self.target_text else self.target
+
+    @property
+    def goal_words(self) -> str:
+        return combo.target_words(self.goal)
 
     def check(self) -> None:
-        if not 0 < self.target <= 1:
+        if (self.target is None) == (self.target_text is None):
+            raise UserError("give the target as --target-accuracy A or as --target METRIC=VALUE (val_auc=0.8), one of "
+                            "them")
+        if self.target is not None and not 0 < self.target <= 1:
             raise UserError(f"--target-accuracy {self.target:g}: give a validation accuracy above 0 and at most 1")
+        _ = self.goal  # a malformed --target: one line
         if self.seeds < 1:
             raise UserError(f"--seeds {self.seeds}: give at least 1 seed (3 by default, more as settling needs; MLPerf uses 3-10)")
         if self.repeats < 1:
@@ -172,7 +188,8 @@ class Planned:
     def seed_cell(self, seed: int) -> Cell:
         """The convergence run of one seed: trained to the target in full epochs."""
         spec = RunSpec(workload=self.workload, vcpus=self.convergence_vcpus, build=self.builds[0], seed=seed,
-                       epochs=self.request.max_epochs, target_accuracy=self.request.target, **self.common)
+                       epochs=self.request.max_epochs, target_accuracy=self.request.target,
+                       target=self.request.target_text, **self.common)
         config = plan(spec, host=self.host)
         return Cell(config.with_(cell_key=cell_key(config, self.fingerprint)), spec)
 
@@ -279,7 +296,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
                 f"{req.seeds - len(todo_conv)} stored) and {len(probes)} speed probe(s) to measure into {store.path}")
         for i, (kind, cell) in enumerate(work):
             if progress:
-                progress(f"[{i + 1}/{len(work)}] {kind}: {_what(kind, cell, req.target)}")
+                progress(f"[{i + 1}/{len(work)}] {kind}: {_what(kind, cell, req.goal_words)}")
             _run_one(store, session.machine_id, kind, cell, req, say, walls)
         comparison = _combine(p, store, plan_folder, probe_cost)
         steps = _settle(p, store, session.machine_id, comparison, say, progress, walls, t0, plan_folder,
@@ -292,9 +309,9 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
     return comparison
 
 
-def _what(kind: str, cell: Cell, target: float) -> str:
+def _what(kind: str, cell: Cell, target: str) -> str:
     cfg = cell.config
-    return (f"seed {cfg.seed} to {target:g} at {cfg.vcpus} vCPU(s)" if kind == "convergence" else
+    return (f"seed {cfg.seed} to {target} at {cfg.vcpus} vCPU(s)" if kind == "convergence" else
             f"speed probe {cfg.vcpus} vCPU(s) {cfg.build} r{cfg.repeat}")
 
 
@@ -303,7 +320,7 @@ def _run_one(store: Any, machine_id: int, kind: str, cell: Cell, req: CompareReq
     """Measure one convergence run or speed probe into the store and say how it went."""
     from cpustudy.measure.execute import execute
 
-    cfg, what = cell.config, _what(kind, cell, req.target)
+    cfg, what = cell.config, _what(kind, cell, req.goal_words)
     start = time.perf_counter()
     outcome = execute(store, machine_id, cfg, timeout_s=req.timeout)
     if kind == "convergence":
@@ -354,11 +371,11 @@ def _settle(p: Planned, store: Any, machine_id: int, comparison: Comparison, say
                               and x.config.build == c.build), default=-1) + 1
                 cells.append(("speed", p.probe_cell(c, repeat)))
                 p.probes.append(cells[-1][1])
-        steps.append(f"added {' and '.join(_what(k, c, req.target) for k, c in cells)}: {step.why}")
+        steps.append(f"added {' and '.join(_what(k, c, req.goal_words) for k, c in cells)}: {step.why}")
         say(f"compare: not settled yet, {steps[-1]}")
         for kind, cell in cells:
             if progress:
-                progress(f"settling: {kind}: {_what(kind, cell, req.target)}")
+                progress(f"settling: {kind}: {_what(kind, cell, req.goal_words)}")
             _run_one(store, machine_id, kind, cell, req, say, walls)
         comparison = _combine(p, store, plan_folder, probe_cost)
     return steps
@@ -372,7 +389,7 @@ def _one_training(comparison: Comparison) -> float | None:
 
 def _seeds(p: Planned, store: Any) -> list[combo.SeedResult]:
     runs = {r["cell_key"]: r for r in store.runs(status="ok", cell_keys=[c.key for c in p.convergence])}
-    return sorted(totarget.seed_results(store, list(runs.values()), p.request.target), key=lambda s: s.seed)
+    return sorted(totarget.seed_results(store, list(runs.values()), p.request.goal), key=lambda s: s.seed)
 
 
 def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float | None) -> Comparison:
@@ -383,15 +400,18 @@ def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float 
         raise UserError("no convergence run finished (see `cpustudy results --errors`): nothing to compare; the same "
                         "command measures what is missing")
     if not any(s.reached for s in seeds):
-        best = max((r.get("val_accuracy") or 0.0) for r in store.runs(run_ids=[s.run_id for s in seeds]))
-        raise UserError(f"no seed reached validation accuracy {req.target:g} within {seeds[0].max_epochs} epochs "
-                        f"(the best ended at {best:.4f}): give a lower --target-accuracy or more --max-epochs "
-                        "(what was measured is stored)")
+        goal = combo.as_target(req.goal)
+        values = [combo.metric_value(e, goal.metric) for e in store.epochs([s.run_id for s in seeds])]
+        seen = [v for v in values if v is not None]
+        best = (max(seen) if goal.op == ">=" else min(seen)) if seen else None
+        raise UserError(f"no seed reached {req.goal_words} within {seeds[0].max_epochs} epochs"
+                        + (f" (the best was {best:.4f})" if best is not None else "")
+                        + ": give an easier target or more --max-epochs (what was measured is stored)")
     inputs = totarget.candidate_inputs(store, p.candidates, ref, p.fingerprint, store.runs(status="ok"), p.catalog, req.spot, req.family)
     noise = totarget.machine_noise(store)
     results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise)
-    out = Comparison(ref.workload, req.target, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost)
-    out.assumptions = totarget.assumptions(req.target, req.spot, ref, seeds, noise)
+    out = Comparison(ref.workload, req.goal, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost)
+    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds, noise)
     out.notes += totarget.interval_notes(results) + ([same_note] if same_note else [])
     agree = combo.agreement(_all_seed_results(p, store))
     if agree is not None:
@@ -409,11 +429,12 @@ def _all_seed_results(p: Planned, store: Any) -> list[combo.SeedResult]:
     """Every stored full-epoch training of this configuration's seeds, at any vCPU count on this machine
     (``--convergence-at``), for the agreement check."""
     ref = p.convergence[0].config
-    runs = [r for r in store.runs(status="ok") if r["workload"] == ref.workload and r.get("target_accuracy")
+    runs = [r for r in store.runs(status="ok") if r["workload"] == ref.workload
+            and (r.get("target_accuracy") or r.get("target"))
             and (r.get("model_hash") or None) == (ref.model_hash or None) and r.get("batch_size") == ref.batch_size
             and (r.get("precision_policy") or precision.DEFAULT) == ref.precision_policy
             and r.get("machine") == p.fingerprint and not r.get("projected")]
-    return totarget.seed_results(store, runs, p.request.target)
+    return totarget.seed_results(store, runs, p.request.goal)
 
 
 def _cloud_probes(p: Planned, say: Callable[[str], None]) -> tuple[str | None, float | None]:

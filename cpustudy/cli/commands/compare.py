@@ -19,8 +19,10 @@ def register(sub: Any) -> None:
         "time and cost to the target per candidate with 90 %% intervals, and the probability that each is the "
         "cheapest. Interrupted, the same command resumes from what it stored.")
     p.add_argument("workload", help="workload name (see `cpustudy workloads`) or a model file (./my_model.py)")
-    p.add_argument("--target-accuracy", type=float, required=True, metavar="A",
+    p.add_argument("--target-accuracy", type=float, metavar="A",
                    help="the validation accuracy to reach (above 0, at most 1)")
+    p.add_argument("--target", metavar="METRIC=VALUE",
+                   help="instead: a target on any validation metric fit logs (val_auc=0.8, val_loss<=0.3)")
     p.add_argument("--candidates", required=True, metavar="LIST",
                    help="comma-separated: here:N or here:all (this machine at N vCPUs), CLOUD:INSTANCE_TYPE "
                    "(gcp:c4d-highcpu-8, aws:c7i.4xlarge), CLOUD:GPU:1 (gcp:T4:1), db:MACHINE:VCPUS (runs stored "
@@ -111,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     from cpustudy.measure.compare import CompareRequest, measure, plan_compare
 
     request = CompareRequest(
-        workload=args.workload, target=args.target_accuracy, candidates=args.candidates, seeds=args.seeds,
+        workload=args.workload, target=args.target_accuracy, target_text=args.target, candidates=args.candidates, seeds=args.seeds,
         first_seed=args.first_seed, max_epochs=args.max_epochs, builds=args.builds, gpu_builds=args.gpu_builds,
         batch_size=args.batch_size, precision=args.precision, data=args.data, repeats=args.repeats,
         probe_steps=args.probe_steps, convergence_at=args.convergence_at, deadline_s=args.deadline,
@@ -127,7 +129,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(comparison.as_json())
         return 0
     level = comparison.results[0].level if comparison.results else 0.9
-    print_table(rows(comparison), f"{comparison.workload} to validation accuracy {comparison.target:g}: billed time and "
+    from cpustudy.analysis.compare import target_words
+
+    print_table(rows(comparison), f"{comparison.workload} to {target_words(comparison.target)}: billed time and "
                 f"cost of one new training, median [{level:.0%} prediction interval]")
     for line in comparison.assumptions:
         print(f"assumed: {line}")

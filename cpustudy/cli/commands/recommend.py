@@ -19,6 +19,9 @@ def register(sub: Any) -> None:
                    "(or its NAME)")
     p.add_argument("--deadline", type=a.duration, metavar="DURATION", help="e.g. 90s, 10m, 1h30m, or seconds")
     p.add_argument("--budget", type=a.positive_float, metavar="USD", help="the most a training may cost")
+    p.add_argument("--target", metavar="METRIC=VALUE",
+                   help="judge by the time and cost to reach a target on any validation metric (val_auc=0.8, "
+                   "val_loss<=0.3), from runs trained to it")
     p.add_argument("--target-accuracy", type=a.accuracy, metavar="A",
                    help="judge by the time and cost to reach validation accuracy A (runs measured with it)")
     p.add_argument("--on-demand", action="store_true", help="on-demand prices (default: spot)")
@@ -45,14 +48,27 @@ def run(args: argparse.Namespace) -> int:
 
             # a mistyped name: one line with "did you mean"
             raise unknown("workload", args.workload, [*ALL, *store.workload_names()], "cpustudy results")
-        if args.target_accuracy is not None:  # seeds trained to the target x each configuration's speed
+        goal: Any = args.target_accuracy
+        if args.target is not None:
+            from cpustudy import targets
+            from cpustudy.errors import UserError
+
+            if args.target_accuracy is not None:
+                raise UserError("give --target-accuracy A or --target METRIC=VALUE, not both")
+            goal = targets.parse(args.target)
+        if goal is not None:  # seeds trained to the target x each configuration's speed
             from cpustudy.analysis import totarget as compare
             from cpustudy.prices import Catalog
 
-            comparison = compare.stored(store, args.workload, args.target_accuracy, catalog=Catalog.load(args.prices),
+            comparison = compare.stored(store, args.workload, goal, catalog=Catalog.load(args.prices),
                                         spot=not args.on_demand, deadline_s=deadline, budget_usd=args.budget)
         if comparison is None:
             analysis = analyze(store, Options(on_demand=args.on_demand, prices=args.prices))
+    if comparison is None and args.target is not None:
+        from cpustudy.errors import UserError
+
+        raise UserError(f"no run of {args.workload} trained to {args.target} (measure it with `cpustudy compare "
+                        f"{args.workload} --target {args.target} ...` or `cpustudy run ... --target {args.target}`)")
     if comparison is not None:
         if args.format == "json":
             sys.stdout.write(comparison.as_json())
@@ -83,8 +99,10 @@ def _from_comparison(comparison: Any, deadline: float | None, budget: float | No
     from cpustudy.cli.commands.compare import rows
     from cpustudy.cli.output import print_table
 
-    print(f"{comparison.workload}: judged by the time and cost of one training to validation accuracy "
-          f"{comparison.target:g}, over {len(comparison.seeds)} seed(s) and each configuration's speed runs")
+    from cpustudy.analysis.compare import target_words
+
+    print(f"{comparison.workload}: judged by the time and cost of one training to {target_words(comparison.target)}"
+          f", over {len(comparison.seeds)} seed(s) and each configuration's speed runs")
     print_table(rows(comparison), "median [90 % interval]")
     measured = [r for r in comparison.results if r.time_to_target_s is not None]
     priced = [r for r in measured if r.cost_usd is not None]
