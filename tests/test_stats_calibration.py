@@ -180,3 +180,37 @@ def test_seeds_that_took_the_same_epochs_do_not_give_a_zero_width_interval() -> 
     s = [compare.SpeedSample(8.0, 1.0, 0.5, 3.0, 1), compare.SpeedSample(8.1, 1.0, 0.5, 3.0, 2)]
     r = compare.combine(seeds, [compare.CandidateInput("here:2", s, 0.1, "test")])[0]
     assert r.time_low_s < r.time_to_target_s < r.time_high_s
+
+
+# -- what a database tells of its machine's noise ----------------------------------------------------------------
+
+
+def test_the_noise_between_runs_and_between_sweeps_is_recovered_from_stored_repeats() -> None:
+    rng = np.random.default_rng(29)
+    groups = []
+    for c in range(40):  # 40 configurations, each measured in 4 sweeps of 3 runs
+        base = 10.0 * (1 + c)
+        groups.append([list(base * math.exp(rng.normal(0, 0.08)) * np.exp(rng.normal(0, 0.05, 3))) for _ in range(4)])
+    noise = stats.noise_from_groups(groups, fallback=stats.NO_PRIOR)
+    assert 0.045 <= noise.within <= 0.055 and 0.065 <= noise.between <= 0.095
+    one = stats.noise_from_groups([g[:1] for g in groups])  # one sweep: between sweeps from the default
+    assert one.between == stats.DEFAULT_NOISE.between and "default" in one.source
+
+
+def test_sweeps_are_told_apart_by_session_and_else_by_a_gap() -> None:
+    import json
+
+    import pandas as pd
+
+    runs = pd.DataFrame({
+        "settings": [json.dumps({"session": "a"}), json.dumps({"session": "a"}), json.dumps({"session": "b"}),
+                     "{}", "{}", "{}"],
+        "machine": ["m"] * 6,
+        "created_at": ["2026-11-26T08:00:00", "2026-11-26T08:01:00", "2026-11-26T08:02:00",
+                       "2026-11-26T08:00:00", "2026-11-26T08:05:00", "2026-11-26T09:30:00"],
+        "finished_at": ["2026-11-26T08:00:50", "2026-11-26T08:01:50", "2026-11-26T08:02:50",
+                        "2026-11-26T08:04:00", "2026-11-26T08:06:00", "2026-11-26T09:31:00"],
+    })
+    s = list(holdup.sweeps(runs))
+    assert s[0] == s[1] != s[2]  # two sessions
+    assert s[3] == s[4] != s[5] and s[3] not in s[:3]  # no session stored: an hour apart is another sweep

@@ -199,24 +199,46 @@ SWEEP_GAP_S = 20 * 60
 
 
 def sweeps(runs: pd.DataFrame) -> pd.Series:
-    """Which sweep each run belongs to, per machine: a new sweep begins where the machine measured
-    nothing for ``SWEEP_GAP_S`` (the database stores no sweep of its own)."""
-    out = pd.Series(0, index=runs.index, dtype="int64")
-    if runs.empty or "created_at" not in runs:
+    """Which sweep each run belongs to: the measuring session that stored it (one ``sweep``, ``run`` or
+    ``compare`` call, kept in its settings); for runs stored before sessions were kept, per machine, a new
+    sweep begins where the machine measured nothing for ``SWEEP_GAP_S``."""
+    out = pd.Series("", index=runs.index, dtype="object")
+    if runs.empty:
         return out
-    start = pd.to_datetime(runs["created_at"], errors="coerce", utc=True)
-    end = pd.to_datetime(runs["finished_at"], errors="coerce", utc=True) if "finished_at" in runs else start
+    if "settings" in runs:
+        for i, text in zip(runs.index, runs["settings"]):
+            session = _session(text)
+            if session:
+                out[i] = f"session {session}"
+    rest = runs[out == ""]
+    if rest.empty or "created_at" not in rest:
+        return out
+    start = pd.to_datetime(rest["created_at"], errors="coerce", utc=True)
+    end = pd.to_datetime(rest["finished_at"], errors="coerce", utc=True) if "finished_at" in rest else start
     end = end.fillna(start)
-    machine = runs["machine"] if "machine" in runs else pd.Series("", index=runs.index)
-    for _, idx in runs.groupby(machine.fillna(""), sort=False).groups.items():
+    machine = rest["machine"] if "machine" in rest else pd.Series("", index=rest.index)
+    for m, idx in rest.groupby(machine.fillna(""), sort=False).groups.items():
         order = start.loc[idx].sort_values().index
         n, last = 0, None
         for i in order:
             if last is not None and pd.notna(start[i]) and (start[i] - last).total_seconds() > SWEEP_GAP_S:
                 n += 1
-            out[i] = n
+            out[i] = f"{m} gap {n}"
             last = max(last, end[i]) if last is not None and pd.notna(end[i]) else end[i]
     return out
+
+
+def _session(settings: Any) -> str:
+    if isinstance(settings, Mapping):
+        return str(settings.get("session") or "")
+    if isinstance(settings, str) and '"session"' in settings:
+        import json
+
+        try:
+            return str(json.loads(settings).get("session") or "")
+        except (ValueError, AttributeError):
+            return ""
+    return ""
 
 
 def machine_noise(runs: pd.DataFrame, keys: Sequence[str]) -> stats.Noise:

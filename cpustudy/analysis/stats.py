@@ -298,5 +298,5 @@ def noise_from_groups(groups: Iterable[Sequence[Sequence[float]]], fallback: Noi
         what = f"{source}: {dfw} repeat degrees of freedom, {between_df} between sweeps"
     else:
         between = fallback.between
-        what = f"{source}: {dfw} repeat degrees of freedom; between sweeps {fallback.source.split(':')[0]}'s"
+        what = f"{source}: {dfw} repeat degrees of freedom; between sweeps, {fallback.source.split(':')[0]}"
     return Noise(within=math.sqrt(within2), df=dfw + fallback.df, between=between, source=what)

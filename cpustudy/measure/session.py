@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -60,6 +61,7 @@ def measuring(db: str | Path | None, machine: machine_mod.Machine | None = None,
     path = Path(db) if db else default_path()
     restored = snapshot.restore(snapshot_to, path) if snapshot_to else False
     store = Store.open(path)
+    store.session = uuid.uuid4().hex[:16]  # this call's runs: one sweep to the statistics
     try:
         with SweepLock(store.path):
             reason = ("its job was cut (a preempted VM or a killed process) before it finished; resumed from "

@@ -251,8 +251,9 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
     page.sections.append(Section("The answer", [Bullets(answer)]))
     if open_:
         page.sections.append(Section("Inconclusive comparisons", [
-            Paragraph(["Not findings: the comparisons behind these do not hold up by the report's rules (paired, on "
-                       "a quiet machine, spread excluding no difference), and each says why."]),
+            Paragraph(["Not findings: the comparisons behind these do not hold up by the report's rules (runs on "
+                       "a quiet machine, a difference of 5 % or more that a test on the runs shows among the page's "
+                       "comparisons: see the machine-state line below), and each says why."]),
             Bullets(open_ + notes)]))
     elif notes:
         page.sections.append(Section("Notes", [Bullets(notes)]))

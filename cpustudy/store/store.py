@@ -74,6 +74,9 @@ class Store:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
+        #: The measuring session (one ``sweep``, ``run`` or ``compare`` call) that runs started now belong to,
+        #: kept in each run's settings: the statistics tell sweeps apart by it.
+        self.session: str | None = None
         self._columns: dict[str, tuple[str, ...]] = {}
         # Called after a run starts or finishes, once committed (``sweep --snapshot-to`` copies the
         # database there, so a cut job resumes from it).
@@ -256,7 +259,8 @@ class Store:
             "oversubscribed": int(bool(config.get("oversubscribed"))),
             "full_steps_per_epoch": config.get("full_steps_per_epoch"),
             "cell_key": config.get("cell_key"),
-            "settings": json.dumps(dict(config), default=str, sort_keys=True),
+            "settings": json.dumps({**config, **({"session": self.session} if self.session else {})}, default=str,
+                                   sort_keys=True),
             "flops_per_sample": config.get("flops_per_sample"),
             "flops_source": config.get("flops_source") or ("analytic" if config.get("flops_per_sample") else None),
             "model_file": config.get("model_file"),
