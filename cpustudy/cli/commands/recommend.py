@@ -103,7 +103,7 @@ def _from_comparison(comparison: Any, deadline: float | None, budget: float | No
 
     print(f"{comparison.workload}: judged by the time and cost of one training to {target_words(comparison.target)}"
           f", over {len(comparison.seeds)} seed(s) and each configuration's speed runs")
-    print_table(rows(comparison), "median [90 % interval]")
+    print_table(rows(comparison), f"median [{comparison.results[0].level if comparison.results else 0.9:.0%} prediction interval]")
     measured = [r for r in comparison.results if r.time_to_target_s is not None]
     priced = [r for r in measured if r.cost_usd is not None]
     sure = 0.9
