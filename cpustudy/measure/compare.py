@@ -101,11 +101,15 @@ class CompareRequest:
 
 
 def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopology, catalog: Any,
-                     machines: Sequence[dict[str, Any]], *, region: str | None = None) -> list[Candidate]:
+                     machines: Sequence[dict[str, Any]], *, region: str | None = None,
+                     clouds: Any = None) -> list[Candidate]:
     """``--candidates``: ``here:N``/``here:all``, ``CLOUD:INSTANCE_TYPE``, ``CLOUD:GPU:1`` or
     ``db:MACHINE:VCPUS`` (a fingerprint prefix or host name of a machine in the database; ``gpu`` for its
-    GPU runs), each with every CPU build of ``builds``. Every name is checked before anything runs."""
-    from cpustudy.cloud import targets as targets_mod
+    GPU runs), each with every CPU build of ``builds``. Every name is checked before anything runs.
+    ``clouds``: what reads a cloud target (``cpustudy.cloud.targets``, handed down by the caller above both
+    rooms); without it a cloud candidate is refused."""
+    targets_mod = clouds
+    known_clouds = tuple(getattr(targets_mod, "CLOUDS", ("gcp", "aws", "azure")))
 
     items = split_list(text, "--candidates", "here:1,here:2,gcp:c4d-highcpu-8,gcp:T4:1")
     if not items:
@@ -128,7 +132,9 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
             out += [Candidate(f"here:{v}" + (f" {b}" if several else ""), "here", b, vcpus=v) for b in builds]
         elif head == "db":
             out += [_stored(item, rest, machines, b, several) for b in builds]
-        elif head in targets_mod.CLOUDS:
+        elif head in known_clouds:
+            if targets_mod is None:
+                raise UserError(f"--candidates: {item}: cloud candidates are planned by `cpustudy compare`")
             t = targets_mod.one(item, catalog, region, "--candidates")
             instance = f"{t.cloud}:{t.instance_type}"
             if t.device == "gpu":
@@ -201,7 +207,9 @@ class Planned:
         return Cell(config.with_(cell_key=cell_key(config, self.fingerprint)), spec)
 
 
-def plan_compare(request: CompareRequest) -> Planned:
+def plan_compare(request: CompareRequest, clouds: Any = None) -> Planned:
+    """Check and plan a comparison before the database is touched; ``clouds``: what reads cloud candidates
+    (``cpustudy.cloud.targets``, from the caller)."""
     from cpustudy.environment import builds as builds_mod
     from cpustudy.prices import Catalog
     from cpustudy.store import Store, default_path
@@ -219,7 +227,7 @@ def plan_compare(request: CompareRequest) -> Planned:
     if db.is_file():
         with Store.read(db) as store:
             machines = store.machines()
-    candidates = parse_candidates(request.candidates, builds, topo, catalog, machines)
+    candidates = parse_candidates(request.candidates, builds, topo, catalog, machines, clouds=clouds)
     m = machine_mod.collect()
     at = parse_candidates(request.convergence_at, builds[:1], topo, catalog, machines)
     if len(at) != 1 or at[0].kind != "here":
@@ -238,7 +246,7 @@ def plan_compare(request: CompareRequest) -> Planned:
         raise UserError(f"{workload.name} would train on synthetic data here, whose labels are noise: no seed "
                         "would reach a target. Give --data real (its dataset cached) or --data learnable")
     full_steps = p.convergence[0].config.full_steps_per_epoch
-    p.cap = request.probe_steps if request.probe_steps < full_steps and _cappable(workload) else None
+    p.cap = request.probe_steps if request.probe_steps < full_steps and cappable(workload) else None
     local = [c for c in candidates if c.kind == "here"]
     for r in range(request.repeats):
         turn = local[r % len(local):] + local[:r % len(local)] if local else []
@@ -246,7 +254,7 @@ def plan_compare(request: CompareRequest) -> Planned:
     return p
 
 
-def _cappable(workload: Any) -> bool:
+def cappable(workload: Any) -> bool:
     """Whether a probe's epochs can be capped: a script fed a PyDataset or a generator trains whole epochs."""
     model = workload.model
     return model is None or model.kind != "script" or (model.summary.get("fit") or {}).get("input") in (
@@ -267,14 +275,16 @@ def _order(convergence: list[Cell], probes: list[Cell]) -> list[tuple[str, Cell]
     return out
 
 
-def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], None] | None = None) -> Comparison:
-    """Measure what the comparison lacks (resuming from what is stored), plan the cloud probes, and combine."""
+def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], None] | None = None,
+            probes: tuple[str | None, float | None] = (None, None)) -> Comparison:
+    """Measure what the comparison lacks (resuming from what is stored) and combine; ``probes``: the cloud
+    candidates' probe plan and its estimated cost, planned beforehand by ``cpustudy.cloud.probes``."""
     from cpustudy.measure.session import measuring
     from cpustudy.measure.sweep import pending
 
     req = p.request
     ref = p.convergence[0].config
-    plan_folder, probe_cost = _cloud_probes(p, say)
+    plan_folder, probe_cost = probes
     t0 = time.perf_counter()
     walls: list[float] = []
     with measuring(req.db, p.machine) as session:
@@ -289,11 +299,11 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
                 have += len(todo_conv)  # each convergence run to come times this candidate too
             mine = [x for x in todo_probes if x.config.vcpus == c.vcpus and x.config.build == c.build]
             chosen.update(x.key for x in mine[:max(0, req.repeats - have)])
-        probes = [x for x in todo_probes if x.key in chosen]  # in their planned, interleaved order
-        work = _order(todo_conv, probes)
+        local_probes = [x for x in todo_probes if x.key in chosen]  # in their planned, interleaved order
+        work = _order(todo_conv, local_probes)
         if work:
             say(f"compare: {len(todo_conv)} convergence run(s) ({req.seeds} seeds wanted, "
-                f"{req.seeds - len(todo_conv)} stored) and {len(probes)} speed probe(s) to measure into {store.path}")
+                f"{req.seeds - len(todo_conv)} stored) and {len(local_probes)} speed probe(s) to measure into {store.path}")
         for i, (kind, cell) in enumerate(work):
             if progress:
                 progress(f"[{i + 1}/{len(work)}] {kind}: {_what(kind, cell, req.goal_words)}")
@@ -435,66 +445,3 @@ def _all_seed_results(p: Planned, store: Any) -> list[combo.SeedResult]:
             and (r.get("precision_policy") or precision.DEFAULT) == ref.precision_policy
             and r.get("machine") == p.fingerprint and not r.get("projected")]
     return totarget.seed_results(store, runs, p.request.goal)
-
-
-def _cloud_probes(p: Planned, say: Callable[[str], None]) -> tuple[str | None, float | None]:
-    """The cloud candidates' probe plan (written only when its estimate is within ``--probe-budget``), or
-    (None, None) when every cloud candidate already has the speed runs it needs."""
-    from cpustudy.cloud import plan as plan_mod
-    from cpustudy.cloud import tasks
-    from cpustudy.measure.request import SweepRequest
-    from cpustudy.store import Store, default_path
-
-    req = p.request
-    cloud = [c for c in p.candidates if c.kind == "cloud"]
-    if not cloud:
-        return None, None
-    db = Path(req.db) if req.db else default_path()
-    ref = p.convergence[0].config
-    need = cloud
-    if db.is_file():
-        with Store.read(db) as store:
-            stored = store.runs(status="ok")
-            need = [c for c in cloud if len(speed_samples(store, c, ref, p.fingerprint, stored)) < req.repeats]
-    if not need:
-        return None, None
-    targets = ",".join(dict.fromkeys(c.name.split(" ")[0] for c in need))
-    cpu_builds = ",".join(dict.fromkeys(c.build for c in need if c.device == "cpu")) or p.builds[0]
-    steps = p.probes[0].config.steps_per_epoch if p.probes else (
-        req.probe_steps if req.probe_steps < ref.full_steps_per_epoch and _cappable(p.workload) else None)
-    request = SweepRequest(workloads=req.workload, builds=cpu_builds, vcpus=None, repeats=req.repeats,
-                           epochs=PROBE_EPOCHS, steps_per_epoch=steps,
-                           batch_sizes=(req.batch_size,) if req.batch_size else (),
-                           precisions=(req.precision,), data=req.data, validation="study",
-                           augment=ref.options.get("augment") if ref.options else None, timeout=req.timeout)
-    options = tasks.CloudSweep(request, gpu_builds=req.gpu_builds)
-    quotes = plan_mod.quote(targets, options, spot=req.spot, db=db if db.is_file() else None, prices=req.prices)
-    unknown = [n for n, usd, _ in quotes if usd is None]
-    total = sum(usd for _, usd, _ in quotes if usd is not None)
-    if req.probe_budget_usd is not None:
-        if unknown:
-            raise UserError(f"--probe-budget: {', '.join(unknown)} has no {'spot' if req.spot else 'on-demand'} "
-                            "rate in the catalog, so its probe cannot be held to a budget: drop it or add its price")
-        if total > req.probe_budget_usd:
-            cheapest = min(usd for _, usd, _ in quotes if usd is not None)
-            raise UserError(f"--probe-budget {req.probe_budget_usd:g} USD: the cloud probes are estimated at "
-                            f"{total:.3g} USD (the cheapest alone {cheapest:.3g} USD, mostly the VM's start-up): "
-                            "raise the budget or drop candidates; nothing was written or launched")
-    folder = Path(req.probe_plan or "cpustudy-probes")  # written only now, within the budget
-    plan = plan_mod.make(targets, options, out=folder, spot=req.spot, bucket=None, name=_plan_name(folder.name),
-                         db=db if db.is_file() else None, prices=req.prices, workdir=req.workdir)
-    guessed = any(g for _, _, g in quotes)
-    say(f"compare: cloud probes planned in {folder} for {targets}: {plan.cost_usd if plan.cost_usd is not None else total:.3g} "
-        f"USD estimated{' (partly a guess from FLOPs)' if guessed else ''}; nothing launched")
-    return str(folder), total
-
-
-def _plan_name(text: str) -> str:
-    import re
-
-    name = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:40]
-    return name or "compare-probes"
-
-
-# --- the comparisons a database holds (``recommend --target-accuracy``, the report) ----------------------------
-

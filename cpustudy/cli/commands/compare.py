@@ -110,6 +110,7 @@ def comparison_has(comparison: Any, key: str) -> bool:
 def run(args: argparse.Namespace) -> int:
     from cpustudy.cli.commands.cloud import _workdir
     from cpustudy.cli.output import console, print_table, status
+    from cpustudy.cloud.probes import plan_probes
     from cpustudy.measure.compare import CompareRequest, measure, plan_compare
 
     request = CompareRequest(
@@ -122,9 +123,13 @@ def run(args: argparse.Namespace) -> int:
         max_trainings=args.max_trainings)
     err = console(stderr=True)
     with status("checking the candidates and planning the runs"):
-        planned = plan_compare(request)  # every check before the database is touched
+        from cpustudy.cloud import targets as cloud_targets
+
+        planned = plan_compare(request, clouds=cloud_targets)  # every check before the database is touched
+    with status("planning the cloud candidates' probes"):
+        probes = plan_probes(planned, err.print)  # costed and held to --probe-budget; nothing launched
     with status("comparing") as update:
-        comparison = measure(planned, say=err.print, progress=update)
+        comparison = measure(planned, say=err.print, progress=update, probes=probes)
     if args.format == "json":
         sys.stdout.write(comparison.as_json())
         return 0
