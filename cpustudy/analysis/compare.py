@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -202,11 +203,12 @@ def seed_result(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]],
 
 
 def _stopped_at_own_target(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) -> bool:
+    from cpustudy.errors import UserError
     from cpustudy.targets import of_run
 
     try:
         own = of_run(run.get("target"), run.get("target_accuracy"))
-    except Exception:  # a target text stored by another version: read it as not stopped by it
+    except UserError:  # a target text this version cannot read: whether it stopped there, as the run stored it
         return bool(run.get("target_reached"))
     return own is not None and epochs_to_target(epochs, own) is not None
 
@@ -242,42 +244,29 @@ def _interval(values: np.ndarray, level: float) -> tuple[float | None, float | N
     return out[0], out[1], out[2]
 
 
-@dataclass(frozen=True)
-class EpochDraws:
-    """Epochs to the target of new seeds (inf: never reached); the predictive's variance and degrees of
-    freedom on the log scale (0 and inf where the seeds agree exactly or were one); why its spread is
-    unknown (empty when known)."""
-
-    epochs: np.ndarray
-    var: float
-    df: float
-    note: str
-
-
 def draw_epochs(seeds: Sequence[SeedResult], draws: int, rng: np.random.Generator,
-                prior: Noise = EPOCH_PRIOR) -> EpochDraws:
-    """Epochs to the target of ``draws`` new seeds: see the module's docstring."""
+                prior: Noise = EPOCH_PRIOR) -> tuple[np.ndarray, str]:
+    """Epochs to the target of ``draws`` new seeds (inf: never reached), and why their spread is unknown
+    (empty when known): see the module's docstring."""
     reached = [float(s.epochs) for s in seeds if s.reached and s.epochs]
     n, r = len(seeds), len(reached)
     if not r:
-        return EpochDraws(np.full(draws, np.inf), 0.0, math.inf, "no seed reached the target")
+        return np.full(draws, np.inf), "no seed reached the target"
     note = ""
     pred = stats.predict_log(reached, prior)
-    var, df = 0.0, math.inf
     if pred is None:
         epochs = np.full(draws, reached[0])
         note = "one seed's epochs: the seeds' spread is unknown (2 more seeds give an interval)"
     else:
         cap = math.log(100.0 * max(reached))  # a Student-t's far tail: no seed needs 100x the slowest one's
         epochs = np.maximum(1.0, np.round(np.exp(np.minimum(pred.draw(rng, draws), cap))))
-        var, df = pred.scale ** 2, pred.df
     if r < n:
         p = rng.beta(r + 0.5, n - r + 0.5, draws)
         epochs = np.where(rng.random(draws) < p, epochs, np.inf)
-    return EpochDraws(epochs, var, df, note)
+    return epochs, note
 
 
-def _times(drawn: EpochDraws, samples: Sequence[SpeedSample], noise: Noise, draws: int,
+def _times(epochs: np.ndarray, samples: Sequence[SpeedSample], noise: Noise, draws: int,
            rng: np.random.Generator) -> tuple[np.ndarray, str]:
     """One new training's billed time per draw on a candidate, and why its spread is unknown (or "").
 
@@ -287,21 +276,18 @@ def _times(drawn: EpochDraws, samples: Sequence[SpeedSample], noise: Noise, draw
     vectorised over the draws). The seeds' and the runs' predictives are drawn independently: with few of
     either, the interval is somewhat wider than its level (simulated: 89-97 % inside a 90 % interval;
     Welch-Satterthwaite's single t for the sum fell to 72 % where all seeds took the same epochs)."""
-    epochs = drawn.epochs
     per = np.array([s.per_epoch_s for s in samples], dtype=float)
     once = np.array([s.once_s for s in samples], dtype=float)
     finite = np.isfinite(epochs)
     e = np.where(finite, epochs, 1.0)[:, None]
     logs = np.log(e * per[None, :] + once[None, :])  # draws x runs
     n = len(samples)
-    ss = ((logs - logs.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) if n > 1 else np.zeros(draws)
-    df = (n - 1) + noise.df
-    if df <= 0:
+    spread = stats.predictive_scale(((logs - logs.mean(axis=1, keepdims=True)) ** 2).sum(axis=1), n, noise)
+    if spread is None:
         note = (f"one speed run and no known spread of this machine: no interval ({n + 1} runs, or repeats "
                 "stored in the database, give one)")
         return np.where(finite, np.exp(logs[:, 0]), np.inf), note
-    var = (ss + noise.df * noise.within ** 2) / df
-    scale = np.sqrt(var * (1 + 1 / n) + 2 * noise.between ** 2)
+    scale, df = spread
     t = np.exp(logs.mean(axis=1) + np.minimum(scale * rng.standard_t(df, draws), math.log(100.0)))
     return np.where(finite, t, np.inf), ""
 
@@ -318,8 +304,7 @@ def combine(seeds: Sequence[SeedResult], candidates: Sequence[CandidateInput], *
     if not 0 < level < 1:
         raise ValueError(f"level {level}: give a share between 0 and 1")
     rng = np.random.default_rng(rng_seed)
-    drawn = draw_epochs(seeds, draws, rng, epoch_prior)
-    epoch_note = drawn.note
+    drawn, epoch_note = draw_epochs(seeds, draws, rng, epoch_prior)
     reached = sum(s.reached for s in seeds) / len(seeds)
     # Each candidate's own figures from one stream seeded alike (the same measurements give the same
     # figures whatever else is compared); P(cheapest) from independent streams, as new runs on separate
@@ -459,4 +444,4 @@ def _spread(r: CandidateResult) -> float:
     """A candidate's spread of one training's log time, read from its interval (inf: none given)."""
     if not (r.time_low_s and r.time_high_s):
         return math.inf
-    return math.log(r.time_high_s / r.time_low_s) / 3.3  # a 90 % interval is about 3.3 standard deviations wide
+    return math.log(r.time_high_s / r.time_low_s) / (2 * NormalDist().inv_cdf(0.5 + r.level / 2))

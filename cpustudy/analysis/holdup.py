@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import pandas as pd
 
 from cpustudy.analysis import stats
+from cpustudy.analysis.runs import settings_of
 from cpustudy.analysis.studies import study
 from cpustudy.environment import state
 
@@ -207,7 +208,7 @@ def sweeps(runs: pd.DataFrame) -> pd.Series:
         return out
     if "settings" in runs:
         for i, text in zip(runs.index, runs["settings"]):
-            session = _session(text)
+            session = str(settings_of(text).get("session") or "")
             if session:
                 out[i] = f"session {session}"
     rest = runs[out == ""]
@@ -226,19 +227,6 @@ def sweeps(runs: pd.DataFrame) -> pd.Series:
             out[i] = f"{m} gap {n}"
             last = max(last, end[i]) if last is not None and pd.notna(end[i]) else end[i]
     return out
-
-
-def _session(settings: Any) -> str:
-    if isinstance(settings, Mapping):
-        return str(settings.get("session") or "")
-    if isinstance(settings, str) and '"session"' in settings:
-        import json
-
-        try:
-            return str(json.loads(settings).get("session") or "")
-        except (ValueError, AttributeError):
-            return ""
-    return ""
 
 
 def machine_noise(runs: pd.DataFrame, keys: Sequence[str]) -> stats.Noise:

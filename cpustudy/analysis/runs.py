@@ -178,13 +178,20 @@ def add_cloud(df: pd.DataFrame) -> None:
     df["platform"] = platforms
 
 
-def _settings(run: dict[str, Any]) -> dict[str, Any]:
-    """The run's stored settings (its whole configuration, as JSON); {} when unreadable."""
+def settings_of(stored: Any) -> dict[str, Any]:
+    """A run's stored settings (its whole configuration, as JSON text, or already read); {} when unreadable."""
+    if isinstance(stored, dict):
+        return stored
     try:
-        settings = json.loads(run.get("settings") or "{}")
+        settings = json.loads(stored or "{}") if isinstance(stored, str) else {}
     except ValueError:
         return {}
     return settings if isinstance(settings, dict) else {}
+
+
+def _settings(run: dict[str, Any]) -> dict[str, Any]:
+    """The run's stored settings (its whole configuration, as JSON); {} when unreadable."""
+    return settings_of(run.get("settings"))
 
 
 def build_family(run: dict[str, Any]) -> str:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 from scipy import stats as sps
@@ -244,6 +244,19 @@ class Predictive:
         return self.loc + self.scale * z
 
 
+def predictive_scale(ss: Any, n: int, noise: Noise) -> tuple[Any, float] | None:
+    """(scale, degrees of freedom) of the Student-t predictive of one new run's log value from ``n`` values
+    whose sum of squared deviations is ``ss`` (a number, or an array of them): their spread pooled with the
+    prior's, times sqrt(1 + 1/n) for the mean's own noise, widened by the between-sweep variation (the new
+    run's own sweep and the measured runs' sweep each moved them). None where nothing tells a spread (one
+    value and no prior)."""
+    df = (n - 1) + noise.df
+    if df <= 0:
+        return None
+    var = (ss + noise.df * noise.within ** 2) / df
+    return np.sqrt(var * (1 + 1 / n) + 2 * noise.between ** 2), df
+
+
 def predict_log(values: Sequence[float], noise: Noise = NO_PRIOR) -> Predictive | None:
     """The predictive of one new run's log value from ``values`` (positive), or None where the samples
     cannot tell a spread (one value and no prior)."""
@@ -251,12 +264,10 @@ def predict_log(values: Sequence[float], noise: Noise = NO_PRIOR) -> Predictive 
     n = len(x)
     if not n:
         return None
-    var, df = moderated(x, noise)
-    if df <= 0:
+    spread = predictive_scale(float(np.sum((x - x.mean()) ** 2)), n, noise)
+    if spread is None:
         return None
-    # the new run's own sweep and the measured runs' sweep each moved them (between), the mean's own noise
-    scale = math.sqrt(var * (1 + 1 / n) + 2 * noise.between ** 2)
-    return Predictive(float(x.mean()), scale, df, n)
+    return Predictive(float(x.mean()), float(spread[0]), spread[1], n)
 
 
 # -- what a database knows of its machine's noise ----------------------------------------------------------

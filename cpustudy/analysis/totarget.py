@@ -116,19 +116,19 @@ def epochs_by_run(store: Any, runs: Sequence[dict[str, Any]]) -> dict[int, list[
     return by
 
 
-def seed_results(store: Any, runs: Sequence[dict[str, Any]], target: Any) -> list[combo.SeedResult]:
-    by = epochs_by_run(store, runs)
+def seed_results(store: Any, runs: Sequence[dict[str, Any]], target: Any,
+                 by: dict[int, list[dict[str, Any]]] | None = None) -> list[combo.SeedResult]:
+    """The runs as seeds' convergence to ``target``; ``by``: their epochs by run, where already read."""
+    by = by if by is not None else epochs_by_run(store, runs)
     return [s for s in (combo.seed_result(r, by.get(r["id"], []), target) for r in runs) if s is not None]
 
 
-def distinct_seeds(store: Any, seeds: Sequence[combo.SeedResult]) -> tuple[list[combo.SeedResult], str]:
+def distinct_seeds(seeds: Sequence[combo.SeedResult],
+                   by: dict[int, list[dict[str, Any]]]) -> tuple[list[combo.SeedResult], str]:
     """Seeds whose trainings were the same training (every epoch's loss and validation alike, to the bit):
     one seed, counted once, and a sentence saying so (empty where every seed trained its own way). A script
-    or model file that seeds itself in a way cpustudy cannot override does this."""
-    runs = [s.run_id for s in seeds]
-    by: dict[int, list[dict[str, Any]]] = {}
-    for e in store.epochs(runs) if runs else []:
-        by.setdefault(e["run_id"], []).append(e)
+    or model file that seeds itself in a way cpustudy cannot override does this. ``by``: the seeds' epochs by
+    run (``epochs_by_run``)."""
     first: dict[tuple, combo.SeedResult] = {}
     same: dict[tuple, list[int]] = {}
     out = []
@@ -302,7 +302,7 @@ def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool =
         return None
     key, chosen = max(groups.items(), key=lambda kv: len(kv[1]))
     others = [k for k in groups if k != key]
-    seeds, same_note = distinct_seeds(store, sorted((s for s, _ in chosen.values()), key=lambda s: s.seed))
+    seeds, same_note = distinct_seeds(sorted((s for s, _ in chosen.values()), key=lambda s: s.seed), by)
     if not any(s.reached for s in seeds):
         return None
     first = next(iter(chosen.values()))[1]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from cpustudy.errors import UserError
-from cpustudy.measure.compare import PROBE_EPOCHS, Planned, cappable, speed_samples
+from cpustudy.measure.compare import PROBE_EPOCHS, Planned, speed_samples
 
 
 def plan_probes(p: Planned, say: Callable[[str], None]) -> tuple[str | None, float | None]:
@@ -34,8 +34,7 @@ def plan_probes(p: Planned, say: Callable[[str], None]) -> tuple[str | None, flo
         return None, None
     targets = ",".join(dict.fromkeys(c.name.split(" ")[0] for c in need))
     cpu_builds = ",".join(dict.fromkeys(c.build for c in need if c.device == "cpu")) or p.builds[0]
-    steps = p.probes[0].config.steps_per_epoch if p.probes else (
-        req.probe_steps if req.probe_steps < ref.full_steps_per_epoch and cappable(p.workload) else None)
+    steps = p.cap  # the local probes' capped epochs
     request = SweepRequest(workloads=req.workload, builds=cpu_builds, vcpus=None, repeats=req.repeats,
                            epochs=PROBE_EPOCHS, steps_per_epoch=steps,
                            batch_sizes=(req.batch_size,) if req.batch_size else (),

@@ -309,11 +309,8 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
                 progress(f"[{i + 1}/{len(work)}] {kind}: {_what(kind, cell, req.goal_words)}")
             _run_one(store, session.machine_id, kind, cell, req, say, walls)
         comparison = _combine(p, store, plan_folder, probe_cost)
-        steps = _settle(p, store, session.machine_id, comparison, say, progress, walls, t0, plan_folder,
-                        probe_cost)
-        if len(steps) > 1:  # something was added: the answer from everything measured
-            comparison = _combine(p, store, plan_folder, probe_cost)
-        comparison.steps = steps
+        comparison = _settle(p, store, session.machine_id, comparison, say, progress, walls, t0, plan_folder,
+                             probe_cost)
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = statistics.median(walls) if walls else None
     return comparison
@@ -348,14 +345,15 @@ def _run_one(store: Any, machine_id: int, kind: str, cell: Cell, req: CompareReq
 
 def _settle(p: Planned, store: Any, machine_id: int, comparison: Comparison, say: Callable[[str], None],
             progress: Callable[[str], None] | None, walls: list[float], t0: float, plan_folder: str | None,
-            probe_cost: float | None) -> list[str]:
+            probe_cost: float | None) -> Comparison:
     """Add seeds and speed runs where they can change the answer (``analysis.compare.next_step``) until it is
     settled or the comparison has cost ``--max-trainings`` trainings to the target (its wall time over one
-    training's); the steps taken and why it stopped, in words."""
+    training's): the answer from everything measured, with the steps taken and why it stopped (``steps``, in
+    words)."""
     req = p.request
     steps: list[str] = []
     if not req.max_trainings:
-        return steps
+        return comparison
     local = {c.name: c for c in p.candidates if c.kind == "here"}
     while True:
         step = combo.next_step(comparison.results, comparison.seeds, local)
@@ -388,7 +386,8 @@ def _settle(p: Planned, store: Any, machine_id: int, comparison: Comparison, say
                 progress(f"settling: {kind}: {_what(kind, cell, req.goal_words)}")
             _run_one(store, machine_id, kind, cell, req, say, walls)
         comparison = _combine(p, store, plan_folder, probe_cost)
-    return steps
+    comparison.steps = steps
+    return comparison
 
 
 def _one_training(comparison: Comparison) -> float | None:
@@ -397,15 +396,18 @@ def _one_training(comparison: Comparison) -> float | None:
     return min(times) if times else None
 
 
-def _seeds(p: Planned, store: Any) -> list[combo.SeedResult]:
-    runs = {r["cell_key"]: r for r in store.runs(status="ok", cell_keys=[c.key for c in p.convergence])}
-    return sorted(totarget.seed_results(store, list(runs.values()), p.request.goal), key=lambda s: s.seed)
+def _seeds(p: Planned, store: Any) -> tuple[list[combo.SeedResult], str]:
+    """The comparison's seeds, those that trained one training counted once, and the sentence saying so."""
+    runs = list({r["cell_key"]: r for r in store.runs(status="ok", cell_keys=[c.key for c in p.convergence])}.values())
+    by = totarget.epochs_by_run(store, runs)
+    seeds = sorted(totarget.seed_results(store, runs, p.request.goal, by), key=lambda s: s.seed)
+    return totarget.distinct_seeds(seeds, by)
 
 
 def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float | None) -> Comparison:
     req = p.request
     ref = p.convergence[0].config
-    seeds, same_note = totarget.distinct_seeds(store, _seeds(p, store))
+    seeds, same_note = _seeds(p, store)
     if not seeds:
         raise UserError("no convergence run finished (see `cpustudy results --errors`): nothing to compare; the same "
                         "command measures what is missing")
