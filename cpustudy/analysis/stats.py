@@ -282,7 +282,7 @@ def noise_from_groups(groups: Iterable[Sequence[Sequence[float]]], fallback: Noi
     configuration. What the database cannot tell comes from ``fallback``, which also counts as its
     ``df`` runs' worth of prior evidence for ``within``."""
     ss, dfw = 0.0, 0
-    between_ss, between_df = 0.0, 0
+    spreads: list[tuple[float, int, float]] = []  # per configuration of several sweeps: SS of its means, df, mean 1/n
     for sweeps in groups:
         means, sizes = [], []
         for runs in sweeps:
@@ -295,11 +295,12 @@ def noise_from_groups(groups: Iterable[Sequence[Sequence[float]]], fallback: Noi
                 sizes.append(len(x))
         if len(means) > 1:
             m = np.asarray(means)
-            between_ss += float(np.sum((m - m.mean()) ** 2))
-            between_df += len(m) - 1
-            # expected share of the runs' own noise in a sweep mean's spread: within^2 x mean(1/n)
-            between_ss -= (len(m) - 1) * float(np.mean([1 / s for s in sizes])) * (
-                (ss / dfw) if dfw else fallback.within ** 2)
+            spreads.append((float(np.sum((m - m.mean()) ** 2)), len(m) - 1, float(np.mean([1 / s for s in sizes]))))
+    # a sweep mean's spread holds its runs' own noise too (within^2 x mean(1/n)): taken off with the within
+    # spread pooled over every configuration, whatever order they came in
+    runs_var = (ss / dfw) if dfw else fallback.within ** 2
+    between_ss = sum(s - d * inv_n * runs_var for s, d, inv_n in spreads)
+    between_df = sum(d for _, d, _ in spreads)
     if not dfw and not between_df:
         return fallback
     within2 = (ss + fallback.df * fallback.within ** 2) / (dfw + fallback.df)
