@@ -36,11 +36,14 @@ def describe_machine(check: bool = False, probe: bool = True,
 
     platform = platforms.platform_of(info)
     info["platform"] = None if platform is None else {"name": platform.name, "how": platform.how,
-                                                      "families": list(platform.families), "source": platform.source,
-                                                      "as_of": platform.as_of}
-    lines.append(("cloud families", "none known to run this CPU: results are priced as the default family"
-                  if platform is None else f"{platform.name} ({platform.how}): {', '.join(platform.families)}; "
-                  f"sources: {platform.source}"))
+                                                      "sure": platform.sure, "families": list(platform.families),
+                                                      "source": platform.source, "as_of": platform.as_of}
+    lines.append(("platform", "none cpustudy knows: results are priced as the default family"
+                  if platform is None else f"{platform.name}; {platform.sure}; by {platform.how}"))
+    if platform is not None:
+        lines.append(("cloud families", "; ".join(
+            f"{f} ({platforms.vcpu_words(f, m.threads_per_core)})" for f in platform.families)
+            + f". Sources: {platform.source}"))
     if check:
         st = info["state"]
         lines += [

@@ -266,8 +266,13 @@ def collect(use_cpuinfo: bool = True, *, cpuinfo_path: Path = PROC_CPUINFO, sys_
             arch: str | None = None) -> Machine:
     """Describe this machine (or, for tests, the ``/proc/cpuinfo`` and ``/sys/devices/system/cpu`` copies
     at ``cpuinfo_path`` and ``sys_cpu`` of a machine of ``arch``). py-cpuinfo fills in only what
-    /proc/cpuinfo lacks."""
+    /proc/cpuinfo lacks. ``extra["cpuid"]`` keeps what CPUID and the caches say (this machine's CPUID only
+    when describing this machine) and ``extra["platform"]`` the CPU platform they identify, with its
+    evidence and how sure (:func:`cpustudy.prices.platforms.platform_of`)."""
     import psutil
+
+    from cpustudy.environment import cpuid
+    from cpustudy.prices import platforms
 
     proc = proc_cpuinfo(cpuinfo_path)
     model, vendor, flags = cpu_identity(proc)
@@ -280,10 +285,13 @@ def collect(use_cpuinfo: bool = True, *, cpuinfo_path: Path = PROC_CPUINFO, sys_
             model, vendor, flags, extra = with_py_cpuinfo(model, vendor, flags, cpuinfo.get_cpu_info())
         except Exception as exc:  # py-cpuinfo can fail in odd sandboxes; /proc is enough
             extra["cpuinfo_error"] = str(exc)
+    this_machine = cpuinfo_path == PROC_CPUINFO and sys_cpu == SYS_CPU
+    extra["cpuid"] = cpuid.evidence(sys_cpu / "cpu0" / "cache") if this_machine else cpuid.read_caches(
+        sys_cpu / "cpu0" / "cache")
     arch = arch or platform.machine()
     online = _online_cpus(sys_cpu) or (set(range(os.cpu_count() or 1)) if sys_cpu == SYS_CPU else set())
     topo = read_topology(online, sys_cpu)
-    return Machine(
+    m = Machine(
         hostname=socket.gethostname(),
         cpu_model=model or platform.processor() or "unknown",
         cpu_vendor=vendor or "unknown",
@@ -302,6 +310,9 @@ def collect(use_cpuinfo: bool = True, *, cpuinfo_path: Path = PROC_CPUINFO, sys_
         hypervisor="yes" if "hypervisor" in flags else None,
         extra=extra,
     )
+    found = platforms.platform_of(m.as_dict())
+    extra["platform"] = None if found is None else {"name": found.name, "how": found.how, "sure": found.sure}
+    return m
 
 
 def _online_cpus(root: Path = SYS_CPU) -> set[int]:

@@ -51,6 +51,7 @@ class Platform:
     source: str
     as_of: str
     how: str = ""
+    sure: str = ""  # filled by platform_of: "certain", "probable" or "ambiguous", and why
 
 
 SKYLAKE_CASCADE = Platform(
@@ -181,9 +182,17 @@ NEOVERSE_N2 = Platform(
     as_of=READ_ON,
 )
 
+SAPPHIRE_OR_EMERALD = Platform(
+    name="Intel Xeon Scalable 4th or 5th gen (Sapphire or Emerald Rapids)",
+    vendor="Intel",
+    families=SAPPHIRE_RAPIDS.families + EMERALD_RAPIDS.families,
+    source=f"{SAPPHIRE_RAPIDS.source}; {EMERALD_RAPIDS.source}",
+    as_of=READ_ON,
+)
+
 #: Every platform this module can name, in no particular order.
 PLATFORMS: tuple[Platform, ...] = (
-    SKYLAKE_CASCADE, ICE_LAKE, SAPPHIRE_RAPIDS, EMERALD_RAPIDS, GRANITE_RAPIDS,
+    SKYLAKE_CASCADE, ICE_LAKE, SAPPHIRE_RAPIDS, EMERALD_RAPIDS, SAPPHIRE_OR_EMERALD, GRANITE_RAPIDS,
     ROME, MILAN, GENOA, TURIN,
     NEOVERSE_N1, NEOVERSE_V1, NEOVERSE_V2, NEOVERSE_N2,
 )
@@ -307,26 +316,219 @@ def _by_name(vendor: str | None, model_name: str) -> tuple[Platform, str] | None
     return None
 
 
+#: Instruction sets a platform cannot have: seeing one contradicts a CPUID model or a name that says it.
+#: Granite Rapids added AMX-FP16, PREFETCHI and AVX10 (Intel SDM; Linux ``intel-family.h`` lists AMX parts);
+#: AMD's Zen 4 added AVX-512, Zen 5 VP2INTERSECT.
+NEWER_THAN: dict[str, tuple[str, ...]] = {
+    SKYLAKE_CASCADE.name: ("amx_tile", "avx512_fp16", "amx_fp16", "prefetchi", "avx10"),
+    ICE_LAKE.name: ("amx_tile", "avx512_fp16", "amx_fp16", "prefetchi", "avx10"),
+    SAPPHIRE_RAPIDS.name: ("amx_fp16", "prefetchi", "avx10"),
+    EMERALD_RAPIDS.name: ("amx_fp16", "prefetchi", "avx10"),
+    SAPPHIRE_OR_EMERALD.name: ("amx_fp16", "prefetchi", "avx10"),
+    ROME.name: ("avx512f", "vaes"),
+    MILAN.name: ("avx512f",),
+    GENOA.name: ("avx512_vp2intersect",),
+}
+#: The largest L3 of a Sapphire Rapids (112.5 MiB) and of an Emerald Rapids (320 MiB), in KiB: a larger one
+#: is a newer part. Granite Rapids has 64 KiB of L1i per core (its predecessors 32) and CPUID leaf 0x24.
+SPR_MAX_L3_KIB = 115_200
+EMR_MAX_L3_KIB = 327_680
+GNR_L1I_KIB = 64
+GNR_MAX_LEAF = 0x24
+_NAMES = {"amx_tile": "AMX", "amx_fp16": "AMX-FP16", "prefetchi": "PREFETCHI", "avx10": "AVX10",
+          "avx512_vp2intersect": "VP2INTERSECT", "avx512f": "AVX-512", "avx512_bf16": "AVX512-BF16",
+          "avx512_fp16": "AVX512-FP16", "vaes": "VAES", "gfni": "GFNI", "avx512_vbmi2": "AVX512-VBMI2"}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a machine record says of its CPU beyond its name: the instruction sets (``/proc/cpuinfo``'s
+    flags with the bits only CPUID shows), CPUID's family, model and highest leaf, AVX10's version and
+    the caches (``extra["cpuid"]``, :mod:`cpustudy.environment.cpuid`; older records: py-cpuinfo's
+    family and model only)."""
+
+    features: frozenset[str]
+    family: int | None = None
+    model: int | None = None
+    max_leaf: int | None = None
+    avx10_version: int | None = None
+    l1i_kib: int | None = None
+    l3_kib: int | None = None
+    hypervisor: bool = False
+
+    @classmethod
+    def of(cls, info: Mapping[str, Any]) -> "Evidence":
+        extra = info.get("extra") if isinstance(info.get("extra"), Mapping) else {}
+        assert isinstance(extra, Mapping)
+        cpuid = extra.get("cpuid") if isinstance(extra.get("cpuid"), Mapping) else {}
+        assert isinstance(cpuid, Mapping)
+        flags = info.get("flags") or []
+        features = set(flags.split() if isinstance(flags, str) else flags) | set(cpuid.get("features") or [])
+        family = _int(cpuid.get("family")) if cpuid.get("family") is not None else _int(extra.get("family"))
+        model = _int(cpuid.get("model")) if cpuid.get("model") is not None else _int(extra.get("model"))
+        return cls(frozenset(features), family, model, _int(cpuid.get("max_leaf")), _int(cpuid.get("avx10_version")),
+                   _int(cpuid.get("l1i_kib")), _int(cpuid.get("l3_kib")),
+                   "hypervisor" in features or bool(cpuid.get("hypervisor")))
+
+    def granite_markers(self) -> list[str]:
+        """What marks a Granite Rapids here (the instruction sets, then the CPUID leaf and the caches)."""
+        out = [_NAMES[f] + (f".{self.avx10_version}" if f == "avx10" and self.avx10_version else "")
+               for f in ("amx_fp16", "prefetchi", "avx10") if f in self.features]
+        if self.max_leaf is not None and self.max_leaf >= GNR_MAX_LEAF:
+            out.append(f"highest CPUID leaf {self.max_leaf}")
+        if self.l1i_kib is not None and self.l1i_kib >= GNR_L1I_KIB:
+            out.append(f"{self.l1i_kib} KB L1i per core")
+        if self.l3_kib is not None and self.l3_kib > EMR_MAX_L3_KIB:
+            out.append(f"{self.l3_kib // 1024} MB L3")
+        return out
+
+
+def _contradiction(platform: Platform, ev: Evidence) -> str:
+    """What in ``ev`` a CPU of ``platform`` cannot have ("" where nothing does)."""
+    seen = [_NAMES.get(f, f) for f in NEWER_THAN.get(platform.name, ()) if f in ev.features]
+    if platform.vendor == "Intel" and platform is not GRANITE_RAPIDS and len(ev.granite_markers()) >= 2:
+        seen += [m for m in ev.granite_markers() if m not in seen]
+    if platform is SAPPHIRE_RAPIDS and ev.l3_kib is not None and ev.l3_kib > SPR_MAX_L3_KIB:
+        seen.append(f"a {ev.l3_kib // 1024} MB L3 (a Sapphire Rapids has at most 112.5)")
+    return ", ".join(dict.fromkeys(seen))
+
+
+def _by_features(vendor: str | None, ev: Evidence) -> tuple[Platform, list[str], str] | None:
+    """The platform the instruction sets and caches alone point to, the markers that did, and how sure:
+    "certain" with two Granite Rapids markers or more, else "probable" (a hypervisor may mask any one
+    marker), "ambiguous" where they fit two platforms (then the row names both)."""
+    f = ev.features
+    if vendor == "Intel":
+        granite = ev.granite_markers()
+        instruction_markers = {"amx_fp16", "prefetchi", "avx10"} & f
+        if "amx_tile" in f or instruction_markers:
+            if granite:
+                sure = "certain" if len(granite) >= 2 else "probable: one Granite Rapids marker"
+                return GRANITE_RAPIDS, ["AMX"] * ("amx_tile" in f) + granite, sure
+            if ev.l3_kib is not None and ev.l3_kib > SPR_MAX_L3_KIB:
+                return (EMERALD_RAPIDS, ["AMX", f"{ev.l3_kib // 1024} MB L3 (more than a Sapphire Rapids has)"],
+                        "probable: AMX and the L3's size")
+            return SAPPHIRE_OR_EMERALD, ["AMX"], "ambiguous: AMX is on both, and nothing here tells them apart"
+        if "avx512f" in f:
+            if {"gfni", "avx512_vbmi2"} & f:
+                return ICE_LAKE, ["AVX-512", *[_NAMES[x] for x in ("gfni", "avx512_vbmi2") if x in f]], "probable"
+            return SKYLAKE_CASCADE, ["AVX-512 without GFNI or AMX"], "probable"
+    if vendor == "AMD":
+        if "avx512f" in f:
+            if "avx512_vp2intersect" in f:
+                return TURIN, ["AVX-512", "VP2INTERSECT"], "probable"
+            return GENOA, ["AVX-512", *["AVX512-BF16"] * ("avx512_bf16" in f), "no VP2INTERSECT"], "probable"
+        if "vaes" in f and "avx2" in f:
+            return MILAN, ["AVX2", "VAES", "no AVX-512"], "probable"
+    return None
+
+
+def _agreeing(platform: Platform, ev: Evidence, featured: tuple[Platform, list[str], str] | None) -> str:
+    """How sure a platform named by CPUID or by name is: certain on bare metal; under a hypervisor (which may
+    rewrite both) certain only where the instruction sets and caches point to it by what they have (AMX, an
+    L3 too large for the generation before), probable where they agree only by what they lack (masking
+    can take a feature away, never add one) or do not decide."""
+    if not ev.hypervisor:
+        return "certain"
+    if featured is not None and featured[0] is platform and not featured[2].startswith("ambiguous") \
+            and not any(m.startswith("no ") or " without " in m for m in featured[1]):
+        return "certain: the instruction sets agree"
+    return "probable: under a hypervisor, which may rewrite the CPU's name and model"
+
+
 def platform_of(info: Mapping[str, Any]) -> Platform | None:
-    """The CPU platform of a machine-info mapping, or None when its CPUID numbers and model name match no
-    row of :data:`PLATFORMS` (an unknown or unlisted CPU: nothing is guessed). The returned row's ``how``
-    says which evidence matched (``CPUID family 25 model 17``, ``model name 9B14``)."""
+    """The CPU platform of a machine-info mapping, or None when no evidence matches a row of
+    :data:`PLATFORMS` (an unknown or unlisted CPU: nothing is guessed).
+
+    Evidence, strongest first, each taken only where the instruction sets and caches do not contradict it
+    (a hypervisor rewrites CPUID's model and hides the name, but cannot give a guest AMX its host lacks):
+    the CPUID family and model of a server part; the model name; the instruction sets and caches alone
+    (:func:`_by_features`). The returned row's ``how`` says which evidence decided it (``CPUID family 25
+    model 17``, ``model name 9B14``, ``AMX-FP16, PREFETCHI, ...``) and ``sure`` how sure that is."""
     vendor = _vendor(info)
-    extra = info.get("extra") or {}
-    if not isinstance(extra, Mapping):
-        extra = {}
-    family, model = _int(extra.get("family")), _int(extra.get("model"))
-    platform = _by_cpuid(vendor, family, model)
+    ev = Evidence.of(info)
+    featured = _by_features(vendor, ev)
+    contradicted: list[str] = []
+    platform = _by_cpuid(vendor, ev.family, ev.model)
+    cpuid_how = f"CPUID family {ev.family}" + (f" model {ev.model}" if ev.model is not None else "")
     if platform is not None:
-        how = f"CPUID family {family}" + (f" model {model}" if model is not None else "")
-        return replace(platform, how=how)
+        against = _contradiction(platform, ev)
+        if not against:
+            return replace(platform, how=cpuid_how, sure=_agreeing(platform, ev, featured))
+        contradicted.append(f"{cpuid_how} ({platform.name}) contradicted by {against}")
     named = _by_name(vendor, str(info.get("cpu_model") or ""))
     if named is not None:
-        return replace(named[0], how=named[1])
-    return None
+        against = _contradiction(named[0], ev)
+        if not against:
+            return replace(named[0], how=named[1], sure=_agreeing(named[0], ev, featured))
+        contradicted.append(f"{named[1]} ({named[0].name}) contradicted by {against}")
+    if featured is None:
+        return None
+    found, markers, sure = featured
+    if platform is None and vendor == "Intel" and ev.family == 6 and ev.model is not None:
+        contradicted.append(f"{cpuid_how} is no server part cpustudy knows (a hypervisor may have rewritten it)")
+    how = "; ".join([", ".join(markers), *contradicted])
+    return replace(found, how=how, sure=sure)
 
 
 def families_for(info: Mapping[str, Any]) -> tuple[str, ...]:
     """The instance families that run ``info``'s CPU platform (:func:`platform_of`); () when it is unknown."""
     platform = platform_of(info)
     return platform.families if platform is not None else ()
+
+
+#: Where a family's vCPU is a whole core: GCP's Tau T2D and T2A and its Arm series (every other GCP series
+#: runs two vCPUs per core); AWS's Graviton families and its AMD families from the 7th generation on (every
+#: other AWS vCPU is a hardware thread).
+GCP_VCPU_SOURCE = (f"{GCP_CPU_PLATFORMS} ('For the Tau T2D and Tau T2A machine series, VMs always have one vCPU "
+                   "per core. For all other machine series, VMs have two vCPUs per core by default'; Arm: one "
+                   "thread per core; read 2026-11-26)")
+AWS_VCPU_SOURCE = ("https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/instance-optimize-cpu.html ('Each vCPU is "
+                   "a thread of a CPU core, except for T2 instances, M7a instances, ... AWS Graviton'; threads per "
+                   "core not modifiable for C7a, M7a, R7a; read 2026-11-26; the 8th-gen AMD families as recalled)")
+_GCP_CORE_SERIES = ("t2d", "t2a", "c4a", "h3")
+_AWS_CORE = re.compile(r"^[a-z]+(?:\d+g[a-z]*|[7-9]a[a-z]*)$")  # c7g, c8gn, c7a, m8a: Graviton, AMD 7th gen on
+
+
+def vcpu_kind(family: str) -> tuple[str, str] | None:
+    """``("thread", source)`` where one vCPU of ``family`` (``gcp:c4-highcpu``, ``aws:c7a``) is a hardware
+    thread (two share a core), ``("core", source)`` where it is a whole core; None for an unknown provider."""
+    provider, _, name = family.partition(":")
+    series = name.split("-")[0].lower()
+    if provider.startswith("gcp"):
+        return ("core" if series in _GCP_CORE_SERIES else "thread"), GCP_VCPU_SOURCE
+    if provider == "aws":
+        return ("core" if _AWS_CORE.match(series) else "thread"), AWS_VCPU_SOURCE
+    return None
+
+
+def equivalent_vcpus(vcpus: int, threads_per_core: int | None, family: str) -> tuple[int, str]:
+    """The vCPUs of ``family`` that hold the same physical cores as ``vcpus`` logical CPUs of a machine with
+    ``threads_per_core`` (1: whole cores; 2: two threads a core, taken in pairs as ``choose_cpus`` does), and
+    a sentence saying why where that is not ``vcpus``. Unknown either way: ``vcpus``, unchanged.
+
+    A run on 2 whole cores priced as a 2-vCPU family of hardware threads would be priced as one core: up to
+    2x optimistic for compute-bound training; priced as 4 of its vCPUs it holds the same 2 cores."""
+    kind = vcpu_kind(family)
+    if not threads_per_core or kind is None:
+        return vcpus, ""
+    cores = -(-vcpus // threads_per_core)
+    theirs = cores * 2 if kind[0] == "thread" else cores
+    if theirs == vcpus:
+        return vcpus, ""
+    here = f"{vcpus} vCPUs here are {cores} {'whole core' if threads_per_core == 1 else 'core'}" + \
+        ("s" if cores != 1 else "") + f" ({threads_per_core} thread{'s' if threads_per_core != 1 else ''} per core)"
+    return theirs, (f"{here}; one {family} vCPU is a {'hardware thread' if kind[0] == 'thread' else 'whole core'}, "
+                    f"so the same cores are {theirs} of its vCPUs")
+
+
+def vcpu_words(family: str, threads_per_core: int | None) -> str:
+    """``a vCPU is a hardware thread: 2 here are 4 there`` for ``cpustudy machine``'s families line."""
+    kind = vcpu_kind(family)
+    if kind is None:
+        return "its vCPU's worth unknown"
+    words = f"a vCPU is a {'hardware thread' if kind[0] == 'thread' else 'whole core'}"
+    if threads_per_core:
+        theirs, _ = equivalent_vcpus(2, threads_per_core, family)
+        words += f"; 2 vCPUs here are {theirs} there"
+    return words
