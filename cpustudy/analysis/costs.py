@@ -34,22 +34,33 @@ PRICE_COLUMNS = ("instance", "region", "price_usd_per_hour", "price_kind", "pric
                  "price_as_of", "price_origin", "priced_by", "priced_vcpus")
 
 
-def _run_facts(runs: pd.DataFrame) -> tuple[dict[tuple, str], dict[tuple, list[Any]], dict[tuple, dict[str, Any]]]:
+def _run_facts(runs: pd.DataFrame) -> tuple[dict[tuple, str], dict[tuple, list[Any]], dict[tuple, dict[str, Any]],
+                                            dict[tuple, float]]:
     """Per configuration (study, workload, device, vCPUs, build): its runs' software text (where a GPU's
-    name is read), and the resources each cloud run ran on (``prices.Resources``) with its zone."""
+    name is read), the resources each cloud run ran on (``prices.Resources``) with its zone, its machine, and
+    the memory an instance needs for it (``prices.memory_need_gib`` of its runs' largest peak)."""
     texts: dict[tuple, str] = {}
     clouds: dict[tuple, list[Any]] = {}
     machines: dict[tuple, dict[str, Any]] = {}
+    memory: dict[tuple, float] = {}
     for r in rows(runs, index=False):
         key = (r.study, r.workload, r.device, vcpus_int(r.vcpus), r.build)
         texts[key] = texts.get(key, "") + " ".join(str(x or "") for x in (r.software, r.settings, r.cpu_model))
         machines.setdefault(key, prices.machine_of(r._asdict()))
+        need = prices.memory_need_gib(getattr(r, "peak_rss_bytes", None))
+        if need is not None:
+            memory[key] = max(need, memory.get(key, 0.0))
         resources = getattr(r, "cloud_resources", None)
         instance = getattr(r, "cloud_instance", None)
         if isinstance(resources, prices.Resources) or isinstance(instance, str):  # None: its record is unreadable
             clouds.setdefault(key, []).append((resources if isinstance(resources, prices.Resources) else instance,
                                                getattr(r, "cloud_zone", None)))
-    return texts, clouds, machines
+    return texts, clouds, machines, memory
+
+
+def _threads_per_core(machine: dict[str, Any]) -> int | None:
+    tpc = machine.get("threads_per_core")
+    return tpc if isinstance(tpc, int) and tpc > 0 else None
 
 
 def _cloud_price(catalog: prices.Catalog, where: list[Any]) -> tuple[prices.Price | None, str]:
@@ -105,7 +116,7 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
     ``price_note`` saying why it is not priced."""
     asked = family
     family = family or prices.DEFAULT_FAMILY
-    texts, clouds, machines = _run_facts(runs)
+    texts, clouds, machines, memory = _run_facts(runs)
     out: list[dict[str, Any]] = []
     for s in rows(summary, index=False):
         own = study(s.study).pricing
@@ -120,11 +131,15 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
                 catalog, s, texts.get(key, ""), family=family, region=region, gpu_instance=gpu_instance)
         elif vcpus is None:
             price, note = None, "vCPUs unknown: not priced"
-        elif own or asked:
-            price, note = catalog.cpu_instance(own["cpu"] if own else family, vcpus, None if own else region)
+        elif own:
+            price, note = catalog.cpu_instance(own["cpu"], vcpus)
+            note = note if price is not None else note + ": not priced"
+        elif asked:
+            price, note = catalog.cpu_instance(family, vcpus, region, memory_gib=memory.get(key),
+                                               threads_per_core=_threads_per_core(machines.get(key, {})))
             note = note if price is not None else note + ": not priced"
         else:  # priced as the CPU it ran on
-            price, note = prices.own_family(catalog, machines.get(key, {}), vcpus, region, spot)
+            price, note = prices.own_family(catalog, machines.get(key, {}), vcpus, region, spot, memory.get(key))
             note = note if price is not None else note + ": not priced"
         if price is None:
             out.append({"instance": None, "price_note": note})

@@ -168,9 +168,11 @@ def speed_samples(store: Any, c: Candidate, ref: Any, fingerprint: str,
 
 
 def price_of(catalog: Any, spot: bool, family_asked: str | None, c: Candidate,
-           stored_instance: str | None, machine: dict[str, Any]) -> tuple[float | None, str]:
+             stored_instance: str | None, machine: dict[str, Any], memory_gib: float | None = None) -> tuple[float | None, str]:
     """A candidate's rate: its cloud instance, the instance its stored runs ran on, or for runs on a machine of
-    one's own the family asked for, else the cheapest family that runs its CPU (``prices.own_family``)."""
+    one's own the family asked for, else the cheapest family that runs its CPU (``prices.own_family``), at
+    the vCPUs that hold the same cores. An instance without the ``memory_gib`` the training needs is never
+    priced (its note says why), so never the cheapest."""
 
     if c.kind == "cloud":
         price = c.target.price
@@ -184,20 +186,37 @@ def price_of(catalog: Any, spot: bool, family_asked: str | None, c: Candidate,
     elif c.device == "gpu":
         return None, "a GPU measured elsewhere, not priced here (its runs name no instance)"
     elif family_asked:
-        price, note = catalog.cpu_instance(family_asked, int(c.vcpus or 1))
+        tpc = machine.get("threads_per_core") if isinstance(machine.get("threads_per_core"), int) else None
+        price, note = catalog.cpu_instance(family_asked, int(c.vcpus or 1), threads_per_core=tpc, memory_gib=memory_gib)
         if price is None:
             return None, note
         note = f"priced as {price.name} ({family_asked}{'; ' + note if note else ''})"
     else:
-        price, note = prices.own_family(catalog, machine, int(c.vcpus or 1), None, spot)
+        price, note = prices.own_family(catalog, machine, int(c.vcpus or 1), None, spot, memory_gib)
         if price is None:
             return None, note
         note = f"priced as {price.name}: {note}; --family chooses another"
+    if memory_gib is not None and price.memory_gib is not None and price.memory_gib < memory_gib:
+        return None, (f"{price.name} has {price.memory_gib:g} GiB, less than the {memory_gib:.1f} GiB this training "
+                      f"needs ({memory_words()}): not a candidate")
     q = prices.quote(price, spot)
     if q is None:
         return None, "; ".join(x for x in (note, prices.unpriced_note(price, spot)) if x)
     return q.usd_per_hour, "; ".join(x for x in (f"{price.name} {q.kind} {q.usd_per_hour:.4g} USD/h ({price.region}, "
                                                  f"as of {price.as_of})", note) if x)
+
+
+def memory_words() -> str:
+    """How the memory a training needs is reckoned, for the notes that use it."""
+    from cpustudy.prices.model import MEMORY_MARGIN, MEMORY_RESERVE_GIB
+
+    return f"its runs' peak resident memory x {MEMORY_MARGIN:g} + {MEMORY_RESERVE_GIB:g} GiB for the OS"
+
+
+def memory_need(runs: Sequence[dict[str, Any]]) -> float | None:
+    """The memory an instance needs for the trainings in ``runs``: from their largest recorded peak."""
+    needs = [n for n in (prices.memory_need_gib(r.get("peak_rss_bytes")) for r in runs) if n is not None]
+    return max(needs) if needs else None
 
 
 def candidate_inputs(store: Any, candidates: Sequence[Candidate], ref: Any, fingerprint: str, runs: Sequence[dict[str, Any]],
@@ -211,7 +230,7 @@ def candidate_inputs(store: Any, candidates: Sequence[Candidate], ref: Any, fing
         used = [r for r in runs if r["id"] in ids]
         instance = next((r.get("instance") for r in used if r.get("instance")), None) if c.kind == "stored" else None
         rate, price = price_of(catalog, spot, family, c, instance,
-                             prices.machine_of(used[0]) if used else {})
+                               prices.machine_of(used[0]) if used else {}, memory_need(used) or memory_need(runs))
         out.append(combo.CandidateInput(c.name, samples, rate, price, basis(c, samples, used)))
     return out
 

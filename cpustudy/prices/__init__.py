@@ -14,9 +14,9 @@ the report or the cloud package.
 from cpustudy.prices.catalog import (Catalog, Cost, basis_sentence, detect_accelerator, quote,
                                      unpriced_note)
 from cpustudy.prices.model import COLUMNS, DEFAULT_FAMILY, DEFAULT_REGIONS, Price, Quote, Resources, family_of, \
-    parse_family, usd
+    memory_need_gib, parse_family, usd
 from cpustudy.prices.own import machine_of, own_family
 from cpustudy.prices.shipped import read_csv, shipped_rows
 
 __all__ = ["COLUMNS", "Catalog", "Cost", "DEFAULT_FAMILY", "read_csv", "shipped_rows", "DEFAULT_REGIONS", "Price", "Quote", "Resources", "basis_sentence",
-           "detect_accelerator", "family_of", "machine_of", "own_family", "parse_family", "quote", "unpriced_note", "usd"]
+           "detect_accelerator", "family_of", "machine_of", "memory_need_gib", "own_family", "parse_family", "quote", "unpriced_note", "usd"]

@@ -158,17 +158,43 @@ class Catalog:
     def check_family(self, spec: str, region: str | None = None) -> None:
         self._family_rows(spec, region)
 
-    def cpu_instance(self, spec: str, vcpus: int, region: str | None = None) -> tuple[Price | None, str]:
-        """The family's instance with ``vcpus`` vCPUs, or the next larger (said so in the note), in
-        ``region`` (default: the provider's default region, else the first the catalog lists)."""
+    def cpu_instance(self, spec: str, vcpus: int, region: str | None = None, *, threads_per_core: int | None = None,
+                     memory_gib: float | None = None) -> tuple[Price | None, str]:
+        """The family's instance that holds what ``vcpus`` logical CPUs measured, in ``region`` (default: the
+        provider's default region, else the first the catalog lists), with a note on anything that is not
+        plain.
+
+        * The same cores: ``vcpus`` of a machine with ``threads_per_core`` are converted to the family's own
+          vCPUs (:func:`platforms.equivalent_vcpus`: 2 whole cores are 4 vCPUs of a hyperthreaded family);
+          None: taken as the family's own vCPUs (a cloud run, an imported study).
+        * The memory: with ``memory_gib`` (what the training needs, margin included), the smallest
+          instance with enough memory; one whose memory the catalog lacks is taken and said unchecked.
+        * Else the next larger, said so; None where none is large enough."""
+        from cpustudy.prices import platforms
+
         rows = self._family_rows(spec, region)
-        for r in rows:
-            if r.vcpus >= vcpus:
-                note = "" if r.vcpus == vcpus else (
-                    f"no {vcpus}-vCPU {r.family}: priced as the next larger, {r.instance_type} ({r.vcpus} vCPUs)"
-                )
-                return r, note
-        return None, f"no {r.family} instance has {vcpus} vCPUs or more (largest: {rows[-1].instance_type})"
+        family = f"{rows[0].provider}:{rows[0].family}"
+        need, why = platforms.equivalent_vcpus(vcpus, threads_per_core, family)
+        notes = [why] if why else []
+        big = [r for r in rows if r.vcpus >= need]
+        if not big:
+            return None, "; ".join(notes + [f"no {rows[-1].family} instance has {need} vCPUs or more "
+                                            f"(largest: {rows[-1].instance_type})"])
+        fits = big if memory_gib is None else [r for r in big if r.memory_gib is None or r.memory_gib >= memory_gib]
+        if not fits:
+            return None, "; ".join(notes + [f"no {rows[-1].family} instance with {need} vCPUs or more has the "
+                                            f"{memory_gib:.1f} GiB this training needs (largest: "
+                                            f"{big[-1].instance_type}, {big[-1].memory_gib:g} GiB)"])
+        r = fits[0]
+        if r is not big[0]:
+            notes.append(f"{big[0].instance_type} has {big[0].memory_gib:g} GiB, less than the {memory_gib:.1f} GiB "
+                         f"this training needs: priced as {r.instance_type} ({r.vcpus} vCPUs, {r.memory_gib:g} GiB)")
+        elif r.vcpus != need:
+            notes.append(f"no {need}-vCPU {r.family}: priced as the next larger, {r.instance_type} ({r.vcpus} vCPUs)")
+        if memory_gib is not None and r.memory_gib is None:
+            notes.append(f"{r.instance_type}'s memory is not in the price catalog: the {memory_gib:.1f} GiB this "
+                         "training needs is not checked against it")
+        return r, "; ".join(notes)
 
     def instance(self, name: str, region: str | None = None) -> Price:
         """``provider:instance_type`` in ``region`` (if it has none there, or no region is given: in the

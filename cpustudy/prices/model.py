@@ -29,6 +29,23 @@ REQUIRED = tuple(c for c in COLUMNS if c != "family")
 
 #: How cpustudy's own CPU results are priced when ``--instance-family`` is not given.
 DEFAULT_FAMILY = "gcp:n2-highcpu"
+#: An instance must hold a training's measured peak resident memory with this margin, plus a reserve for the
+#: OS and its agents (a guest kernel, the cloud's agents and page cache take 0.5-1 GiB on a small VM): an
+#: assumption, stated wherever it decides an instance.
+MEMORY_MARGIN = 1.2
+MEMORY_RESERVE_GIB = 1.0
+
+
+def memory_need_gib(peak_rss_bytes: Any) -> float | None:
+    """The memory an instance needs for a training whose worker peaked at ``peak_rss_bytes`` resident:
+    peak x :data:`MEMORY_MARGIN` + :data:`MEMORY_RESERVE_GIB`; None where no peak was recorded."""
+    try:
+        peak = float(peak_rss_bytes)
+    except (TypeError, ValueError):
+        return None
+    if not peak > 0:  # NaN too
+        return None
+    return peak / 2**30 * MEMORY_MARGIN + MEMORY_RESERVE_GIB
 #: The region a provider's prices are taken from when no ``--region`` is given (and the catalog has it;
 #: otherwise the first region the catalog lists).
 DEFAULT_REGIONS = {"gcp": "us-central1", "aws": "us-east-1"}
