@@ -4,4 +4,4 @@ Importing this package is cheap: TensorFlow, Keras, pandas and plotnine are impo
 modules that need them (the worker, analysis and report), never by the CLI's parser.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

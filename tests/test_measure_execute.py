@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cpustudy import workloads
+from cpustudy import provenance, workloads
 from cpustudy.environment import machine
 from cpustudy.measure.execute import execute
 from cpustudy.measure.spec import RunSpec, plan, resolve_data
@@ -38,6 +38,10 @@ def test_worker_pins_itself_and_reports_software(db):
     assert software["env"]["OMP_NUM_THREADS"] == "1"
     assert run["tf_version"] == software["tf_version"] and run["onednn"] in (0, 1)
     assert run["xla"] == 0  # Keras 3 on a CPU-only TensorFlow: XLA off by default
+    # The memory the worker needed, read from outside it (TensorFlow alone takes a few hundred MB), and which
+    # cpustudy measured it.
+    assert run["peak_rss_bytes"] is not None and 100 * 2**20 < run["peak_rss_bytes"] < 64 * 2**30
+    assert run["method_version"] == provenance.METHOD_VERSION and run["cpustudy_version"]
     assert software["tf_isa_report"] in (True, False)
     flags = set(machine.collect(use_cpuinfo=False).flags)
     if "avx2" in flags and software["tf_version"].startswith("2."):

@@ -81,7 +81,7 @@ def test_migrations_upgrade_a_version_1_database_step_by_step(tmp_path):
     new_in = {2: ("runs", "epoch_time_cv"), 3: ("epochs", "cpu_s"), 4: ("runs", "validation"),
               5: ("runs", "time_to_target_s"), 6: ("runs", "workload_version"), 7: ("runs", "model_hash"),
               8: ("epochs", "idle_s"), 9: ("runs", "isa_peak_gflops"),
-              10: ("epochs", "wait_s"), 11: ("epochs", "target_value")}
+              10: ("epochs", "wait_s"), 11: ("epochs", "target_value"), 12: ("runs", "method_version")}
     for version in range(2, schema.SCHEMA_VERSION + 1):
         table, column = new_in[version]
         assert column not in _shape(conn)["columns"][table]

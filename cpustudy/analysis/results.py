@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from cpustudy.analysis.peakshare import isa_share, peak_share
 from cpustudy.analysis.suspect import gpu_suspicions
@@ -80,6 +80,11 @@ RUN_COLUMNS = (
     "oversubscribed",
     "repeat",
     "machine",
+    "peak_rss_bytes",
+    "gpu_peak_bytes",
+    "cpustudy_version",
+    "cpustudy_commit",
+    "method_version",
     "created_at",
 )
 
@@ -162,6 +167,7 @@ def run_rows(store: Store) -> list[dict[str, Any]]:
             {
                 **{k: r.get(k) for k in RUN_COLUMNS},
                 "run_id": r["id"],
+                "study": r.get("study"),
                 "threads": threads,
                 "steps_per_epoch": r.get("steps_per_epoch") or r.get("full_steps_per_epoch"),
                 "gflops_per_s": gflops,
@@ -182,6 +188,21 @@ def run_rows(store: Store) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def measured_by(runs: Sequence[Mapping[Any, Any]]) -> str:
+    """Which cpustudy measured ``runs`` (``provenance.describe``), for the line under a table or a page's
+    header: ``measured by cpustudy 0.2.0 (abc123, method 2)``; several where they differ."""
+    from cpustudy import provenance
+
+    def value(x: Any) -> Any:  # a pandas record's NaN is none; its float 2.0 the method 2
+        if isinstance(x, float):
+            return None if x != x else int(x) if x.is_integer() else x
+        return x
+
+    versions = {tuple(value(r.get(k)) for k in ("cpustudy_version", "cpustudy_commit", "method_version")) for r in runs
+                if r.get("study") in (None, "cpustudy")}
+    return f"measured by {provenance.describe(versions)}" if versions else ""
 
 
 def basis(r: dict[str, Any]) -> str | None:

@@ -109,11 +109,12 @@ def _site_dirs(python: str) -> list[Path]:
 def probe_key(python: str, env: Mapping[str, str] | None) -> str | None:
     """What a probe's answer depends on: the interpreter (path, its file's change time), its
     installed packages (the change times of its site-packages folders and of their entries: an
-    install or upgrade changes them), the switches, and this cpustudy. None if unreadable."""
-    from cpustudy import __version__
+    install or upgrade changes them), the switches, and this cpustudy (version, commit, method:
+    ``provenance.code_key``). None if unreadable."""
+    from cpustudy import provenance
 
     try:
-        parts: list[object] = [__version__, python, os.stat(python).st_mtime_ns, sorted((env or {}).items())]
+        parts: list[object] = [provenance.code_key(), python, os.stat(python).st_mtime_ns, sorted((env or {}).items())]
         for d in _site_dirs(python):
             parts.append((str(d), d.stat().st_mtime_ns,
                           sorted((e.name, e.stat().st_mtime_ns) for e in os.scandir(d) if e.name.endswith(".dist-info"))))

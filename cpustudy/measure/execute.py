@@ -84,6 +84,7 @@ class _Run:
     startup: float | None = None
     error: str | None = None
     peak_event: dict[str, Any] | None = None  # the peak this run's worker measured
+    memory: dict[str, int] = field(default_factory=dict)  # peak_rss_bytes (to its last epoch), gpu_peak_bytes
 
     def go(self, timeout_s: float | None) -> RunOutcome:
         worker = _Worker.start(self.config)
@@ -93,6 +94,12 @@ class _Run:
         done = False  # the worker said DONE: everything the run is made of is in
         try:
             for kind, event in worker.events(timeout_s):
+                if kind == protocol.EPOCH and worker.proc is not None:
+                    rss = peak_rss(worker.proc.pid)  # read at each epoch's end: the peak's own matrices come later
+                    if rss:
+                        self.memory["peak_rss_bytes"] = max(rss, self.memory.get("peak_rss_bytes", 0))
+                if kind == protocol.DONE and event.get("gpu_peak_bytes"):
+                    self.memory["gpu_peak_bytes"] = int(event["gpu_peak_bytes"])
                 self.on_event(kind, event, worker.spawned_at)
                 if kind == protocol.DONE:
                     done = True
@@ -152,6 +159,7 @@ class _Run:
     def _finish(self, status: str, error: str | None, code: int | None, tail: str = "",
                 output: str | None = None) -> RunOutcome:
         summary = summarize(self.config, self.epochs, self.startup)
+        summary.update(self.memory)
         summary.update(peaks.isa(self.store.machine_info(self.machine_id), self.config))
         if self.peak_event is not None:
             doubt = peaks.doubt(self.config, self.peak_event, summary,
@@ -166,6 +174,26 @@ class _Run:
         stored_error = error + ("\n--- worker stderr (tail) ---\n" + tail if tail else "") if error else None
         self.store.finish_run(self.run_id, status, summary, exit_code=code, error=stored_error, output_tail=output)
         return RunOutcome(self.run_id, status, summary, error, code)
+
+
+def peak_rss(pid: int) -> int | None:
+    """The most resident memory the worker ``pid`` has held (Linux's ``VmHWM``), with that of the
+    processes it started (a script's data loaders; their peaks added: an upper bound), in bytes; None
+    where /proc does not say."""
+    import psutil
+
+    total = 0
+    try:
+        pids = [pid] + [c.pid for c in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return None
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/status", encoding="ascii", errors="replace") as f:
+                total += next((int(line.split()[1]) * 1024 for line in f if line.startswith("VmHWM:")), 0)
+        except (OSError, ValueError, IndexError):
+            continue
+    return total or None
 
 
 def _exit_reason(code: int, epochs: int, expected: int) -> str:

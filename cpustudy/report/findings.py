@@ -12,7 +12,8 @@ from typing import Any
 import pandas as pd
 
 from cpustudy.analysis.frames import records, rows
-from cpustudy import __version__
+from cpustudy.analysis.results import measured_by
+from cpustudy import __version__, provenance
 from cpustudy import prices
 from cpustudy.analysis.baselines import Baseline
 from cpustudy.analysis.holdup import HOLDS, Reason, Row, verdict
@@ -347,7 +348,9 @@ def header_lines(a: Analysis) -> list[str]:
     base = o.baseline or "default (the GPU run of each workload; otherwise the stock build at the fewest vCPUs)"
     rate = prices.basis_sentence(o.on_demand)
     lines = [
-        f"Database: {a.db}; generated {time.strftime('%Y-%m-%d %H:%M %Z')} by cpustudy {__version__}.",
+        f"Database: {a.db}; generated {time.strftime('%Y-%m-%d %H:%M %Z')} by cpustudy {__version__} "
+        f"({provenance.commit() or 'no commit known'}, method {provenance.METHOD_VERSION}); runs "
+        f"{measured_by(a.runs.to_dict('records')) or 'measured by no cpustudy (imported only)'}.",
         f"Studies: {', '.join(study_title(s) for s in a.studies)}; {len(a.runs)} finished runs, "
         f"{len(a.summary)} configurations.",
         f"Baseline: {base}.",

@@ -251,6 +251,16 @@ def v11_targets_and_scripts(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE epochs ADD COLUMN target_value REAL")
 
 
+def v12_provenance_memory(conn: sqlite3.Connection) -> None:
+    """Which cpustudy measured a run (its version, the commit of its source, the method version:
+    :mod:`cpustudy.provenance`), and the memory the run's worker needed: its peak resident set
+    (``peak_rss_bytes``) and, on a GPU, the peak of the device's memory the framework allocated
+    (``gpu_peak_bytes``). NULL for older runs (and the memory where it could not be read)."""
+    for column in ("cpustudy_version TEXT", "cpustudy_commit TEXT", "method_version INTEGER", "peak_rss_bytes INTEGER",
+                   "gpu_peak_bytes INTEGER"):
+        conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
@@ -264,6 +274,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v9_isa_peak,
     v10_cpu_wait,
     v11_targets_and_scripts,
+    v12_provenance_memory,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("machines", "runs", "epochs", "peaks", "tunings")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import cpustudy.store.schema as schema
-from cpustudy import precision
+from cpustudy import precision, provenance
 from cpustudy.errors import UserError
 from cpustudy.store.schema import SCHEMA_VERSION
 
@@ -33,7 +33,7 @@ RUN_SUMMARY_FIELDS = (
     "measured_epoch_time_s", "step_time_s", "samples_per_s", "startup_s", "projected", "timed_epochs",
     "epoch_boundary_s", "cpu_utilization", "gpu_utilization", "validation_time_s", "val_loss", "val_accuracy",
     "peak_device", "peak_precision", "target_reached", "epochs_to_target", "time_to_target_s",
-    "stall_s", "stall_max_s", "isa_peak_gflops", "isa_peak_basis", "wait_share",
+    "stall_s", "stall_max_s", "isa_peak_gflops", "isa_peak_basis", "wait_share", "peak_rss_bytes", "gpu_peak_bytes",
 )
 #: The runs columns ``set_software`` copies out of the software report (one it is not given stays as it is).
 SOFTWARE_FIELDS = (
@@ -222,6 +222,7 @@ class Store:
         fp = machine["fingerprint"]
         known = self.find_machine(fp)
         if known is not None:
+            self._add_evidence(known, machine)
             return known
         row = {
             "fingerprint": fp,
@@ -268,6 +269,7 @@ class Store:
             "augment": (config.get("options") or {}).get("augment"),
             "machine_state": json.dumps(config.get("machine_state")) if config.get("machine_state") else None,
             "created_at": now(),
+            **provenance.record(),
         })
         for k, default in (("device", "cpu"), ("build", "tf"), ("repeat", 0), ("input_pipeline", "numpy"),
                            ("precision_policy", precision.DEFAULT)):
@@ -457,6 +459,18 @@ class Store:
         """The id of the machine with this fingerprint, or None when it has no row here."""
         row = self.conn.execute("SELECT id FROM machines WHERE fingerprint = ?", (fingerprint,)).fetchone()
         return int(row[0]) if row else None
+
+    def _add_evidence(self, machine_id: int, machine: Mapping[str, Any]) -> None:
+        """Keep what a newer cpustudy learns of a machine stored before it did (``extra``'s CPUID evidence and
+        platform): added where the stored record lacks it, never replacing what it has."""
+        info = self.machine_info(machine_id)
+        extra = dict(info.get("extra") or {})
+        new = {k: v for k, v in (machine.get("extra") or {}).items() if k not in extra}
+        if not new or not info:
+            return
+        info["extra"] = {**extra, **new}
+        with self.transaction():
+            self.conn.execute("UPDATE machines SET info = ? WHERE id = ?", (json.dumps(info, default=str), machine_id))
 
     def machine_fingerprint(self, machine_id: int) -> str:
         """The fingerprint of a machine stored here (``KeyError`` when there is no such id)."""

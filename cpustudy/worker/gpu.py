@@ -6,6 +6,27 @@ import os
 import threading
 from typing import Any, Callable
 
+def device_memory_peak(backend: str) -> int | None:
+    """The most GPU memory the framework held at once on the first GPU during the run, in bytes, as the
+    framework reports it (TensorFlow's ``get_memory_info``, PyTorch's ``max_memory_allocated``, JAX's
+    ``peak_bytes_in_use``); None where it does not say."""
+    try:
+        if backend == "torch":
+            import torch
+
+            return int(torch.cuda.max_memory_allocated())
+        if backend == "jax":
+            import jax
+
+            stats = jax.devices()[0].memory_stats() or {}
+            return int(stats["peak_bytes_in_use"]) if "peak_bytes_in_use" in stats else None
+        import tensorflow as tf
+
+        return int(tf.config.experimental.get_memory_info("GPU:0")["peak"])
+    except Exception:  # no GPU, or a framework that does not report it: nothing recorded
+        return None
+
+
 class GpuSampler:
     """GPU utilisation (the share of time a kernel was running, as the driver reports it) sampled
     every 0.1 s through NVML (the ``nvidia-ml-py`` package), or every 0.2 s from ``nvidia-smi`` where

@@ -21,7 +21,7 @@ from cpustudy.worker.frameworks import (
     list_gpus,
     xla_state,
 )
-from cpustudy.worker.gpu import GpuSampler
+from cpustudy.worker.gpu import GpuSampler, device_memory_peak
 from cpustudy.worker.peak import float32_precision, measure_peak
 from cpustudy.worker.protocol import RunConfig
 
@@ -59,9 +59,10 @@ def train(config: RunConfig, emit: Emit) -> None:
             fit_epochs(model, config, inputs, prepared, timer, emit)
     finally:
         timing.stop()
+    device_peak = device_memory_peak(backend) if config.device == "gpu" else None  # before the peak's own matrices
     if config.measure_peak_now:
         emit(protocol.PEAK, **measure_peak(backend, config.device, policy=config.precision_policy))
-    emit(protocol.DONE)
+    emit(protocol.DONE, **({"gpu_peak_bytes": device_peak} if device_peak is not None else {}))
 
 
 class Timing:

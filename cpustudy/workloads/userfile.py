@@ -188,10 +188,13 @@ def load(text: str, reserved: Collection[str] = ()) -> Any:
 
 
 def probe_path(src: Source) -> Path:
-    from cpustudy import __version__
+    """Where a file's check is cached: per content, batch size and kind, this cpustudy (version, commit, method)
+    and Python, the interpreter and the installed TensorFlow, Keras and their kin (an upgrade checks again)."""
+    from cpustudy import provenance
     from cpustudy.cache import cache_dir
 
-    key = json.dumps([__version__, sys.executable, src.sha256, src.batch_size, src.kind])
+    key = json.dumps([provenance.code_key(), provenance.framework_versions(), sys.executable, src.sha256,
+                      src.batch_size, src.kind])
     return cache_dir() / "models" / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".json")
 
 

@@ -41,4 +41,6 @@ def run(args: argparse.Namespace) -> int:
                 if r.get("projected") and r.get("epoch_time_s") is not None else r for r in rows]
         if any(r.get("projected") for r in rows):
             note = "* projected to a full epoch from the steps run (basis: from what)"
+        by = results.measured_by(rows)
+        note = "; ".join(x for x in (note, by) if x) or None
     return emit_rows(args, rows, columns, f"{title} in {args.db or 'the database'}", note=note)
