@@ -14,6 +14,7 @@ import pytest
 from cpustudy import workloads
 from cpustudy.environment import machine
 from cpustudy.measure import sweep, session
+from cpustudy.measure.spec import Host
 from cpustudy.errors import UserError
 from cpustudy.store import Store
 
@@ -194,3 +195,62 @@ def test_a_calibrated_cell_sums_up_its_projected_and_full_runs_apart(db):
                              {"epoch_time_s": t, "samples_per_s": 1.0, "projected": cell is capped})
         rows = summary_rows(s, [capped, full])
     assert [(r["projected"], r["ok"], r["epoch_time_s"]) for r in rows] == [(True, 2, 11.0), (False, 2, 21.0)]
+
+
+def _beyond_this_machine() -> list[int]:
+    """vCPU counts this machine cannot give: the study's 8, 16, 32 and 64 on a small machine."""
+    usable = Host.here().topo.logical
+    return [8, 16, 32, 64] if usable < 8 else [2 * usable, 4 * usable]
+
+
+def test_more_vcpus_than_this_machine_is_refused_with_the_fix_and_the_cloud_plan(run_cli, db, empty_keras_home):
+    """The study's own `sweep --vcpus 8,16,32,64` on a small machine: two lines (the refusal with the fix here,
+    then the `cloud plan` of the same grid with its estimate), exit 2, no traceback, nothing stored; the
+    suggested command parses as `cloud plan` and plans VMs of exactly those sizes."""
+    import shlex
+
+    from cpustudy.cli.main import build_parser
+
+    usable, sizes = Host.here().topo.logical, _beyond_this_machine()
+    argv = ["sweep", "--vcpus", ",".join(map(str, sizes)), "--workloads", "mnist_mlp", "--builds", "tf,tf-eigen",
+            "--epochs", "2", "--steps-per-epoch", "10", "--data", "synthetic", "--db", db]
+    r = run_cli(*argv)
+    assert r.code == 2 and "Traceback" not in r.err
+    lines = r.err.strip().splitlines()
+    assert len(lines) == 2, r.err
+    assert lines[0].startswith("cpustudy: error: ")
+    assert f"use --vcpus {usable} or fewer, or --oversubscribe" in lines[0]
+    assert "cpustudy cloud plan --targets " in lines[1] and "est. " in lines[1]
+    assert not db.exists()  # nothing stored: the database was not even created
+
+    command = shlex.split(lines[1].split(": ", 1)[1].rsplit(" (", 1)[0])
+    assert command[:3] == ["cpustudy", "cloud", "plan"]
+    args = build_parser().parse_args(command[1:])
+    assert args.workloads == "mnist_mlp" and args.builds == "tf,tf-eigen" and args.epochs == 2
+    assert args.vcpus is None and str(args.db) == str(db)  # each VM sweeps its own size
+    from cpustudy.cloud import targets as cloud_targets
+    from cpustudy.prices import Catalog
+
+    planned = [t.vcpus for t in cloud_targets.parse(args.targets, Catalog.load())]
+    assert planned and set(planned) <= set(sizes)
+    assert len(planned) == len(sizes) or "left out" in lines[1]
+
+
+def test_oversubscribe_is_what_allows_more_vcpus_than_this_machine(run_cli, db, empty_keras_home):
+    r = run_cli("sweep", "--vcpus", _beyond_this_machine()[0], "--oversubscribe", "--workloads", "mnist_mlp",
+                "--epochs", "1", "--steps-per-epoch", "10", "--data", "synthetic", "--dry-run", "--db", db)
+    assert r.code == 0 and "1 of 1 cell(s) to measure" in r.out, r.err
+
+
+def test_the_cloud_family_is_the_one_that_runs_this_cpu_else_the_default():
+    from cpustudy.cloud.suggest import cloud_family
+    from cpustudy.prices import DEFAULT_FAMILY, Catalog
+
+    catalog = Catalog.load(sky=False)
+    emerald_rapids = {"cpu_vendor": "GenuineIntel", "cpu_model": "Intel(R) Xeon(R) Processor", "arch": "x86_64",
+                      "extra": {"family": 6, "model": 207}}  # gcp:n4-highcpu and gcp:c4-highcpu run it
+    family, instances, default = cloud_family(emerald_rapids, [1, 8, 64], catalog)
+    # n4-highcpu has a 64-vCPU VM, c4-highcpu does not (96 next): the family with the most of the sizes
+    assert (family, instances, default) == ("gcp:n4-highcpu", {8: "gcp:n4-highcpu-8", 64: "gcp:n4-highcpu-64"}, False)
+    family, instances, default = cloud_family({"cpu_model": "a CPU no cloud names"}, [8], catalog)
+    assert family == DEFAULT_FAMILY and default and instances == {8: f"{DEFAULT_FAMILY}-8"}

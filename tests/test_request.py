@@ -13,7 +13,7 @@ def _request(*argv: str) -> SweepRequest:
     return SweepRequest.from_args(build_parser().parse_args(["sweep", *argv]))
 
 
-@pytest.mark.parametrize("argv", [
+REQUESTS = [
     (),
     ("--workloads", "mnist_mlp,mnist_cnn", "--builds", "tf,tf-onednn", "--vcpus", "1,2", "--repeats", "3",
      "--epochs", "2", "--steps-per-epoch", "20", "--batch-sizes", "64,256", "--precisions", "float32,mixed_bfloat16",
@@ -21,10 +21,30 @@ def _request(*argv: str) -> SweepRequest:
      "--validation", "none", "--timeout", "600", "--oversubscribe"),
     ("--data", "learnable", "--target-accuracy", "0.9", "--max-epochs", "4", "--batch-size", "32", "--precision",
      "mixed_bfloat16", "--tuned", "--device", "gpu"),
-])
+    ("--target", "val_loss<=0.3", "--seed", "-1", "--calibrate", "--steps-per-epoch", "5", "--data", "learnable"),
+]
+
+
+@pytest.mark.parametrize("argv", REQUESTS)
 def test_a_request_written_back_as_sweep_arguments_is_the_same_request(argv):
     request = _request(*argv)
     assert _request(*request.argv()) == request
+
+
+@pytest.mark.parametrize("argv", REQUESTS)
+def test_a_request_written_as_cloud_plan_arguments_is_the_same_grid(argv):
+    """What a refused sweep suggests (`cloud plan`, one VM per size): parsed by `cloud plan`, the same request
+    but for what each VM decides (its vCPUs, its device) and what only this machine has (a tuning)."""
+    request = _request(*argv)
+    planned = SweepRequest.from_args(build_parser().parse_args(
+        ["cloud", "plan", "--targets", "gcp:n2-highcpu-8", "--out", "plan", *request.cloud_plan_argv()]))
+    assert planned == request.with_(vcpus=None, device="cpu", oversubscribe=False, tuned=False)
+
+
+def test_cloud_plan_arguments_leave_the_defaults_out():
+    assert _request().cloud_plan_argv() == []
+    assert _request("--vcpus", "8,16", "--workloads", "mnist_mlp", "--seed", "0", "--oversubscribe",
+                    "--epochs", "2").cloud_plan_argv() == ["--workloads", "mnist_mlp", "--epochs", "2"]
 
 
 def test_duplicate_axis_items_are_one_item_and_an_empty_list_is_refused(run_cli, db, empty_keras_home):

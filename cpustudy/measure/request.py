@@ -118,6 +118,29 @@ class SweepRequest:
             out.append("--calibrate")
         return out
 
+    def cloud_plan_argv(self) -> list[str]:
+        """The request as ``cpustudy cloud plan`` arguments (its ``--targets`` and ``--out`` not included): the
+        same grid, one VM per vCPU count. Left out: ``--vcpus`` (each VM sweeps its own size), ``--device`` (each
+        target decides it), ``--oversubscribe`` (a VM of the size needs none) and ``--tuned`` (a tuning belongs
+        to the machine it was found on; ``cloud plan`` has no such flag); and every argument at its default, so
+        that a command suggested to the user stays readable."""
+        dropped = {"--vcpus", "--device", "--oversubscribe", "--tuned"}
+        defaults = set(_items(SweepRequest().argv()))
+        return [word for item in _items(self.argv()) if item[0] not in dropped and item not in defaults
+                for word in item]
+
+
+def _items(argv: list[str]) -> list[tuple[str, ...]]:
+    """``argv`` as (flag, value) and (switch,) items: a word that is not a flag is the value of the flag before
+    it (``SweepRequest.argv`` writes every value as one word; a negative ``--seed`` starts with one dash)."""
+    out: list[tuple[str, ...]] = []
+    for word in argv:
+        if out and len(out[-1]) == 1 and not word.startswith("--"):
+            out[-1] = (out[-1][0], word)
+        else:
+            out.append((word,))
+    return out
+
 
 def target_text(args: Any) -> str | None:
     """``--target`` checked and written the one way it is stored (``val_loss<=0.3``); None without it."""

@@ -423,8 +423,9 @@ def plan_from(request: SweepRequest, db: str | None) -> SweepPlan:
 
     host = Host.here()
     m = machine_mod.collect()
-    cells = request_cells(request, machine_fingerprint=m.fingerprint, host=host,
-                          vcpus=parse_vcpus(request.vcpus or "auto", host.topo))
+    vcpus = parse_vcpus(request.vcpus or "auto", host.topo)
+    refuse_beyond_this_machine(request, vcpus, host.topo.logical, m.as_dict(), db)
+    cells = request_cells(request, machine_fingerprint=m.fingerprint, host=host, vcpus=vcpus)
     db_path = Path(db) if db else default_path()
     if request.tuned:
         with Store.read(db_path) as store:
@@ -463,3 +464,38 @@ def beside_their_projections(cells: Sequence[Any], full: Sequence[Any]) -> list[
                     x.config.precision_policy, x.config.repeat) == twin), len(out) - 1)
         out.insert(at + 1, f)
     return out
+
+
+class BeyondThisMachine(UserError):
+    """vCPU counts this machine cannot give, refused: the command line adds the way that does measure
+    them (``cloud.suggest.cloud_way``, composed above measuring: measure/ does not import cloud/)."""
+
+    def __init__(self, message: str, request: SweepRequest, vcpus: Sequence[int], info: Mapping[str, Any]) -> None:
+        super().__init__(message)
+        self.request, self.vcpus, self.info = request, list(vcpus), dict(info)
+
+
+def refuse_beyond_this_machine(request: SweepRequest, vcpus: Sequence[int], usable: int, info: Mapping[str, Any],
+                               db: str | None) -> None:
+    """Refuse, before any cell is planned or anything is stored, vCPU counts this machine cannot give
+    (``usable``: the logical CPUs cpustudy may use) unless ``--oversubscribe``: pinned to fewer CPUs, such a
+    cell measures contention, not that many vCPUs (:class:`BeyondThisMachine`, the refusal with the fix here).
+    Mistyped workload and build names are refused first, as a sweep that fits refuses them: they are the first
+    thing to fix, and the cloud plan needs them."""
+    too_many = [v for v in vcpus if v > usable]
+    if not too_many or request.oversubscribe:
+        return
+    from cpustudy.environment import builds as builds_mod
+    from cpustudy.workloads import parse_list
+
+    parse_list(request.workloads)
+    builds_mod.parse_list(request.builds)
+    raise BeyondThisMachine(f"{and_list(too_many)} vCPUs cannot be measured honestly here: this machine lets cpustudy "
+                            f"use {usable} logical CPU(s); use --vcpus {usable} or fewer, or --oversubscribe to measure "
+                            "anyway (stored as oversubscribed)", request, vcpus, info)
+
+
+def and_list(values: Sequence[int]) -> str:
+    """``8, 16 and 32``."""
+    words = [str(v) for v in values]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"

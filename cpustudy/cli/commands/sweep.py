@@ -10,7 +10,11 @@ import cpustudy.cli.args as a
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("sweep", help="measure the grid workloads x builds x vCPUs x repeats (resumable)")
+    p = sub.add_parser("sweep", help="measure the grid workloads x builds x vCPUs x repeats (resumable)",
+                       description="Measure every cell of the grid workloads x builds x vCPUs (x batch sizes x "
+                       "precisions) x repeats in a fresh worker, interleaved and resumable. vCPU counts above this "
+                       "machine's CPUs are refused unless --oversubscribe; the refusal names the `cpustudy cloud "
+                       "plan` that measures the same grid on cloud VMs of those sizes, with its estimated cost.")
     a.add_sweep_request(p)
     p.add_argument("--dry-run", action="store_true", help="print the plan and its estimated time; run nothing")
     p.add_argument("--fresh", action="store_true", help="measure every cell again, even those already ok")
@@ -28,7 +32,13 @@ def run(args: argparse.Namespace) -> int:
     from cpustudy.measure.request import SweepRequest
 
     request = SweepRequest.from_args(args)
-    plan = sweep.plan_from(request, args.db)
+    try:
+        plan = sweep.plan_from(request, args.db)
+    except sweep.BeyondThisMachine as exc:  # add the way that does measure it: a cloud plan of the same grid
+        from cpustudy.cloud.suggest import cloud_way
+        from cpustudy.errors import UserError
+
+        raise UserError(f"{exc}\n{cloud_way(exc.request, exc.vcpus, exc.info, args.db)}") from None
     if args.dry_run:
         d = plan.dry_run(args.fresh)
         print_table(d.rows, "sweep plan (dry run: nothing measured)")
