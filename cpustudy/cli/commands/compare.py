@@ -63,7 +63,9 @@ def register(sub: Any) -> None:
     p.add_argument("--workdir", help="the checkout the probe VMs install (default: this one)")
     p.add_argument("--on-demand", action="store_true", help="on-demand prices (default: spot)")
     p.add_argument("--family", metavar="CLOUD:FAMILY",
-                   help="price this machine's candidates as this instance family (default: gcp:n2-highcpu)")
+                   help="price this machine's candidates as this instance family (default: the cheapest priced "
+                   "cloud family that runs this machine's CPU, see `cpustudy machine`; where none is known or "
+                   "priced, gcp:n2-highcpu); cloud candidates are priced as their own instance")
     p.add_argument("--prices", metavar="FILE", help="extra price rows (same columns as the catalog)")
     p.add_argument("--timeout", type=a.positive_int, metavar="SECONDS", help="fail a measurement after this long")
     a.add_format(p, ("table", "json"))

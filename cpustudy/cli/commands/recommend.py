@@ -14,7 +14,10 @@ def register(sub: Any) -> None:
     p = sub.add_parser("recommend", help="the cheapest configuration within a deadline, the fastest within a budget",
                        description="Answer from the stored runs and the price catalog: the cheapest configuration "
                        "of WORKLOAD that meets --deadline, the fastest within --budget (both: both answers; "
-                       "neither: the cheapest and the fastest), with the spread and the assumptions behind each.")
+                       "neither: the cheapest and the fastest), with the spread and the assumptions behind each. "
+                       "Runs measured on a machine of your own are priced as the cheapest priced cloud family that "
+                       "runs its CPU (where none is known or priced, gcp:n2-highcpu), as `cpustudy report` prices "
+                       "them by default; runs measured on a cloud VM as that VM.")
     p.add_argument("workload", help="workload name (see `cpustudy workloads`), or a model file measured before "
                    "(or its NAME)")
     p.add_argument("--deadline", type=a.duration, metavar="DURATION", help="e.g. 90s, 10m, 1h30m, or seconds")

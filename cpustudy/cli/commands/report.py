@@ -28,14 +28,16 @@ def register(sub: Any) -> None:
                    help="CSV of prices that extends the shipped catalog (same columns; a row with the same "
                    "provider, instance_type and region replaces the shipped one)")
     p.add_argument("--instance-family", metavar="PROVIDER:FAMILY",
-                   help="instances that price CPU results, e.g. gcp:c3-highcpu, gcp:n2-highcpu, "
-                   "gcp:t2d-standard, aws:c7i (default: gcp:n2-highcpu); the instance with as many vCPUs, "
-                   "or the next larger, as the report states")
+                   help="instances that price CPU results measured on machines of your own, e.g. gcp:c3-highcpu, "
+                   "gcp:n2-highcpu, gcp:t2d-standard, aws:c7i; the instance with as many vCPUs, or the next "
+                   "larger, as the report states (default: the cheapest priced cloud family that runs the CPU the "
+                   "runs were measured on, see `cpustudy machine`; where none is known or priced, gcp:n2-highcpu; "
+                   "runs measured on a cloud VM are priced as that VM)")
     p.add_argument("--region", help="price region within the family (default: us-central1 on gcp, us-east-1 on "
                    "aws, else the catalog's first)")
     p.add_argument("--gpu-instance", metavar="PROVIDER:INSTANCE_TYPE",
                    help="instance that prices GPU results, e.g. gcp:g2-standard-4 (default: the single-GPU "
-                   "instance of the family's provider with the GPU the run reported)")
+                   "instance with the GPU the run reported, of --instance-family's provider, else of gcp)")
     p.add_argument("--on-demand", action="store_true", help="on-demand rates (default: spot/preemptible)")
     p.add_argument("--deadline", type=a.duration, metavar="DURATION",
                    help="find the cheapest configuration whose full training takes at most DURATION (e.g. 90s, "
