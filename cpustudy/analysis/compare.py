@@ -299,45 +299,61 @@ def combine(seeds: Sequence[SeedResult], candidates: Sequence[CandidateInput], *
     intervals and P(cheapest) (see the module's docstring); candidates with no speed sample get a row with
     no figures. ``noise``: the machine's known spread (:func:`cpustudy.analysis.stats.noise_from_groups`);
     by default the speed samples alone."""
-    if not seeds:
-        raise ValueError("combine needs at least one seed's convergence")
+    return combine_groups([(seeds, candidates)], deadline_s=deadline_s, budget_usd=budget_usd, draws=draws,
+                          rng_seed=rng_seed, level=level, noise=noise, epoch_prior=epoch_prior)
+
+
+def combine_groups(groups: Sequence[tuple[Sequence[SeedResult], Sequence[CandidateInput]]], *,
+                   deadline_s: float | None = None, budget_usd: float | None = None, draws: int = DRAWS,
+                   rng_seed: int = 0, level: float = LEVEL, noise: Noise = NO_PRIOR,
+                   epoch_prior: Noise = EPOCH_PRIOR) -> list[CandidateResult]:
+    """:func:`combine` for candidates that converge differently: each group is one training setting
+    (a precision, a batch size) with its own seeds' epochs and its candidates; every candidate's figures come
+    from its own group's seeds, and P(cheapest) is taken over all groups' candidates together (a new training
+    of each setting converges on its own: their epoch draws are independent)."""
+    if not groups or any(not seeds for seeds, _ in groups):
+        raise ValueError("combine needs at least one seed's convergence for every setting")
     if not 0 < level < 1:
         raise ValueError(f"level {level}: give a share between 0 and 1")
     rng = np.random.default_rng(rng_seed)
-    drawn, epoch_note = draw_epochs(seeds, draws, rng, epoch_prior)
-    reached = sum(s.reached for s in seeds) / len(seeds)
     # Each candidate's own figures from one stream seeded alike (the same measurements give the same
     # figures whatever else is compared); P(cheapest) from independent streams, as new runs on separate
     # machines are.
     times: dict[str, np.ndarray] = {}
     apart: dict[str, np.ndarray] = {}
     notes: dict[str, str] = {}
-    for c in candidates:
-        if c.samples:
-            times[c.candidate], notes[c.candidate] = _times(drawn, c.samples, noise, draws,
-                                                            np.random.default_rng([rng_seed, 1]))
-            apart[c.candidate], _ = _times(drawn, c.samples, noise, draws, rng)
-    rates = {c.candidate: c.usd_per_hour / 3600.0 for c in candidates
-             if c.candidate in times and c.usd_per_hour is not None}
+    of: dict[str, tuple[Sequence[SeedResult], CandidateInput]] = {}
+    for g, (seeds, candidates) in enumerate(groups):
+        stream = rng if g == 0 else np.random.default_rng([rng_seed, 2, g])
+        drawn, epoch_note = draw_epochs(seeds, draws, stream, epoch_prior)
+        for c in candidates:
+            of[c.candidate] = (seeds, c)
+            notes[c.candidate] = epoch_note
+            if c.samples:
+                times[c.candidate], own = _times(drawn, c.samples, noise, draws, np.random.default_rng([rng_seed, 1]))
+                notes[c.candidate] = "; ".join(x for x in (epoch_note, own) if x)
+                apart[c.candidate], _ = _times(drawn, c.samples, noise, draws, stream)
+    rates = {name: c.usd_per_hour / 3600.0 for name, (_, c) in of.items()
+             if name in times and c.usd_per_hour is not None}
     costs = {name: times[name] * rate for name, rate in rates.items()}
     cheapest = _p_cheapest({name: apart[name] * rate for name, rate in rates.items()}, draws)
     out = []
-    for c in candidates:
-        t = times.get(c.candidate)
-        cost = costs.get(c.candidate)
+    for name, (seeds, c) in of.items():
+        t = times.get(name)
+        cost = costs.get(name)
         tm, tl, th = _interval(t, level) if t is not None else (None, None, None)
         cm, cl, ch = _interval(cost, level) if cost is not None else (None, None, None)
-        note = "; ".join(x for x in (epoch_note, notes.get(c.candidate, "")) if x)
+        note = notes.get(name, "")
         if note:  # a point figure only: no interval stated at any level
             tl = th = cl = ch = None
         out.append(CandidateResult(
-            candidate=c.candidate, time_to_target_s=tm, time_low_s=tl, time_high_s=th, cost_usd=cm,
-            cost_low_usd=cl, cost_high_usd=ch, p_cheapest=cheapest.get(c.candidate),
+            candidate=name, time_to_target_s=tm, time_low_s=tl, time_high_s=th, cost_usd=cm,
+            cost_low_usd=cl, cost_high_usd=ch, p_cheapest=cheapest.get(name),
             p_deadline=float(np.mean(t <= deadline_s)) if t is not None and deadline_s is not None else None,
             p_budget=float(np.mean(cost <= budget_usd)) if cost is not None and budget_usd is not None else None,
-            reached=reached, speed_runs=len(c.samples), usd_per_hour=c.usd_per_hour, price=c.price,
-            basis=list(c.basis), run_ids=sorted(x.run_id for x in c.samples), level=level, seeds=len(seeds),
-            interval_note=note))
+            reached=sum(s.reached for s in seeds) / len(seeds), speed_runs=len(c.samples), usd_per_hour=c.usd_per_hour,
+            price=c.price, basis=list(c.basis), run_ids=sorted(x.run_id for x in c.samples), level=level,
+            seeds=len(seeds), interval_note=note))
     return out
 
 

@@ -66,6 +66,8 @@ class CompareRequest:
     timeout: int | None = None
     max_trainings: float | None = 8.0  # settle within this many trainings' time in all (None or 0: the fixed plan)
     target_text: str | None = None  # --target METRIC=VALUE, instead of --target-accuracy
+    precisions: str | None = None  # --precisions: several settings raced (``measure.settings``)
+    batch_sizes: str | None = None  # --batch-sizes, likewise
 
     @property
     def goal(self) -> Any:
@@ -323,11 +325,12 @@ def _what(kind: str, cell: Cell, target: str) -> str:
 
 
 def _run_one(store: Any, machine_id: int, kind: str, cell: Cell, req: CompareRequest, say: Callable[[str], None],
-             walls: list[float]) -> None:
-    """Measure one convergence run or speed probe into the store and say how it went."""
+             walls: list[float], label: str = "") -> None:
+    """Measure one convergence run or speed probe into the store and say how it went (``label``: its setting,
+    where several are compared)."""
     from cpustudy.measure.execute import execute
 
-    cfg, what = cell.config, _what(kind, cell, req.goal_words)
+    cfg, what = cell.config, _what(kind, cell, req.goal_words) + (f" {label}" if label else "")
     start = time.perf_counter()
     outcome = execute(store, machine_id, cfg, timeout_s=req.timeout)
     if kind == "convergence":

@@ -1,0 +1,335 @@
+"""``compare`` over training settings: ``--precisions float32,mixed_bfloat16 --batch-sizes 64,256``.
+
+A precision or a batch size changes both the speed of an epoch and, possibly, the epochs to the target, so
+neither can be read off a sweep's throughput: every (candidate, setting) is a candidate of its own, each
+setting converges with its own seeds, and the combination (:func:`cpustudy.analysis.compare.combine_groups`)
+draws every candidate's training from its own setting's seeds, with P(cheapest) over all of them together.
+
+**Raced, not exhaustive.** Trainings are spent where they can change the decision:
+
+1. a first round: one seed of every setting, and the speed probes of every local candidate in every setting
+   (interleaved, as the single-setting comparison orders them);
+2. the race: a setting none of whose candidates is the cheapest in at least :data:`RACE_KEEP` of new
+   trainings, and none of whose cost intervals reaches below the leader's upper bound, is dropped (named,
+   with its figures from the first round; it stays in the table, marked);
+3. the other settings get their remaining ``--seeds``;
+4. settling as a single comparison settles (:func:`cpustudy.analysis.compare.next_step`), a seed going to
+   the setting of the likeliest cheapest candidate.
+
+What the race cost is set against training every setting with every seed (the steps say both). Cloud
+candidates are not raced over settings (their probes are planned per setting): compare one setting at a time
+for them. A reduced precision this CPU would emulate is refused before anything runs (``spec.plan``).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Sequence
+
+from cpustudy import precision
+from cpustudy.analysis import compare as combo
+from cpustudy.analysis import totarget
+from cpustudy.analysis.totarget import Comparison
+from cpustudy.errors import UserError
+from cpustudy.names import split_list
+
+#: After the first round, a setting stays in the race while one of its candidates is the cheapest in at least
+#: this share of new trainings (or its cost interval overlaps the leader's).
+RACE_KEEP = 0.02
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How a candidate trains: its Keras precision policy and batch size (None: the workload's)."""
+
+    precision: str
+    batch_size: int | None
+
+    def label(self, default_batch: int, precisions: bool, batches: bool) -> str:
+        """``bf16 b256``: the axes that vary only."""
+        parts = []
+        if precisions:
+            parts.append(precision.TAGS.get(self.precision, "fp32"))
+        if batches:
+            parts.append(f"b{self.batch_size or default_batch}")
+        return " ".join(parts)
+
+
+def settings_of(precisions: str | None, batch_sizes: str | None, default_precision: str,
+                default_batch: int | None) -> list[Setting]:
+    """The settings ``--precisions`` x ``--batch-sizes`` name (each axis: its list, else the one value of
+    ``--precision`` / ``--batch-size``), checked: a policy Keras knows, a positive batch size, none twice."""
+    policies = split_list(precisions, "--precisions", "float32,mixed_bfloat16") if precisions else [default_precision]
+    for policy in policies:
+        problem = precision.unknown(policy)
+        if problem:
+            raise UserError(problem.replace("--precision ", "--precisions: "))
+    batches: list[int | None] = [default_batch]
+    if batch_sizes:
+        batches = []
+        for item in split_list(batch_sizes, "--batch-sizes", "64,256"):
+            if not item.isdigit() or int(item) < 1:
+                raise UserError(f"--batch-sizes: {item!r} is not a batch size: give positive whole numbers, e.g. 64,256")
+            batches.append(int(item))
+    for axis, values in (("--precisions", policies), ("--batch-sizes", batches)):
+        if len(set(values)) != len(values):
+            raise UserError(f"{axis}: a value named twice: give each once")
+    return [Setting(p, b) for p in policies for b in batches]
+
+
+@dataclass
+class SettingsPlan:
+    """One single-setting plan per setting (``measure.compare.Planned``), its candidates named with the
+    setting's label (``here:2 bf16 b256``)."""
+
+    request: Any
+    plans: list[Any]
+    labels: list[str]
+    dropped: dict[str, str] = field(default_factory=dict)  # label -> why the race dropped it
+
+    @property
+    def fingerprint(self) -> str:
+        return str(self.plans[0].fingerprint)
+
+
+def plan_settings(request: Any, plan_one: Callable[[Any], Any]) -> SettingsPlan:
+    """Plan every setting of ``request`` with ``plan_one`` (the single-setting planner), checked before the
+    database is touched."""
+    from cpustudy.workloads import get
+
+    workload = get(request.workload)
+    settings = settings_of(request.precisions, request.batch_sizes, request.precision, request.batch_size)
+    vary_p = len({s.precision for s in settings}) > 1
+    vary_b = len({s.batch_size for s in settings}) > 1
+    plans, labels = [], []
+    for s in settings:
+        p = plan_one(replace(request, precision=s.precision, batch_size=s.batch_size, precisions=None,
+                             batch_sizes=None))
+        if any(c.kind == "cloud" for c in p.candidates):
+            raise UserError("--candidates: cloud candidates are compared one setting at a time (their probes are "
+                            "planned per setting): leave them out of a --precisions/--batch-sizes comparison, or "
+                            "give one --precision and --batch-size")
+        label = s.label(int(workload.batch_size), vary_p, vary_b)
+        p.candidates = [replace(c, name=f"{c.name} {label}") for c in p.candidates]
+        plans.append(p)
+        labels.append(label)
+    return SettingsPlan(request, plans, labels)
+
+
+def measure_settings(sp: SettingsPlan, say: Callable[[str], None],
+                     progress: Callable[[str], None] | None = None) -> Comparison:
+    """Race the settings (see the module's docstring) and combine them into one comparison."""
+    from cpustudy.measure import compare as single
+    from cpustudy.measure.session import measuring
+    from cpustudy.measure.sweep import pending
+
+    req = sp.request
+    t0 = time.perf_counter()
+    walls: list[float] = []
+    steps: list[str] = []
+    with measuring(req.db, sp.plans[0].machine) as session:
+        store, mid = session.store, session.machine_id
+
+        def run(work: list[tuple[str, Any]], stage: str) -> None:
+            for i, (kind, cell) in enumerate(work):
+                if progress:
+                    progress(f"{stage} [{i + 1}/{len(work)}] {kind}: {single._what(kind, cell, req.goal_words)} "
+                             f"{_label_of(sp, cell)}")
+                single._run_one(store, mid, kind, cell, req, say, walls, _label_of(sp, cell))
+
+        first: list[tuple[str, Any]] = []
+        for p in sp.plans:  # round 1: a seed of every setting, every local candidate's probes
+            first += single._order(pending(store, p.convergence[:1]), pending(store, p.probes))
+        if first:
+            say(f"compare: round 1 of the race over {len(sp.plans)} settings: {len(first)} run(s) into {store.path}")
+        run(first, "round 1")
+        comparison = joint(sp, store)
+        unmeasured = [r.candidate for r in comparison.results if r.speed_runs == 0]
+        again = [c for c in (_probe_again(sp, name) for name in unmeasured) if c is not None]
+        if again:  # a probe left out (a busy machine, a failure): once more before the race judges it
+            steps.append(f"measured again, no usable speed run after round 1: {', '.join(unmeasured)}")
+            run([("speed", c) for c in again], "round 1")
+            comparison = joint(sp, store)
+        sp.dropped = race(sp, comparison)
+        for label, why in sp.dropped.items():
+            steps.append(f"race: dropped {label} after its first seed: {why}")
+            say(f"compare: {steps[-1]}")
+        rest: list[tuple[str, Any]] = []
+        for label, p in zip(sp.labels, sp.plans):
+            if label not in sp.dropped:
+                rest += [("convergence", c) for c in pending(store, p.convergence)]
+        run(rest, "round 2")
+        comparison = joint(sp, store)
+        comparison = settle(sp, store, mid, comparison, say, run, walls, t0, steps)
+        trained = sum(len(single._seeds(p, store)[0]) for p in sp.plans)
+        every = len(sp.plans) * max(len(single._seeds(p, store)[0]) for p in sp.plans)
+        steps.append(f"the race trained {trained} seed(s) to the target across {len(sp.plans)} settings; every "
+                     f"setting with as many seeds as the most-trained one would have trained {every}")
+    comparison.steps = steps
+    comparison.wall_s = time.perf_counter() - t0
+    comparison.training_wall_s = statistics.median(walls) if walls else None
+    return comparison
+
+
+def _probe_again(sp: SettingsPlan, name: str) -> Any:
+    """Another speed probe of the local candidate ``name`` (its next repeat), or None for another kind."""
+    for p in sp.plans:
+        for c in p.candidates:
+            if c.name == name and c.kind == "here":
+                repeat = max((x.config.repeat for x in p.probes if x.config.vcpus == c.vcpus
+                              and x.config.build == c.build), default=-1) + 1
+                cell = p.probe_cell(c, repeat)
+                p.probes.append(cell)
+                return cell
+    return None
+
+
+def _label_of(sp: SettingsPlan, cell: Any) -> str:
+    for label, p in zip(sp.labels, sp.plans):
+        if cell in p.convergence or cell in p.probes:
+            return f"({label})"
+    return ""
+
+
+def joint(sp: SettingsPlan, store: Any) -> Comparison:
+    """Every setting's seeds and candidates combined in one comparison (``combine_groups``)."""
+    from cpustudy.measure import compare as single
+
+    req = sp.request
+    groups, seeds_all, notes = [], [], []
+    runs = store.runs(status="ok")
+    for label, p in zip(sp.labels, sp.plans):
+        seeds, same = single._seeds(p, store)
+        if not seeds:
+            notes.append(f"{label}: no convergence run finished (see `cpustudy results --errors`): left out")
+            continue
+        ref = p.convergence[0].config
+        inputs = totarget.candidate_inputs(store, p.candidates, ref, p.fingerprint, runs, p.catalog, req.spot,
+                                           req.family)
+        if label in sp.dropped:
+            for i in inputs:
+                i.basis = [*i.basis, f"dropped by the race after its first seed: {sp.dropped[label]}"]
+        groups.append((seeds, inputs))
+        seeds_all += seeds
+        reached = ", ".join(f"{s.epochs}" if s.reached else "not reached" for s in seeds)
+        notes.append(f"{label}: {len(seeds)} seed(s), epochs to the target {reached}" + (f"; {same}" if same else ""))
+    if not groups:
+        raise UserError("no convergence run finished in any setting (see `cpustudy results --errors`): nothing to "
+                        "compare; the same command measures what is missing")
+    if not any(s.reached for s in seeds_all):
+        raise UserError(f"no seed of any setting reached {req.goal_words}: give an easier target or more "
+                        "--max-epochs (what was measured is stored)")
+    noise = totarget.machine_noise(store)
+    results = combo.combine_groups(groups, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise)
+    ref = sp.plans[0].convergence[0].config
+    out = Comparison(ref.workload, req.goal, results, seeds_all)
+    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds_all, noise)
+    out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "
+                           "epochs are drawn from its own setting's")
+    out.notes += notes + totarget.interval_notes(results)
+    return out
+
+
+def race(sp: SettingsPlan, comparison: Comparison) -> dict[str, str]:
+    """The settings the first round rules out: none of their candidates is the cheapest in :data:`RACE_KEEP`
+    of new trainings and none's cost interval reaches below the leader's upper bound (with no prices: the
+    fastest's time instead). Never all of them."""
+    results = comparison.results
+    priced = [r for r in results if r.cost_usd is not None and r.p_cheapest is not None]
+    if priced:
+        leader = max(priced, key=lambda r: r.p_cheapest or 0.0)
+        bound = leader.cost_high_usd if leader.cost_high_usd is not None else leader.cost_usd
+
+        def alive(r: combo.CandidateResult) -> bool:
+            low = r.cost_low_usd if r.cost_low_usd is not None else r.cost_usd
+            return (r.p_cheapest or 0.0) >= RACE_KEEP or (low is not None and bound is not None and low <= bound)
+        what = "cheapest in {p} of new trainings at best, its cost above the leader's upper bound ({b})"
+    else:
+        timed = [r for r in results if r.time_to_target_s is not None]
+        if not timed:
+            return {}
+        leader = min(timed, key=lambda r: r.time_to_target_s or math.inf)
+        bound = leader.time_high_s if leader.time_high_s is not None else leader.time_to_target_s
+
+        def alive(r: combo.CandidateResult) -> bool:
+            low = r.time_low_s if r.time_low_s is not None else r.time_to_target_s
+            return low is not None and bound is not None and low <= bound
+        what = "its time above the fastest's upper bound ({b})"
+    dropped: dict[str, str] = {}
+    for label, p in zip(sp.labels, sp.plans):
+        mine = [r for r in results if r.candidate in {c.name for c in p.candidates}]
+        if mine and not any(alive(r) for r in mine):
+            best = max((r.p_cheapest or 0.0) for r in mine)
+            dropped[label] = what.format(p=f"{best:.0%}", b=f"{bound:.3g}" if bound is not None else "?")
+    if len(dropped) == len(sp.plans):
+        return {}
+    return dropped
+
+
+def _leader(comparison: Comparison) -> combo.CandidateResult | None:
+    priced = [r for r in comparison.results if r.p_cheapest is not None]
+    if priced:
+        return max(priced, key=lambda r: r.p_cheapest or 0.0)
+    timed = [r for r in comparison.results if r.time_to_target_s is not None]
+    return min(timed, key=lambda r: r.time_to_target_s or math.inf) if timed else None
+
+
+def settle(sp: SettingsPlan, store: Any, machine_id: int, comparison: Comparison, say: Callable[[str], None],
+           run: Callable[[list[tuple[str, Any]], str], None], walls: list[float], t0: float,
+           steps: list[str]) -> Comparison:
+    """Settle across the settings still in the race, as ``measure.compare`` settles one (``next_step``):
+    a seed goes to the likeliest cheapest candidate's setting."""
+    from cpustudy.measure import compare as single
+
+    req = sp.request
+    if not req.max_trainings:
+        return comparison
+    alive = [(label, p) for label, p in zip(sp.labels, sp.plans) if label not in sp.dropped]
+    local = {c.name: (p, c) for _, p in alive for c in p.candidates if c.kind == "here"}
+    racing = {c.name for _, p in alive for c in p.candidates}
+    while True:
+        lead = _leader(comparison)
+        lead_plan = next((p for _, p in alive if lead is not None and lead.candidate in {c.name for c in p.candidates}),
+                         alive[0][1])
+        seeds, _ = single._seeds(lead_plan, store)
+        step = combo.next_step([r for r in comparison.results if r.candidate in racing], seeds, local)
+        one = statistics.median(walls) if walls else single._one_training(comparison)
+        spent = (time.perf_counter() - t0) / one if one else math.inf
+        if step.kind in ("settled", "stuck"):
+            steps.append(f"stopped: {step.why} ({spent:.1f} trainings spent)")
+            break
+        cost = 1.0 if step.kind == "seed" else 0.5 * len(step.candidates)
+        if spent + cost > req.max_trainings:
+            steps.append(f"stopped at the limit of {req.max_trainings:g} trainings ({spent:.1f} spent): not settled "
+                         f"({step.why})")
+            break
+        cells: list[tuple[str, Any]] = []
+        if step.kind == "seed":
+            seed = max(c.config.seed for c in lead_plan.convergence) + 1
+            cells.append(("convergence", lead_plan.seed_cell(seed)))
+            lead_plan.convergence.append(cells[0][1])
+        else:
+            for name in step.candidates:
+                p, c = local[name]
+                repeat = max((x.config.repeat for x in p.probes if x.config.vcpus == c.vcpus
+                              and x.config.build == c.build), default=-1) + 1
+                cells.append(("speed", p.probe_cell(c, repeat)))
+                p.probes.append(cells[-1][1])
+        steps.append(f"added {' and '.join(single._what(k, c, req.goal_words) + ' ' + _label_of(sp, c) for k, c in cells)}"
+                     f": {step.why}")
+        say(f"compare: not settled yet, {steps[-1]}")
+        run(cells, "settling")
+        comparison = joint(sp, store)
+    return comparison
+
+
+def several(request: Any) -> bool:
+    """Whether ``request`` names more than one setting (then :func:`measure_settings` compares them)."""
+    return len(settings_of(request.precisions, request.batch_sizes, request.precision, request.batch_size)) > 1
+
+
+__all__: Sequence[str] = ("RACE_KEEP", "Setting", "SettingsPlan", "measure_settings", "plan_settings", "settings_of",
+                          "several")

@@ -1,0 +1,85 @@
+"""Precision and batch size as compare candidates (cpustudy.measure.settings): each setting converges with
+its own seeds, combined with P(cheapest) over all settings, raced."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cpustudy.analysis import compare as combo
+from cpustudy.analysis.totarget import Comparison
+from cpustudy.errors import UserError
+from cpustudy.measure import settings
+
+
+def _sample(epoch_s: float, run_id: int) -> combo.SpeedSample:
+    return combo.SpeedSample(epoch_s, 1.0, 0.5, 3.0, run_id)
+
+
+def _seeds(*epochs: int, base: int = 100) -> list[combo.SeedResult]:
+    return [combo.SeedResult(i + 1, True, e, 10, base + i) for i, e in enumerate(epochs)]
+
+
+def test_settings_are_every_pair_of_the_two_axes_checked():
+    got = settings.settings_of("float32,mixed_bfloat16", "64,256", "float32", None)
+    assert [(s.precision, s.batch_size) for s in got] == [("float32", 64), ("float32", 256), ("mixed_bfloat16", 64),
+                                                          ("mixed_bfloat16", 256)]
+    assert got[2].label(128, True, True) == "bf16 b64" and got[0].label(128, True, False) == "fp32"
+    assert settings.settings_of(None, None, "float32", None) == [settings.Setting("float32", None)]
+    for precisions, batches, fix in (("float32,bfloat", None, "--precisions"), (None, "64,x", "--batch-sizes"),
+                                     ("float32,float32", None, "named twice"), (None, "0", "positive")):
+        with pytest.raises(UserError, match=fix):
+            settings.settings_of(precisions, batches, "float32", None)
+
+
+def test_each_setting_is_drawn_from_its_own_seeds_and_p_cheapest_spans_them_all():
+    # The same speed on both; bf16 converges in 2 epochs, float32 in 4: bf16 is cheaper though no faster an epoch.
+    fp32 = (_seeds(4, 4, 4), [combo.CandidateInput("here:2 fp32", [_sample(10.0, 1), _sample(10.5, 2)], 1.0, "")])
+    bf16 = (_seeds(2, 2, 2, base=200), [combo.CandidateInput("here:2 bf16", [_sample(10.0, 3), _sample(10.5, 4)], 1.0, "")])
+    a, b = combo.combine_groups([fp32, bf16])
+    assert a.candidate == "here:2 fp32" and b.candidate == "here:2 bf16"
+    assert b.time_to_target_s < a.time_to_target_s and b.cost_usd < a.cost_usd
+    assert b.p_cheapest > 0.95 and a.p_cheapest + b.p_cheapest == pytest.approx(1.0)
+    assert (a.seeds, b.seeds) == (3, 3)
+    # One group is combine itself.
+    (alone,) = combo.combine_groups([fp32])
+    (same,) = combo.combine(*fp32)
+    assert alone == same
+
+
+def test_the_race_drops_a_setting_that_cannot_be_cheapest_and_never_all():
+    def result(name: str, cost: float, low: float, high: float, p: float) -> combo.CandidateResult:
+        return combo.CandidateResult(name, 10.0, 8.0, 12.0, cost, low, high, p, None, None, 1.0, 2, 1.0, "", [], [])
+
+    class Plan:  # what the race reads of a setting's plan: its candidates' names
+        def __init__(self, *names: str) -> None:
+            self.candidates = [type("C", (), {"name": n})() for n in names]
+
+    sp = settings.SettingsPlan(None, [Plan("a fp32"), Plan("a bf16")], ["fp32", "bf16"])
+    far = Comparison("w", 0.9, [result("a fp32", 1.0, 0.9, 1.1, 0.0), result("a bf16", 0.5, 0.4, 0.6, 1.0)], [])
+    assert list(settings.race(sp, far)) == ["fp32"]
+    near = Comparison("w", 0.9, [result("a fp32", 0.62, 0.55, 0.7, 0.0), result("a bf16", 0.5, 0.4, 0.6, 1.0)], [])
+    assert settings.race(sp, near) == {}  # its interval reaches below the leader's upper bound: still in
+    alone = settings.SettingsPlan(None, [Plan("a fp32")], ["fp32"])
+    assert settings.race(alone, Comparison("w", 0.9, [result("a fp32", 1.0, 0.9, 1.1, 0.0)], [])) == {}
+
+
+@pytest.mark.tensorflow
+def test_compare_races_two_precisions_on_a_real_model(run_cli, tmp_path):
+    """Two precisions (bf16 only where this CPU runs it natively), a tiny model on learnable data."""
+    from cpustudy.environment import machine
+
+    flags = set(machine.collect(use_cpuinfo=False).flags)
+    if not flags & {"avx512_bf16", "amx_bf16"}:
+        pytest.skip("this CPU has no native bfloat16: the comparison is refused here (tested below)")
+    db = str(tmp_path / "race.sqlite")
+    r = run_cli("compare", "mnist_mlp", "--target-accuracy", "0.5", "--max-epochs", "3", "--candidates", "here:1",
+                "--precisions", "float32,mixed_bfloat16", "--seeds", "1", "--repeats", "1", "--max-trainings", "0",
+                "--data", "learnable", "--format", "json", "--db", db)
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    names = [c["candidate"] for c in out["candidates"]]
+    assert names == ["here:1 fp32", "here:1 bf16"]
+    assert any("the race trained" in s for s in out["settling"])
+    assert all(c["seeds"] == 1 for c in out["candidates"])
