@@ -51,6 +51,12 @@ def register(sub: Any) -> None:
     p.add_argument("--batch-size", type=a.positive_int, help="batch size (default: the workload's)")
     p.add_argument("--precision", choices=a.POLICIES, default=a.DEFAULT, help="Keras precision policy (default: "
                    "float32; bf16 and float32 converge separately)")
+    p.add_argument("--precisions", metavar="LIST",
+                   help="several precision policies as candidates, e.g. float32,mixed_bfloat16: each converges with "
+                   "its own seeds, raced (a setting that cannot be cheapest after one seed is dropped); only those "
+                   "this CPU runs natively")
+    p.add_argument("--batch-sizes", metavar="LIST",
+                   help="several batch sizes as candidates, e.g. 64,256 (with --precisions: every pair), raced alike")
     p.add_argument("--data", choices=("auto", "real", "learnable"), default="auto",
                    help="real dataset (from the cache), learnable synthetic data, or auto = real when cached "
                    "(default; synthetic data is refused: it cannot converge)")
@@ -68,6 +74,8 @@ def register(sub: Any) -> None:
                    "priced, gcp:n2-highcpu); cloud candidates are priced as their own instance")
     p.add_argument("--prices", metavar="FILE", help="extra price rows (same columns as the catalog)")
     p.add_argument("--timeout", type=a.positive_int, metavar="SECONDS", help="fail a measurement after this long")
+    p.add_argument("--out", metavar="DIR", help="also draw the answer there: a chart of time and cost to the target "
+                   "(answer.png, answer.svg), index.html and index.md (created; other files left alone)")
     a.add_format(p, ("table", "json"))
     a.add_db(p)
     p.set_defaults(func=run)
@@ -111,7 +119,7 @@ def comparison_has(comparison: Any, key: str) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     from cpustudy.cli.commands.cloud import _workdir
-    from cpustudy.cli.output import console, print_table, status
+    from cpustudy.cli.output import console, status
     from cpustudy.cloud.probes import plan_probes
     from cpustudy.measure.compare import CompareRequest, measure, plan_compare
 
@@ -122,8 +130,18 @@ def run(args: argparse.Namespace) -> int:
         probe_steps=args.probe_steps, convergence_at=args.convergence_at, deadline_s=args.deadline,
         budget_usd=args.budget, probe_budget_usd=args.probe_budget, spot=not args.on_demand, family=args.family,
         prices=args.prices, probe_plan=args.probe_plan, workdir=_workdir(args.workdir), db=args.db, timeout=args.timeout,
-        max_trainings=args.max_trainings)
+        max_trainings=args.max_trainings, precisions=args.precisions, batch_sizes=args.batch_sizes)
     err = console(stderr=True)
+    from cpustudy.measure import settings
+
+    if settings.several(request):  # precisions or batch sizes as candidates: raced
+        with status("checking the candidates and planning every setting's runs"):
+            from cpustudy.cloud import targets as cloud_targets
+
+            raced = settings.plan_settings(request, lambda r: plan_compare(r, clouds=cloud_targets))
+        with status("comparing the settings") as update:
+            comparison = settings.measure_settings(raced, say=err.print, progress=update)
+        return show(args, comparison)
     with status("checking the candidates and planning the runs"):
         from cpustudy.cloud import targets as cloud_targets
 
@@ -132,9 +150,16 @@ def run(args: argparse.Namespace) -> int:
         probes = plan_probes(planned, err.print)  # costed and held to --probe-budget; nothing launched
     with status("comparing") as update:
         comparison = measure(planned, say=err.print, progress=update, probes=probes)
+    return show(args, comparison)
+
+
+def show(args: argparse.Namespace, comparison: Any) -> int:
+    """Print a comparison as ``--format`` asks."""
+    from cpustudy.cli.output import print_table
+
     if args.format == "json":
         sys.stdout.write(comparison.as_json())
-        return 0
+        return _draw(args, comparison)
     level = comparison.results[0].level if comparison.results else 0.9
     from cpustudy.analysis.compare import target_words
 
@@ -150,4 +175,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"this comparison took {comparison.wall_s:.0f} s here; one training to the target took "
               f"{comparison.training_wall_s:.0f} s (median of its convergence runs): "
               f"{comparison.wall_s / comparison.training_wall_s:.1f} trainings")
+    return _draw(args, comparison)
+
+
+def _draw(args: argparse.Namespace, comparison: Any) -> int:
+    """``--out DIR``: the answer drawn there (imported here: plotnine is never loaded for ``--help``)."""
+    if args.out:
+        from cpustudy.report.answer import write_answer
+
+        print("wrote " + ", ".join(str(p) for p in write_answer(comparison, args.out)), file=sys.stderr)
     return 0

@@ -1,0 +1,424 @@
+"""The answer of ``cpustudy compare`` drawn (``--out DIR``): one chart of each candidate's billed time and
+cost to the target with their prediction intervals, the Pareto front and each candidate's P(cheapest), and
+a page around it (the report's :class:`~cpustudy.report.page.Page`, rendered to ``index.html`` and
+``index.md``) with the candidates' table, the seeds, the assumptions and notes and the settling steps.
+
+Nothing a comparison says is left out: a candidate without a price is drawn on its time alone (a vertical
+line, its interval a band) and said to be unpriced; one without an interval is drawn without bars and its
+``interval_note`` listed; one not measured, or whose new trainings mostly never reach the target, is
+listed under the chart. :func:`write_answer` writes ``answer.png`` (and ``answer.svg``), ``index.html``
+and ``index.md`` into a folder, creating it; it touches no other file there.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+from plotnine import (
+    aes,
+    annotate,
+    arrow,
+    element_blank,
+    geom_blank,
+    geom_errorbar,
+    geom_errorbarh,
+    geom_label,
+    geom_path,
+    geom_point,
+    geom_segment,
+    geom_text,
+    geom_vline,
+    ggplot,
+    labs,
+    scale_color_manual,
+    scale_x_log10,
+    scale_y_discrete,
+    scale_y_log10,
+    theme,
+)
+
+from cpustudy import __version__
+from cpustudy.analysis.compare import CandidateResult, target_words
+from cpustudy.errors import UserError
+from cpustudy.report.figures import render
+from cpustudy.report.page import Bullets, Callout, Chart, Charts, Page, Section, Table, to_html, to_markdown
+from cpustudy.report.theme import FAMILIES, OTHER_FAMILIES, theme_cpustudy
+
+#: The chart's file name without extension, beside the page.
+STEM = "answer"
+FRONT, DOMINATED, UNPRICED = "on the Pareto front", "dominated", "not priced: time only"
+COLOURS = {FRONT: FAMILIES["pip"][3], DOMINATED: OTHER_FAMILIES[2][1], UNPRICED: FAMILIES["torch"][2]}
+
+
+# -- what is drawn -----------------------------------------------------------------------------------
+
+
+def pareto_front(results: Sequence[CandidateResult]) -> list[bool]:
+    """Per result, whether it is on the Pareto front of time and cost to the target by the point estimates
+    (the medians): priced and reached, and no other is at least as fast and as cheap and better in one.
+    Candidates without a time or a cost are never on it; two alike are both on it."""
+    points = [(r.time_to_target_s, r.cost_usd) for r in results]
+    known = [(t, c) for t, c in points if t is not None and c is not None]
+
+    def dominated(t: float, c: float) -> bool:
+        return any(t2 <= t and c2 <= c and (t2 < t or c2 < c) for t2, c2 in known)
+
+    return [t is not None and c is not None and not dominated(t, c) for t, c in points]
+
+
+def p_text(p: float | None) -> str:
+    """P(cheapest) as the chart and the table show it: two decimals, never rounded to a certainty or to
+    nothing that the draws did not give."""
+    if p is None:
+        return "-"
+    if 0 < p < 0.005:
+        return "<0.01"
+    if 0.995 < p < 1:
+        return ">0.99"
+    return f"{p:.2f}"
+
+
+def level_words(results: Sequence[CandidateResult]) -> str:
+    """The intervals' level as the caption states it: ``90 % prediction interval for one new training``."""
+    levels = sorted({r.level for r in results}) or [0.9]
+    return " / ".join(f"{lv * 100:g} %" for lv in levels) + " prediction interval for one new training"
+
+
+def _seconds(values: Any) -> list[str]:
+    return [f"{v:,.0f}" if v >= 10 else f"{v:.2g}" for v in values]
+
+
+def _dollars(values: Any) -> list[str]:
+    return [f"{v:.2g}" if v < 1 else f"{v:,.2f}" for v in values]
+
+
+def _drawn(r: CandidateResult) -> bool:
+    return r.speed_runs > 0 and r.time_to_target_s is not None
+
+
+def _has_interval(r: CandidateResult) -> bool:
+    return r.time_low_s is not None or r.time_high_s is not None
+
+
+def _span(lo: float, hi: float, ratio: float = 1.6) -> tuple[float, float]:
+    """A log axis' limits around ``lo``-``hi``, at least ``ratio`` wide (one point, or points almost
+    alike, would otherwise give a degenerate axis)."""
+    grow = math.sqrt(ratio * lo / hi) if hi < ratio * lo else 1.0
+    return lo / grow, hi * grow
+
+
+def frame(results: Sequence[CandidateResult]) -> pd.DataFrame:
+    """One row per drawn candidate: its medians and bounds, front membership, label and kind."""
+    front = pareto_front(results)
+    rows = []
+    for r, on in zip(results, front):
+        if not _drawn(r):
+            continue
+        priced = r.cost_usd is not None
+        kind = UNPRICED if not priced else FRONT if on else DOMINATED
+        label = f"{r.candidate}  " + (f"P={p_text(r.p_cheapest)}" if priced else "not priced")
+        if not _has_interval(r):
+            label += "  (no interval)"
+        rows.append({"candidate": r.candidate, "time": r.time_to_target_s, "time_low": r.time_low_s,
+                     "time_high": r.time_high_s, "cost": r.cost_usd, "cost_low": r.cost_low_usd,
+                     "cost_high": r.cost_high_usd, "kind": kind, "label": label, "interval": _has_interval(r)})
+    return pd.DataFrame(rows, columns=["candidate", "time", "time_low", "time_high", "cost", "cost_low", "cost_high",
+                                       "kind", "label", "interval"])
+
+
+def _bounds(df: pd.DataFrame, col: str) -> tuple[float, float]:
+    values = [float(v) for c in (col, f"{col}_low", f"{col}_high") for v in df[c] if v is not None and not pd.isna(v)]
+    return min(values), max(values)
+
+
+def _bars(df: pd.DataFrame, col: str, edge: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows with an interval on ``col``: closed ones (low and high), and open ones whose high bound is
+    never (some new trainings never reach the target) drawn from low to the axis' ``edge`` with an arrow."""
+    d = df[df["interval"] & df[f"{col}_low"].notna()].copy()
+    closed = d[d[f"{col}_high"].notna()].copy()
+    open_ = d[d[f"{col}_high"].isna()].copy()
+    open_[f"{col}_high"] = edge
+    return closed, open_
+
+
+def fig_answer(workload: str, target: Any, results: Sequence[CandidateResult]) -> ggplot | None:
+    """Billed time (x, log) against cost (y, log) to the target of one new training per candidate: its
+    median a point, its interval bars both ways, labelled with its name and P(cheapest); the Pareto front
+    joined by a dashed line; unpriced candidates a vertical line at their time (their interval a band).
+    Without any priced candidate, time alone, one row per candidate. None when nothing can be drawn."""
+    df = frame(results)
+    if df.empty:
+        return None
+    drawn = [r for r in results if _drawn(r)]
+    priced = df[df["kind"] != UNPRICED]
+    if priced.empty:
+        return _fig_time_only(workload, target, df, drawn)
+    unpriced = df[df["kind"] == UNPRICED].copy()
+    x_lo, x_hi = _bounds(df, "time")
+    y_lo, y_hi = _bounds(priced, "cost")
+    open_x = df["interval"] & df["time_low"].notna() & df["time_high"].isna()
+    open_y = priced["interval"] & priced["cost_low"].notna() & priced["cost_high"].isna()
+    x_edge = x_hi * (2.0 if open_x.any() else 1.0)
+    y_edge = y_hi * (2.0 if open_y.any() else 1.0)
+    x_lim, y_lim = _span(x_lo, x_edge), _span(y_lo, y_edge)
+    # room for the labels to the right of the rightmost points and above the top ones
+    blank = pd.DataFrame({"time": [x_lim[0], x_lim[1] * 1.8], "cost": [y_lim[0], y_lim[1] * 1.25]})
+    x_closed, x_open = _bars(priced, "time", x_edge)
+    y_closed, y_open = _bars(priced, "cost", y_edge)
+    front = priced[priced["kind"] == FRONT].sort_values(["time", "cost"])
+    kinds = [k for k in (FRONT, DOMINATED, UNPRICED) if k in set(df["kind"])]
+    p = (
+        ggplot(priced, aes(x="time", y="cost"))
+        + geom_blank(data=blank)
+    )
+    for _, u in unpriced.iterrows():  # time only: a band for its interval, a line at its median
+        if u["interval"] and not pd.isna(u["time_low"]):
+            hi = u["time_high"] if not pd.isna(u["time_high"]) else x_edge
+            p = p + annotate("rect", xmin=u["time_low"], xmax=hi, ymin=0.0, ymax=math.inf,  # the panel's height
+                             fill=COLOURS[UNPRICED], alpha=0.10)
+    unpriced["foot"] = y_lim[0]  # labelled from the panel's foot up: below the front, where no point is
+    if not unpriced.empty:
+        p = p + geom_vline(aes(xintercept="time", color="kind"), data=unpriced, linetype="dashed", size=0.7,
+                           show_legend=False)
+    if len(front) >= 2:
+        p = p + geom_path(data=front, color=COLOURS[FRONT], linetype="dashed", size=0.6, alpha=0.7)
+    if not x_closed.empty:
+        p = p + geom_errorbarh(aes(xmin="time_low", xmax="time_high", color="kind"), data=x_closed, height=0.04,
+                               size=0.6, show_legend=False)
+    if not y_closed.empty:
+        p = p + geom_errorbar(aes(ymin="cost_low", ymax="cost_high", color="kind"), data=y_closed, width=0.04,
+                              size=0.6, show_legend=False)
+    if not x_open.empty:
+        p = p + geom_segment(aes(x="time_low", xend="time_high", y="cost", yend="cost", color="kind"), data=x_open,
+                             size=0.6, arrow=arrow(length=0.08, type="open"), show_legend=False)
+    if not y_open.empty:
+        p = p + geom_segment(aes(x="time", xend="time", y="cost_low", yend="cost_high", color="kind"), data=y_open,
+                             size=0.6, arrow=arrow(length=0.08, type="open"), show_legend=False)
+    caption = _caption(df, drawn, bool(open_x.any() or open_y.any()))
+    if not unpriced.empty:
+        caption.insert(-1, "Dashed vertical line: a candidate without a price, drawn on its time alone (band: its "
+                       "interval).")
+    p = (
+        p
+        + geom_point(aes(color="kind"), size=3.2)
+        + geom_label(aes(label="label", color="kind"), ha="left", va="bottom", nudge_x=0.025, nudge_y=0.02,
+                     size=8, fill="white", alpha=0.85, label_size=0, label_padding=0.1, show_legend=False)
+        + geom_label(aes(x="time", y="foot", label="label", color="kind"), data=unpriced, angle=90, ha="right",
+                     va="bottom", size=7.5, nudge_x=-0.008, fill="white", alpha=0.85, label_size=0,
+                     label_padding=0.1, show_legend=False)
+        + scale_x_log10(labels=_seconds)
+        + scale_y_log10(labels=_dollars)
+        + scale_color_manual(values=COLOURS, breaks=[k for k in kinds if k != UNPRICED])
+        + labs(
+            x="Billed time of one training to the target (s, log scale)",
+            y="Cost of one training to the target (USD, log scale)",
+            color="",
+            title=textwrap.fill(f"{workload} to {target_words(target)}: time and cost on each candidate", 70),
+            subtitle=_subtitle(len(front)),
+            caption="\n".join(caption),
+        )
+        + theme_cpustudy()
+        + theme(figure_size=(9, 6))
+    )
+    return p
+
+
+def _caption(df: pd.DataFrame, drawn: Sequence[CandidateResult], open_: bool) -> list[str]:
+    """The chart's caption lines: what a point and its bars are, what no bars and an arrow mean, and the
+    version (the last line)."""
+    out = [f"Point: median; bars: {level_words(drawn)} (billed: worker start to the target)."]
+    if not df["interval"].all():
+        out.append("No bars: the measurements give no interval (why: see the page).")
+    if open_:
+        out.append("Arrow: the interval's upper end is never (some new trainings do not reach the target).")
+    return out + [f"cpustudy {__version__}"]
+
+
+def _subtitle(front: int) -> str:
+    what = ("dashed line: the Pareto front (nothing is both faster and cheaper)" if front >= 2 else
+            "one candidate is both the fastest and the cheapest (no front to draw)" if front == 1 else
+            "no candidate is priced and timed")
+    return textwrap.fill(f"P = probability of being the cheapest in one new training; {what}", 95)
+
+
+def _fig_time_only(workload: str, target: Any, df: pd.DataFrame, drawn: Sequence[CandidateResult]) -> ggplot:
+    """No candidate priced: each candidate's time to the target on its own row."""
+    d = df.copy()
+    order = list(d.sort_values("time", ascending=False)["candidate"])
+    d["candidate"] = pd.Categorical(d["candidate"], categories=order, ordered=True)
+    lo, hi = _bounds(d, "time")
+    edge = hi * 2.0
+    closed = d[d["interval"] & d["time_low"].notna() & d["time_high"].notna()]
+    open_ = d[d["interval"] & d["time_low"].notna() & d["time_high"].isna()].assign(time_high=edge)
+    lim = _span(lo, edge)
+    blank = pd.DataFrame({"time": [lim[0], lim[1] * 1.5], "candidate": pd.Categorical([order[0]] * 2, categories=order)})
+    d["label"] = [lab.replace("  not priced", "") for lab in d["label"]]
+    p = ggplot(d, aes(x="time", y="candidate")) + geom_blank(data=blank)
+    if not closed.empty:
+        p = p + geom_errorbarh(aes(xmin="time_low", xmax="time_high"), data=closed, height=0.2, color=COLOURS[UNPRICED])
+    if not open_.empty:
+        p = p + geom_segment(aes(x="time_low", xend="time_high", y="candidate", yend="candidate"), data=open_,
+                             color=COLOURS[UNPRICED], arrow=arrow(length=0.08, type="open"))
+    return (
+        p
+        + geom_point(size=3.2, color=COLOURS[UNPRICED], shape="D")
+        + geom_text(aes(label="label"), va="bottom", ha="left", nudge_y=0.15, size=8)
+        + scale_x_log10(labels=_seconds)
+        + scale_y_discrete(labels=lambda v: ["" for _ in v])
+        + labs(
+            x="Billed time of one training to the target (s, log scale)", y="",
+            title=textwrap.fill(f"{workload} to {target_words(target)}: time on each candidate", 70),
+            subtitle="No candidate is priced: time alone, no cost and no P(cheapest)",
+            caption="\n".join(_caption(d, drawn, not open_.empty)),
+        )
+        + theme_cpustudy()
+        + theme(panel_grid_major_y=element_blank(), figure_size=(9, 1.6 + 0.7 * len(d)))
+    )
+
+
+# -- the page ----------------------------------------------------------------------------------------
+
+
+def _bound(x: float | None, fmt: str) -> str:
+    return "never" if x is None else format(x, fmt)
+
+
+def time_text(r: CandidateResult) -> str:
+    """A candidate's time to the target as the table shows it: ``31 s [23-34]``."""
+    if r.speed_runs == 0:
+        return "not measured"
+    if r.time_to_target_s is None:
+        return "not reached"
+    mid = f"{r.time_to_target_s:,.0f} s"
+    return mid if not _has_interval(r) else f"{mid} [{_bound(r.time_low_s, ',.0f')}-{_bound(r.time_high_s, ',.0f')}]"
+
+
+def cost_text(r: CandidateResult) -> str:
+    """A candidate's cost to the target: ``0.0002 [0.00015-0.00023]``, ``not priced`` or ``-``."""
+    if r.speed_runs == 0 or r.time_to_target_s is None:
+        return "-"
+    if r.cost_usd is None:
+        return "not priced"
+    if not _has_interval(r):
+        return f"{r.cost_usd:.3g}"
+    return f"{r.cost_usd:.3g} [{_bound(r.cost_low_usd, '.3g')}-{_bound(r.cost_high_usd, '.3g')}]"
+
+
+def _listed(results: Sequence[CandidateResult]) -> list[str]:
+    """What the chart does not show of each candidate, one line each: unpriced, without an interval, not
+    measured, not reached."""
+    out = []
+    for r in results:
+        if r.speed_runs == 0:
+            out.append(f"{r.candidate}: not measured, not drawn ({'; '.join(r.basis) or 'no speed run'})")
+            continue
+        if r.time_to_target_s is None:
+            out.append(f"{r.candidate}: not drawn: most new trainings would not reach the target "
+                       f"({r.reached:.0%} of the seeds did)")
+            continue
+        if r.cost_usd is None:
+            out.append(f"{r.candidate}: not priced, drawn on its time alone ({r.price or 'no price'})")
+        if not _has_interval(r):
+            out.append(f"{r.candidate}: no interval, drawn without bars: {r.interval_note or 'the measurements give none'}")
+        elif r.interval_note:
+            out.append(f"{r.candidate}: {r.interval_note}")
+    return out
+
+
+def _answer_lines(results: Sequence[CandidateResult]) -> list[str]:
+    lines = []
+    priced = [r for r in results if r.p_cheapest is not None]
+    if priced:
+        best = max(priced, key=lambda r: r.p_cheapest or 0.0)
+        lines.append(f"Most likely the cheapest: {best.candidate}, the cheapest in {best.p_cheapest or 0.0:.0%} of "
+                     f"new trainings (P(cheapest) {p_text(best.p_cheapest)}); {cost_text(best)} USD, {time_text(best)}.")
+    timed = [r for r in results if _drawn(r)]
+    if timed:
+        fast = min(timed, key=lambda r: r.time_to_target_s or math.inf)
+        lines.append(f"Fastest by the median: {fast.candidate}, {time_text(fast)}" +
+                     (f", {cost_text(fast)} USD." if fast.cost_usd is not None else " (not priced)."))
+    front = [r.candidate for r, on in zip(results, pareto_front(results)) if on]
+    if front:
+        lines.append("On the Pareto front (nothing both faster and cheaper by the medians): " + ", ".join(front) + ".")
+    if not lines:
+        lines.append("No candidate was measured to the target: nothing to compare yet.")
+    return lines
+
+
+def _seed_rows(seeds: Sequence[Any]) -> list[list[str]]:
+    return [[str(s.seed), f"{s.epochs}" if s.reached else f"not within {s.max_epochs}", str(s.max_epochs),
+             "" if s.vcpus is None else str(s.vcpus), str(s.run_id)] for s in seeds]
+
+
+def answer_page(comparison: Any, chart: bool) -> Page:
+    """The page of a comparison (``cpustudy.analysis.totarget.Comparison``): the answer and its chart
+    (``chart``: whether ``answer.png`` was drawn), the candidates, the seeds, what was assumed and noted,
+    and what settling added."""
+    c = comparison
+    results = list(c.results)
+    target = target_words(c.target)
+    level = level_words(results)
+    answer: list[Any] = [Bullets(_answer_lines(results))]
+    if chart:
+        answer.append(Charts([Chart(STEM, f"{c.workload} to {target}: billed time and cost of one new training per "
+                                          f"candidate, {level}, Pareto front and P(cheapest)")]))
+    listed = _listed(results)
+    if listed:
+        answer.append(Bullets(listed))
+    front = pareto_front(results)
+    pi = " / ".join(f"{lv * 100:g} %" for lv in sorted({r.level for r in results}) or [0.9]) + " PI"
+    header = ["candidate", f"time to target [{pi}]", f"cost USD [{pi}]", "P(cheapest)", "Pareto front", "seeds",
+              "speed runs", "reached", "basis", "price"]
+    table = [[r.candidate, time_text(r), cost_text(r), p_text(r.p_cheapest), "yes" if on else "",
+              str(r.seeds), str(r.speed_runs), f"{r.reached:.0%}", "; ".join(r.basis), r.price or ""]
+             for r, on in zip(results, front)]
+    meta = [f"cpustudy {__version__}: {len(results)} candidates, {len(c.seeds)} seeds trained to the target"]
+    if c.training_wall_s:
+        meta.append(f"this comparison took {c.wall_s:,.0f} s; one training to the target {c.training_wall_s:,.0f} s "
+                    f"(median of its convergence runs): {c.wall_s / c.training_wall_s:.1f} trainings")
+    if c.plan_folder:
+        cost = f", estimated at {c.probe_cost_usd:.3g} USD" if c.probe_cost_usd is not None else ""
+        meta.append(f"cloud probes planned in {c.plan_folder}{cost}")
+    sections = [
+        Section("The answer", answer),
+        Section("The candidates", [Table(header, table, wide=True)]),
+    ]
+    if c.seeds:
+        sections.append(Section("The seeds", [Table(["seed", "epochs to target", "max epochs", "vCPUs", "run"],
+                                                     _seed_rows(c.seeds))]))
+    said = [f"assumed: {x}" for x in c.assumptions] + [f"note: {x}" for x in c.notes]
+    sections.append(Section("Assumptions and notes", [Bullets(said or ["none stated"])]))
+    sections.append(Section("Settling", [Bullets(list(c.steps) or ["nothing added: the planned seeds and speed runs "
+                                                                    "only"])]))
+    callouts = [Callout("note", "Every figure is a prediction for one new training", f"(a seed not yet seen, on a run "
+                        f"not yet made): the median and its {level}. Not covered: another machine of the same "
+                        "instance type, a cloud VM's provisioning, price changes.")]
+    return Page(title=f"Where to train {c.workload} to {target}", doc_title=f"cpustudy compare: {c.workload}",
+                meta=meta, callouts=callouts, sections=sections, first=1)
+
+
+def write_answer(comparison: Any, out: Path | str, *, dpi: int = 110,
+                 formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:
+    """Draw ``comparison`` into the folder ``out`` (created): ``answer.png`` (and ``.svg``) where anything
+    can be drawn, ``index.html`` (self-contained) and ``index.md`` (the PNG beside it). Those files are
+    overwritten; nothing else there is touched. Returns the files written."""
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as e:
+        raise UserError(f"--out {out}: not a folder ({e.strerror or e})") from None
+    if "png" not in formats:
+        raise ValueError("the page embeds the PNG: formats must include png")
+    written: list[Path] = []
+    fig = fig_answer(comparison.workload, comparison.target, comparison.results)
+    if fig is not None:
+        written += render(fig, out / STEM, dpi=dpi, formats=formats)
+    page = answer_page(comparison, chart=fig is not None)
+    for name, text in (("index.html", to_html(page, out)), ("index.md", to_markdown(page))):
+        (out / name).write_text(text, encoding="utf-8")
+        written.append(out / name)
+    return written

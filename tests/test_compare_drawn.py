@@ -1,0 +1,190 @@
+"""``cpustudy compare --out DIR``: the answer drawn (``cpustudy.report.answer``). Comparisons are built from the
+dataclasses, nothing is trained: the chart is rendered for real (plotnine, Agg) and the page opened in Debian's
+headless Chromium where there is one (the helpers of ``test_report_browser``)."""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import dataclasses
+from html import escape
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_report_browser import BROWSER, _chromium, _Refs
+
+from cpustudy.analysis.compare import CandidateResult, SeedResult
+from cpustudy.analysis.totarget import Comparison
+from cpustudy.report.answer import pareto_front, write_answer
+
+PNG = b"\x89PNG\r\n\x1a\n"
+NO_INTERVAL = "one speed run and no known spread of this machine: no interval (2 runs give one)"
+
+
+def _result(name: str, t: float | None, cost: float | None, p: float | None, *, spread: float | None = 0.2,
+            rate: float | None = 0.03, runs: int = 3, note: str = "", price: str = "gcp:n2-highcpu-2 spot 0.03 USD/h"
+            ) -> CandidateResult:
+    lo = None if spread is None or t is None else t * (1 - spread)
+    hi = None if spread is None or t is None else t * (1 + spread)
+    clo = None if spread is None or cost is None else cost * (1 - spread)
+    chi = None if spread is None or cost is None else cost * (1 + spread)
+    return CandidateResult(name, t, lo, hi, cost, clo, chi, p, None, None, 1.0, runs, rate, price,
+                           [f"{runs} run(s), full epochs"], list(range(runs)), level=0.9, seeds=3, interval_note=note)
+
+
+def _comparison() -> Comparison:
+    results = [
+        _result("here:1 tf", 49.0, 0.00032, 0.04),
+        _result("here:2 tf", 31.0, 0.00020, 0.91),
+        _result("gcp:c4d-highcpu-8", 12.0, 0.00090, 0.05),
+        _result("here:4 tf", 40.0, 0.00040, 0.0),  # slower and dearer than here:2: dominated
+        _result("here:8 tf", 20.0, None, None, rate=None, price="no price: gcp:n2-highcpu-8 is not in the catalog"),
+        _result("here:16 tf", 15.0, 0.0004, 0.0, spread=None, runs=1, note=NO_INTERVAL),
+    ]
+    seeds = [SeedResult(1, True, 3, 6, 11, vcpus=2), SeedResult(2, True, 3, 6, 12, vcpus=2),
+             SeedResult(3, True, 2, 6, 13, vcpus=2)]
+    return Comparison("fashion_mnist_cnn", 0.88, results, seeds, assumptions=["spot prices; this machine's noise"],
+                      notes=["seeds 1-3 needed the same epochs at 1 and 2 vCPUs"],
+                      steps=["a speed run of here:2 tf and here:1 tf: P(cheapest) 0.84 < 0.9",
+                             "settled: here:2 tf is the cheapest in 91% of new trainings"],
+                      wall_s=121.0, training_wall_s=35.0)
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory) -> tuple[Comparison, Path, list[Path]]:
+    out = tmp_path_factory.mktemp("answer") / "new" / "folder"  # created, parents too
+    c = _comparison()
+    return c, out, write_answer(c, out)
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == PNG and data[12:16] == b"IHDR"
+    w, h = struct.unpack(">II", data[16:24])
+    return w, h
+
+
+def test_the_front_leaves_out_a_dominated_candidate_and_the_unpriced():
+    c = _comparison()
+    front = dict(zip((r.candidate for r in c.results), pareto_front(c.results)))
+    assert front == {"here:1 tf": False,  # here:2 is faster and cheaper
+                     "here:2 tf": True,  # the cheapest
+                     "gcp:c4d-highcpu-8": True,  # the fastest
+                     "here:4 tf": False,  # here:2 again
+                     "here:8 tf": False,  # no cost: on no front
+                     "here:16 tf": True}  # faster than here:2, cheaper than the c4d
+    # Equal in one, better in the other: dominated; two alike: neither dominates the other.
+    a, b = _result("a", 10.0, 1.0, 0.5), _result("b", 10.0, 2.0, 0.5)
+    assert pareto_front([a, b]) == [True, False]
+    assert pareto_front([a, dataclasses.replace(a, candidate="a2")]) == [True, True]
+    assert pareto_front([_result("n", None, None, None, runs=0)]) == [False]
+
+
+def test_the_answer_is_drawn_with_every_candidate_and_its_p_cheapest(drawn):
+    c, out, written = drawn
+    names = {p.name for p in written}
+    assert names == {"answer.png", "answer.svg", "index.html", "index.md"}
+    assert {p.name for p in out.iterdir()} == names
+    png = out / "answer.png"
+    w, h = _png_size(png)
+    assert w >= 600 and h >= 400 and png.stat().st_size > 20_000  # a chart, not an empty canvas
+    assert (out / "answer.svg").read_text(encoding="utf-8").lstrip().startswith("<?xml")
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert "<h1>Where to train fashion_mnist_cnn to validation accuracy 0.88</h1>" in html
+    for name, p in [("here:1 tf", "0.04"), ("here:2 tf", "0.91"), ("gcp:c4d-highcpu-8", "0.05"), ("here:4 tf", "0.00"),
+                    ("here:16 tf", "0.00")]:
+        assert f"<td>{name}</td>" in html
+        row = html.split(f"<td>{name}</td>", 1)[1].split("</tr>", 1)[0]
+        assert f"<td>{p}</td>" in row  # its P(cheapest)
+    assert "here:2 tf" in html and "cheapest in 91% of new trainings" in html
+    # unpriced: drawn on its time, said so; no interval: its note listed; nothing dropped in silence
+    assert "here:8 tf: not priced, drawn on its time alone (no price: gcp:n2-highcpu-8 is not in the catalog)" in html
+    assert f"here:16 tf: no interval, drawn without bars: {NO_INTERVAL}" in html
+    assert "<td>20 s [16-24]</td><td>not priced</td>" in html  # its time and interval, no cost
+    assert "31 s [25-37]" in html  # median [90 % interval]
+    # the page embeds the PNG it wrote; assumptions, notes and the settling steps are on it
+    assert base64.b64encode(png.read_bytes()).decode("ascii") in html
+    for line in c.assumptions + c.notes + c.steps:
+        assert escape(line) in html
+    md = (out / "index.md").read_text(encoding="utf-8")
+    assert "](answer.png)" in md and "| here:2 tf | 31 s [25-37] |" in md and "settled: here:2 tf" in md
+
+
+def test_only_its_own_files_are_written_and_they_are_replaced(tmp_path):
+    mine = tmp_path / "notes.txt"
+    mine.write_text("keep me")
+    (tmp_path / "index.html").write_text("old")
+    c = _comparison()
+    c.results = [r for r in c.results if r.candidate in ("here:8 tf",)] + [_result("gcp:T4:1", None, None, None, runs=0)]
+    c.results[-1].basis = ["not measured: a probe is planned"]
+    written = write_answer(c, tmp_path, formats=("png",))
+    assert mine.read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["answer.png", "index.html", "index.md", "notes.txt"]
+    assert {p.name for p in written} == {"answer.png", "index.html", "index.md"}
+    html = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert html != "old" and "<img" in html
+    assert "gcp:T4:1: not measured, not drawn (not measured: a probe is planned)" in html
+    assert _png_size(tmp_path / "answer.png")[0] >= 600  # priced nothing: time alone, still drawn
+
+
+def test_nothing_to_draw_gives_a_page_without_a_chart(tmp_path):
+    c = _comparison()
+    c.results = [_result("gcp:T4:1", None, None, None, runs=0)]
+    written = write_answer(c, tmp_path / "out")
+    assert sorted(p.name for p in written) == ["index.html", "index.md"]
+    html = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert "<img" not in html and "No candidate was measured to the target" in html
+
+
+def test_out_that_is_a_file_is_refused(tmp_path):
+    from cpustudy.errors import UserError
+
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(UserError, match="not a folder"):
+        write_answer(_comparison(), f)
+
+
+def test_the_command_takes_out_and_its_help_loads_no_plotting(tmp_path):
+    from cpustudy.cli.commands import compare as cmd
+    from cpustudy.cli.main import build_parser
+
+    args = build_parser().parse_args(["compare", "mnist_mlp", "--target-accuracy", "0.9", "--candidates", "here:1",
+                                      "--out", str(tmp_path / "drawn")])
+    assert args.out == str(tmp_path / "drawn")
+    assert build_parser().parse_args(["compare", "mnist_mlp", "--candidates", "here:1"]).out is None
+    assert cmd._draw(argparse.Namespace(out=None), _comparison()) == 0 and not (tmp_path / "drawn").exists()
+    assert cmd._draw(args, _comparison()) == 0 and (tmp_path / "drawn" / "index.html").is_file()
+    code = ("import sys; from cpustudy.cli.main import build_parser; build_parser().parse_args(['compare', 'x', "
+            "'--candidates', 'here:1', '--out', 'd']); "
+            "sys.exit(any(m in sys.modules for m in ('tensorflow', 'keras', 'plotnine', 'cpustudy.report.answer')))")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+@pytest.mark.skipif(BROWSER is None, reason="no Chromium here (apt-get install chromium)")
+def test_the_answer_page_renders_in_a_browser_with_its_chart(drawn):
+    _, out, _ = drawn
+    dom = _chromium("--virtual-time-budget=10000", "--dump-dom", (out / "index.html").resolve().as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    refs = _Refs()
+    refs.feed(dom.stdout)
+    assert refs.headings[:2] == ["Where to train fashion_mnist_cnn to validation accuracy 0.88", "The answer"]
+    assert len(refs.images) == 1
+    for src in refs.images:
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1])[:8] == PNG
+    for href in refs.links:
+        if ":" not in href and not href.startswith("#"):
+            assert (out / href).is_file(), href
+    failed = [line for line in dom.stderr.splitlines() if "Failed to load resource" in line or "ERR_" in line]
+    assert failed == []
+    # every image loaded, as the browser sees it: decoded to its natural size
+    probe = out.parent / "probe.html"
+    probe.write_text((out / "index.html").read_text(encoding="utf-8").replace(
+        "</body>", "<script>document.title = [...document.images].every(i => i.complete && i.naturalWidth > 0)"
+        " ? 'loaded' : 'broken';</script></body>"), encoding="utf-8")
+    seen = _chromium("--virtual-time-budget=10000", "--dump-dom", probe.resolve().as_uri())
+    assert "<title>loaded</title>" in seen.stdout, seen.stdout[:500]
