@@ -83,3 +83,14 @@ def test_compare_races_two_precisions_on_a_real_model(run_cli, tmp_path):
     assert names == ["here:1 fp32", "here:1 bf16"]
     assert any("the race trained" in s for s in out["settling"])
     assert all(c["seeds"] == 1 for c in out["candidates"])
+    # Which kernels bf16 ran on, in oneDNN's own words (AMX on an AMX CPU).
+    (kernel,) = [n for n in out["notes"] if n.startswith("mixed_bfloat16 on build tf")]
+    assert ("through AMX" in kernel) == bool(flags & {"amx_bf16"}) or "not known" in kernel
+
+
+def test_onednn_implementation_names_in_words():
+    from cpustudy.environment.kernels import path_of
+
+    assert path_of("brg_matmul:avx10_1_512_amx") == "AMX" and path_of("brgemm:avx512_core_amx") == "AMX"
+    assert path_of("brg_matmul:avx512_core_bf16") == "AVX-512 BF16"
+    assert path_of("gemm:jit") == "no AMX or AVX-512 bfloat16 kernel (gemm:jit)"

@@ -130,6 +130,9 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None],
     t0 = time.perf_counter()
     walls: list[float] = []
     steps: list[str] = []
+    kernels = reduced_precision_kernels(sp, progress)
+    for line in kernels:
+        say(f"compare: {line}")
     with measuring(req.db, sp.plans[0].machine) as session:
         store, mid = session.store, session.machine_id
 
@@ -169,9 +172,28 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None],
         steps.append(f"the race trained {trained} seed(s) to the target across {len(sp.plans)} settings; every "
                      f"setting with as many seeds as the most-trained one would have trained {every}")
     comparison.steps = steps
+    comparison.notes += kernels
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = statistics.median(walls) if walls else None
     return comparison
+
+
+def reduced_precision_kernels(sp: SettingsPlan, progress: Callable[[str], None] | None = None) -> list[str]:
+    """For every reduced precision and build raced here, which kernels its matmuls ran on (oneDNN's verbose
+    output, ``environment.kernels``: AMX, AVX-512 BF16, or not known), in words."""
+    from cpustudy.environment import kernels
+
+    out = []
+    for p in sp.plans:
+        policy = p.convergence[0].config.precision_policy
+        if not precision.reduced(policy):
+            continue
+        for c in {c.build: c for c in p.candidates if c.kind == "here"}.values():
+            cfg = p.probe_cell(c, 0).config
+            if progress:
+                progress(f"reading which kernels {policy} runs on in build {c.build}")
+            out.append(kernels.sentence(kernels.reduced_precision_path(policy, cfg.python, cfg.env), c.build))
+    return list(dict.fromkeys(out))
 
 
 def _probe_again(sp: SettingsPlan, name: str) -> Any:
