@@ -30,10 +30,11 @@ REQUIRED = tuple(c for c in COLUMNS if c != "family")
 #: How cpustudy's own CPU results are priced when ``--instance-family`` is not given.
 DEFAULT_FAMILY = "gcp:n2-highcpu"
 #: An instance must hold a training's measured peak resident memory with this margin, plus a reserve for the
-#: OS and its agents (a guest kernel, the cloud's agents and page cache take 0.5-1 GiB on a small VM): an
-#: assumption, stated wherever it decides an instance.
+#: OS and its agents (a guest kernel and the cloud's agents take 0.3-0.5 GiB on a small VM; the peak counts
+#: the framework's shared libraries, which the kernel can page out): an assumption, stated wherever it
+#: decides an instance.
 MEMORY_MARGIN = 1.2
-MEMORY_RESERVE_GIB = 1.0
+MEMORY_RESERVE_GIB = 0.5
 
 
 def memory_need_gib(peak_rss_bytes: Any) -> float | None:
