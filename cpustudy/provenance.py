@@ -45,7 +45,12 @@ def commit() -> str | None:
     given = os.environ.get("CPUSTUDY_COMMIT", "").strip()
     if given:
         return given
-    root = Path(__file__).resolve().parent.parent
+    return commit_of(Path(__file__).resolve().parent.parent)
+
+
+def commit_of(root: Path) -> str | None:
+    """The commit of the cpustudy checkout at ``root`` (``-dirty`` where its package's files differ), or None
+    where it is no git checkout."""
     if not (root / ".git").exists():
         return None
     try:

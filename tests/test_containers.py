@@ -210,20 +210,10 @@ def _envs(task: str) -> dict[str, str]:
     return envs
 
 
-def _workdir_copy(dest: Path) -> Path:
-    """What SkyPilot uploads as the task's workdir: the checkout's files that git does not ignore."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                            capture_output=True, check=False)
-    if listed.returncode == 0:
-        for name in filter(None, listed.stdout.decode().split("\0")):
-            src = REPO / name
-            if src.is_file():
-                (dest / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, dest / name)
-    else:  # not a git checkout
-        shutil.copytree(REPO, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
-            ".git", ".venv", "venv", "__pycache__", "*.egg-info", ".*_cache", "*.sqlite*", "reports", "results"))
-    return dest
+def _wheel_mount(folder: Path) -> list[str]:
+    """The plan's wheel where its task's file mount puts it on the VM (read-only, as SkyPilot copies it)."""
+    planned = plan_mod.load(folder)
+    return ["-v", f"{folder / planned.wheel}:{tasks.WHEEL_DIR}/{planned.wheel}:ro"]
 
 
 def _snapshot_runs(path: Path) -> list[tuple[str, str | None]]:
@@ -240,19 +230,17 @@ def _snapshot_runs(path: Path) -> list[tuple[str, str | None]]:
 
 def test_the_cloud_job_cut_mid_cell_and_recovered_on_a_new_vm_ends_with_the_planned_runs_priced_as_planned(
         engine, image, tmp_path, run_cli):
-    """The plan's own task, run as SkyPilot runs it on a VM (its setup, then its run, in the workdir, with
-    SKYPILOT_TASK_ID, SKYPILOT_CLUSTER_INFO, the task's envs and the bucket mounted), in a container of the
-    image. The container is stopped mid-cell (SIGTERM, then SIGKILL: a preemption) and a new one started (the
+    """The plan's own task, run as SkyPilot runs it on a VM (its setup, then its run, with SKYPILOT_TASK_ID,
+    SKYPILOT_CLUSTER_INFO, the task's envs, the plan's cpustudy wheel and the bucket mounted), in a container
+    of the image. The container is stopped mid-cell (SIGTERM, then SIGKILL: a preemption) and a new one started (the
     recovery: the same task id, another zone; a new disk, so a new live database). The recovery VM's setup
     runs in full but finds the first VM's venv (a host folder mounted at ~/cpustudy-venv): the same commands,
     two minutes of reinstalling TensorFlow less."""
-    workdir = _writable(_workdir_copy(tmp_path / "workdir"))
     bucket = _writable(tmp_path / "bucket")
     venv = _writable(tmp_path / "venv")
     r = run_cli("cloud", "plan", "--targets", "gcp:n2-highcpu-2", "--out", tmp_path / "plans" / "emul",
                 "--bucket", "cpustudy-emul-test", "--workloads", "mnist_mlp", "--vcpus", "1,2", "--epochs", "2",
-                "--steps-per-epoch", "10", "--data", "synthetic", "--workdir", workdir,
-                "--db", tmp_path / "none.sqlite")
+                "--steps-per-epoch", "10", "--data", "synthetic", "--workdir", REPO, "--db", tmp_path / "none.sqlite")
     assert r.code == 0, r.err
     planned = plan_mod.load(tmp_path / "plans" / "emul")
     (target,) = planned.targets
@@ -267,8 +255,8 @@ def test_the_cloud_job_cut_mid_cell_and_recovered_on_a_new_vm_ends_with_the_plan
     def vm(name: str, zone: str, detach: bool) -> list[str]:
         info = {"cloud": "gcp", "region": "us-central1", "zone": zone, "cluster_name": f"emul-{zone}"}
         env = {**_envs(task), "SKYPILOT_TASK_ID": task_id, "SKYPILOT_CLUSTER_INFO": json.dumps(info)}
-        args = ["run", "--name", name, "-w", f"{HOME}/sky_workdir",
-                "-v", f"{workdir}:{HOME}/sky_workdir", "-v", f"{venv}:{HOME}/cpustudy-venv",
+        args = ["run", "--name", name, "-w", HOME, *_wheel_mount(tmp_path / "plans" / "emul"),
+                "-v", f"{venv}:{HOME}/cpustudy-venv",
                 "-v", f"{bucket}:{tasks.MOUNT}", "-v", f"{scripts}:/skypilot:ro", "--entrypoint", "bash"]
         for key, value in env.items():
             args += ["-e", f"{key}={value}"]
@@ -332,21 +320,21 @@ def test_a_compare_cloud_probe_runs_on_the_vm_and_joins_the_comparison(engine, i
     """`compare` plans a cloud candidate's speed probe (nothing launched); the probe task runs as SkyPilot runs
     it on a VM, in a container of the image (setup, then run, the bucket a host folder); `cloud fetch` brings
     its runs back, and the same comparison then times and prices the cloud candidate from them."""
-    workdir = _writable(_workdir_copy(tmp_path / "workdir"))
     bucket = _writable(tmp_path / "bucket")
     venv = _writable(tmp_path / "venv")
     db, probes = tmp_path / "compare.sqlite", tmp_path / "probes"
-    args = ["compare", "mnist_mlp", "--target-accuracy", "0.5", "--candidates", "here:1,gcp:n2-highcpu-2",
+    # n4-highcpu-2: 2 vCPUs like this machine, and 4 GiB (n2-highcpu-2's 2 GiB hold less than the training needs)
+    args = ["compare", "mnist_mlp", "--target-accuracy", "0.5", "--candidates", "here:1,gcp:n4-highcpu-2",
             "--seeds", "1", "--max-epochs", "3", "--convergence-at", "here:1", "--repeats", "1",
-            "--data", "learnable", "--probe-plan", probes, "--probe-budget", "5", "--workdir", workdir,
+            "--data", "learnable", "--probe-plan", probes, "--probe-budget", "5", "--workdir", REPO,
             "--format", "json", "--db", db]
     r = run_cli(*args)
     assert r.code == 0, r.err
     first = {c["candidate"]: c for c in json.loads(r.out)["candidates"]}
-    assert first["gcp:n2-highcpu-2"]["speed_runs"] == 0 and first["here:1"]["speed_runs"] >= 1
+    assert first["gcp:n4-highcpu-2"]["speed_runs"] == 0 and first["here:1"]["speed_runs"] >= 1
     planned = plan_mod.load(probes)
     (target,) = planned.targets
-    assert target.cells == 1 and target.target == "gcp:n2-highcpu-2"
+    assert target.cells == 1 and target.target == "gcp:n4-highcpu-2"
     task = (probes / target.task).read_text()
     assert "--steps-per-epoch 100" in task and "--epochs 2" in task  # the probe: capped epochs only
     scripts = _writable(tmp_path / "scripts")
@@ -356,7 +344,7 @@ def test_a_compare_cloud_probe_runs_on_the_vm_and_joins_the_comparison(engine, i
     info = {"cloud": "gcp", "region": "us-central1", "zone": "us-central1-a", "cluster_name": "emul-probe"}
     env = {**_envs(task), "SKYPILOT_TASK_ID": task_id, "SKYPILOT_CLUSTER_INFO": json.dumps(info)}
     name = f"cpustudy-test-probe-{uuid.uuid4().hex[:8]}"
-    cmd = ["run", "--name", name, "-w", f"{HOME}/sky_workdir", "-v", f"{workdir}:{HOME}/sky_workdir",
+    cmd = ["run", "--name", name, "-w", HOME, *_wheel_mount(probes),
            "-v", f"{venv}:{HOME}/cpustudy-venv", "-v", f"{bucket}:{tasks.MOUNT}", "-v", f"{scripts}:/skypilot:ro",
            "--entrypoint", "bash"]
     for key, value in env.items():
@@ -372,12 +360,12 @@ def test_a_compare_cloud_probe_runs_on_the_vm_and_joins_the_comparison(engine, i
     assert r.code == 0, r.err
     again = json.loads(r.out)
     after = {c["candidate"]: c for c in again["candidates"]}
-    cloud = after["gcp:n2-highcpu-2"]
+    cloud = after["gcp:n4-highcpu-2"]
     assert cloud["speed_runs"] == 1 and cloud["time_to_target_s"] > 0 and cloud["cost_usd"] > 0
     assert cloud["usd_per_hour"] == pytest.approx(target.rate_usd_per_hour)
     assert cloud["time_low_s"] <= cloud["time_to_target_s"] <= cloud["time_high_s"]
     assert sum(c["p_cheapest"] for c in after.values()) == pytest.approx(1.0)
     assert again["probe_plan"] is None  # nothing left to probe: no plan written again
     with Store.read(db) as store:
-        (probe,) = [x for x in store.runs() if x["instance"] == "gcp:n2-highcpu-2"]
+        (probe,) = [x for x in store.runs() if x["instance"] == "gcp:n4-highcpu-2"]
     assert probe["status"] == "ok" and probe["projected"] == 1 and probe["steps_per_epoch"] == 100

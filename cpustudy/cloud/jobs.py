@@ -2,9 +2,11 @@
 
 Everything goes through :class:`Backend`, a small interface: :class:`SkyBackend` drives SkyPilot
 managed jobs (they recover from preemption: a new VM, the same ``SKYPILOT_TASK_ID``, the sweep resumed
-from its snapshot); tests pass a fake. Fetching copies each target's snapshots from the bucket (a
-local folder or mount, or ``gs://`` / ``s3://`` through the cloud's own CLI) and merges them into a
-database with ``cpustudy merge`` (idempotent: fetching twice adds nothing).
+from its snapshot); tests pass a fake. A launch first checks the plan's cpustudy wheel against the SHA-256
+the plan recorded (the VMs check it again); ``launch --dry-run`` (:func:`would_launch`) shows what would be
+launched without SkyPilot. Fetching copies each target's snapshots from the bucket (by default the plan's
+own, on its targets' clouds: ``gs://`` / ``s3://`` through the cloud's own CLI; or a local folder or mount)
+and merges them into a database with ``cpustudy merge`` (idempotent: fetching twice adds nothing).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from cpustudy.cloud.plan import Plan, record_launch
+from cpustudy.cloud.plan import Plan, check_wheel, launched, record_launch
 from cpustudy.errors import UserError
 
 
@@ -68,6 +70,7 @@ class SkyBackend:
 
 def launch(plan: Plan, backend: Backend, say: Callable[[str], None] = print) -> list[tuple[str, int | None]]:
     """Launch every target's task as a managed job (one per target), skipping jobs already active."""
+    check_wheel(plan)  # before anything is started: a VM would refuse it after it was paid for
     active = {s.job for s in backend.queue() if s.status not in FINISHED}
     out = []
     for t in plan.targets:
@@ -79,6 +82,17 @@ def launch(plan: Plan, backend: Backend, say: Callable[[str], None] = print) -> 
         say(f"{t.job}: launched ({t.target}, {'spot' if plan.spot else 'on-demand'})")
         out.append((t.job, job_id))
     return out
+
+
+def would_launch(plan: Plan) -> list[dict[str, Any]]:
+    """What :func:`launch` would start, per target (its wheel checked as a launch checks it); nothing is
+    started and SkyPilot is not imported. ``launched_before``: a job of that name was launched from this
+    folder (a launch skips it while it is still active)."""
+    check_wheel(plan)
+    before = set(launched(plan))
+    return [{"target": t.target, "job": t.job, "task": str(Path(plan.folder) / t.task), "bucket": plan.bucket,
+             "cost_usd": t.cost_usd, "guessed": t.guessed, "launched_before": t.job in before}
+            for t in plan.targets]
 
 
 FINISHED = {"SUCCEEDED", "CANCELLED", "FAILED", "FAILED_SETUP", "FAILED_PRECHECKS", "FAILED_NO_RESOURCE",
@@ -110,15 +124,40 @@ def down(plan: Plan, backend: Backend, say: Callable[[str], None] = print) -> in
     return n
 
 
-def fetch(plan: Plan, source: str, db: str | Path, say: Callable[[str], None] = print) -> dict[str, int]:
-    """Copy the plan's snapshots from ``source`` (the bucket: a folder, or gs:// / s3:// URL) and merge
-    each into ``db``. Returns {"files": n, "runs": runs added}."""
+#: How each cloud's bucket is named as a URL (SkyPilot creates the plan's bucket on each task's cloud).
+SCHEMES = {"gcp": "gs", "aws": "s3"}
+
+
+def bucket_urls(plan: Plan) -> list[str]:
+    """The plan's own bucket on each of its targets' clouds, as ``cloud fetch`` reads it without ``--from``."""
+    clouds = list(dict.fromkeys(t.target.split(":", 1)[0] for t in plan.targets))
+    other = [c for c in clouds if c not in SCHEMES]
+    if other:
+        raise UserError(f"plan {plan.name}'s bucket {plan.bucket} on {', '.join(other)} cannot be read by name here: "
+                        "mount it (or copy it) and give its folder with --from")
+    return [f"{SCHEMES[c]}://{plan.bucket}" for c in clouds]
+
+
+def fetch(plan: Plan, source: str | None, db: str | Path, say: Callable[[str], None] = print) -> dict[str, int]:
+    """Copy the plan's snapshots from ``source`` (the bucket: a folder, or gs:// / s3:// URL; None: the plan's
+    own bucket, :func:`bucket_urls`) and merge each into ``db``. Returns {"files": n, "runs": runs added}."""
+    sources = [source] if source else bucket_urls(plan)
     with tempfile.TemporaryDirectory(prefix="cpustudy-fetch-") as tmp:
-        folder = _bring(source.rstrip("/") + f"/{plan.name}", Path(tmp))
-        files = sorted(p for p in folder.glob("*.sqlite") if not p.name.startswith("."))
+        files: list[Path] = []
+        for i, s in enumerate(sources):
+            try:
+                folder = _bring(s.rstrip("/") + f"/{plan.name}", Path(tmp) / f"from-{i}")
+            except UserError as exc:
+                if len(sources) == 1:
+                    raise
+                say(f"{s}: {exc}")  # the plan's bucket on another of its clouds may hold the rest
+                continue
+            files += sorted(p for p in folder.glob("*.sqlite") if not p.name.startswith("."))
         if not files:
-            raise UserError(f"no snapshots under {source}/{plan.name}: have the jobs started (`cpustudy cloud "
-                            f"status {plan.folder}`)? Is --from the plan's bucket ({plan.bucket})?")
+            where = " or ".join(f"{s.rstrip('/')}/{plan.name}" for s in sources)
+            asked = f" Is --from the plan's bucket ({plan.bucket})?" if source else ""
+            raise UserError(f"no snapshots under {where}: have the jobs started (`cpustudy cloud status "
+                            f"{plan.folder}`)?{asked}")
         return _merge_all(files, Path(tmp), db, say)
 
 
@@ -170,14 +209,14 @@ def _merge_all(files: list[Path], tmp: Path, db: str | Path, say: Callable[[str]
     return {"files": len(good), "runs": added}
 
 
-def _bring(source: str, tmp: Path) -> Path:
+def _bring(source: str, dest: Path) -> Path:
+    """The snapshots' folder: ``source`` itself, or a bucket's folder copied into ``dest``."""
     if source.startswith(("gs://", "s3://")):
         tool = ["gsutil", "-m", "cp", "-r"] if source.startswith("gs://") else ["aws", "s3", "cp", "--recursive"]
         if shutil.which(tool[0]) is None:
             raise UserError(f"{tool[0]} is not installed: install the cloud's CLI, or mount the bucket and pass "
                             "its folder to --from")
-        dest = tmp / "bucket"
-        dest.mkdir()
+        dest.mkdir(parents=True)
         done = subprocess.run([*tool, source.rstrip("/") + ("/*" if tool[0] == "gsutil" else ""), str(dest)],
                               capture_output=True, text=True)
         if done.returncode != 0:

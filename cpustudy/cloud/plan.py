@@ -7,10 +7,17 @@ The estimate per target is VM time x the target's hourly rate (spot or on-demand
   ``sweep --dry-run`` does (:func:`cpustudy.measure.sweep.estimate_training`): from earlier ok runs
   in ``--db``, else the workload's FLOPs at an assumed rate, a rough guess labelled as such;
 * per target, provisioning the VM and installing cpustudy: ``PROVISION_S``, a guess.
+
+A plan folder is the handle of its jobs and its bucket, so a plan is made again only where nothing was
+launched from it: ``plan.json`` keeps a stable key of the request it was made for (:func:`request_key`),
+a plan launched already is reused as it is for the same request and never planned over (that would orphan
+its jobs and their bucket), and a plan made again in its folder keeps the folder's bucket. It also keeps
+the SHA-256 of the cpustudy wheel its VMs install, checked before a launch and on every VM.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -22,6 +29,7 @@ from cpustudy.prices import Catalog
 from cpustudy.prices import sky as sky_catalog
 from cpustudy.cloud import targets as targets_mod
 from cpustudy.cloud import tasks
+from cpustudy import provenance
 from cpustudy.errors import UserError
 
 PROVISION_S = 420.0  # provisioning a VM and installing cpustudy and TensorFlow: a guess
@@ -62,6 +70,9 @@ class Plan:
     targets: list[TargetPlan]
     created: str
     catalogs: list[str]  # which price catalogs were read
+    key: str = ""  # request_key of the request it was made for ("": made before plans had one)
+    wheel: str = ""  # the cpustudy wheel its VMs install, a file in the plan folder ("": made before wheels)
+    wheel_sha256: str = ""
 
     @property
     def cost_usd(self) -> float | None:
@@ -81,9 +92,13 @@ def record_launch(plan: Plan, job: str, job_id: int | None) -> None:
 
 def launched(plan: Plan) -> list[str]:
     """The jobs ever launched from this plan folder (none: the plan was never launched from here)."""
+    return _launched_from(Path(plan.folder))
+
+
+def _launched_from(folder: Path) -> list[str]:
     try:
-        text = Path(plan.folder, LAUNCH_FILE).read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = Path(folder, LAUNCH_FILE).read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
         return []
     jobs = []
     for line in text.splitlines():
@@ -103,8 +118,57 @@ def load(folder: str | Path) -> Plan:
                         f"--targets ... --out {folder}`") from None
     except ValueError as exc:
         raise UserError(f"{path} is not valid JSON ({exc}): make the plan again with `cpustudy cloud plan`") from None
-    data["targets"] = [TargetPlan(**t) for t in data["targets"]]
-    return Plan(**data)
+    try:
+        data["targets"] = [TargetPlan(**t) for t in data["targets"]]
+        data["folder"] = str(folder)  # where it is now: its tasks, wheel and launches are beside plan.json
+        return Plan(**data)
+    except (KeyError, TypeError) as exc:
+        raise UserError(f"{path} is not a plan this cpustudy reads ({exc}): make the plan again with "
+                        "`cpustudy cloud plan`") from None
+
+
+def find(folder: str | Path) -> Plan | None:
+    """The plan in ``folder``; None where there is none, or none readable (it can only be planned again)."""
+    if not Path(folder, PLAN_FILE).is_file():
+        return None
+    try:
+        return load(folder)
+    except UserError:
+        return None
+
+
+def launched_plan(folder: str | Path, key: str) -> Plan | None:
+    """The plan in ``folder`` when it was launched already for the request ``key``: reused as it is."""
+    found = find(folder)
+    return found if found is not None and found.key == key and launched(found) else None
+
+
+def request_key(targets_text: str, options: tasks.CloudSweep, *, spot: bool, region: str | None) -> str:
+    """A stable key of what a plan measures: its targets as asked, each VM's sweep (a model file by its
+    content), the GPU builds, spot or on-demand, the region. Its name, bucket and estimate are not part of it:
+    the same request asked again, in any order, gives the same key."""
+    targets = sorted({t.strip().lower() for t in targets_text.split(",") if t.strip()})
+    request = options.request
+    sweep = request.with_(workloads=",".join(tasks.model_on_vm(w) for w in request.workloads.split(","))).argv()
+    text = json.dumps({"targets": targets, "sweep": sweep, "gpu_builds": options.gpu_builds, "spot": spot,
+                       "region": region}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def check_wheel(plan: Plan) -> Path:
+    """The plan's wheel, unchanged since the plan was made (its SHA-256 as ``plan.json`` has it)."""
+    if not plan.wheel:
+        raise UserError(f"plan {plan.name} in {plan.folder} was made by an older cpustudy, whose VMs install "
+                        "cpustudy from the package index: make it again with `cpustudy cloud plan` (a new folder "
+                        "if it was launched)")
+    path = Path(plan.folder, plan.wheel)
+    if not path.is_file():
+        raise UserError(f"{path} is missing: the VMs install it; make the plan again with `cpustudy cloud plan`")
+    sha = tasks.sha256_of(path)
+    if sha != plan.wheel_sha256:
+        raise UserError(f"{path} changed after the plan was made (sha256 {sha[:12]}..., the plan's "
+                        f"{plan.wheel_sha256[:12]}...): make the plan again with `cpustudy cloud plan`")
+    return path
 
 
 def _ok_runs(db: str | Path | None) -> list[dict[str, Any]]:
@@ -191,17 +255,30 @@ def quote(targets_text: str, options: tasks.CloudSweep, *, spot: bool, region: s
     return out
 
 
+def _refuse_launched(folder: Path) -> None:
+    """A plan launched already is never planned over: its jobs would be orphaned, their bucket forgotten."""
+    if _launched_from(folder):
+        raise UserError(f"{folder} holds a plan launched already (its {LAUNCH_FILE}): planning it again would "
+                        f"orphan its jobs; give another plan folder (or `cpustudy cloud down {folder}` and remove it)")
+
+
 def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot: bool, bucket: str | None,
          name: str | None = None, region: str | None = None, workdir: str | None = None,
-         db: str | Path | None = None, prices: str | Path | None = None, check: bool = True) -> Plan:
-    """Write the plan folder (one task YAML per target and ``plan.json``) and return the plan."""
+         db: str | Path | None = None, prices: str | Path | None = None, check: bool = True,
+         key: str | None = None) -> Plan:
+    """Write the plan folder (one task YAML per target, the cpustudy wheel and ``plan.json``) and return the
+    plan. ``workdir``: the checkout the wheel is built from (default: this one); ``key``: the request's
+    (default: :func:`request_key` of these targets and options). A folder that held a plan keeps its bucket
+    unless ``bucket`` is given."""
     catalog = Catalog.load(prices)
     chosen = targets_mod.parse(targets_text, catalog, region)
     clouds = {t.cloud for t in chosen}
     folder = Path(out)
     plan_name = name or folder.name
     check_names(plan_name, bucket, region, catalog, clouds)
-    bucket = bucket or default_bucket(plan_name)  # valid for any valid plan name
+    _refuse_launched(folder)
+    earlier = find(folder)
+    bucket = bucket or (earlier.bucket if earlier else None) or default_bucket(plan_name)  # valid for any valid name
     sky_sources = [s for s in catalog.sky_sources if s.cloud in clouds]
     missing = [c for c in catalog.sky_missing if c in clouds]
     # Every target's cells are planned (names, builds, vCPUs, settings checked) before anything is written.
@@ -209,11 +286,15 @@ def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot:
     estimates = [estimate(t, options, ok_runs) for t in chosen]
     if folder.exists() and not folder.is_dir():
         raise UserError(f"--out {folder} is a file: give a folder for the plan")
+    root = tasks.checkout(workdir)
+    built = tasks.build_wheel(root)  # before anything is written: it may be refused
     folder.mkdir(parents=True, exist_ok=True)
+    # The VMs install this file, its SHA-256 checked there; their runs record the commit it was built from.
+    wheel = tasks.ship_wheel(built, folder, provenance.commit_of(root))
     models = tasks.copy_models(options, folder)  # model files travel with the plan, as they are now
     rows = []
     for t, e in zip(chosen, estimates):
-        config = tasks.task_config(plan_name, t, options, spot=spot, bucket=bucket, workdir=workdir, region=region,
+        config = tasks.task_config(plan_name, t, options, spot=spot, bucket=bucket, wheel=wheel, region=region,
                                    models=models)
         task_file = f"{t.slug}.yaml"
         path = folder / task_file
@@ -239,10 +320,16 @@ def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot:
             startup_s=startup, vm_s=vm_s, rate_usd_per_hour=q.usd_per_hour if q else None,
             rate_kind="spot" if spot else "on-demand", price_source=t.price.source, price_as_of=t.price.as_of,
             cost_usd=price.usd, guessed=guessed, check=status))
+    if earlier is not None:  # the tasks of targets no longer planned: nothing launches them now
+        for gone in {t.task for t in earlier.targets} - {r.task for r in rows}:
+            if Path(gone).name == gone:
+                (folder / gone).unlink(missing_ok=True)
     catalogs = [f"SkyPilot's {s.describe()}" for s in sky_sources]
     catalogs += [f"no SkyPilot {c} catalog at {sky_catalog.shown(sky_catalog.catalog_path(c))}: the shipped "
                  f"{c} rows were used (any online `sky` command, e.g. `sky show-gpus`, downloads it)" for c in missing]
     plan = Plan(plan_name, str(folder), bucket, spot, rows, time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-                catalogs or ["shipped catalog (cpustudy/data/prices.csv)"])
+                catalogs or ["shipped catalog (cpustudy/data/prices.csv)"],
+                key=key or request_key(targets_text, options, spot=spot, region=region), wheel=wheel.path.name,
+                wheel_sha256=wheel.sha256)
     plan.save()
     return plan

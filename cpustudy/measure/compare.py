@@ -61,7 +61,7 @@ class CompareRequest:
     family: str | None = None
     prices: str | None = None
     probe_plan: str | None = None  # the cloud probes' plan folder
-    workdir: str | None = None  # the checkout the probe VMs install (None: cpustudy from PyPI)
+    workdir: str | None = None  # the checkout the probe VMs install, as a wheel built from it (None: this checkout)
     db: str | None = None
     timeout: int | None = None
     max_trainings: float | None = 8.0  # settle within this many trainings' time in all (None or 0: the fixed plan)

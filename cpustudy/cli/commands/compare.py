@@ -66,7 +66,8 @@ def register(sub: Any) -> None:
                    help="the most the cloud probes may cost (their estimate; refused before anything is written)")
     p.add_argument("--probe-plan", metavar="DIR", default="cpustudy-probes",
                    help="folder of the cloud probes' plan (default: ./cpustudy-probes)")
-    p.add_argument("--workdir", help="the checkout the probe VMs install (default: this one)")
+    p.add_argument("--workdir", help="the cpustudy checkout the probe VMs install, as a wheel built from it when "
+                   "the probes are planned (default: this one)")
     p.add_argument("--on-demand", action="store_true", help="on-demand prices (default: spot)")
     p.add_argument("--family", metavar="CLOUD:FAMILY",
                    help="price this machine's candidates as this instance family (default: the cheapest priced "
