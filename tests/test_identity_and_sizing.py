@@ -161,6 +161,13 @@ def test_the_report_prices_a_big_training_on_an_instance_that_holds_it(tmp_path)
     assert two["instance"] == "gcp:c4-highcpu-8", two["price_note"]  # 4 vCPUs hold the cores, 8 the memory
     assert "less than the 8.9 GiB" in two["price_note"]
     assert one["instance"] == "gcp:c4-highcpu-2", one["price_note"]  # no peak recorded: sized by cores alone
+    from cpustudy.report.findings import larger_vm_notes
+
+    said = larger_vm_notes(a.summary)
+    assert any(x.startswith("Cost at 1 vCPU is that of gcp:c4-highcpu-2 (2 vCPUs), the VM that holds the same "
+                            "physical cores: 1 vCPU is here 1 whole core") for x in said), said
+    assert any(x.startswith("Cost at 2 vCPUs is that of gcp:c4-highcpu-8") and "the training's memory" in x
+               for x in said), said
 
 
 def test_every_new_run_carries_its_cpustudy_and_an_old_machine_gains_the_evidence(tmp_path):

@@ -516,8 +516,9 @@ def equivalent_vcpus(vcpus: int, threads_per_core: int | None, family: str) -> t
     theirs = cores * 2 if kind[0] == "thread" else cores
     if theirs == vcpus:
         return vcpus, ""
-    here = f"{vcpus} vCPUs here are {cores} {'whole core' if threads_per_core == 1 else 'core'}" + \
-        ("s" if cores != 1 else "") + f" ({threads_per_core} thread{'s' if threads_per_core != 1 else ''} per core)"
+    here = (f"{vcpus} vCPU{'s are' if vcpus != 1 else ' is'} here {cores} "
+            f"{'whole core' if threads_per_core == 1 else 'core'}{'s' if cores != 1 else ''} "
+            f"({threads_per_core} thread{'s' if threads_per_core != 1 else ''} per core)")
     return theirs, (f"{here}; one {family} vCPU is a {'hardware thread' if kind[0] == 'thread' else 'whole core'}, "
                     f"so the same cores are {theirs} of its vCPUs")
 

@@ -205,8 +205,12 @@ def _interval(r: Row) -> str:
 
 
 def larger_vm_notes(s: pd.DataFrame) -> list[str]:
-    """One sentence per instance that priced configurations with fewer vCPUs than it has (the family's
-    smallest VM is larger than the run): their cost is the whole VM's, so it does not shrink with vCPUs."""
+    """One sentence per instance that priced configurations with fewer vCPUs than it has, and why: the same
+    physical cores take more of its family's vCPUs (a run's whole cores priced as hyperthreads), the training
+    needs more memory than the smaller types have, or the family's smallest VM is larger than the run. Its
+    cost is the whole VM's, so it does not shrink with vCPUs."""
+    import re
+
     out: list[str] = []
     if "priced_vcpus" not in s:
         return out
@@ -216,9 +220,18 @@ def larger_vm_notes(s: pd.DataFrame) -> list[str]:
         counts = sorted({int(v) for v in g["vcpus"].dropna()})
         size = f"{int(g['priced_vcpus'].iloc[0])} vCPUs"
         runs = " and ".join(f"{c} vCPU{'s' if c != 1 else ''}" for c in counts)
-        out.append(f"Cost at {runs} is that of {inst} ({size}), the smallest VM of its family with that many "
-                   f"vCPUs: renting it costs the same whatever share of it a run uses, so there cost follows "
-                   f"time (it is not cut pro rata).")
+        notes = " ".join(str(n) for n in g.get("price_note", pd.Series(dtype=object)).dropna())
+        why = []
+        cores = re.findall(r"\d+ vCPUs? (?:are|is) here [^;]+; one \S+ vCPU is a [^,;]+, so the same cores are \d+ of its vCPUs",
+                           notes)
+        if cores:
+            why.append("the VM that holds the same physical cores: " + "; ".join(dict.fromkeys(cores)))
+        memory = re.findall(r"\S+ has [\d.]+ GiB, less than the [\d.]+ GiB this training needs", notes)
+        if memory:
+            why.append("the training's memory: " + "; ".join(dict.fromkeys(memory)))
+        reason = "; ".join(why) or "the smallest VM of its family with that many vCPUs"
+        out.append(f"Cost at {runs} is that of {inst} ({size}), {reason}: renting it costs the same whatever share "
+                   f"of it a run uses, so there cost follows time (it is not cut pro rata).")
     return out
 
 
