@@ -94,3 +94,31 @@ def test_onednn_implementation_names_in_words():
     assert path_of("brg_matmul:avx10_1_512_amx") == "AMX" and path_of("brgemm:avx512_core_amx") == "AMX"
     assert path_of("brg_matmul:avx512_core_bf16") == "AVX-512 BF16"
     assert path_of("gemm:jit") == "no AMX or AVX-512 bfloat16 kernel (gemm:jit)"
+
+
+def test_a_model_files_batch_sizes_are_configurations_of_their_own():
+    from cpustudy.analysis.runs import several_batches
+
+    two = [{"workload": "my_model", "batch_size": 64}, {"workload": "my_model", "batch_size": 256}]
+    tags = several_batches(two)
+    assert [tags[id(r)] for r in two] == [["b64"], ["b256"]]
+    assert several_batches([{"workload": "my_model", "batch_size": 64}]) == {}
+    assert several_batches([{"workload": "mnist_mlp", "batch_size": 64}, {"workload": "mnist_mlp", "batch_size": 32}]) == {}
+
+
+def test_the_noise_never_pools_runs_of_different_epochs():
+    """A compare's 2-epoch probes beside its seeds' 6-epoch trainings of one configuration: their totals differ
+    3x by design, which is no noise of the machine."""
+    import pandas as pd
+
+    from cpustudy.analysis.holdup import machine_noise
+    from cpustudy.analysis.runs import CONFIG_KEYS
+
+    rows = []
+    for i, (epochs, t) in enumerate([(2, 20.0), (2, 21.0), (2, 19.5), (6, 60.0), (6, 63.0), (6, 58.5)]):
+        rows.append({"study": "cpustudy", "workload": "w", "device": "cpu", "vcpus": 2, "recipe": "tf", "tags": "",
+                     "platform": "", "machine": "m", "epochs": epochs, "batch_size": 64,
+                     "precision_policy": "float32", "total_time_s": t, "machine_state": None,
+                     "settings": '{"session": "s1"}'})
+    noise = machine_noise(pd.DataFrame(rows), CONFIG_KEYS)
+    assert "repeats" in noise.source and noise.within < 0.1, noise  # pooled across the epochs: ~0.5

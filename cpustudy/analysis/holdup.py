@@ -238,7 +238,8 @@ def machine_noise(runs: pd.DataFrame, keys: Sequence[str]) -> stats.Noise:
     if own.empty or "total_time_s" not in own:
         return stats.DEFAULT_NOISE
     own = own.assign(_sweep=sweeps(own))
-    cols = [k for k in (*keys, "machine") if k in own]
+    # A run's total is its own epochs' (a compare's 2-epoch probes beside its seeds' trainings): never pooled.
+    cols = [k for k in (*keys, "machine", "epochs", "batch_size", "precision_policy") if k in own]
     groups = []
     for _, g in own.groupby(cols, dropna=False, sort=False):
         groups.append([list(pd.to_numeric(x["total_time_s"], errors="coerce").dropna())

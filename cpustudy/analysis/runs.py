@@ -266,6 +266,18 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+def several_batches(recs: list[dict[str, Any]]) -> dict[int, list[str]]:
+    """``b64`` tags for runs of a workload cpustudy does not know (a model file, a script: no own batch size
+    to differ from) where its runs trained at several batch sizes, keyed by ``id`` of the run's record: they
+    are different configurations, never pooled into one median."""
+    sizes: dict[str, set[int]] = {}
+    for r in recs:
+        b = r.get("batch_size")
+        if workload_info(str(r.get("workload"))) is None and b is not None and not pd.isna(b):
+            sizes.setdefault(str(r.get("workload")), set()).add(int(b))
+    return {id(r): [f"b{int(r['batch_size'])}"] for r in recs if len(sizes.get(str(r.get("workload")), ())) > 1}
+
+
 def add_configuration(df: pd.DataFrame) -> None:
     """The configuration's fields the analysis groups and decides on, per run: ``recipe`` (the build
     as stored), ``tags`` (:func:`setting_tags`, joined by "+"), ``platform`` (:func:`add_cloud`), ``stock`` (a stock
@@ -276,7 +288,8 @@ def add_configuration(df: pd.DataFrame) -> None:
     df["recipe"] = df["build"].astype(str)
     df["build_family"] = [build_family(r) for r in recs]
     older = older_default_inputs(recs)
-    tags = ["+".join(["numpy"] * o + setting_tags(r)) for r, o in zip(recs, older)]
+    batched = several_batches(recs)
+    tags = ["+".join(["numpy"] * o + setting_tags(r) + batched.get(id(r), [])) for r, o in zip(recs, older)]
     df["tags"] = tags
     df["stock"] = [str(r.get("build")) in STOCK_BUILDS and not t for r, t in zip(recs, tags)]
     df["changes_accuracy"] = [changes_accuracy(r) for r in recs]
