@@ -10,8 +10,7 @@ draws every candidate's training from its own setting's seeds, with P(cheapest) 
 1. a first round: one seed of every setting, and the speed probes of every local candidate in every setting
    (interleaved, as the single-setting comparison orders them);
 2. the race: a setting none of whose candidates is the cheapest in at least :data:`RACE_KEEP` of new
-   trainings, and none of whose cost intervals reaches below the leader's upper bound, is dropped (named,
-   with its figures from the first round; it stays in the table, marked);
+   trainings is dropped (named, with its figures from the first round; it stays in the table, marked);
 3. the other settings get their remaining ``--seeds``;
 4. settling as a single comparison settles (:func:`cpustudy.analysis.compare.next_step`), a seed going to
    the setting of the likeliest cheapest candidate.
@@ -37,7 +36,7 @@ from cpustudy.errors import UserError
 from cpustudy.names import split_list
 
 #: After the first round, a setting stays in the race while one of its candidates is the cheapest in at least
-#: this share of new trainings (or its cost interval overlaps the leader's).
+#: this share of new trainings.
 RACE_KEEP = 0.02
 
 
@@ -256,19 +255,16 @@ def joint(sp: SettingsPlan, store: Any) -> Comparison:
 
 
 def race(sp: SettingsPlan, comparison: Comparison) -> dict[str, str]:
-    """The settings the first round rules out: none of their candidates is the cheapest in :data:`RACE_KEEP`
-    of new trainings and none's cost interval reaches below the leader's upper bound (with no prices: the
-    fastest's time instead). Never all of them."""
+    """The settings the first round rules out: none of their candidates is the cheapest in :data:`RACE_KEEP` of
+    new trainings (P(cheapest) already carries the one seed's uncertainty of the epochs, through the epochs'
+    prior, and the speed runs'); with no prices, none's time interval reaches below the fastest's upper
+    bound. Never all of them."""
     results = comparison.results
     priced = [r for r in results if r.cost_usd is not None and r.p_cheapest is not None]
     if priced:
-        leader = max(priced, key=lambda r: r.p_cheapest or 0.0)
-        bound = leader.cost_high_usd if leader.cost_high_usd is not None else leader.cost_usd
-
         def alive(r: combo.CandidateResult) -> bool:
-            low = r.cost_low_usd if r.cost_low_usd is not None else r.cost_usd
-            return (r.p_cheapest or 0.0) >= RACE_KEEP or (low is not None and bound is not None and low <= bound)
-        what = "cheapest in {p} of new trainings at best, its cost above the leader's upper bound ({b})"
+            return (r.p_cheapest or 0.0) >= RACE_KEEP
+        what = "its candidates are the cheapest in {p} of new trainings at most (under " + f"{RACE_KEEP:.0%})"
     else:
         timed = [r for r in results if r.time_to_target_s is not None]
         if not timed:
@@ -279,13 +275,13 @@ def race(sp: SettingsPlan, comparison: Comparison) -> dict[str, str]:
         def alive(r: combo.CandidateResult) -> bool:
             low = r.time_low_s if r.time_low_s is not None else r.time_to_target_s
             return low is not None and bound is not None and low <= bound
-        what = "its time above the fastest's upper bound ({b})"
+        what = "its time is above the fastest's upper bound (" + (f"{bound:.0f} s" if bound is not None else "?") + ")"
     dropped: dict[str, str] = {}
     for label, p in zip(sp.labels, sp.plans):
         mine = [r for r in results if r.candidate in {c.name for c in p.candidates}]
         if mine and not any(alive(r) for r in mine):
             best = max((r.p_cheapest or 0.0) for r in mine)
-            dropped[label] = what.format(p=f"{best:.0%}", b=f"{bound:.3g}" if bound is not None else "?")
+            dropped[label] = what.format(p=f"{best:.1%}")
     if len(dropped) == len(sp.plans):
         return {}
     return dropped
