@@ -11,14 +11,12 @@ matmul lines, and remembers the answer in the user cache until the interpreter o
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import subprocess
 import sys
 from typing import Any, Mapping
 
-from cpustudy.cache import cache_dir
+from cpustudy.cache import cache_dir, read_json, write_json
 
 _SCRIPT = """
 import tensorflow as tf
@@ -48,11 +46,9 @@ def reduced_precision_path(policy: str, python: str | None = None, env: Mapping[
     python = python or sys.executable
     key = probe_key(python, {**(env or {}), "probe": "reduced-precision kernels", "policy": policy})
     cached = cache_dir() / "kernels" / f"{key}.json" if key else None
-    if cached is not None:
-        try:
-            return dict(json.loads(cached.read_text()), cached=True)
-        except (OSError, ValueError):
-            pass
+    known = read_json(cached)
+    if known is not None:
+        return {**known, "cached": True}
     penv = {**worker_env(env, device="cpu"), "ONEDNN_VERBOSE": "1", "TF_CPP_MIN_LOG_LEVEL": "2",
             "KERAS_BACKEND": "tensorflow"}
     try:
@@ -68,14 +64,7 @@ def reduced_precision_path(policy: str, python: str | None = None, env: Mapping[
         return {"policy": policy, "error": "oneDNN reported no matmul (oneDNN off in this build, or a framework "
                                            "that does not use it): which kernels ran is not known"}
     result = {"policy": policy, "impl": impls[0], "path": path_of(impls[0])}
-    if cached is not None:
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(result))
-            os.replace(tmp, cached)
-        except OSError:
-            pass
+    write_json(cached, result)
     return result
 
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
-from cpustudy.cache import cache_dir
+from cpustudy.cache import cache_dir, read_json, write_json
 from cpustudy.errors import UserError
 from cpustudy.worker import protocol
 
@@ -126,23 +126,13 @@ def probe_key(python: str, env: Mapping[str, str] | None) -> str | None:
 def probe_software_cached(python: str | None = None, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``probe_software``, remembered in the user cache until the interpreter or its packages change
     (a successful probe only; a failed one is probed again next time)."""
-    import json
-
     python = python or sys.executable
     k = probe_key(python, env)
     path = cache_dir() / "probes" / f"{k}.json" if k else None
-    if path is not None:
-        try:
-            return dict(json.loads(path.read_text()), cached=True)
-        except (OSError, ValueError):
-            pass
+    known = read_json(path)
+    if known is not None:
+        return {**known, "cached": True}
     result = probe_software(python, env)
-    if path is not None and not result.get("error"):
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(result, default=str))
-            os.replace(tmp, path)
-        except OSError:
-            pass  # an unwritable cache only means probing again
+    if not result.get("error"):
+        write_json(path, result)  # an unwritable cache only means probing again
     return result

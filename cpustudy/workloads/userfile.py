@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Collection
 
+from cpustudy.cache import read_json, write_json
 from cpustudy.errors import UserError
 
 DEFAULT_BATCH_SIZE = 32
@@ -202,10 +203,9 @@ def probe(text: str, src: Source) -> dict[str, Any]:
     """The file's check under TensorFlow in a subprocess (``cpustudy.worker.usermodel``), cached per
     content: its summary and FLOPs, or a ``UserError`` naming the problem (and the line)."""
     cached = probe_path(src)
-    try:
-        return dict(json.loads(cached.read_text()))
-    except (OSError, ValueError):
-        pass
+    known = read_json(cached)
+    if known is not None:
+        return known
     env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "2"}
     command = (["cpustudy.worker.script", src.path, src.sha256] if src.kind == "script" else
                ["cpustudy.worker.usermodel", src.path, src.sha256, str(src.batch_size)])
@@ -218,11 +218,5 @@ def probe(text: str, src: Source) -> dict[str, Any]:
     if "error" in info:
         where = f"{text}:{info['line']}" if info.get("line") else text
         raise UserError(f"{where}: {info['error']}")
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(info))
-        os.replace(tmp, cached)
-    except OSError:
-        pass  # a read-only cache only costs time
+    write_json(cached, info)  # a read-only cache only costs time
     return dict(info)
