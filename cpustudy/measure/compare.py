@@ -208,6 +208,20 @@ class Planned:
         config = plan(spec, host=self.host)
         return Cell(config.with_(cell_key=cell_key(config, self.fingerprint)), spec)
 
+    def another_seed(self) -> Cell:
+        """A convergence run of the next seed not planned yet, added to the plan."""
+        cell = self.seed_cell(max(c.config.seed for c in self.convergence) + 1)
+        self.convergence.append(cell)
+        return cell
+
+    def another_probe(self, c: Candidate) -> Cell:
+        """A speed probe of ``c``'s next repeat not planned yet, added to the plan."""
+        repeat = max((x.config.repeat for x in self.probes if x.config.vcpus == c.vcpus and x.config.build == c.build),
+                     default=-1) + 1
+        cell = self.probe_cell(c, repeat)
+        self.probes.append(cell)
+        return cell
+
 
 def plan_compare(request: CompareRequest, clouds: Any = None) -> Planned:
     """Check and plan a comparison before the database is touched; ``clouds``: what reads cloud candidates
@@ -360,28 +374,14 @@ def _settle(p: Planned, store: Any, machine_id: int, comparison: Comparison, say
     local = {c.name: c for c in p.candidates if c.kind == "here"}
     while True:
         step = combo.next_step(comparison.results, comparison.seeds, local)
-        one = statistics.median(walls) if walls else _one_training(comparison)
-        spent = (time.perf_counter() - t0) / one if one else math.inf
-        if step.kind in ("settled", "stuck"):
-            steps.append(f"stopped: {step.why} ({spent:.1f} trainings spent)")
-            break
-        cost = 1.0 if step.kind == "seed" else 0.5 * len(step.candidates)  # a probe: about half a training
-        if spent + cost > req.max_trainings:
-            steps.append(f"stopped at the limit of {req.max_trainings:g} trainings ({spent:.1f} spent): not settled "
-                         f"({step.why})")
+        stop = stop_line(step, walls, t0, comparison, req.max_trainings)
+        if stop:
+            steps.append(stop)
             break
         if step.kind == "seed":
-            seed = max(c.config.seed for c in p.convergence) + 1
-            cells = [("convergence", p.seed_cell(seed))]
-            p.convergence.append(cells[0][1])
+            cells = [("convergence", p.another_seed())]
         else:
-            cells = []
-            for name in step.candidates:
-                c = local[name]
-                repeat = max((x.config.repeat for x in p.probes if x.config.vcpus == c.vcpus
-                              and x.config.build == c.build), default=-1) + 1
-                cells.append(("speed", p.probe_cell(c, repeat)))
-                p.probes.append(cells[-1][1])
+            cells = [("speed", p.another_probe(local[name])) for name in step.candidates]
         steps.append(f"added {' and '.join(_what(k, c, req.goal_words) for k, c in cells)}: {step.why}")
         say(f"compare: not settled yet, {steps[-1]}")
         for kind, cell in cells:
@@ -391,6 +391,21 @@ def _settle(p: Planned, store: Any, machine_id: int, comparison: Comparison, say
         comparison = _combine(p, store, plan_folder, probe_cost)
     comparison.steps = steps
     return comparison
+
+
+def stop_line(step: combo.Step, walls: list[float], t0: float, comparison: Comparison,
+              max_trainings: float) -> str | None:
+    """Why settling stops before ``step`` (settled, stuck, or the step would pass ``max_trainings``
+    trainings' time, one training being the median convergence run so far), in words; None: take it."""
+    one = statistics.median(walls) if walls else _one_training(comparison)
+    spent = (time.perf_counter() - t0) / one if one else math.inf
+    if step.kind in ("settled", "stuck"):
+        return f"stopped: {step.why} ({spent:.1f} trainings spent)"
+    cost = 1.0 if step.kind == "seed" else 0.5 * len(step.candidates)  # a probe: about half a training
+    if spent + cost > max_trainings:
+        return (f"stopped at the limit of {max_trainings:g} trainings ({spent:.1f} spent): not settled "
+                f"({step.why})")
+    return None
 
 
 def _one_training(comparison: Comparison) -> float | None:

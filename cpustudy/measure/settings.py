@@ -89,10 +89,6 @@ class SettingsPlan:
     labels: list[str]
     dropped: dict[str, str] = field(default_factory=dict)  # label -> why the race dropped it
 
-    @property
-    def fingerprint(self) -> str:
-        return str(self.plans[0].fingerprint)
-
 
 def plan_settings(request: Any, plan_one: Callable[[Any], Any]) -> SettingsPlan:
     """Plan every setting of ``request`` with ``plan_one`` (the single-setting planner), checked before the
@@ -166,8 +162,8 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None],
         run(rest, "round 2")
         comparison = joint(sp, store)
         comparison = settle(sp, store, mid, comparison, say, run, walls, t0, steps)
-        trained = sum(len(single._seeds(p, store)[0]) for p in sp.plans)
-        every = len(sp.plans) * max(len(single._seeds(p, store)[0]) for p in sp.plans)
+        seeds = [len(single._seeds(p, store)[0]) for p in sp.plans]
+        trained, every = sum(seeds), len(sp.plans) * max(seeds)
         steps.append(f"the race trained {trained} seed(s) to the target across {len(sp.plans)} settings; every "
                      f"setting with as many seeds as the most-trained one would have trained {every}")
     comparison.steps = steps
@@ -200,11 +196,7 @@ def _probe_again(sp: SettingsPlan, name: str) -> Any:
     for p in sp.plans:
         for c in p.candidates:
             if c.name == name and c.kind == "here":
-                repeat = max((x.config.repeat for x in p.probes if x.config.vcpus == c.vcpus
-                              and x.config.build == c.build), default=-1) + 1
-                cell = p.probe_cell(c, repeat)
-                p.probes.append(cell)
-                return cell
+                return p.another_probe(c)
     return None
 
 
@@ -314,28 +306,14 @@ def settle(sp: SettingsPlan, store: Any, machine_id: int, comparison: Comparison
                          alive[0][1])
         seeds, _ = single._seeds(lead_plan, store)
         step = combo.next_step([r for r in comparison.results if r.candidate in racing], seeds, local)
-        one = statistics.median(walls) if walls else single._one_training(comparison)
-        spent = (time.perf_counter() - t0) / one if one else math.inf
-        if step.kind in ("settled", "stuck"):
-            steps.append(f"stopped: {step.why} ({spent:.1f} trainings spent)")
+        stop = single.stop_line(step, walls, t0, comparison, req.max_trainings)
+        if stop:
+            steps.append(stop)
             break
-        cost = 1.0 if step.kind == "seed" else 0.5 * len(step.candidates)
-        if spent + cost > req.max_trainings:
-            steps.append(f"stopped at the limit of {req.max_trainings:g} trainings ({spent:.1f} spent): not settled "
-                         f"({step.why})")
-            break
-        cells: list[tuple[str, Any]] = []
         if step.kind == "seed":
-            seed = max(c.config.seed for c in lead_plan.convergence) + 1
-            cells.append(("convergence", lead_plan.seed_cell(seed)))
-            lead_plan.convergence.append(cells[0][1])
+            cells: list[tuple[str, Any]] = [("convergence", lead_plan.another_seed())]
         else:
-            for name in step.candidates:
-                p, c = local[name]
-                repeat = max((x.config.repeat for x in p.probes if x.config.vcpus == c.vcpus
-                              and x.config.build == c.build), default=-1) + 1
-                cells.append(("speed", p.probe_cell(c, repeat)))
-                p.probes.append(cells[-1][1])
+            cells = [("speed", local[name][0].another_probe(local[name][1])) for name in step.candidates]
         steps.append(f"added {' and '.join(single._what(k, c, req.goal_words) + ' ' + _label_of(sp, c) for k, c in cells)}"
                      f": {step.why}")
         say(f"compare: not settled yet, {steps[-1]}")
