@@ -165,7 +165,9 @@ def tune(
         "setting": asdict(best), "label": best.label(), "changed": best != default,
         "search_winner": search_winner.label(), "rejected_by_confirmation": best != search_winner,
         "default_time_s": per_epoch * (statistics.median(default_times) if default_times else best_t),
-        "best_time_s": per_epoch * (statistics.median(best_times) if best_times else best_t),
+        # The kept default's time is the default's: the rejected winner's times are not the setting's.
+        "best_time_s": (per_epoch * statistics.median(default_times) if best == default and default_times
+                        else per_epoch * (statistics.median(best_times) if best_times else best_t)),
         # No change found (or the winner lost its confirmation): gain 1, the default stays; a change
         # whose confirmation pairs all failed: unknown.
         "gain": 1.0 if best == default else (statistics.median(ratios) if ratios else None),
