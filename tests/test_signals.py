@@ -31,14 +31,25 @@ def _wait_for_training(proc, db) -> psutil.Process:
             try:
                 with sqlite3.connect(db, timeout=5) as conn:
                     if conn.execute("SELECT count(*) FROM epochs").fetchone()[0] >= 2:
-                        workers = [c for c in psutil.Process(proc.pid).children()
-                                   if "cpustudy.worker" in " ".join(c.cmdline())]
+                        workers = _workers(proc)
                         assert len(workers) == 1
                         return workers[0]
             except sqlite3.OperationalError:
                 pass
         time.sleep(0.3)
     raise AssertionError("no epoch was stored in time")
+
+
+def _workers(proc) -> list[psutil.Process]:
+    """The parent's cpustudy.worker children (a short-lived probe that has exited meanwhile is skipped)."""
+    out = []
+    for c in psutil.Process(proc.pid).children():
+        try:
+            if "cpustudy.worker" in " ".join(c.cmdline()):
+                out.append(c)
+        except (psutil.ZombieProcess, psutil.NoSuchProcess):
+            pass
+    return out
 
 
 def _gone(p: psutil.Process, within_s: float = 10) -> bool:
@@ -75,8 +86,7 @@ def test_a_worker_dies_with_a_parent_killed_outright(tmp_path):
     worker = None
     while worker is None and time.monotonic() < deadline:
         time.sleep(0.2)
-        worker = next((c for c in psutil.Process(proc.pid).children() if "cpustudy.worker" in " ".join(c.cmdline())),
-                      None)
+        worker = next(iter(_workers(proc)), None)
     assert worker is not None
     while worker.cpu_times().user < 4 and time.monotonic() < deadline:  # importing TensorFlow, then training
         time.sleep(0.2)
