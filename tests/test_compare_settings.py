@@ -122,3 +122,60 @@ def test_the_noise_never_pools_runs_of_different_epochs():
                      "settings": '{"session": "s1"}'})
     noise = machine_noise(pd.DataFrame(rows), CONFIG_KEYS)
     assert "repeats" in noise.source and noise.within < 0.1, noise  # pooled across the epochs: ~0.5
+
+
+def test_a_seed_is_stopped_once_its_setting_cannot_come_in_under_the_leaders_upper_bound():
+    # per epoch 10 + 0.5 validation = 10.5 s, once 1 + 3 = 4 s; at 1 USD a second.
+    fast = combo.CandidateInput("here:1 b256", [_sample(10.0, 1), _sample(12.0, 2)], 3600.0, "")
+    assert combo.censor_after([fast], 30.0, 10, priced=True) == 2  # 4 + 2 x 10.5 = 25 <= 30 < 4 + 3 x 10.5
+    assert combo.censor_after([fast], 30.0, 10, priced=False) == 2  # the same in seconds, unpriced
+    assert combo.censor_after([fast], 1000.0, 10, priced=True) is None  # every epoch up to the cap could still win
+    assert combo.censor_after([fast], 1.0, 10, priced=True) == 1  # at least one epoch: nothing is learnt without one
+    unpriced = combo.CandidateInput("here:1 b256", [_sample(10.0, 1)], None, "no price")
+    assert combo.censor_after([unpriced], 30.0, 10, priced=True) is None  # no cost to bound
+    assert combo.censor_after([], 30.0, 10, priced=False) is None
+
+
+def test_a_censored_seed_counts_at_its_earliest_not_as_never_reaching():
+    run = {"id": 7, "status": "ok", "seed": 2, "epochs": 6, "batch_size": 64, "vcpus": 2,
+           "settings": json.dumps({"give_up_after": 1})}
+    epochs = [{"epoch": 1, "val_accuracy": 0.4, "steps": 10}]
+    s = combo.seed_result(run, epochs, 0.9)
+    assert s is not None and not s.reached and s.censored_after == 1 and s.earliest == 2
+    # Not told to stop: the same epoch is a seed that did not reach the target in its epochs (no censoring).
+    plain = combo.seed_result({**run, "settings": "{}", "epochs": 1}, epochs, 0.9)
+    assert plain is not None and plain.censored_after is None and plain.earliest is None
+    # In the draws a censored seed is a seed reaching at 2 epochs, the earliest it could: never "not reached".
+    import numpy as np
+
+    censored_draws, _ = combo.draw_epochs([*_seeds(1), s], 4000, np.random.default_rng(0))
+    reached_draws, _ = combo.draw_epochs(_seeds(1, 2), 4000, np.random.default_rng(0))
+    assert np.isfinite(censored_draws).all() and (censored_draws == reached_draws).all()
+
+
+def test_the_race_stops_a_trailing_settings_seed_and_not_the_leaders():
+    from cpustudy import workloads
+    from cpustudy.measure.spec import RunSpec, plan
+    from cpustudy.measure.sweep import Cell
+
+    cfg = plan(RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=6, data="learnable",
+                       target_accuracy=0.9))
+    cell = Cell(cfg.with_(cell_key="k"))
+
+    def result(name: str, cost: float, high: float, p: float) -> combo.CandidateResult:
+        return combo.CandidateResult(name, 10.0, 8.0, 12.0, cost, 0.8 * cost, high, p, None, None, 1.0, 2, 3600.0,
+                                     "", [], [])
+
+    class Plan:
+        def __init__(self, *names: str) -> None:
+            self.candidates = [type("C", (), {"name": n})() for n in names]
+
+    sp = settings.SettingsPlan(None, [Plan("a fp32"), Plan("a bf16")], ["fp32", "bf16"])
+    sp.inputs = {"fp32": [combo.CandidateInput("a fp32", [_sample(10.0, 1)], 3600.0, "")],
+                 "bf16": [combo.CandidateInput("a bf16", [_sample(5.0, 2)], 3600.0, "")]}
+    comparison = Comparison("w", 0.9, [result("a fp32", 40.0, 50.0, 0.1), result("a bf16", 20.0, 30.0, 0.9)], [])
+    stopped, why = settings.censored(sp, "fp32", cell, comparison)
+    assert stopped.config.give_up_after == 2 and stopped.key == cell.key  # the same seed's cell, told to stop
+    assert "stops after 2 epoch(s)" in why and "a bf16" in why
+    same, none = settings.censored(sp, "bf16", cell, comparison)  # the leader's own setting trains to the end
+    assert same is cell and none == ""

@@ -168,3 +168,24 @@ def test_bad_settings(run_cli, db):
     r = run_cli("tune", "mnist_mlp", "--vcpus", 1, "--rechecks", -1, "--db", db)
     assert r.code == 2 and "--rechecks must be 0 or more" in r.err
     assert not db.exists()
+
+
+@pytest.mark.tensorflow
+def test_a_race_stops_a_seed_short_of_its_target_and_it_is_read_as_censored(db):
+    """``give_up_after``: the worker stops after that many epochs short of the target (a race's censoring);
+    the run keeps its cell (the same seed) and reads back as a seed censored there, not one that never
+    reached the target."""
+    from cpustudy import targets
+    from cpustudy.analysis import compare as combo
+
+    s, mid = _store(db)
+    config = plan(RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=4, data="learnable",
+                          target="val_loss<=1e-9"))  # out of reach: only the censoring stops it before 4 epochs
+    outcome = execute(s, mid, config.with_(give_up_after=2, cell_key="seed-1"))
+    assert outcome.status == "ok", outcome.error
+    (run,) = s.runs()
+    assert run["cell_key"] == "seed-1" and run["epochs"] == 4
+    epochs = s.epochs([run["id"]])
+    assert len(epochs) == 2
+    seed = combo.seed_result(run, epochs, targets.parse("val_loss<=1e-9"))
+    assert seed is not None and not seed.reached and seed.censored_after == 2 and seed.earliest == 3

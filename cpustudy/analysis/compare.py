@@ -6,7 +6,9 @@ Two measurements meet here, each of its own:
   (weights, shuffles, dropout and augmentation all follow the seed). It depends on the model, its data,
   batch size, precision and optimizer, not on the machine (an assumption the comparison checks where
   the same seed was trained at two vCPU counts: :func:`agreement`). A seed that did not reach the target
-  within its epochs is kept and counted, never dropped.
+  within its epochs is kept and counted, never dropped. A seed a race stopped early (censored: it could no
+  longer make its setting the cheapest, ``censored_after``) counts as reaching the target one epoch after
+  it stopped, its earliest: its setting's figures are then lower bounds, and its P(cheapest) an upper one.
 * **Speed** (:class:`SpeedSample`): per candidate, each stored run's full-epoch time (measured, or
   projected from capped epochs as the calibration checked), the first epoch's extra time (tracing),
   the validation after each epoch and the worker's start-up.
@@ -72,6 +74,14 @@ class SeedResult:
     run_id: int
     vcpus: int | None = None
     samples: int | None = None  # training samples seen to the target
+    censored_after: int | None = None  # a race stopped it after this many epochs, short of the target
+
+    @property
+    def earliest(self) -> int | None:
+        """The epochs to the target as the combination counts them: reached, or a censored seed's earliest."""
+        if self.reached:
+            return self.epochs
+        return self.censored_after + 1 if self.censored_after is not None else None
 
 
 @dataclass(frozen=True)
@@ -197,9 +207,23 @@ def seed_result(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]],
         return None  # capped epochs saw part of the data: not a training's convergence
     samples = hit * int(steps) * int(run["batch_size"]) if hit is not None and steps and run.get("batch_size") \
         else None
-    return SeedResult(int(run.get("seed") or 0), hit is not None, hit, int(run.get("epochs") or len(epochs)),
-                      int(run["id"]),
-                      run.get("vcpus"), samples)
+    max_epochs = int(run.get("epochs") or len(epochs))
+    give_up = _give_up_after(run)
+    censored = give_up if hit is None and give_up is not None and give_up < max_epochs and len(epochs) <= give_up \
+        else None
+    return SeedResult(int(run.get("seed") or 0), hit is not None, hit, max_epochs, int(run["id"]),
+                      run.get("vcpus"), samples, censored)
+
+
+def _give_up_after(run: Mapping[str, Any]) -> int | None:
+    """The epochs after which a race told this run to stop short of its target (its stored settings), or None."""
+    import json
+
+    try:
+        value = json.loads(run.get("settings") or "{}").get("give_up_after")
+    except (ValueError, AttributeError):
+        return None
+    return int(value) if value else None
 
 
 def _stopped_at_own_target(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) -> bool:
@@ -248,7 +272,7 @@ def draw_epochs(seeds: Sequence[SeedResult], draws: int, rng: np.random.Generato
                 prior: Noise = EPOCH_PRIOR) -> tuple[np.ndarray, str]:
     """Epochs to the target of ``draws`` new seeds (inf: never reached), and why their spread is unknown
     (empty when known): see the module's docstring."""
-    reached = [float(s.epochs) for s in seeds if s.reached and s.epochs]
+    reached = [float(s.earliest) for s in seeds if s.earliest]  # a censored seed at its earliest
     n, r = len(seeds), len(reached)
     if not r:
         return np.full(draws, np.inf), "no seed reached the target"
@@ -357,6 +381,27 @@ def combine_groups(groups: Sequence[tuple[Sequence[SeedResult], Sequence[Candida
     return out
 
 
+def censor_after(candidates: Sequence[CandidateInput], bound: float, max_epochs: int, *,
+                 priced: bool) -> int | None:
+    """The most epochs a seed of a setting may take and still let one of its ``candidates`` come in under
+    ``bound`` (the leading candidate's upper bound: its cost in USD where ``priced``, else its time in s),
+    each candidate taken at its fastest speed run: past that, the seed cannot make its setting the
+    cheapest (the fastest), and a race may stop it (``SeedResult.censored_after``). At least 1; None where
+    every epoch up to ``max_epochs`` still could (nothing to stop) or no candidate has a speed run."""
+    most: int | None = None
+    for c in candidates:
+        rate = (c.usd_per_hour / 3600.0 if c.usd_per_hour else None) if priced else 1.0
+        if rate is None:
+            continue
+        for s in c.samples:
+            room = bound / rate - s.once_s
+            e = math.floor(room / s.per_epoch_s) if s.per_epoch_s > 0 else max_epochs
+            most = e if most is None else max(most, e)
+    if most is None or most >= max_epochs:
+        return None
+    return max(1, most)
+
+
 def _p_cheapest(costs: Mapping[str, np.ndarray], draws: int) -> dict[str, float]:
     """Per priced candidate, the share of draws in which it costs least (ties shared); draws in which
     no candidate reaches the target count for none."""
@@ -447,7 +492,7 @@ def next_step(results: Sequence[CandidateResult], seeds: Sequence[SeedResult],
     lead = min(measured, key=lambda r: r.time_to_target_s or math.inf)
     if lead.time_low_s and lead.time_high_s and lead.time_high_s / lead.time_low_s <= NARROW:
         return Step("settled", f"{lead.candidate}'s {lead.level:.0%} interval is within {NARROW:g}x")
-    reached = [float(s.epochs) for s in seeds if s.reached and s.epochs]
+    reached = [float(s.earliest) for s in seeds if s.earliest]
     seed_spread = float(np.std(np.log(reached), ddof=1)) if len(reached) > 1 else math.inf
     total = _spread(lead)
     if len(seeds) < 3 or seed_spread ** 2 >= 0.5 * total ** 2 or lead.candidate not in can:

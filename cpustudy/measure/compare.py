@@ -354,7 +354,8 @@ def _run_one(store: Any, machine_id: int, kind: str, cell: Cell, req: CompareReq
     elif kind == "convergence":
         s = outcome.summary
         say(f"  {what}: " + (f"reached after {s.get('epochs_to_target')} epoch(s)" if s.get("target_reached")
-                             else f"not reached in {cfg.epochs} epochs"))
+                             else f"stopped after {cfg.give_up_after} epoch(s) by the race (censored)"
+                             if cfg.give_up_after else f"not reached in {cfg.epochs} epochs"))
     else:
         say(f"  {what}: epoch {outcome.summary['epoch_time_s']:.2f} s"
             + (" (projected)" if outcome.summary.get("projected") else ""))

@@ -123,8 +123,11 @@ class _Run:
 
     def _stopped_early(self) -> bool:
         """A run to a target stops at the epoch that reaches it: fewer epochs, and done. So does a script
-        whose own callback stopped its training (EarlyStopping): its epochs are what it trains."""
+        whose own callback stopped its training (EarlyStopping): its epochs are what it trains. A race's seed
+        stops where it was told to (``give_up_after``, censored)."""
         if self.epochs and self.config.script:
+            return True
+        if self.config.give_up_after and len(self.epochs) == self.config.give_up_after:
             return True
         return bool(target_summary(self.config, self.epochs).get("target_reached"))
 

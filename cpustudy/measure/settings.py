@@ -10,12 +10,19 @@ draws every candidate's training from its own setting's seeds, with P(cheapest) 
 1. a first round: one seed of every setting, and the speed probes of every local candidate in every setting
    (interleaved, as the single-setting comparison orders them);
 2. the race: a setting none of whose candidates is the cheapest in at least :data:`RACE_KEEP` of new
-   trainings is dropped (named, with its figures from the first round; it stays in the table, marked);
-3. the other settings get their remaining ``--seeds``;
+   trainings is dropped (named, with its figures so far; it stays in the table, marked);
+3. the settings still in the race get their remaining ``--seeds`` one round at a time (the likeliest
+   cheapest setting first), the race judged again after every seed. A seed of any other setting is stopped
+   once it can no longer make its setting the cheapest: past the epochs at which even its setting's fastest
+   speed run costs more than the leading candidate's upper bound
+   (:func:`cpustudy.analysis.compare.censor_after`). It is counted as censored, not dropped: as reaching the
+   target one epoch later, its earliest, so its setting's figures become lower bounds (said in its basis)
+   and the leader's P(cheapest) stays on the cautious side;
 4. settling as a single comparison settles (:func:`cpustudy.analysis.compare.next_step`), a seed going to
    the setting of the likeliest cheapest candidate.
 
-What the race cost is set against training every setting with every seed (the steps say both). Cloud
+What the race cost is set against training every setting with every seed, in seeds and in epochs (the steps
+say both). Cloud
 candidates are not raced over settings (their probes are planned per setting): compare one setting at a time
 for them. A reduced precision this CPU would emulate is refused before anything runs (``spec.plan``).
 """
@@ -88,6 +95,7 @@ class SettingsPlan:
     plans: list[Any]
     labels: list[str]
     dropped: dict[str, str] = field(default_factory=dict)  # label -> why the race dropped it
+    inputs: dict[str, list[Any]] = field(default_factory=dict)  # label -> its candidates' inputs, as last joined
 
 
 def plan_settings(request: Any, plan_one: Callable[[Any], Any]) -> SettingsPlan:
@@ -151,21 +159,22 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None],
             steps.append(f"measured again, no usable speed run after round 1: {', '.join(unmeasured)}")
             run([("speed", c) for c in again], "round 1")
             comparison = joint(sp, store)
-        sp.dropped = race(sp, comparison)
-        for label, why in sp.dropped.items():
-            steps.append(f"race: dropped {label} after its first seed: {why}")
-            say(f"compare: {steps[-1]}")
-        rest: list[tuple[str, Any]] = []
-        for label, p in zip(sp.labels, sp.plans):
-            if label not in sp.dropped:
-                rest += [("convergence", c) for c in pending(store, p.convergence)]
-        run(rest, "round 2")
-        comparison = joint(sp, store)
+        _judge(sp, comparison, "its first seed", steps, say)
+        for i in range(1, max(len(p.convergence) for p in sp.plans)):
+            for label, p in _by_promise(sp, comparison):
+                if label in sp.dropped or i >= len(p.convergence) or not pending(store, p.convergence[i:i + 1]):
+                    continue
+                cell, why = censored(sp, label, p.convergence[i], comparison)
+                if why:
+                    steps.append(why)
+                    say(f"compare: {why}")
+                run([("convergence", cell)], f"round {i + 1}")
+                if cell.config.give_up_after and walls:
+                    walls.pop()  # a stopped seed is not one training's time
+                comparison = joint(sp, store)
+                _judge(sp, comparison, f"{i + 1} seeds", steps, say)
         comparison = settle(sp, store, mid, comparison, say, run, walls, t0, steps)
-        seeds = [len(single._seeds(p, store)[0]) for p in sp.plans]
-        trained, every = sum(seeds), len(sp.plans) * max(seeds)
-        steps.append(f"the race trained {trained} seed(s) to the target across {len(sp.plans)} settings; every "
-                     f"setting with as many seeds as the most-trained one would have trained {every}")
+        steps.append(race_cost(sp, store))
     comparison.steps = steps
     comparison.notes += kernels
     comparison.wall_s = time.perf_counter() - t0
@@ -224,10 +233,18 @@ def joint(sp: SettingsPlan, store: Any) -> Comparison:
                                            req.family)
         if label in sp.dropped:
             for i in inputs:
-                i.basis = [*i.basis, f"dropped by the race after its first seed: {sp.dropped[label]}"]
+                i.basis = [*i.basis, f"dropped by the race: {sp.dropped[label]}"]
+        stopped = [s for s in seeds if s.censored_after is not None]
+        if stopped:
+            for i in inputs:
+                i.basis = [*i.basis, f"{len(stopped)} seed(s) stopped by the race short of the target, counted at "
+                           "their earliest (one epoch after they stopped): its figures are lower bounds"]
+        sp.inputs[label] = inputs
         groups.append((seeds, inputs))
         seeds_all += seeds
-        reached = ", ".join(f"{s.epochs}" if s.reached else "not reached" for s in seeds)
+        reached = ", ".join(f"{s.epochs}" if s.reached else
+                            f"stopped after {s.censored_after}" if s.censored_after is not None else "not reached"
+                            for s in seeds)
         notes.append(f"{label}: {len(seeds)} seed(s), epochs to the target {reached}" + (f"; {same}" if same else ""))
     if not groups:
         raise UserError("no convergence run finished in any setting (see `cpustudy results --errors`): nothing to "
@@ -246,11 +263,72 @@ def joint(sp: SettingsPlan, store: Any) -> Comparison:
     return out
 
 
+def _judge(sp: SettingsPlan, comparison: Comparison, after: str, steps: list[str], say: Callable[[str], None]) -> None:
+    """The race judged on ``comparison``: the settings it drops now, added to ``sp.dropped`` and said."""
+    for label, why in race(sp, comparison).items():
+        sp.dropped[label] = why
+        steps.append(f"race: dropped {label} after {after}: {why}")
+        say(f"compare: {steps[-1]}")
+
+
+def _by_promise(sp: SettingsPlan, comparison: Comparison) -> list[tuple[str, Any]]:
+    """The settings, the one with the likeliest cheapest (else the fastest) candidate first."""
+    def promise(item: tuple[str, Any]) -> float:
+        names = {c.name for c in item[1].candidates}
+        mine = [r for r in comparison.results if r.candidate in names]
+        if any(r.p_cheapest is not None for r in mine):
+            return -max(r.p_cheapest or 0.0 for r in mine)
+        return min((r.time_to_target_s for r in mine if r.time_to_target_s), default=math.inf)
+    return sorted(zip(sp.labels, sp.plans), key=promise)
+
+
+def censored(sp: SettingsPlan, label: str, cell: Any, comparison: Comparison) -> tuple[Any, str]:
+    """``cell`` (a seed of setting ``label``) told to stop once it can no longer make its setting the cheapest
+    (:func:`cpustudy.analysis.compare.censor_after` against the leading candidate's upper bound), and the
+    sentence saying so; unchanged, with "", for the leader's own setting or where nothing bounds it."""
+    from cpustudy.measure.sweep import Cell
+
+    lead = _leader(comparison)
+    if lead is None or label not in sp.inputs:
+        return cell, ""
+    if lead.candidate in {c.candidate for c in sp.inputs[label]}:
+        return cell, ""
+    priced = lead.p_cheapest is not None
+    bound = lead.cost_high_usd if priced else lead.time_high_s
+    if bound is None:
+        return cell, ""
+    k = combo.censor_after(sp.inputs[label], bound, int(cell.config.epochs), priced=priced)
+    if k is None:
+        return cell, ""
+    what = f"{bound:.6f} USD" if priced else f"{bound:.0f} s"
+    return (Cell(cell.config.with_(give_up_after=k), cell.spec),
+            f"race: seed {cell.config.seed} of {label} stops after {k} epoch(s) short of the target: past that "
+            f"even its fastest speed run costs more than {lead.candidate}'s upper bound ({what})")
+
+
+def race_cost(sp: SettingsPlan, store: Any) -> str:
+    """What the race trained against training every setting with every seed, in seeds and in epochs (a
+    setting's seeds not trained counted at its trained seeds' mean epochs)."""
+    from cpustudy.measure import compare as single
+
+    per = [single._seeds(p, store)[0] for p in sp.plans]
+    most = max(len(s) for s in per)
+    trained = sum(len(s) for s in per)
+    stopped = sum(1 for s in per for x in s if x.censored_after is not None)
+    epochs = [[x.censored_after or x.epochs or x.max_epochs for x in s] for s in per]
+    spent = sum(sum(e) for e in epochs)
+    every = sum(statistics.mean(e) * most for e in epochs if e)
+    return (f"the race trained {trained} seed(s) across {len(sp.plans)} settings ({stopped} stopped early), "
+            f"{spent} epochs; every setting with {most} seeds would have trained {len(sp.plans) * most} seeds, "
+            f"about {every:.0f} epochs ({spent / every:.0%} of it spent)" if every else
+            f"the race trained {trained} seed(s) across {len(sp.plans)} settings")
+
+
 def race(sp: SettingsPlan, comparison: Comparison) -> dict[str, str]:
-    """The settings the first round rules out: none of their candidates is the cheapest in :data:`RACE_KEEP` of
-    new trainings (P(cheapest) already carries the one seed's uncertainty of the epochs, through the epochs'
-    prior, and the speed runs'); with no prices, none's time interval reaches below the fastest's upper
-    bound. Never all of them."""
+    """The settings still in the race that it rules out now: none of their candidates is the cheapest in
+    :data:`RACE_KEEP` of new trainings (P(cheapest) already carries the seeds' uncertainty of the epochs,
+    through the epochs' prior, and the speed runs'); with no prices, none's time interval reaches below the
+    fastest's upper bound. Never all of those still in it."""
     results = comparison.results
     priced = [r for r in results if r.cost_usd is not None and r.p_cheapest is not None]
     if priced:
@@ -269,12 +347,13 @@ def race(sp: SettingsPlan, comparison: Comparison) -> dict[str, str]:
             return low is not None and bound is not None and low <= bound
         what = "its time is above the fastest's upper bound (" + (f"{bound:.0f} s" if bound is not None else "?") + ")"
     dropped: dict[str, str] = {}
-    for label, p in zip(sp.labels, sp.plans):
+    running = [(label, p) for label, p in zip(sp.labels, sp.plans) if label not in sp.dropped]
+    for label, p in running:
         mine = [r for r in results if r.candidate in {c.name for c in p.candidates}]
         if mine and not any(alive(r) for r in mine):
             best = max((r.p_cheapest or 0.0) for r in mine)
             dropped[label] = what.format(p=f"{best:.1%}")
-    if len(dropped) == len(sp.plans):
+    if len(dropped) == len(running):
         return {}
     return dropped
 

@@ -33,7 +33,7 @@ class EpochTimer:
     """
 
     def __init__(self, emit: Emit, *, keras: Any, sampler: GpuSampler | None, drains: bool, torch_gpu: bool,
-                 steps: int, samples_per_epoch: int, target: Any = None) -> None:
+                 steps: int, samples_per_epoch: int, target: Any = None, give_up_after: int | None = None) -> None:
         super().__init__()  # keras.callbacks.Callback's, where mixed in
         self.emit = emit
         self.keras = keras
@@ -43,6 +43,7 @@ class EpochTimer:
         self.steps = steps
         self.samples_per_epoch = samples_per_epoch
         self.target = target  # a cpustudy.targets.Target: stop at the first epoch that reaches it
+        self.give_up_after = give_up_after  # or after this many epochs short of it (a race's censoring)
 
     def on_epoch_begin(self, epoch: int, logs: Any = None) -> None:
         if epoch == 0:
@@ -103,6 +104,8 @@ class EpochTimer:
         self.emit(protocol.EPOCH, **event)
         if self.target is not None and self.target.reached(event["target_value"]):
             self.model.stop_training = True  # type: ignore[attr-defined]  # reached: this run's answer
+        elif self.target is not None and self.give_up_after is not None and epoch + 1 >= self.give_up_after:
+            self.model.stop_training = True  # type: ignore[attr-defined]  # censored: it can no longer win
 
     def epoch_event(self, epoch: int, logs: Mapping[str, Any], cpu: float,
                     split: EpochSplit) -> dict[str, Any]:

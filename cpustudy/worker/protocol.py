@@ -92,6 +92,9 @@ class RunConfig:
     precision_policy: str = precision.DEFAULT  # Keras dtype policy: one of precision.POLICIES
     target_accuracy: float | None = None  # stop at the first epoch whose validation accuracy reaches it
     target: str | None = None  # or at the first that reaches ``--target`` (``val_loss<=0.3``: cpustudy.targets)
+    # A race's censoring (``compare`` over settings): stop after this many epochs short of the target, the
+    # seed no longer able to make its setting the cheapest. Not part of the identity: the run is that seed's.
+    give_up_after: int | None = None
     workload_version: int = 1  # the workload's version (its model or data changed: a new configuration)
     flops_source: str = "analytic"  # analytic | tensorflow cost analysis | not counted: why
     model_file: str | None = None  # a user's model file (absolute path), imported in the worker after pinning

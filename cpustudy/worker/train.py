@@ -79,7 +79,8 @@ class Timing:
             self.emit(protocol.GPU_MONITOR, source=self.sampler.source, index=self.sampler.index)
         return epoch_timer(self.keras, self.emit, sampler=self.sampler, drains=self.drains, torch_gpu=self.torch_gpu,
                            steps=steps, samples_per_epoch=samples_per_epoch,
-                           target=targets.of_run(self.config.target, self.config.target_accuracy))
+                           target=targets.of_run(self.config.target, self.config.target_accuracy),
+                           give_up_after=self.config.give_up_after)
 
     def stop(self) -> None:
         if self.sampler:
