@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import pytest
 
@@ -19,8 +20,15 @@ def test_bench_overhead(run_cli, db, empty_keras_home):
     assert float(row["cpustudy_epoch_s"]) > 0 and float(row["plain_keras_epoch_s"]) > 0
     ratio, low, high = float(row["ratio"]), float(row["ci95_low"]), float(row["ci95_high"])
     assert float(row["ratio_min"]) <= low <= ratio <= high <= float(row["ratio_max"])
+    assert row["input"] == "tfdata" and row["plain_fed"] == "tfdata"  # by default: the same pipeline on both sides
     with Store.read(db) as s:  # cpustudy's side of each round is stored, as its own study
         assert [x["study"] for x in s.runs()] == ["bench-overhead"] * 2
+    # Against what a user's script does: the same arrays into fit, whatever cpustudy's pipeline.
+    r = run_cli("bench", "overhead", "--workloads", "mnist_mlp", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 20,
+                "--rounds", 1, "--plain", "arrays", "--format", "json", "--db", db)
+    assert r.code == 0, r.err
+    (row,) = json.loads(r.out)
+    assert row["input"] == "tfdata" and row["plain_fed"] == "arrays" and row["ratio"] > 0
 
 
 def test_bootstrap_interval_of_the_median():

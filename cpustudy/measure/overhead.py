@@ -69,13 +69,15 @@ if cfg.get("input_pipeline") == "tfdata":  # the same tf.data pipeline, one iter
     from cpustudy.worker.data import tf_dataset
     inputs = dict(x=tf_dataset(data.x, data.y, cfg["batch_size"], cfg["seed"]),
                   steps_per_epoch=steps or -(-n // cfg["batch_size"]), verbose=0)
+    fed = "tfdata"
 else:
     inputs = dict(x=data.x, y=data.y, batch_size=cfg["batch_size"], steps_per_epoch=steps, shuffle=True, verbose=0)
+    fed = "arrays"
 """ + STOPWATCH + r"""
 watch = Stopwatch()
 model.fit(epochs=cfg["epochs"], callbacks=[watch], **inputs)
 steady = sum(watch.times[1:]) / (len(watch.times) - 1)  # the first epoch traces: a warm-up, as cpustudy's
-print(json.dumps({"epoch_time_s": steady, "epochs_s": watch.times}))
+print(json.dumps({"epoch_time_s": steady, "epochs_s": watch.times, "fed": fed}))
 """
 
 
@@ -98,7 +100,7 @@ def fit(self, *args, **kwargs):
     run["callbacks"] = [*(run.get("callbacks") or []), watch]
     original(self, **run)
     steady = sum(watch.times[1:]) / (len(watch.times) - 1)
-    print(json.dumps({"epoch_time_s": steady, "epochs_s": watch.times}), flush=True)
+    print(json.dumps({"epoch_time_s": steady, "epochs_s": watch.times, "fed": "the script's own input"}), flush=True)
     os._exit(0)
 keras.Model.fit = fit
 script.run_path(cfg["model_file"])
@@ -114,6 +116,7 @@ class OverheadResult:
     plain_s: list[float]
     cpustudy_fastest_s: list[float] = field(default_factory=list)  # per round, the fastest timed epoch
     plain_fastest_s: list[float] = field(default_factory=list)
+    plain_fed: str = ""  # what the plain fit was fed, as it said: arrays, tfdata, the script's own input
 
     @property
     def fastest_ratio(self) -> float | None:
@@ -148,8 +151,9 @@ def bootstrap_interval(values: list[float], level: float = 0.95, resamples: int 
     return lo, hi
 
 
-def plain_epochs(config: RunConfig, timeout_s: float | None = None) -> tuple[float, float]:
-    """The plain side's steady-state epoch (the mean of its epochs after the first) and its fastest timed one."""
+def plain_epochs(config: RunConfig, timeout_s: float | None = None) -> tuple[float, float, str]:
+    """The plain side's steady-state epoch (the mean of its epochs after the first), its fastest timed one, and
+    what it fed ``fit``, as it said."""
     env = worker_env(config.env, device="cpu")
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "plain_fit.py"
@@ -164,18 +168,22 @@ def plain_epochs(config: RunConfig, timeout_s: float | None = None) -> tuple[flo
     if steady <= 0:
         raise RuntimeError("the plain run's epochs were too short to tell apart from fit's set-up time: "
                            "use more --steps-per-epoch or --epochs")
-    return steady, min(float(t) for t in result["epochs_s"][1:])
+    return steady, min(float(t) for t in result["epochs_s"][1:]), str(result.get("fed") or "")
 
 
 def overhead(
     store: Store, machine_id: int, config: RunConfig, rounds: int,
-    progress: Callable[[str], None] = lambda s: None,
+    progress: Callable[[str], None] = lambda s: None, plain_side: str = "same",
 ) -> OverheadResult:
-    """Alternate cpustudy and plain runs ``rounds`` times each; cpustudy's runs are stored."""
+    """Alternate cpustudy and plain runs ``rounds`` times each; cpustudy's runs are stored. ``plain_side``:
+    ``same``, the plain fit through cpustudy's input pipeline; ``arrays``, the same arrays into ``fit``
+    (Keras' own path, as a user's script feeds it)."""
+    plain_config = config.with_(input_pipeline="numpy") if plain_side == "arrays" else config
     ours: list[float] = []
     plain: list[float] = []
     ours_fastest: list[float] = []
     plain_fastest: list[float] = []
+    fed: set[str] = set()
     for r in range(rounds):
         order = ("cpustudy", "plain") if r % 2 == 0 else ("plain", "cpustudy")
         for who in order:
@@ -188,18 +196,19 @@ def overhead(
                 ours_fastest.append(min(timed))
                 progress(f"round {r + 1}/{rounds} cpustudy: {ours[-1]:.3f} s/epoch")
             else:
-                mean, fastest = plain_epochs(config)
+                mean, fastest, what = plain_epochs(plain_config)
+                fed.add(what)
                 plain.append(mean)
                 plain_fastest.append(fastest)
                 progress(f"round {r + 1}/{rounds} plain keras: {plain[-1]:.3f} s/epoch")
-    return OverheadResult(config.workload, config.vcpus, ours, plain, ours_fastest, plain_fastest)
+    return OverheadResult(config.workload, config.vcpus, ours, plain, ours_fastest, plain_fastest, ", ".join(sorted(fed)))
 
 
 
-def overhead_row(res: OverheadResult, rounds: int) -> dict[str, Any]:
+def overhead_row(res: OverheadResult, rounds: int, input_pipeline: str = "") -> dict[str, Any]:
     """One workload's line of ``cpustudy bench overhead``."""
     low, high = res.interval()
-    return {"workload": res.workload, "vcpus": res.vcpus,
+    return {"workload": res.workload, "vcpus": res.vcpus, "input": input_pipeline, "plain_fed": res.plain_fed,
             "cpustudy_epoch_s": statistics.median(res.cpustudy_s),
             "plain_keras_epoch_s": statistics.median(res.plain_s),
             "ratio": res.ratio, "ci95_low": low, "ci95_high": high,
@@ -208,7 +217,7 @@ def overhead_row(res: OverheadResult, rounds: int) -> dict[str, Any]:
 
 
 def measure_overhead(workloads_text: str, *, vcpus: int | None, build: str, epochs: int, steps_per_epoch: int,
-                     rounds: int, db: str | None,
+                     rounds: int, db: str | None, input_pipeline: str = "auto", plain: str = "same",
                      progress: Callable[[str, str], None] = lambda w, s: None) -> list[dict[str, Any]]:
     """``cpustudy bench overhead``: each workload's rounds, stored as study ``bench-overhead``."""
     from functools import partial
@@ -229,7 +238,7 @@ def measure_overhead(workloads_text: str, *, vcpus: int | None, build: str, epoc
     topo = machine.read_topology()
     configs = [plan(RunSpec(workload=w, vcpus=vcpus or topo.logical, build=build, epochs=epochs,
                             steps_per_epoch=steps_per_epoch if steps_per_epoch < w.steps_per_epoch else None,
-                            data="synthetic", measure_peak=False,
+                            data="synthetic", measure_peak=False, input_pipeline=input_pipeline,
                             # like for like: the plain fit neither validates nor augments on the host
                             validation="none", options={"augment": "none"} if w.model is None else {}), topo).with_(study="bench-overhead")
                for w in wls]
@@ -238,8 +247,8 @@ def measure_overhead(workloads_text: str, *, vcpus: int | None, build: str, epoc
         for config in configs:
             try:
                 res = overhead(session.store, session.machine_id, config, rounds,
-                               progress=partial(progress, config.workload))
+                               progress=partial(progress, config.workload), plain_side=plain)
             except RuntimeError as exc:
                 raise UserError(f"{config.workload}: {exc}") from None
-            rows.append(overhead_row(res, rounds))
+            rows.append(overhead_row(res, rounds, config.input_pipeline))
     return rows

@@ -24,6 +24,11 @@ def register(sub: Any) -> None:
     # decide the figure.
     q.add_argument("--steps-per-epoch", type=a.positive_int, default=100, help="steps per epoch (default: 100)")
     q.add_argument("--rounds", type=a.positive_int, default=10, help="interleaved rounds (default: 10)")
+    q.add_argument("--input", choices=("auto", "numpy", "tfdata"), default="auto",
+                   help="cpustudy's input pipeline (default: auto, cpustudy's default: tfdata on TensorFlow)")
+    q.add_argument("--plain", choices=("same", "arrays"), default="same",
+                   help="what the plain fit is fed: same = cpustudy's input pipeline (cpustudy's own cost); "
+                   "arrays = the same arrays into fit, Keras' own path (what a user's script does)")
     a.add_format(q)
     a.add_db(q)
     q.set_defaults(func=run)
@@ -36,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     err = console(stderr=True)
     rows = overhead.measure_overhead(
         args.workloads, vcpus=args.vcpus, build=args.build, epochs=args.epochs,
-        steps_per_epoch=args.steps_per_epoch, rounds=args.rounds, db=args.db,
+        steps_per_epoch=args.steps_per_epoch, rounds=args.rounds, db=args.db, input_pipeline=args.input,
+        plain=args.plain,
         progress=lambda workload, line: err.print(f"  {workload} {line}"))
     return emit_rows(args, rows, list(rows[0]), TITLE)
