@@ -146,6 +146,14 @@ def test_out_that_is_a_file_is_refused(tmp_path):
     f.write_text("x")
     with pytest.raises(UserError, match="not a folder"):
         write_answer(_comparison(), f)
+    # The command refuses it before measuring anything: no database written.
+    from cpustudy.cli.main import main
+
+    db = tmp_path / "c.sqlite"
+    for out in (f, f / "under"):
+        assert main(["compare", "mnist_mlp", "--target-accuracy", "0.9", "--candidates", "here:1", "--out", str(out),
+                     "--db", str(db)]) == 2
+    assert not db.exists()
 
 
 def test_the_command_takes_out_and_its_help_loads_no_plotting(tmp_path):

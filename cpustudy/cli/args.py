@@ -158,3 +158,17 @@ def add_grid(p: argparse.ArgumentParser, what: str, oversubscribe: bool = True) 
 def options(augment: str | None) -> dict[str, str]:
     """Workload switches from the command line (only --augment today)."""
     return {} if augment is None else {"augment": augment}
+
+
+def check_out_folder(path: str | None, flag: str = "--out") -> None:
+    """Refuse an output folder that cannot be one (a file is there, or under it) before anything is measured."""
+    from pathlib import Path
+
+    if not path:
+        return
+    p = Path(path)
+    for q in (p, *p.parents):
+        if q.exists():
+            if not q.is_dir():
+                raise UserError(f"{flag} {path}: {q} is a file, not a folder: give a folder (created if missing)")
+            return

@@ -132,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         budget_usd=args.budget, probe_budget_usd=args.probe_budget, spot=not args.on_demand, family=args.family,
         prices=args.prices, probe_plan=args.probe_plan, workdir=_workdir(args.workdir), db=args.db, timeout=args.timeout,
         max_trainings=args.max_trainings, precisions=args.precisions, batch_sizes=args.batch_sizes)
+    a.check_out_folder(args.out)  # before anything is measured, not after
     err = console(stderr=True)
     from cpustudy.measure import settings
 
