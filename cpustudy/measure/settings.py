@@ -15,9 +15,9 @@ draws every candidate's training from its own setting's seeds, with P(cheapest) 
    cheapest setting first), the race judged again after every seed. A seed of any other setting is stopped
    once it can no longer make its setting the cheapest: past the epochs at which even its setting's fastest
    speed run costs more than the leading candidate's upper bound
-   (:func:`cpustudy.analysis.compare.censor_after`). It is counted as censored, not dropped: as reaching the
-   target one epoch later, its earliest, so its setting's figures become lower bounds (said in its basis)
-   and the leader's P(cheapest) stays on the cautious side;
+   (:func:`cpustudy.analysis.compare.censor_after`). It is counted as censored, not dropped: its margins to
+   the target count up to where it stopped (``epochs_by_margins``; without them, as reaching the target
+   one epoch later, its earliest, said in its basis as lower-bound figures);
 4. settling as a single comparison settles (:func:`cpustudy.analysis.compare.next_step`), a seed going to
    the setting of the likeliest cheapest candidate.
 
@@ -210,8 +210,8 @@ def _probe_again(sp: SettingsPlan, name: str) -> Any:
 
 
 def _label_of(sp: SettingsPlan, cell: Any) -> str:
-    for label, p in zip(sp.labels, sp.plans):
-        if cell in p.convergence or cell in p.probes:
+    for label, p in zip(sp.labels, sp.plans):  # by key: a seed told to stop early is the same cell
+        if any(c.key == cell.key for c in (*p.convergence, *p.probes)):
             return f"({label})"
     return ""
 
@@ -236,9 +236,10 @@ def joint(sp: SettingsPlan, store: Any) -> Comparison:
                 i.basis = [*i.basis, f"dropped by the race: {sp.dropped[label]}"]
         stopped = [s for s in seeds if s.censored_after is not None]
         if stopped:
+            how = ("counted with their margins to the target up to where they stopped" if all(s.margins for s in seeds)
+                   else "counted at their earliest (one epoch after they stopped): its figures are lower bounds")
             for i in inputs:
-                i.basis = [*i.basis, f"{len(stopped)} seed(s) stopped by the race short of the target, counted at "
-                           "their earliest (one epoch after they stopped): its figures are lower bounds"]
+                i.basis = [*i.basis, f"{len(stopped)} seed(s) stopped by the race short of the target, {how}"]
         sp.inputs[label] = inputs
         groups.append((seeds, inputs))
         seeds_all += seeds
