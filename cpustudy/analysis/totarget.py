@@ -270,14 +270,15 @@ def interval_notes(results: Sequence[combo.CandidateResult]) -> list[str]:
 
 
 def assumptions(target: Any, spot: bool, ref: Any, seeds: Sequence[combo.SeedResult],
-                 noise: Noise = DEFAULT_NOISE) -> list[str]:
+                 noise: Noise = DEFAULT_NOISE, settings: bool = False) -> list[str]:
     reached = [s for s in seeds if s.reached]
     per = ", ".join(f"{s.epochs}" if s.reached else f"stopped after {s.censored_after} (censored)"
                     if s.censored_after is not None else "not reached" for s in seeds)
     out = [
         f"epochs to {combo.target_words(target)}: {per} over {len(seeds)} seed(s) "
-        f"({', '.join(str(s.seed) for s in seeds)}), trained at {ref.vcpus} vCPU(s) with batch size "
-        f"{ref.batch_size}, {ref.precision_policy}, {ref.data} data, at most {ref.epochs} epochs; "
+        f"({', '.join(str(s.seed) for s in seeds)}), trained at {ref.vcpus} vCPU(s) with "
+        + ("each setting's batch size and precision" if settings else f"batch size {ref.batch_size}, {ref.precision_policy}")
+        + f", {ref.data} data, at most {ref.epochs} epochs; "
         f"{len(reached)} of {len(seeds)} reached it",
         "the seed decides the epochs on every candidate (the same model, data, batch size and precision); "
         "other builds and frameworks, and other thread counts, may change float order and so the epochs",
@@ -285,7 +286,10 @@ def assumptions(target: Any, spot: bool, ref: Any, seeds: Sequence[combo.SeedRes
         "the first epoch's tracing + the worker's start-up (worker start to the target); cost = time x the "
         "candidate's hourly rate (" + ("spot" if spot else "on-demand") + ")",
         f"each interval is a {combo.LEVEL:.0%} prediction interval for one training with a new seed on a new run: the "
-        f"{len(seeds)} seeds' spread of epochs (rounded to whole epochs), each candidate's speed runs and this "
+        f"{len(seeds)} seeds' "
+        + ("margins past the target at every epoch they trained (how close each came, not only its epochs)"
+           if all(s.margins for s in seeds) and len(seeds) > 1 else "spread of epochs (rounded to whole epochs)")
+        + ", each candidate's speed runs and this "
         f"machine's {noise.line}; not another machine of the same instance type, VM provisioning (a cloud VM "
         "bills its start too), or price changes",
     ]

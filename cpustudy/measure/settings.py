@@ -257,7 +257,7 @@ def joint(sp: SettingsPlan, store: Any) -> Comparison:
     results = combo.combine_groups(groups, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise)
     ref = sp.plans[0].convergence[0].config
     out = Comparison(ref.workload, req.goal, results, seeds_all)
-    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds_all, noise)
+    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds_all, noise, settings=True)
     out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "
                            "epochs are drawn from its own setting's")
     out.notes += notes + totarget.interval_notes(results)
