@@ -269,3 +269,30 @@ def test_a_busy_or_thread_tuned_run_is_not_a_speed_sample_of_the_configuration(t
     with Store.read(db) as s:
         c = totarget.stored(s, "mnist_mlp", 0.9, catalog=Catalog.load(None))
     assert c is not None and [r.run_ids for r in c.results] == [sorted(quiet)]
+
+
+def test_a_local_candidate_whose_runs_were_all_left_out_is_still_priced_as_its_cpu(tmp_path):
+    """Every run busy (no speed sample): the row is "not measured", but its price is still that of the CPU it is on
+    (the machine's record), not the default family's for an unknown CPU."""
+    from cpustudy.analysis import totarget
+    from cpustudy.prices import Catalog
+
+    db = tmp_path / "busy.sqlite"
+    info = {"fingerprint": "fp", "cpu_model": "Intel(R) Xeon(R) Processor", "cpu_vendor": "GenuineIntel",
+            "arch": "x86_64", "logical_cpus": 2, "physical_cores": 2, "threads_per_core": 1,
+            "flags": ["avx512f", "avx512_bf16", "amx_tile", "amx_bf16"],
+            "extra": {"cpuid": {"family": 6, "model": 207}}}
+    with Store.open(db) as s:
+        m = s.machine_id(info)
+        _stored_run(s, m, 1, 2, losses=[0.7, 0.5, 0.4], busy=True)
+    with Store.read(db) as s:
+        runs = s.runs(status="ok")
+        (here,) = totarget.candidate_inputs(s, [totarget.Candidate("here:2", "here", "tf", vcpus=2)],
+                                            _RefLike(), "fp", runs, Catalog.load(None), True, None)
+    assert here.samples == [] and here.basis == ["not measured"]
+    assert "priced as its own CPU" in here.price and "no cloud family known" not in here.price
+
+
+class _RefLike:
+    workload, model_hash, workload_version, batch_size, precision_policy, options = "mnist_mlp", None, 1, 128, \
+        "float32", {}

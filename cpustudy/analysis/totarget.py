@@ -229,8 +229,12 @@ def candidate_inputs(store: Any, candidates: Sequence[Candidate], ref: Any, fing
         ids = {s.run_id for s in samples}
         used = [r for r in runs if r["id"] in ids]
         instance = next((r.get("instance") for r in used if r.get("instance")), None) if c.kind == "stored" else None
+        # Its machine: from the runs it used, else from any run of that machine (a candidate whose runs were all
+        # left out, busy, is still priced as the CPU it is on, not as an unknown one).
+        on = used[0] if used else next((r for r in runs if r.get("machine") == (c.machine or fingerprint)), None) \
+            if c.kind in ("here", "stored") else None
         rate, price = price_of(catalog, spot, family, c, instance,
-                               prices.machine_of(used[0]) if used else {}, memory_need(used) or memory_need(runs))
+                               prices.machine_of(on) if on else {}, memory_need(used) or memory_need(runs))
         out.append(combo.CandidateInput(c.name, samples, rate, price, basis(c, samples, used)))
     return out
 
