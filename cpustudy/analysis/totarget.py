@@ -235,8 +235,25 @@ def candidate_inputs(store: Any, candidates: Sequence[Candidate], ref: Any, fing
             if c.kind in ("here", "stored") else None
         rate, price = price_of(catalog, spot, family, c, instance,
                                prices.machine_of(on) if on else {}, memory_need(used) or memory_need(runs))
-        out.append(combo.CandidateInput(c.name, samples, rate, price, basis(c, samples, used)))
+        why = basis(c, samples, used)
+        if not samples and c.kind == "here":
+            why = [*why, *left_out_busy(c, ref, fingerprint, runs)]
+        out.append(combo.CandidateInput(c.name, samples, rate, price, why))
     return out
+
+
+def left_out_busy(c: Candidate, ref: Any, fingerprint: str, runs: Sequence[dict[str, Any]]) -> list[str]:
+    """Why a local candidate has no speed run although it ran: its runs of ``ref``'s workload were measured
+    on a busy machine (left out, as every comparison leaves them), in words; empty where none was."""
+    from cpustudy.analysis.holdup import busy_reason
+
+    mine = [r for r in runs if r.get("machine") == fingerprint and r.get("vcpus") == c.vcpus
+            and r.get("workload") == ref.workload and (r.get("build") or "tf") == c.build]
+    busy = [reason for reason in (busy_reason(r.get("machine_state")) for r in mine) if reason]
+    if not busy:
+        return []
+    return [f"its {len(busy)} run(s) were measured on a busy machine ({busy[0]}) and left out: measure again "
+            "when nothing else runs"]
 
 
 def basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[dict[str, Any]]) -> list[str]:
