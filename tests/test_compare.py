@@ -172,6 +172,19 @@ def test_compare_measures_seeds_and_speed_combines_them_and_resumes(run_cli, tmp
     with Store.read(db) as store:
         assert len(store.runs()) == len(runs)  # resumed: everything was stored
     assert json.loads(r2.out)["candidates"][0]["time_to_target_s"] == here["time_to_target_s"]
+    # --check 1: one more training of the likeliest cheapest local candidate with a seed of its own, held
+    # against the interval stated before it.
+    r3 = run_cli(*args, "--check", "1")
+    assert r3.code == 0, r3.err
+    out3 = json.loads(r3.out)
+    (c,) = out3["checks"]
+    assert c["candidate"] == "here:1" and c["seed"] == 10_001 and (c["low_s"], c["high_s"]) == (
+        out3["candidates"][0]["time_low_s"], out3["candidates"][0]["time_high_s"])
+    assert c["billed_s"] is not None and c["billed_s"] > 0 and c["epochs"] >= 1
+    assert c["inside"] == (c["low_s"] <= c["billed_s"] <= c["high_s"])
+    with Store.read(db) as store:
+        (fresh,) = [x for x in store.runs() if x["seed"] == 10_001]
+    assert fresh["vcpus"] == 1 and fresh["target_accuracy"] == 0.5 and fresh["id"] == c["run_id"]
 
 
 @pytest.mark.tensorflow

@@ -48,6 +48,22 @@ class Comparison:
     wall_s: float = 0.0
     training_wall_s: float | None = None  # one training to the target here (median of the convergence runs)
     steps: list[str] = field(default_factory=list)  # what settling the comparison added, and why it stopped
+    checks: list[dict[str, Any]] = field(default_factory=list)  # ``--check``: fresh trainings against the interval
+
+    def check_lines(self) -> list[str]:
+        """``--check``'s trainings in words, and how many landed inside the interval stated before them."""
+        if not self.checks:
+            return []
+        out = []
+        for c in self.checks:
+            span = (f"[{c['low_s']:.0f}-{c['high_s']:.0f}] s" if c["low_s"] is not None and c["high_s"] is not None
+                    else "no interval")
+            got = "not reached" if c["billed_s"] is None else f"{c['billed_s']:.1f} s ({c['epochs']} epoch(s))"
+            out.append(f"seed {c['seed']} on {c['candidate']}: {got}, "
+                       + ("inside" if c["inside"] else "outside") + f" its {c['level']:.0%} interval {span}")
+        inside = sum(1 for c in self.checks if c["inside"])
+        out.append(f"{inside} of {len(self.checks)} fresh training(s) inside the stated interval")
+        return out
 
     def as_json(self) -> str:
         t = combo.as_target(self.target)
@@ -57,7 +73,7 @@ class Comparison:
                            "seeds": [s.__dict__ for s in self.seeds], "assumptions": self.assumptions,
                            "notes": self.notes, "probe_plan": self.plan_folder,
                            "probe_cost_usd": self.probe_cost_usd, "settling": self.steps,
-                           "wall_s": self.wall_s, "training_wall_s": self.training_wall_s},
+                           "wall_s": self.wall_s, "training_wall_s": self.training_wall_s, "checks": self.checks},
                           indent=2, default=str) + "\n"
 
 

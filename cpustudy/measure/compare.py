@@ -66,6 +66,7 @@ class CompareRequest:
     timeout: int | None = None
     max_trainings: float | None = 8.0  # settle within this many trainings' time in all (None or 0: the fixed plan)
     target_text: str | None = None  # --target METRIC=VALUE, instead of --target-accuracy
+    checks: int = 0  # --check N: fresh trainings of the likeliest cheapest local candidate against its interval
     precisions: str | None = None  # --precisions: several settings raced (``measure.settings``)
     batch_sizes: str | None = None  # --batch-sizes, likewise
 
@@ -91,6 +92,8 @@ class CompareRequest:
             raise UserError(f"--seeds {self.seeds}: give at least 1 seed (3 by default, more as settling needs; MLPerf uses 3-10)")
         if self.repeats < 1:
             raise UserError(f"--repeats {self.repeats}: give at least 1 speed repeat per candidate")
+        if not 0 <= self.checks <= 100:
+            raise UserError(f"--check {self.checks}: give 0 (no check) up to 100 fresh trainings")
         if self.max_trainings is not None and not 0 <= self.max_trainings < 1000:
             raise UserError(f"--max-trainings {self.max_trainings:g}: give 0 (no settling) or a number of trainings, "
                             "e.g. 8")
@@ -193,9 +196,11 @@ class Planned:
     convergence_vcpus: int = 1
     cap: int | None = None  # the speed probes' steps per epoch (None: whole epochs)
 
-    def seed_cell(self, seed: int) -> Cell:
-        """The convergence run of one seed: trained to the target in full epochs."""
-        spec = RunSpec(workload=self.workload, vcpus=self.convergence_vcpus, build=self.builds[0], seed=seed,
+    def seed_cell(self, seed: int, c: Candidate | None = None) -> Cell:
+        """The convergence run of one seed: trained to the target in full epochs (on local candidate ``c``: at
+        its vCPUs and build; else where the seeds train)."""
+        vcpus, build = (int(c.vcpus or 1), c.build) if c is not None else (self.convergence_vcpus, self.builds[0])
+        spec = RunSpec(workload=self.workload, vcpus=vcpus, build=build, seed=seed,
                        epochs=self.request.max_epochs, target_accuracy=self.request.target,
                        target=self.request.target_text, **self.common)
         config = plan(spec, host=self.host)
@@ -327,9 +332,59 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
         comparison = _combine(p, store, plan_folder, probe_cost)
         comparison = _settle(p, store, session.machine_id, comparison, say, progress, walls, t0, plan_folder,
                              probe_cost)
+        local = {c.name: (p, c) for c in p.candidates if c.kind == "here"}
+        comparison.checks = check_winner(local, store, session.machine_id, comparison, say, progress)
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = statistics.median(walls) if walls else None
     return comparison
+
+
+#: ``--check``'s seeds start here, apart from any a comparison trains (from ``--first-seed``, 1 by default).
+CHECK_FIRST_SEED = 10_001
+
+
+def check_winner(local: dict[str, tuple[Planned, Candidate]], store: Any, machine_id: int, comparison: Comparison,
+          say: Callable[[str], None], progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """``--check N``: the likeliest cheapest (else the fastest) local candidate of ``comparison`` (``local``: its
+    local candidates by name, with their plans) trained N more times to the target with seeds no comparison
+    trains (from :data:`CHECK_FIRST_SEED`), each billed as the comparison bills a training and held against
+    the interval it stated before them. Stored as ordinary runs (run again, they are reused)."""
+    import pandas as pd
+
+    from cpustudy.analysis.summary import billed_to_target
+    from cpustudy.measure.sweep import pending
+
+    p0 = next(iter(local.values()), (None, None))[0]
+    n = p0.request.checks if p0 is not None else 0
+    if not n:
+        return []
+    ranked = sorted((r for r in comparison.results if r.candidate in local and r.time_to_target_s is not None),
+                    key=lambda r: (-(r.p_cheapest or 0.0), r.time_to_target_s or math.inf))
+    if not ranked:
+        say("compare: --check: no local candidate was measured to the target: nothing to check")
+        return []
+    lead = ranked[0]
+    plan_, cand = local[lead.candidate]
+    req = plan_.request
+    out = []
+    for i in range(n):
+        cell = plan_.seed_cell(CHECK_FIRST_SEED + i, cand)
+        if pending(store, [cell]):
+            if progress:
+                progress(f"check [{i + 1}/{n}]: seed {cell.config.seed} on {lead.candidate}")
+            _run_one(store, machine_id, "convergence", cell, req, say, [], "(check)")
+        runs = store.runs(status="ok", cell_keys=[cell.key])
+        if not runs:
+            continue  # failed: stored as such, said by _run_one
+        run = runs[-1]
+        billed = float(billed_to_target(pd.DataFrame([run])).iloc[0]) if run.get("target_reached") else None
+        low, high = lead.time_low_s, lead.time_high_s
+        inside = (billed is None and high is None and low is not None) if billed is None else \
+            (low is not None and high is not None and low <= billed <= high)
+        out.append({"candidate": lead.candidate, "seed": int(cell.config.seed), "run_id": int(run["id"]),
+                    "billed_s": billed, "epochs": run.get("epochs_to_target"), "low_s": low, "high_s": high,
+                    "level": lead.level, "inside": bool(inside)})
+    return out
 
 
 def _what(kind: str, cell: Cell, target: str) -> str:

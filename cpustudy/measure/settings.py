@@ -175,6 +175,8 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None],
                 _judge(sp, comparison, f"{i + 1} seeds", steps, say)
         comparison = settle(sp, store, mid, comparison, say, run, walls, t0, steps)
         steps.append(race_cost(sp, store))
+        local = {c.name: (p, c) for p in sp.plans for c in p.candidates if c.kind == "here"}
+        comparison.checks = single.check_winner(local, store, mid, comparison, say, progress)
     comparison.steps = steps
     comparison.notes += kernels
     comparison.wall_s = time.perf_counter() - t0

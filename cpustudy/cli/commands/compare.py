@@ -30,6 +30,9 @@ def register(sub: Any) -> None:
     p.add_argument("--seeds", type=int, default=3, metavar="N",
                    help="seeds trained to the target first (default: 3; each reaches it after its own number of "
                    "epochs); settling adds more where they change the answer")
+    p.add_argument("--check", type=int, default=0, metavar="N",
+                   help="after the answer, train the likeliest cheapest local candidate N more times with seeds the "
+                   "comparison has not used, and say how many land inside its stated interval (default: 0)")
     p.add_argument("--max-trainings", type=float, default=8.0, metavar="T",
                    help="settle the comparison (add seeds and speed runs until one candidate is the cheapest in 90 %% "
                    "of new trainings, or the interval is within 1.5x) within T trainings' time in all (default: 8; "
@@ -131,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         probe_steps=args.probe_steps, convergence_at=args.convergence_at, deadline_s=args.deadline,
         budget_usd=args.budget, probe_budget_usd=args.probe_budget, spot=not args.on_demand, family=args.family,
         prices=args.prices, probe_plan=args.probe_plan, workdir=_workdir(args.workdir), db=args.db, timeout=args.timeout,
-        max_trainings=args.max_trainings, precisions=args.precisions, batch_sizes=args.batch_sizes)
+        max_trainings=args.max_trainings, precisions=args.precisions, batch_sizes=args.batch_sizes, checks=args.check)
     a.check_out_folder(args.out)  # before anything is measured, not after
     err = console(stderr=True)
     from cpustudy.measure import settings
@@ -173,6 +176,8 @@ def show(args: argparse.Namespace, comparison: Any) -> int:
         print(f"note: {line}")
     for line in comparison.steps:
         print(f"settling: {line}")
+    for line in comparison.check_lines():
+        print(f"check: {line}")
     if comparison.training_wall_s:
         print(f"this comparison took {comparison.wall_s:.0f} s here; one training to the target took "
               f"{comparison.training_wall_s:.0f} s (median of its convergence runs): "
