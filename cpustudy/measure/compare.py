@@ -396,13 +396,14 @@ def _what(kind: str, cell: Cell, target: str) -> str:
 def _run_one(store: Any, machine_id: int, kind: str, cell: Cell, req: CompareRequest, say: Callable[[str], None],
              walls: list[float], label: str = "") -> None:
     """Measure one convergence run or speed probe into the store and say how it went (``label``: its setting,
-    where several are compared)."""
+    where several are compared). A convergence run's wall time joins ``walls`` (one training's time), unless a
+    race told it to stop early."""
     from cpustudy.measure.execute import execute
 
     cfg, what = cell.config, _what(kind, cell, req.goal_words) + (f" {label}" if label else "")
     start = time.perf_counter()
     outcome = execute(store, machine_id, cfg, timeout_s=req.timeout)
-    if kind == "convergence":
+    if kind == "convergence" and not cfg.give_up_after:
         walls.append(time.perf_counter() - start)
     if outcome.status != "ok":
         say(f"  FAILED {kind} {what}: {outcome.error} (stored; `cpustudy results --errors` shows it)")

@@ -168,9 +168,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None],
                 if why:
                     steps.append(why)
                     say(f"compare: {why}")
-                run([("convergence", cell)], f"round {i + 1}")
-                if cell.config.give_up_after and walls:
-                    walls.pop()  # a stopped seed is not one training's time
+                run([("convergence", cell)], f"round {i + 1}")  # a seed told to stop is not one training's time
                 comparison = joint(sp, store)
                 _judge(sp, comparison, f"{i + 1} seeds", steps, say)
         comparison = settle(sp, store, mid, comparison, say, run, walls, t0, steps)
