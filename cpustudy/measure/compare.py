@@ -333,7 +333,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
         comparison = _settle(p, store, session.machine_id, comparison, say, progress, walls, t0, plan_folder,
                              probe_cost)
         local = {c.name: (p, c) for c in p.candidates if c.kind == "here"}
-        comparison.checks = check_winner(local, store, session.machine_id, comparison, say, progress)
+        comparison.checks = check_winner(local, req.checks, store, session.machine_id, comparison, say, progress)
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = statistics.median(walls) if walls else None
     return comparison
@@ -343,10 +343,11 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
 CHECK_FIRST_SEED = 10_001
 
 
-def check_winner(local: dict[str, tuple[Planned, Candidate]], store: Any, machine_id: int, comparison: Comparison,
-          say: Callable[[str], None], progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Any, machine_id: int,
+                 comparison: Comparison, say: Callable[[str], None],
+                 progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """``--check N``: the likeliest cheapest (else the fastest) local candidate of ``comparison`` (``local``: its
-    local candidates by name, with their plans) trained N more times to the target with seeds no comparison
+    local candidates by name, with their plans) trained ``n`` more times to the target with seeds no comparison
     trains (from :data:`CHECK_FIRST_SEED`), each billed as the comparison bills a training and held against
     the interval it stated before them. Stored as ordinary runs (run again, they are reused)."""
     import pandas as pd
@@ -354,8 +355,6 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], store: Any, machin
     from cpustudy.analysis.summary import billed_to_target
     from cpustudy.measure.sweep import pending
 
-    p0 = next(iter(local.values()), (None, None))[0]
-    n = p0.request.checks if p0 is not None else 0
     if not n:
         return []
     ranked = sorted((r for r in comparison.results if r.candidate in local and r.time_to_target_s is not None),
@@ -379,7 +378,7 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], store: Any, machin
         run = runs[-1]
         billed = float(billed_to_target(pd.DataFrame([run])).iloc[0]) if run.get("target_reached") else None
         low, high = lead.time_low_s, lead.time_high_s
-        inside = (billed is None and high is None and low is not None) if billed is None else \
+        inside = (high is None and low is not None) if billed is None else \
             (low is not None and high is not None and low <= billed <= high)
         out.append({"candidate": lead.candidate, "seed": int(cell.config.seed), "run_id": int(run["id"]),
                     "billed_s": billed, "epochs": run.get("epochs_to_target"), "low_s": low, "high_s": high,

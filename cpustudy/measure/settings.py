@@ -174,7 +174,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None],
         comparison = settle(sp, store, mid, comparison, say, run, walls, t0, steps)
         steps.append(race_cost(sp, store))
         local = {c.name: (p, c) for p in sp.plans for c in p.candidates if c.kind == "here"}
-        comparison.checks = single.check_winner(local, store, mid, comparison, say, progress)
+        comparison.checks = single.check_winner(local, req.checks, store, mid, comparison, say, progress)
     comparison.steps = steps
     comparison.notes += kernels
     comparison.wall_s = time.perf_counter() - t0
