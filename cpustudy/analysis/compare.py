@@ -82,6 +82,13 @@ class SeedResult:
     censored_after: int | None = None  # a race stopped it after this many epochs, short of the target
     margins: tuple[float, ...] = ()  # per trained epoch, how far its metric was past the target (< 0: short)
 
+    def outcome(self, unreached: str = "not reached") -> str:
+        """Its epochs to the target in words: the number, ``stopped after K (censored)`` for a seed a race stopped,
+        else ``unreached``."""
+        if self.reached:
+            return f"{self.epochs}"
+        return f"stopped after {self.censored_after} (censored)" if self.censored_after is not None else unreached
+
     @property
     def earliest(self) -> int | None:
         """The epochs to the target as the combination counts them: reached, or a censored seed's earliest."""

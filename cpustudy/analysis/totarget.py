@@ -309,8 +309,7 @@ def interval_notes(results: Sequence[combo.CandidateResult]) -> list[str]:
 def assumptions(target: Any, spot: bool, ref: Any, seeds: Sequence[combo.SeedResult],
                  noise: Noise = DEFAULT_NOISE, settings: bool = False) -> list[str]:
     reached = [s for s in seeds if s.reached]
-    per = ", ".join(f"{s.epochs}" if s.reached else f"stopped after {s.censored_after} (censored)"
-                    if s.censored_after is not None else "not reached" for s in seeds)
+    per = ", ".join(s.outcome() for s in seeds)
     out = [
         f"epochs to {combo.target_words(target)}: {per} over {len(seeds)} seed(s) "
         f"({', '.join(str(s.seed) for s in seeds)}), trained at {ref.vcpus} vCPU(s) with "

@@ -243,9 +243,7 @@ def joint(sp: SettingsPlan, store: Any) -> Comparison:
         sp.inputs[label] = inputs
         groups.append((seeds, inputs))
         seeds_all += seeds
-        reached = ", ".join(f"{s.epochs}" if s.reached else
-                            f"stopped after {s.censored_after}" if s.censored_after is not None else "not reached"
-                            for s in seeds)
+        reached = ", ".join(s.outcome() for s in seeds)
         notes.append(f"{label}: {len(seeds)} seed(s), epochs to the target {reached}" + (f"; {same}" if same else ""))
     if not groups:
         raise UserError("no convergence run finished in any setting (see `cpustudy results --errors`): nothing to "

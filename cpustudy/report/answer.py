@@ -350,8 +350,7 @@ def _answer_lines(results: Sequence[CandidateResult]) -> list[str]:
 
 
 def _seed_rows(seeds: Sequence[Any]) -> list[list[str]]:
-    return [[str(s.seed), f"{s.epochs}" if s.reached else f"stopped by the race after {s.censored_after}"
-             if s.censored_after is not None else f"not within {s.max_epochs}", str(s.max_epochs),
+    return [[str(s.seed), s.outcome(f"not within {s.max_epochs}"), str(s.max_epochs),
              "" if s.vcpus is None else str(s.vcpus), str(s.run_id)] for s in seeds]
 
 
