@@ -9,6 +9,10 @@ estimated from the price catalog before anything is launched, managed jobs that 
 * :mod:`cpustudy.cloud.plan`: a plan folder (tasks + ``plan.json``) and its estimated cost.
 * :mod:`cpustudy.cloud.jobs`: launch, status, fetch and down through a small :class:`Backend`
   (SkyPilot managed jobs; tests use a fake).
+* :mod:`cpustudy.cloud.probes`: the cloud candidates of ``cpustudy compare`` as a plan of probe jobs,
+  costed and held to ``--probe-budget``.
+* :mod:`cpustudy.cloud.suggest`: the ``cloud plan`` of a sweep this machine cannot measure (more vCPUs
+  than it has), on VMs of its CPU's cloud family.
 
 Nothing here imports SkyPilot at import time; only validation and the SkyPilot backend do.
 """

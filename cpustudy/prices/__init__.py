@@ -4,6 +4,8 @@
   VM and its accelerators), ``usd`` (time to money), the one number parser;
 * ``shipped``: the rows shipped with cpustudy and a user's ``--prices FILE``;
 * ``sky``: SkyPilot's price catalogs per cloud, where SkyPilot has downloaded them;
+* ``platforms``: which cloud instance families run the CPU a run measured;
+* ``own``: a local run priced as its own CPU: the cheapest priced family that runs it;
 * ``catalog``: the façade: ``Catalog.load`` (shipped < SkyPilot < price file), the lookups, and
   ``Catalog.cost(resources, seconds)``, which both ``cloud plan`` and the report price a run with.
 

@@ -3,8 +3,11 @@ written as ``summary.csv``, PNG/SVG charts, ``index.html`` and ``report.md``. Th
 
 * ``theme``: the look of every chart (the plotnine theme, the colours of builds);
 * ``findings``: the English: findings computed from the summary, notes, phrases;
+* ``beyond``: the charts beyond the 2017 study (throughput against batch size, cost to a target);
 * ``figures``: one function per chart, each returning a ggplot (or None where it does not apply);
-* ``page``: the page, rendered to HTML and Markdown, and ``write_report``, which writes everything.
+* ``page``: the page, rendered to HTML and Markdown, and ``write_report``, which writes everything;
+* ``build``: ``cpustudy report`` as one call: analyse a database and write its report into a folder;
+* ``answer``: the answer of ``cpustudy compare`` drawn (``--out DIR``): its chart and page.
 
 Charts render off-screen (matplotlib's Agg backend, chosen here before plotnine is imported).
 """

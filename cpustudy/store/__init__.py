@@ -3,6 +3,8 @@
 * :mod:`cpustudy.store.schema`: the tables, their migrations (one function per version), and the check
   that tells a cpustudy database from other files.
 * :mod:`cpustudy.store.store`: :class:`Store`, the only writer of the database.
+* :mod:`cpustudy.store.snapshot`: consistent copies of a live database, for jobs that can be cut at any
+  moment (spot VMs).
 * :mod:`cpustudy.store.importers`: results from elsewhere (the 2017 study's logs, another cpustudy
   database), written through :class:`Store`. Imported on demand, not from here.
 """

@@ -5,7 +5,9 @@ is imported (``frameworks``), so every thread pool is sized for and confined to 
 builds the workload and trains it with a per-epoch wall-clock callback (``train``), writing one JSON
 event per line to the file descriptor ``EVENTS_FD`` (names and the ``RunConfig`` it reads: the
 ``protocol`` module). With a GPU it samples its utilisation (``gpu``); once per configuration it
-measures the device's peak (``peak``).
+measures the device's peak (``peak``). ``data`` provides the training and validation data and
+``fit``'s inputs, ``epochs`` the per-epoch timer; a user's model file is imported and checked by
+``usermodel``, a user's training script run as it is by ``script``.
 
 ``python -m cpustudy.worker --probe EVENTS_FD`` only imports the frameworks and reports the software
 (versions, oneDNN, the instruction sets TensorFlow says it was not compiled for).

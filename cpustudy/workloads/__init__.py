@@ -1,5 +1,12 @@
 """The study's six workloads, by their fixed names (used in the CLI, the database and reports).
 
+* ``base``: what a workload is (``Workload``), and the FLOP-counting convention they all follow;
+* ``datasets``: synthetic datasets shaped like the real ones, and the text preprocessing both share;
+* ``mnist_mlp``, ``mnist_cnn``, ``cifar10_cnn``, ``imdb_fasttext``, ``imdb_bidirectional_lstm``,
+  ``lstm_text_generation``: the 2017 study's Keras examples;
+* ``imdb_fasttext_lazy``: a named variant (lazy Adam updates), measured only when named;
+* ``userfile``: a user's model file or training script as a workload.
+
 Importing this package imports NumPy but never TensorFlow or Keras.
 """
 
