@@ -18,7 +18,8 @@ from test_report_browser import BROWSER, _chromium, _Refs
 
 from cpustudy.analysis.compare import CandidateResult, SeedResult
 from cpustudy.analysis.totarget import Comparison
-from cpustudy.report.answer import pareto_front, write_answer
+from cpustudy.report.answer import answer_page, clauses, pareto_front, price_cells, write_answer
+from cpustudy.report.page import to_html, to_markdown
 
 PNG = b"\x89PNG\r\n\x1a\n"
 NO_INTERVAL = "one speed run and no known spread of this machine: no interval (2 runs give one)"
@@ -196,3 +197,117 @@ def test_the_answer_page_renders_in_a_browser_with_its_chart(drawn):
         " ? 'loaded' : 'broken';</script></body>"), encoding="utf-8")
     seen = _chromium("--virtual-time-budget=10000", "--dump-dom", probe.resolve().as_uri())
     assert "<title>loaded</title>" in seen.stdout, seen.stdout[:500]
+
+
+# -- a comparison over several settings (``--precisions float32,mixed_bfloat16 --batch-sizes 64,256``) --------
+
+#: Why a local candidate is priced as it is, as ``analysis.totarget.price_of`` says it (here 1 and 2 vCPUs of an
+#: Emerald Rapids VM, as on reports/emr2-settings): the same ~400 characters on every row.
+OWN_CPU = ("priced as its own CPU: Intel Xeon Scalable 5th gen (Emerald Rapids) (certain: the instruction sets agree; by "
+           "CPUID family 6 model 207) runs in gcp:n4-highcpu, gcp:c4-highcpu by the providers' documentation "
+           "(`cpustudy machine` names the sources, read 2026-11-25)")
+CORES = {1: "1 vCPU is here 1 whole core (1 thread per core); one gcp:n4-highcpu vCPU is a hardware thread, so the "
+            "same cores are 2 of its vCPUs",
+         2: "2 vCPUs are here 2 whole cores (1 thread per core); one gcp:n4-highcpu vCPU is a hardware thread, so the "
+            "same cores are 4 of its vCPUs"}
+RATE = {1: "gcp:n4-highcpu-2 spot 0.02833 USD/h (us-central1, as of 2026-11-24)",
+        2: "gcp:n4-highcpu-4 spot 0.05666 USD/h (us-central1, as of 2026-11-24)"}
+SETTINGS = ["fp32 b64", "bf16 b64"]
+
+
+def _own_price(vcpus: int) -> str:
+    return (f"{RATE[vcpus]}; priced as gcp:n4-highcpu-{2 * vcpus}: {OWN_CPU}; the cheapest of them priced: "
+            f"gcp:n4-highcpu; {CORES[vcpus]}; --family chooses another")
+
+
+def _settings_comparison() -> Comparison:
+    """Two settings of two local candidates, as ``measure.settings.joint`` joins them: every setting's seeds in
+    turn (seeds 1-3 each), a note per setting in the same order."""
+    results = [_result(f"here:{v} {label}", 20.0 + v + 5 * i, 0.0002 * v, 0.5 if (v, i) == (1, 1) else 0.1,
+                       rate=0.02833 * v, price=_own_price(v))
+               for i, label in enumerate(SETTINGS) for v in (1, 2)]
+    seeds = [SeedResult(seed, True, 1 + i, 6, 10 * i + seed, vcpus=2) for i in range(2) for seed in (1, 2, 3)]
+    notes = [f"{label}: 3 seed(s), epochs to the target {', '.join([str(1 + i)] * 3)}"
+             for i, label in enumerate(SETTINGS)] + ["mixed_bfloat16 on build tf: matmuls through AMX"]
+    return Comparison("fashion_mnist_cnn", 0.86, results, seeds, notes=notes)
+
+
+def _seed_rows(md: str) -> list[str]:
+    part = md.split("## The seeds", 1)[1].split("##", 1)[0]
+    return [line for line in part.splitlines() if line.startswith("|")]
+
+
+def test_the_seeds_of_several_settings_say_which_setting_each_trained_in():
+    c = _settings_comparison()
+    page = answer_page(c, chart=False)
+    md = to_markdown(page)
+    rows = _seed_rows(md)
+    assert rows[0] == "| setting | seed | epochs to target | max epochs | vCPUs | run |"
+    assert rows[2:] == ["| fp32 b64 | 1 | 1 | 6 | 2 | 1 |", "| fp32 b64 | 2 | 1 | 6 | 2 | 2 |",
+                        "| fp32 b64 | 3 | 1 | 6 | 2 | 3 |", "| bf16 b64 | 1 | 2 | 6 | 2 | 11 |",
+                        "| bf16 b64 | 2 | 2 | 6 | 2 | 12 |", "| bf16 b64 | 3 | 2 | 6 | 2 | 13 |"]
+    html = to_html(page, Path("."))
+    assert "<th>setting</th><th>seed</th>" in html and "<tr><td>bf16 b64</td><td>1</td><td>2</td>" in html
+    # One setting: no such column, the seeds' table as it was.
+    one = _seed_rows(to_markdown(answer_page(_comparison(), chart=False)))
+    assert one[0] == "| seed | epochs to target | max epochs | vCPUs | run |" and one[2] == "| 1 | 3 | 6 | 2 | 11 |"
+    # Notes that do not account for every seed, or name no candidate's setting: no column rather than a wrong one.
+    for notes in ([c.notes[0]], ["fp32 b64: 3 seed(s), epochs to the target 1, 1, 1",
+                                 "fp16 b32: 3 seed(s), epochs to the target 2, 2, 2"]):
+        shown = _seed_rows(to_markdown(answer_page(dataclasses.replace(c, notes=notes), chart=False)))
+        assert shown[0].startswith("| seed |")
+
+
+@dataclasses.dataclass(frozen=True)
+class _LabelledSeed(SeedResult):
+    setting: str = ""
+
+
+def test_a_seed_that_carries_its_setting_is_shown_with_it():
+    c = _settings_comparison()
+    c.seeds = [_LabelledSeed(1, True, 2, 6, 7, vcpus=2, setting="bf16 b64"),
+               _LabelledSeed(1, True, 1, 6, 8, vcpus=2, setting="fp32 b64")]
+    c.notes = []  # the seeds' own labels, not the notes
+    rows = _seed_rows(to_markdown(answer_page(c, chart=False)))
+    assert rows[0].startswith("| setting | seed |")
+    assert rows[2:] == ["| bf16 b64 | 1 | 2 | 6 | 2 | 7 |", "| fp32 b64 | 1 | 1 | 6 | 2 | 8 |"]
+    c.seeds = [_LabelledSeed(1, True, 2, 6, 7, vcpus=2)]  # one setting: its label is empty, no column
+    assert _seed_rows(to_markdown(answer_page(c, chart=False)))[0].startswith("| seed |")
+
+
+def test_the_price_reasoning_is_said_once_and_each_row_keeps_its_rate():
+    c = _settings_comparison()
+    md = to_markdown(answer_page(c, chart=False))
+    assert md.count(OWN_CPU) == 1 and md.count("--family chooses another") == 1
+    for v in (1, 2):
+        assert md.count(CORES[v]) == 1  # each core mapping once, under the table
+    table = md.split("## The candidates", 1)[1].split("\n\n", 2)[1]
+    assert OWN_CPU not in table
+    for label in SETTINGS:
+        for v, notes in ((1, "1, 2"), (2, "1, 3")):
+            row = next(line for line in table.splitlines() if line.startswith(f"| here:{v} {label} |"))
+            assert row.endswith(f"| {RATE[v]} (price notes {notes}) |"), row
+    assert (f"- price note 1: {OWN_CPU}; the cheapest of them priced: gcp:n4-highcpu; --family chooses another"
+            in md)
+    assert f"- price note 2: {CORES[1]}" in md and f"- price note 3: {CORES[2]}" in md
+    html = to_html(answer_page(c, chart=False), Path("."))
+    assert html.count(escape(OWN_CPU)) == 1
+
+
+def test_a_price_said_by_one_row_alone_stays_whole_in_it():
+    one = _result("here:2", 20.0, 0.0004, 1.0, rate=0.05666, price=_own_price(2))
+    cloud = _result("gcp:c4d-highcpu-8", 12.0, 0.0009, 0.0, price="gcp:c4d-highcpu-8 spot 0.3 USD/h (us-central1)")
+    lacks = "measured on gcp:n2-highcpu-8, which the price catalog lacks"
+    stored = [_result(f"db:3f2a:8 {s}", 15.0, None, None, rate=None, price=lacks) for s in SETTINGS]
+    why = "no cloud family known to run this CPU (AMD EPYC 9B45; by CPUID), priced as the default gcp:n2-highcpu"
+    spotless = [_result(f"here:16 {s}", 15.0, None, None, rate=None,
+                        price=f"priced as gcp:n2-highcpu-16: {why}; n2-highcpu-16 has no spot price") for s in SETTINGS]
+    cells, notes = price_cells([one, cloud, *stored, *spotless])
+    assert cells[:2] == [_own_price(2), "gcp:c4d-highcpu-8 spot 0.3 USD/h (us-central1)"]  # said by one row alone
+    assert cells[2:4] == [lacks] * 2  # an unpriced row keeps its first reason
+    # ... and the instance it would be priced as; the reasons two rows share go into one note
+    assert cells[4:] == ["priced as gcp:n2-highcpu-16 (price note 1)"] * 2
+    assert notes == [f"price note 1: {why}; n2-highcpu-16 has no spot price"]
+    assert price_cells([_result("x", 1.0, None, None, rate=None, price="")]) == ([""], [])
+    # "; " inside parentheses does not split a clause
+    assert clauses("a (b; c); d") == ["a (b; c)", "d"]

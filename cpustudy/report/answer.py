@@ -1,7 +1,8 @@
 """The answer of ``cpustudy compare`` drawn (``--out DIR``): one chart of each candidate's billed time and
 cost to the target with their prediction intervals, the Pareto front and each candidate's P(cheapest), and
 a page around it (the report's :class:`~cpustudy.report.page.Page`, rendered to ``index.html`` and
-``index.md``) with the candidates' table, the seeds, the assumptions and notes and the settling steps.
+``index.md``) with the candidates' table (each price's reasoning said once, in notes under it), the seeds
+(with the setting each trained in, over several settings), the assumptions and notes and the settling steps.
 
 Nothing a comparison says is left out: a candidate without a price is drawn on its time alone (a vertical
 line, its interval a band) and said to be unpriced; one without an interval is drawn without bars and its
@@ -13,6 +14,7 @@ and ``index.md`` into a folder, creating it; it touches no other file there.
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from pathlib import Path
 from typing import Any, Sequence
@@ -349,9 +351,120 @@ def _answer_lines(results: Sequence[CandidateResult]) -> list[str]:
     return lines
 
 
-def _seed_rows(seeds: Sequence[Any]) -> list[list[str]]:
-    return [[str(s.seed), s.outcome(f"not within {s.max_epochs}"), str(s.max_epochs),
+#: The note a comparison over several settings gives each setting (``measure.settings.joint``), its seeds
+#: joined in the same order: ``bf16 b64: 3 seed(s), epochs to the target 1, 1, 2``.
+SETTING_NOTE = re.compile(r"^(?P<label>[^:]+): (?P<n>\d+) seed\(s\), epochs to the target ")
+
+
+def seed_settings(comparison: Any) -> list[str] | None:
+    """Per seed of ``comparison``, the setting it trained in, as ``measure.settings.Setting.label`` words it and
+    the candidates' names end (``bf16 b256``), where the comparison covers several settings; None where it
+    covers one, or where its seeds cannot be told apart by setting (the seeds' table then has no such column).
+
+    A seed's own ``setting`` label is used where every seed has one; else the comparison's note per setting
+    (:data:`SETTING_NOTE`) is read back, and trusted only where its counts add up to the seeds and each label
+    ends a candidate's name."""
+    seeds = list(comparison.seeds)
+    own = [getattr(s, "setting", None) for s in seeds]
+    if seeds and all(isinstance(x, str) for x in own):
+        labels = [str(x) for x in own]
+        return labels if any(labels) else None
+    counted: list[tuple[str, int]] = []
+    for note in comparison.notes:
+        m = SETTING_NOTE.match(note)
+        if m:
+            counted.append((m["label"], int(m["n"])))
+    names = [r.candidate for r in comparison.results]
+    if len(counted) < 2 or sum(n for _, n in counted) != len(seeds) or \
+            not all(any(name.endswith(f" {label}") for name in names) for label, _ in counted):
+        return None
+    return [label for label, n in counted for _ in range(n)]
+
+
+def _seed_table(comparison: Any) -> Table:
+    """The seeds, one row each, led by the setting each trained in where the comparison covers several."""
+    seeds = list(comparison.seeds)
+    header = ["seed", "epochs to target", "max epochs", "vCPUs", "run"]
+    rows = [[str(s.seed), s.outcome(f"not within {s.max_epochs}"), str(s.max_epochs),
              "" if s.vcpus is None else str(s.vcpus), str(s.run_id)] for s in seeds]
+    labels = seed_settings(comparison)
+    if labels is None:
+        return Table(header, rows)
+    return Table(["setting", *header], [[label, *row] for label, row in zip(labels, rows)])
+
+
+# -- the prices: each reason said once ----------------------------------------------------------------
+
+#: A price's clause naming the instance it was priced as, then why: ``priced as gcp:n4-highcpu-2: priced as its
+#: own CPU: ...`` (``analysis.totarget.price_of``).
+PRICED_AS = re.compile(r"^(priced as \S+): (.+)$", re.S)
+
+
+def clauses(text: str) -> list[str]:
+    """``text`` split at each ``"; "`` outside parentheses and brackets."""
+    out: list[str] = []
+    depth = start = i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth = max(0, depth - 1)
+        elif depth == 0 and text.startswith("; ", i):
+            out.append(text[start:i])
+            start = i = i + 2
+            continue
+        i += 1
+    out.append(text[start:])
+    return [c.strip() for c in out if c.strip()]
+
+
+def price_cells(results: Sequence[CandidateResult]) -> tuple[list[str], list[str]]:
+    """The candidates' price column, and the notes said once under it: each row keeps its rate (or, unpriced,
+    its first reason) and whatever no other row says; a clause that two or more rows share (why that family,
+    how its vCPUs map to the cores here: hundreds of characters, alike over every setting) goes into one
+    numbered note, the clauses shared by the same rows into the same note, and the row points at it (``price
+    note 1``). ``priced as NAME:`` before a shared reason stays in the row unless its rate names NAME already."""
+    items: list[list[tuple[str | None, str | None, str]]] = []  # per row: (kept, shareable, the clause as given)
+    for r in results:
+        row: list[tuple[str | None, str | None, str]] = []
+        parts = clauses(r.price or "")
+        for i, clause in enumerate(parts):
+            m = PRICED_AS.match(clause)
+            if i == 0 and (r.usd_per_hour is not None or not m):  # the rate, or the first reason of an unpriced one
+                row.append((clause, None, clause))
+            elif m:
+                head, body = m.group(1), m.group(2)
+                named = i > 0 and head.removeprefix("priced as ") in parts[0]
+                row.append((None if named else head, body, clause))
+            else:
+                row.append((None, clause, clause))
+        items.append(row)
+    rows_of: dict[str, set[int]] = {}
+    for k, row in enumerate(items):
+        for _, body, _ in row:
+            if body is not None:
+                rows_of.setdefault(body, set()).add(k)
+    groups: dict[frozenset[int], list[str]] = {}  # the rows that share clauses -> those clauses, in order
+    for row in items:
+        for _, body, _ in row:
+            if body is not None and len(rows_of[body]) >= 2:
+                shared = groups.setdefault(frozenset(rows_of[body]), [])
+                if body not in shared:
+                    shared.append(body)
+    number = {rows: n for n, rows in enumerate(groups, 1)}
+    cells = []
+    for k, row in enumerate(items):
+        said = []
+        for kept, body, whole in row:
+            if body is None or len(rows_of[body]) < 2:
+                said.append(whole)
+            elif kept:
+                said.append(kept)
+        notes = sorted(n for rows, n in number.items() if k in rows)
+        mark = "" if not notes else f"price note{'s' if len(notes) > 1 else ''} {', '.join(map(str, notes))}"
+        cells.append("; ".join(said) + (f" ({mark})" if said and mark else mark))
+    return cells, [f"price note {n}: {'; '.join(shared)}" for n, shared in enumerate(groups.values(), 1)]
 
 
 def answer_page(comparison: Any, chart: bool) -> Page:
@@ -373,9 +486,10 @@ def answer_page(comparison: Any, chart: bool) -> Page:
     pi = " / ".join(f"{lv * 100:g} %" for lv in sorted({r.level for r in results}) or [0.9]) + " PI"
     header = ["candidate", f"time to target [{pi}]", f"cost USD [{pi}]", "P(cheapest)", "Pareto front", "seeds",
               "speed runs", "reached", "basis", "price"]
+    prices, price_notes = price_cells(results)
     table = [[r.candidate, time_text(r), cost_text(r), p_text(r.p_cheapest), "yes" if on else "",
-              str(r.seeds), str(r.speed_runs), f"{r.reached:.0%}", "; ".join(r.basis), r.price or ""]
-             for r, on in zip(results, front)]
+              str(r.seeds), str(r.speed_runs), f"{r.reached:.0%}", "; ".join(r.basis), price]
+             for r, on, price in zip(results, front, prices)]
     meta = [f"cpustudy {__version__}: {len(results)} candidates, {len(c.seeds)} seeds trained to the target"]
     if c.training_wall_s:
         meta.append(f"this comparison took {c.wall_s:,.0f} s; one training to the target {c.training_wall_s:,.0f} s "
@@ -383,13 +497,15 @@ def answer_page(comparison: Any, chart: bool) -> Page:
     if c.plan_folder:
         cost = f", estimated at {c.probe_cost_usd:.3g} USD" if c.probe_cost_usd is not None else ""
         meta.append(f"cloud probes planned in {c.plan_folder}{cost}")
+    candidates: list[Any] = [Table(header, table, wide=True)]
+    if price_notes:
+        candidates.append(Bullets(price_notes))
     sections = [
         Section("The answer", answer),
-        Section("The candidates", [Table(header, table, wide=True)]),
+        Section("The candidates", candidates),
     ]
     if c.seeds:
-        sections.append(Section("The seeds", [Table(["seed", "epochs to target", "max epochs", "vCPUs", "run"],
-                                                     _seed_rows(c.seeds))]))
+        sections.append(Section("The seeds", [_seed_table(c)]))
     said = [f"assumed: {x}" for x in c.assumptions] + [f"note: {x}" for x in c.notes]
     sections.append(Section("Assumptions and notes", [Bullets(said or ["none stated"])]))
     sections.append(Section("Settling", [Bullets(list(c.steps) or ["nothing added: the planned seeds and speed runs "
