@@ -51,7 +51,7 @@ def memory_need_gib(peak_rss_bytes: Any) -> float | None:
 #: otherwise the first region the catalog lists).
 DEFAULT_REGIONS = {"gcp": "us-central1", "aws": "us-east-1"}
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterable
 
 from cpustudy.errors import UserError
-from cpustudy.prices.model import _NAME_RE, COLUMNS, REQUIRED, Price, family_of, number
+from cpustudy.prices.model import NAME_RE, COLUMNS, REQUIRED, Price, family_of, number
 
 
 def _number(path: str, line: int, column: str, text: str, *, integer: bool = False,
@@ -88,7 +88,7 @@ def _row(row: dict[str, str], label: str, line: int, origin: str) -> Price:
     for column, value in (("provider", provider), ("instance_type", instance_type)):
         if not value:
             raise UserError(f"{label}:{line}: {column} is empty")
-        if not _NAME_RE.match(value):
+        if not NAME_RE.match(value):
             raise UserError(f"{label}:{line}: {column} {value!r} has characters a name cannot have")
     family = (row.get("family") or "").strip() or family_of(instance_type)
     vcpus = int(_number(label, line, "vcpus", row["vcpus"], integer=True))  # type: ignore[arg-type]

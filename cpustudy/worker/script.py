@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from cpustudy.worker.usermodel import ModelFileError, _line_in, answer, file_sha256
+from cpustudy.worker.usermodel import ModelFileError, line_in, answer, file_sha256
 
 #: How ``fit`` is fed, as stored.
 KINDS = ("arrays", "tf.data", "PyDataset", "generator")
@@ -321,9 +321,9 @@ def imported_beside(path: str) -> dict[str, str]:
 def _failed(path: str, exc: BaseException, what: str) -> ModelFileError:
     net = network_error(exc)
     if net:
-        return ModelFileError(net, _line_in(path, exc))
+        return ModelFileError(net, line_in(path, exc))
     message = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return ModelFileError(f"{what} failed: {message}", _line_in(path, exc))
+    return ModelFileError(f"{what} failed: {message}", line_in(path, exc))
 
 
 @contextlib.contextmanager

@@ -48,7 +48,7 @@ def import_file(path: str) -> Any:
     return module
 
 
-def _line_in(path: str, exc: BaseException) -> int | None:
+def line_in(path: str, exc: BaseException) -> int | None:
     """The last line of ``path`` in the exception's traceback (where the user's code failed).
 
     The traceback is walked frame by frame, not through ``traceback.extract_tb``, which obeys
@@ -70,7 +70,7 @@ def call(path: str, what: str, fn: Any) -> Any:
         raise
     except Exception as exc:  # the user's code: anything can fail there
         message = " ".join(f"{type(exc).__name__}: {exc}".split())
-        raise ModelFileError(f"{what} failed: {message}", _line_in(path, exc)) from exc
+        raise ModelFileError(f"{what} failed: {message}", line_in(path, exc)) from exc
 
 
 def checked_data(out: Any) -> tuple[Any, Any, Any, Any]:

@@ -56,7 +56,7 @@ def register(sub: Any) -> None:
     fetch.set_defaults(func=run_fetch)
 
 
-def _workdir(given: str | None) -> str | None:
+def workdir_of(given: str | None) -> str | None:
     if given:
         return str(Path(given).resolve())
     root = Path(__file__).resolve().parents[3]
@@ -78,7 +78,7 @@ def run_plan(args: argparse.Namespace) -> int:
         return 0
     with status("building the cpustudy wheel, writing the tasks and checking them with SkyPilot"):
         p = plan.make(args.targets, options, out=args.out, spot=args.spot, bucket=args.bucket, name=args.name,
-                      region=args.region, workdir=_workdir(args.workdir), db=args.db, prices=args.prices)
+                      region=args.region, workdir=workdir_of(args.workdir), db=args.db, prices=args.prices)
     _show_plan(p)
     return 0
 
