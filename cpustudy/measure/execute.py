@@ -18,7 +18,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from cpustudy.environment.probe import worker_env
 from cpustudy.errors import Terminated
@@ -30,6 +30,38 @@ from cpustudy.worker import protocol
 from cpustudy.worker.protocol import RunConfig
 
 Listener = Callable[[str, Mapping[str, Any]], None]
+
+
+class WorkerSource(Protocol):
+    """Where a run's events come from: :class:`Spawned` (a fresh worker process training for real, the only
+    source a user command takes) or a played-back one (``measure.replay``: recorded or simulated event streams
+    for the decision loop's tests and simulations). The run is stored the same way from either."""
+
+    def start(self, config: RunConfig) -> Any:
+        """A started worker: ``events(timeout_s)``, ``close(done)``, ``kill()``, ``log_tail()``,
+        ``discard_log()``, and ``spawn_error``, ``spawned_at``, ``timed_out``, ``proc`` (None: no process)."""
+        ...
+
+    def machine_state(self) -> dict[str, Any]:
+        """The machine's state as the run starts (load, busy processes)."""
+        ...
+
+
+class Spawned:
+    """A fresh ``python -m cpustudy.worker`` under the build's interpreter: a real measurement."""
+
+    def start(self, config: RunConfig) -> "_Worker":
+        return _Worker.start(config)
+
+    def machine_state(self) -> dict[str, Any]:
+        from cpustudy.environment import state
+
+        return state.machine_state(sample_s=0.2)
+
+
+#: A measurement: one run's configuration in, the stored run's outcome out (``execute``, or ``execute`` with
+#: another :class:`WorkerSource`). The decision loop takes one as an argument.
+Measurer = Callable[..., "RunOutcome"]
 
 
 @dataclass
@@ -48,17 +80,20 @@ def execute(
     *,
     timeout_s: float | None = None,
     listener: Listener | None = None,
+    source: WorkerSource | None = None,
 ) -> RunOutcome:
-    """Run one measurement in a fresh worker and store it; never raises for a failed measurement."""
-    from cpustudy.environment import cloud, state
+    """Run one measurement in a fresh worker (``source``: :class:`Spawned` unless given) and store it; never
+    raises for a failed measurement."""
+    from cpustudy.environment import cloud
 
+    source = source or Spawned()
     peak = peaks.known(store, machine_id, config) if config.measure_peak else None
-    config = config.with_(machine_state=state.machine_state(sample_s=0.2),
+    config = config.with_(machine_state=source.machine_state(),
                           measure_peak_now=config.measure_peak and peak is None,
                           cloud=config.cloud if config.cloud is not None else cloud.context())
     run_id = store.start_run(machine_id, config.as_dict(), Configuration.of(config).columns())
     try:
-        return _Run(store, machine_id, run_id, config, peak, listener).go(timeout_s)
+        return _Run(store, machine_id, run_id, config, peak, listener, source).go(timeout_s)
     except BaseException as exc:
         # Whatever went wrong in the parent (an interrupt, a full disk, a listener's bug), the run
         # must not stay "running": finish it as failed, then let the exception go on.
@@ -79,6 +114,7 @@ class _Run:
     config: RunConfig
     peak: dict[str, Any] | None
     listener: Listener | None
+    source: WorkerSource
     epochs: list[dict[str, Any]] = field(default_factory=list)
     software: dict[str, Any] = field(default_factory=dict)
     startup: float | None = None
@@ -87,7 +123,7 @@ class _Run:
     memory: dict[str, int] = field(default_factory=dict)  # peak_rss_bytes (to its last epoch), gpu_peak_bytes
 
     def go(self, timeout_s: float | None) -> RunOutcome:
-        worker = _Worker.start(self.config)
+        worker = self.source.start(self.config)
         if worker.spawn_error:
             worker.discard_log()
             return self._finish("failed", worker.spawn_error, None)

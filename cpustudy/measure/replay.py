@@ -1,0 +1,176 @@
+"""Measurements played back instead of trained: the decision loop's tests and simulations, in milliseconds.
+
+A worker's event stream, recorded as JSON lines (``{"kind": ..., "event": {...}}`` a line, as
+:func:`record_line` writes them), supplies what a run says of its software, its data and its model. A
+:class:`Scenario` says how fast each configuration trains and how each seed's validation metric moves from
+epoch to epoch. :class:`Simulated` is a :class:`cpustudy.measure.execute.WorkerSource`: given to ``execute``
+(or to ``compare``'s loop as its measurer), every run is stored exactly as a real one is, through the same
+bookkeeping, summary and target rules; only the training is not done. No user command takes this path: a
+simulated run's software event says ``"simulated": true``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from cpustudy.measure.execute import RunOutcome, execute
+from cpustudy.measure.summary import target_summary
+from cpustudy.targets import of_run, value_in
+from cpustudy.worker import protocol
+from cpustudy.worker.protocol import RunConfig
+
+
+def record_line(kind: str, event: Mapping[str, Any]) -> str:
+    """One event as a recorded stream's line."""
+    return json.dumps({"kind": kind, "event": dict(event)}, default=str) + "\n"
+
+
+def load_stream(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
+    """A recorded event stream: (kind, event) per line."""
+    out = []
+    for line in Path(path).read_text().splitlines():
+        if line.strip():
+            item = json.loads(line)
+            if item["kind"] not in protocol.EVENTS:
+                raise ValueError(f"{path}: unknown event kind {item['kind']!r}")
+            out.append((item["kind"], item["event"]))
+    return out
+
+
+class Played:
+    """A started worker that plays ``events`` (an iterable, consumed lazily) instead of training: the interface
+    ``execute`` reads from a worker process, with no process behind it."""
+
+    proc = None
+    spawn_error: str | None = None
+    timed_out = False
+
+    def __init__(self, events: Callable[[float], Iterator[tuple[str, dict[str, Any]]]]) -> None:
+        self.spawned_at = time.time()
+        self._events = events
+
+    def events(self, timeout_s: float | None) -> Iterator[tuple[str, dict[str, Any]]]:
+        yield from self._events(self.spawned_at)
+
+    def close(self, done: bool = False) -> int:
+        return 0
+
+    def kill(self) -> None:
+        pass
+
+    def log_tail(self, lines: int = 25, chars: int = 4000) -> str:
+        return ""
+
+    def discard_log(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """The truth a simulation measures. ``step_s(config)``: a configuration's mean seconds per training step
+    (any function of its vCPUs, precision, batch size...); ``metric(config, epoch)``: the validation metric a
+    run of ``config.seed`` reaches after ``epoch`` (1-based); ``noise``: the standard deviation of a run's log
+    time (every epoch of a run shares its draw, as a slow spell does); ``session_shift``: a log factor every
+    run of this scenario shares (a slower or faster session); the start-up, the first epoch's tracing and
+    each (whole) validation's seconds."""
+
+    step_s: Callable[[RunConfig], float]
+    metric: Callable[[RunConfig, int], float]
+    noise: float = 0.05
+    session_shift: float = 0.0
+    startup_s: float = 5.0
+    tracing_s: float = 0.5
+    validation_s: float = 0.3
+    metric_name: str = "val_accuracy"
+
+
+def learning_curve(needs: Callable[[int], float], slope: float = 0.01, target: float = 0.86) -> Callable[
+        [RunConfig, int], float]:
+    """A seed's validation metric after each epoch, crossing ``target`` between epochs: ``needs(seed)`` is the
+    (fractional) epoch at which a seed's metric reaches ``target``; it gains ``slope`` an epoch around it."""
+
+    def metric(config: RunConfig, epoch: int) -> float:
+        return target + slope * (epoch - needs(int(config.seed)))
+
+    return metric
+
+
+@dataclass
+class Simulated:
+    """A :class:`cpustudy.measure.execute.WorkerSource` that plays a :class:`Scenario` over a recorded stream's
+    software, data and model events; ``seed`` fixes the runs' noise (each run draws from it in turn)."""
+
+    scenario: Scenario
+    template: Sequence[tuple[str, dict[str, Any]]]
+    seed: int = 0
+    runs: int = 0  # started so far
+    _rng: np.random.Generator = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._rng = np.random.default_rng(self.seed)
+        kinds = [k for k, _ in self.template]
+        for needed in (protocol.SOFTWARE, protocol.EPOCH):
+            if needed not in kinds:
+                raise ValueError(f"the recorded stream has no {needed!r} event to play from")
+
+    def machine_state(self) -> dict[str, Any]:
+        return {"load_1m": 0.0, "busy": [], "simulated": True}
+
+    def start(self, config: RunConfig) -> Played:
+        self.runs += 1
+        factor = math.exp(self.scenario.session_shift + self.scenario.noise * float(self._rng.standard_normal()))
+        return Played(partial(self._events, config, factor))
+
+    def measurer(self) -> Callable[..., RunOutcome]:
+        """``execute`` with this source: the decision loop's measurer."""
+        return partial(execute, source=self)
+
+    def _events(self, config: RunConfig, factor: float, spawned_at: float) -> Iterator[tuple[str, dict[str, Any]]]:
+        sc = self.scenario
+        first_epoch = next(e for k, e in self.template if k == protocol.EPOCH)
+        for kind, event in self.template:
+            if kind == protocol.SOFTWARE:
+                yield kind, {**event, "simulated": True}
+            elif kind == protocol.MODEL:
+                yield kind, {**event, "precision_policy": config.precision_policy}
+            elif kind in (protocol.DATA, protocol.WARMUP):
+                yield kind, dict(event)
+        yield protocol.TRAIN_START, {"wall": spawned_at + sc.startup_s * factor}
+        target = of_run(config.target, config.target_accuracy)
+        steps = int(config.steps_per_epoch or config.full_steps_per_epoch)
+        step_s = sc.step_s(config) * factor
+        full_val = int(config.full_validation_steps or config.validation_steps or 1)
+        ran_val = int(config.validation_steps or full_val)
+        val_s = sc.validation_s * factor * ran_val / full_val  # the steps it ran of the whole validation
+        epochs: list[dict[str, Any]] = []
+        for k in range(1, int(config.epochs) + 1):
+            elapsed = steps * step_s + (sc.tracing_s * factor if k == 1 else 0.0)
+            value = float(sc.metric(config, k))
+            metrics = {**(first_epoch.get("metrics") or {}), sc.metric_name: value}
+            event = {**first_epoch, "epoch": k, "elapsed_s": elapsed, "steps": steps, "warmup": k == 1,
+                     "samples": steps * int(config.batch_size), "samples_per_s": steps * int(config.batch_size) / elapsed,
+                     "steps_s": steps * step_s, "cpu_s": elapsed * int(config.vcpus), "boundary_s": 0.0,
+                     "idle_s": 0.0, "validation_s": val_s, "validation_steps": ran_val,
+                     "validation_steps_s": val_s, "metrics": metrics}
+            if sc.metric_name in event or sc.metric_name == "val_accuracy":
+                event[sc.metric_name] = value
+            if target is not None:
+                event["target_value"] = value_in(target, metrics)
+            epochs.append(event)
+            yield protocol.EPOCH, event
+            if target is not None and target_summary(config, epochs).get("target_reached"):
+                break
+            if target is not None and config.give_up_after and k >= config.give_up_after:
+                break
+        yield protocol.DONE, {}
+
+
+__all__: Sequence[str] = ("Played", "Scenario", "Simulated", "learning_curve", "load_stream", "record_line")
