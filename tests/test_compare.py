@@ -4,10 +4,14 @@ nothing measured or written), and a real comparison of tiny trainings that resum
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from cpustudy.analysis import compare as combo
+from cpustudy.decision import policy
+from cpustudy.measure import compare as mc
+from cpustudy.measure import replay
 from cpustudy.store import Store
 
 
@@ -187,43 +191,47 @@ def test_compare_measures_seeds_and_speed_combines_them_and_resumes(run_cli, tmp
     assert fresh["vcpus"] == 1 and fresh["target_accuracy"] == 0.5 and fresh["id"] == c["run_id"]
 
 
-@pytest.mark.tensorflow
-def test_compare_settles_itself_within_its_limit(run_cli, tmp_path):
-    """Two local candidates, two seeds to start: settling adds speed runs (or seeds) while neither is the
-    cheapest in 90 % of new trainings, and says what it added and why it stopped, within --max-trainings."""
-    db = tmp_path / "c.sqlite"
-    args = ["compare", "mnist_mlp", "--target-accuracy", "0.5", "--candidates", "here:1,here:2", "--seeds", "2",
-            "--max-epochs", "3", "--convergence-at", "here:1", "--repeats", "1", "--data", "learnable",
-            "--max-trainings", "5", "--format", "json", "--db", db]
-    r = run_cli(*args)
-    assert r.code == 0, r.err
-    out = json.loads(r.out)
-    steps = out["settling"]
-    assert steps and steps[-1].startswith("stopped")
-    assert ("cheapest in" in steps[-1]) or ("limit of 5 trainings" in steps[-1])
+def test_compare_settles_itself_within_its_limit_against_a_simulated_measurer(tmp_path):
+    """Two local candidates, here:2 truly 4x faster an epoch (so the cheaper at twice the rate), played back through ``execute`` (the runs stored as
+    real ones are): the one decision loop adds what the policy asks for, says each step and why it stopped, and
+    stays within --max-trainings; the answer carries its rules, cost and value against the default (here:1)."""
+    import simloop
+
+    truth = simloop.Truth({"fp32 b128": 1.7e-4}, {"fp32 b128": lambda s: 1.2 + 0.6 * simloop.uniform(s)})
+    scenario = truth.scenario()
+    fast = replace(scenario, step_s=lambda cfg: scenario.step_s(cfg) / (4.0 if cfg.vcpus == 2 else 1.0))
+    sim = replay.Simulated(fast, replay.load_stream(simloop.STREAM), seed=3)
+    req = simloop.request(tmp_path / "c.sqlite", candidates="here:1,here:2", convergence_at="here:1", seeds=2,
+                          max_trainings=5, precisions=None, batch_sizes=None, repeats=1)
+    out = mc.measure(mc.plan_compare(req), say=lambda _: None, measurer=sim.measurer())
+    steps, decision = out.steps, out.decision
+    assert steps and steps[-1].startswith("stopped"), steps
+    assert decision["stop"] in ("decided", "same", "not worth it", "limit") and decision["rules"]["regret"] == 0.02
+    assert decision["choice"] == "here:2" and decision["default"] == "here:1"
+    assert decision["saves_per_training"] > 0 and decision["pays_after_trainings"] > 0
     added = [s for s in steps if s.startswith("added")]
-    with Store.read(db) as store:
+    with Store.read(req.db) as store:
         runs = store.runs()
-    # 2 seeds (at 1 vCPU: here:1's speed too), 1 probe of here:2, and what settling added
-    assert len(runs) == 2 + 1 + sum(s.count(" and ") + 1 for s in added), steps
-    assert out["wall_s"] / out["training_wall_s"] <= 5 + 1.5  # the limit, give or take the last step's overrun
+    assert len(runs) == 2 + 1 + len(added) == sim.runs  # 2 seeds (here:1's speed too), 1 probe of here:2, and more
+    assert all(r["status"] == "ok" for r in runs)
+    assert decision["cost"]["trainings"] <= 5 + 1  # the limit, give or take the last step's overshoot
+    results = {r.candidate: r for r in out.results}
+    assert sum(r.p_best for r in results.values()) == pytest.approx(1.0)
+    assert results["here:2"].regret < results["here:1"].regret
+    again = mc.measure(mc.plan_compare(req), say=lambda _: None, measurer=sim.measurer())  # resumed: nothing new
+    assert sim.runs == len(runs) + len([s for s in again.steps if s.startswith("added")])
 
 
-def test_settling_asks_for_what_changes_the_answer():
+def test_settling_one_candidate_asks_for_what_narrows_its_interval():
     def result(name, p, t, low, high, cost=1.0):
         return combo.CandidateResult(name, t, low, high, cost, cost, cost, p, None, None, 1.0, 2, 1.0, "", [], [])
 
     seeds = _seeds(3, 4, 3)
-    done = combo.next_step([result("a", 0.95, 10, 8, 12), result("b", 0.05, 12, 10, 14)], seeds, {"a", "b"})
-    assert done.kind == "settled" and "95%" in done.why
-    close = combo.next_step([result("a", 0.6, 10, 8, 12), result("b", 0.4, 11, 9, 13)], seeds, {"a", "b"})
-    assert close.kind == "speed" and set(close.candidates) == {"a", "b"}  # the seed is shared: speed decides
-    cloud = combo.next_step([result("a", 0.6, 10, 8, 12), result("gcp:x", 0.4, 11, 9, 13)], seeds, set())
-    assert cloud.kind == "stuck"
     one = [result("a", 1.0, 10, 5, 20, cost=None)]
-    assert combo.next_step(one, _seeds(3, 3), {"a"}).kind == "seed"  # fewer than 3 seeds
-    assert combo.next_step([result("a", 1.0, 10, 9, 11, cost=None)], seeds, {"a"}).kind == "settled"
-    assert combo.next_step(one, _seeds(3, 3, 3), {"a"}).kind == "speed"  # seeds agree: the speed runs spread it
+    assert policy.one_candidate_step(one, _seeds(3, 3), {"a"}).kind == "seed"  # fewer than 3 seeds
+    assert policy.one_candidate_step([result("a", 1.0, 10, 9, 11, cost=None)], seeds, {"a"}).kind == "decided"
+    assert policy.one_candidate_step(one, _seeds(3, 3, 3), {"a"}).kind == "speed"  # seeds agree: the runs spread it
+    assert policy.one_candidate_step([], seeds, {"a"}).kind == "stuck"
 
 
 def test_a_run_that_reached_the_target_in_its_first_epoch_is_timed_by_that_epoch():

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -81,6 +80,7 @@ class SeedResult:
     samples: int | None = None  # training samples seen to the target
     censored_after: int | None = None  # a race stopped it after this many epochs, short of the target
     margins: tuple[float, ...] = ()  # per trained epoch, how far its metric was past the target (< 0: short)
+    setting: str = ""  # its training setting's label where several are compared (``bf16 b64``)
 
     def outcome(self, unreached: str = "not reached") -> str:
         """Its epochs to the target in words: the number, ``stopped after K (censored)`` for a seed a race stopped,
@@ -152,6 +152,13 @@ class CandidateResult:
     level: float = LEVEL  # of the interval (low, high)
     seeds: int = 0  # seeds behind the epochs
     interval_note: str = ""  # why there is no interval, or what would narrow it
+    # What is known of its *expected* cost of one training (``cpustudy.decision.policy``), where there is a choice:
+    expected: float | None = None  # in ``expected_unit`` (USD where every candidate is priced, else s)
+    expected_low: float | None = None  # 5 % quantile of what is known of that mean
+    expected_high: float | None = None  # 95 %
+    expected_unit: str = ""
+    p_best: float | None = None  # P(lowest expected cost); sums to 1 over the candidates with figures
+    regret: float | None = None  # expected relative regret of choosing it
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -523,64 +530,3 @@ def agreement(results: Iterable[SeedResult]) -> Agreement | None:
         return None
     same = sum(len(set(v.values())) == 1 for _, v in both)
     return Agreement(len(both), same, both)
-
-
-#: A comparison is settled when one candidate is the cheapest in this share of new trainings ...
-SETTLED_P = 0.90
-#: ... or, with one priced candidate (or none), when its interval's high is at most this many times its low.
-NARROW = 1.5
-
-
-@dataclass(frozen=True)
-class Step:
-    """What would settle a comparison next: nothing (``settled``), another ``seed``, or another ``speed`` run of
-    ``candidates``; ``why`` in words."""
-
-    kind: str  # settled | seed | speed | stuck
-    why: str
-    candidates: tuple[str, ...] = ()
-
-
-def next_step(results: Sequence[CandidateResult], seeds: Sequence[SeedResult],
-              measurable: Iterable[str] = ()) -> Step:
-    """Whether the comparison is settled, and if not, the measurement most likely to settle it:
-
-    * two or more priced candidates: settled once one is the cheapest in ``SETTLED_P`` of new trainings;
-      else a speed run of each of the two likeliest (a new seed's epochs are shared by every candidate,
-      so only their speeds tell them apart);
-    * otherwise: settled once the leader's interval is ``NARROW``; else a seed where the seeds vary more
-      than its speed runs do (or fewer than 3 seeds), a speed run where they do not.
-
-    ``measurable``: candidates that can be measured here (cloud ones wait for their probes)."""
-    can = set(measurable)
-    priced = [r for r in results if r.cost_usd is not None and r.p_cheapest is not None]
-    if len(priced) >= 2:
-        ranked = sorted(priced, key=lambda r: -(r.p_cheapest or 0.0))
-        if (ranked[0].p_cheapest or 0) >= SETTLED_P:
-            return Step("settled", f"{ranked[0].candidate} is the cheapest in {ranked[0].p_cheapest:.0%} of new "
-                        "trainings")
-        top = tuple(r.candidate for r in ranked[:2] if r.candidate in can)
-        if not top:
-            return Step("stuck", "the likeliest cheapest candidates cannot be measured here (cloud probes)")
-        return Step("speed", f"P(cheapest) {ranked[0].p_cheapest:.0%} for {ranked[0].candidate} against "
-                    f"{ranked[1].p_cheapest:.0%} for {ranked[1].candidate}", top)
-    measured = [r for r in results if r.time_to_target_s is not None]
-    if not measured:
-        return Step("stuck", "no candidate measured")
-    lead = min(measured, key=lambda r: r.time_to_target_s or math.inf)
-    if lead.time_low_s and lead.time_high_s and lead.time_high_s / lead.time_low_s <= NARROW:
-        return Step("settled", f"{lead.candidate}'s {lead.level:.0%} interval is within {NARROW:g}x")
-    reached = [float(s.earliest) for s in seeds if s.earliest]
-    seed_spread = float(np.std(np.log(reached), ddof=1)) if len(reached) > 1 else math.inf
-    total = _spread(lead)
-    if len(seeds) < 3 or seed_spread ** 2 >= 0.5 * total ** 2 or lead.candidate not in can:
-        return Step("seed", f"the seeds' epochs (log spread {seed_spread:.2f}) make half or more of the "
-                    f"interval's spread ({total:.2f})")
-    return Step("speed", f"{lead.candidate}'s speed runs make most of its interval's spread", (lead.candidate,))
-
-
-def _spread(r: CandidateResult) -> float:
-    """A candidate's spread of one training's log time, read from its interval (inf: none given)."""
-    if not (r.time_low_s and r.time_high_s):
-        return math.inf
-    return math.log(r.time_high_s / r.time_low_s) / (2 * NormalDist().inv_cdf(0.5 + r.level / 2))

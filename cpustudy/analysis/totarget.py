@@ -49,6 +49,11 @@ class Comparison:
     training_wall_s: float | None = None  # one training to the target here (median of the convergence runs)
     steps: list[str] = field(default_factory=list)  # what settling the comparison added, and why it stopped
     checks: list[dict[str, Any]] = field(default_factory=list)  # ``--check``: fresh trainings against the interval
+    decision: dict[str, Any] = field(default_factory=dict)  # how the decision ended, its rules, cost and value
+    # What the decision reads (not stored): per setting (label, seeds, candidate inputs), and the machine's noise.
+    groups: list[tuple[str, list[combo.SeedResult], list[combo.CandidateInput]]] = field(default_factory=list,
+                                                                                       repr=False)
+    noise: Any = None
 
     def check_lines(self) -> list[str]:
         """``--check``'s trainings in words, and how many landed inside the interval stated before them."""
@@ -73,7 +78,8 @@ class Comparison:
                            "seeds": [s.__dict__ for s in self.seeds], "assumptions": self.assumptions,
                            "notes": self.notes, "probe_plan": self.plan_folder,
                            "probe_cost_usd": self.probe_cost_usd, "settling": self.steps,
-                           "wall_s": self.wall_s, "training_wall_s": self.training_wall_s, "checks": self.checks},
+                           "wall_s": self.wall_s, "training_wall_s": self.training_wall_s, "checks": self.checks,
+                           "decision": self.decision},
                           indent=2, default=str) + "\n"
 
 

@@ -21,16 +21,20 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from cpustudy import precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import totarget
+from cpustudy.analysis.stats import NO_PRIOR
 from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
+from cpustudy.decision import policy
+from cpustudy.decision.rules import RULES, Rules
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
+from cpustudy.measure.execute import Measurer, RunOutcome, execute
 from cpustudy.measure.spec import Host, RunSpec, plan
 from cpustudy.measure.sweep import Cell, cell_key
 from cpustudy.names import split_list
@@ -282,7 +286,7 @@ def cappable(workload: Any) -> bool:
         "arrays", "tf.data")
 
 
-def _order(convergence: list[Cell], probes: list[Cell]) -> list[tuple[str, Cell]]:
+def order(convergence: list[Cell], probes: list[Cell]) -> list[tuple[str, Cell]]:
     """Convergence runs and speed probes alternating, so that every candidate's repeats meet the
     machine's slow and fast spells alike."""
     out: list[tuple[str, Cell]] = []
@@ -297,9 +301,11 @@ def _order(convergence: list[Cell], probes: list[Cell]) -> list[tuple[str, Cell]
 
 
 def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], None] | None = None,
-            probes: tuple[str | None, float | None] = (None, None)) -> Comparison:
+            probes: tuple[str | None, float | None] = (None, None), measurer: Measurer = execute,
+            rules: Rules = RULES) -> Comparison:
     """Measure what the comparison lacks (resuming from what is stored) and combine; ``probes``: the cloud
-    candidates' probe plan and its estimated cost, planned beforehand by ``cpustudy.cloud.probes``."""
+    candidates' probe plan and its estimated cost, planned beforehand by ``cpustudy.cloud.probes``;
+    ``measurer``: what measures one run (``execute``: a fresh worker; ``measure.replay``: played back)."""
     from cpustudy.measure.session import measuring
     from cpustudy.measure.sweep import pending
 
@@ -307,7 +313,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
     ref = p.convergence[0].config
     plan_folder, probe_cost = probes
     t0 = time.perf_counter()
-    walls: list[float] = []
+    ledger = Ledger()
     with measuring(req.db, p.machine) as session:
         store = session.store
         todo_conv = pending(store, p.convergence)
@@ -321,21 +327,22 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
             mine = [x for x in todo_probes if x.config.vcpus == c.vcpus and x.config.build == c.build]
             chosen.update(x.key for x in mine[:max(0, req.repeats - have)])
         local_probes = [x for x in todo_probes if x.key in chosen]  # in their planned, interleaved order
-        work = _order(todo_conv, local_probes)
+        work = order(todo_conv, local_probes)
         if work:
             say(f"compare: {len(todo_conv)} convergence run(s) ({req.seeds} seeds wanted, "
                 f"{req.seeds - len(todo_conv)} stored) and {len(local_probes)} speed probe(s) to measure into {store.path}")
         for i, (kind, cell) in enumerate(work):
             if progress:
-                progress(f"[{i + 1}/{len(work)}] {kind}: {_what(kind, cell, req.goal_words)}")
-            _run_one(store, session.machine_id, kind, cell, req, say, walls)
-        comparison = _combine(p, store, plan_folder, probe_cost)
-        comparison = _settle(p, store, session.machine_id, comparison, say, progress, walls, t0, plan_folder,
-                             probe_cost)
+                progress(f"[{i + 1}/{len(work)}] {kind}: {what(kind, cell, req.goal_words)}")
+            run_one(store, session.machine_id, kind, cell, req, say, ledger, measurer=measurer)
+        comparison = decide([("", p)], store, session.machine_id, _combine(p, store, plan_folder, probe_cost),
+                            lambda: _combine(p, store, plan_folder, probe_cost), say=say, progress=progress,
+                            ledger=ledger, measurer=measurer, rules=rules)
         local = {c.name: (p, c) for c in p.candidates if c.kind == "here"}
-        comparison.checks = check_winner(local, req.checks, store, session.machine_id, comparison, say, progress)
+        comparison.checks = check_winner(local, req.checks, store, session.machine_id, comparison, say, progress,
+                                         measurer)
     comparison.wall_s = time.perf_counter() - t0
-    comparison.training_wall_s = statistics.median(walls) if walls else None
+    comparison.training_wall_s = ledger.one_training()
     return comparison
 
 
@@ -345,7 +352,7 @@ CHECK_FIRST_SEED = 10_001
 
 def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Any, machine_id: int,
                  comparison: Comparison, say: Callable[[str], None],
-                 progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+                 progress: Callable[[str], None] | None = None, measurer: Measurer = execute) -> list[dict[str, Any]]:
     """``--check N``: the likeliest cheapest (else the fastest) local candidate of ``comparison`` (``local``: its
     local candidates by name, with their plans) trained ``n`` more times to the target with seeds no comparison
     trains (from :data:`CHECK_FIRST_SEED`), each billed as the comparison bills a training and held against
@@ -371,7 +378,7 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Any
         if pending(store, [cell]):
             if progress:
                 progress(f"check [{i + 1}/{n}]: seed {cell.config.seed} on {lead.candidate}")
-            _run_one(store, machine_id, "convergence", cell, req, say, [], "(check)")
+            run_one(store, machine_id, "convergence", cell, req, say, Ledger(), "(check)", measurer=measurer)
         runs = store.runs(status="ok", cell_keys=[cell.key])
         if not runs:
             continue  # failed: stored as such, said by _run_one
@@ -386,82 +393,232 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Any
     return out
 
 
-def _what(kind: str, cell: Cell, target: str) -> str:
+@dataclass
+class Ledger:
+    """What a comparison measured in this call, in each run's own seconds (start-up, every epoch and the
+    validation after each: what the run took, the same for a real worker and a played one): the trainings
+    to the target (one training's time, for the budget) and everything spent (seeds, stopped seeds, probes,
+    checks)."""
+
+    trainings: list[float] = field(default_factory=list)
+    probe_runs: list[float] = field(default_factory=list)
+    spent_s: float = 0.0
+    seeds: int = 0  # convergence runs measured (stopped ones included)
+    probes: int = 0
+
+    def add(self, store: Any, kind: str, cell: Cell, outcome: RunOutcome) -> None:
+        took = run_seconds(store, outcome)
+        self.spent_s += took
+        if kind == "convergence":
+            self.seeds += 1
+            if outcome.status == "ok" and not cell.config.give_up_after:
+                self.trainings.append(took)
+        else:
+            self.probes += 1
+            self.probe_runs.append(took)
+
+    def probe_s(self, comparison: Comparison | None = None) -> float:
+        """What one speed run takes here: the median of those measured, else half a training."""
+        if self.probe_runs:
+            return statistics.median(self.probe_runs)
+        return 0.5 * (self.one_training(comparison) or 0.0)
+
+    def one_training(self, comparison: Comparison | None = None) -> float | None:
+        """One training to the target here: the median of those measured, else the fastest candidate's
+        predicted median."""
+        if self.trainings:
+            return statistics.median(self.trainings)
+        return _one_training(comparison) if comparison is not None else None
+
+    def spent(self, comparison: Comparison | None = None) -> float:
+        """Trainings' worth spent so far (inf where one training's time is not known)."""
+        one = self.one_training(comparison)
+        return self.spent_s / one if one else (0.0 if not self.spent_s else math.inf)
+
+
+def run_seconds(store: Any, outcome: RunOutcome) -> float:
+    """What one stored run took: its start-up, every epoch and the validation after each."""
+    epochs = store.epochs([outcome.run_id])
+    return float(outcome.summary.get("startup_s") or 0.0) + sum(
+        float(e.get("elapsed_s") or 0.0) + float(e.get("validation_s") or 0.0) for e in epochs)
+
+
+def what(kind: str, cell: Cell, target: str) -> str:
     cfg = cell.config
     return (f"seed {cfg.seed} to {target} at {cfg.vcpus} vCPU(s)" if kind == "convergence" else
             f"speed probe {cfg.vcpus} vCPU(s) {cfg.build} r{cfg.repeat}")
 
 
-def _run_one(store: Any, machine_id: int, kind: str, cell: Cell, req: CompareRequest, say: Callable[[str], None],
-             walls: list[float], label: str = "") -> None:
-    """Measure one convergence run or speed probe into the store and say how it went (``label``: its setting,
-    where several are compared). A convergence run's wall time joins ``walls`` (one training's time), unless a
-    race told it to stop early."""
-    from cpustudy.measure.execute import execute
-
-    cfg, what = cell.config, _what(kind, cell, req.goal_words) + (f" {label}" if label else "")
-    start = time.perf_counter()
-    outcome = execute(store, machine_id, cfg, timeout_s=req.timeout)
-    if kind == "convergence" and not cfg.give_up_after:
-        walls.append(time.perf_counter() - start)
+def run_one(store: Any, machine_id: int, kind: str, cell: Cell, req: CompareRequest, say: Callable[[str], None],
+            ledger: Ledger, label: str = "", *, measurer: Measurer = execute) -> RunOutcome:
+    """Measure one convergence run or speed probe into the store with ``measurer``, enter it in ``ledger``
+    and say how it went (``label``: its setting, where several are compared)."""
+    cfg, said = cell.config, what(kind, cell, req.goal_words) + (f" {label}" if label else "")
+    outcome = measurer(store, machine_id, cfg, timeout_s=req.timeout)
+    ledger.add(store, kind, cell, outcome)
     if outcome.status != "ok":
-        say(f"  FAILED {kind} {what}: {outcome.error} (stored; `cpustudy results --errors` shows it)")
+        say(f"  FAILED {kind} {said}: {outcome.error} (stored; `cpustudy results --errors` shows it)")
     elif kind == "convergence":
         s = outcome.summary
-        say(f"  {what}: " + (f"reached after {s.get('epochs_to_target')} epoch(s)" if s.get("target_reached")
+        say(f"  {said}: " + (f"reached after {s.get('epochs_to_target')} epoch(s)" if s.get("target_reached")
                              else f"stopped after {cfg.give_up_after} epoch(s) by the race (censored)"
                              if cfg.give_up_after else f"not reached in {cfg.epochs} epochs"))
     else:
-        say(f"  {what}: epoch {outcome.summary['epoch_time_s']:.2f} s"
+        say(f"  {said}: epoch {outcome.summary['epoch_time_s']:.2f} s"
             + (" (projected)" if outcome.summary.get("projected") else ""))
+    return outcome
 
 
-def _settle(p: Planned, store: Any, machine_id: int, comparison: Comparison, say: Callable[[str], None],
-            progress: Callable[[str], None] | None, walls: list[float], t0: float, plan_folder: str | None,
-            probe_cost: float | None) -> Comparison:
-    """Add seeds and speed runs where they can change the answer (``analysis.compare.next_step``) until it is
-    settled or the comparison has cost ``--max-trainings`` trainings to the target (its wall time over one
-    training's): the answer from everything measured, with the steps taken and why it stopped (``steps``, in
-    words)."""
-    req = p.request
-    steps: list[str] = []
-    if not req.max_trainings:
-        return comparison
-    local = {c.name: c for c in p.candidates if c.kind == "here"}
-    while True:
-        step = combo.next_step(comparison.results, comparison.seeds, local)
-        stop = stop_line(step, walls, t0, comparison, req.max_trainings)
-        if stop:
-            steps.append(stop)
+#: Makes the cell of one more seed of a setting (its label, its plan, the comparison so far): the cell and, where
+#: the seed is told to stop early (a race's censoring), the sentence saying so.
+SeedCell = Callable[[str, "Planned", Comparison], tuple[Cell, str]]
+
+
+def _another_seed(label: str, p: Planned, comparison: Comparison) -> tuple[Cell, str]:
+    return p.another_seed(), ""
+
+
+def decide(entries: Sequence[tuple[str, Planned]], store: Any, machine_id: int, comparison: Comparison,
+           combine: Callable[[], Comparison], *, say: Callable[[str], None], progress: Callable[[str], None] | None,
+           ledger: Ledger, measurer: Measurer = execute, rules: Rules = RULES, seed_cell: SeedCell = _another_seed,
+           label_of: Callable[[Cell], str] = lambda cell: "") -> Comparison:
+    """The one loop that measures a comparison to its decision, single setting (one entry, label "") or raced
+    (one entry per setting): after what was planned, one measurement at a time, the one the policy
+    (:func:`cpustudy.decision.policy.next_step`) says is worth the most, until it says the decision is made
+    (or not worth making) or the next one would pass ``--max-trainings`` trainings' time. ``combine``: the
+    comparison from everything stored. Returns the last comparison with its steps and decision."""
+    req = entries[0][1].request
+    steps: list[str] = list(comparison.steps)
+    last: policy.Step | None = None
+    while req.max_trainings:
+        st = standing_of(comparison, rules)
+        step = _step(entries, comparison, st, ledger, rules)
+        last = step
+        if step.stops:
+            steps.append(f"stopped: {step.why} ({ledger.spent(comparison):.1f} trainings spent)")
             break
-        if step.kind == "seed":
-            cells = [("convergence", p.another_seed())]
-        else:
-            cells = [("speed", p.another_probe(local[name])) for name in step.candidates]
-        steps.append(f"added {' and '.join(_what(k, c, req.goal_words) for k, c in cells)}: {step.why}")
+        cells = _cells(entries, comparison, step, seed_cell)
+        cost = sum(_cost_s(ledger, comparison, st, kind, cell, entries) for kind, cell, _ in cells)
+        one = ledger.one_training(comparison) or math.inf
+        if ledger.spent(comparison) + cost / one > req.max_trainings:
+            steps.append(f"stopped at the limit of {req.max_trainings:g} trainings ({ledger.spent(comparison):.1f} "
+                         f"spent): not settled: {step.why}" + _remains(st, rules))
+            last = policy.Step("limit", steps[-1])
+            break
+        for _, _, note in cells:
+            if note:
+                steps.append(note)
+                say(f"compare: {note}")
+        steps.append("added " + " and ".join(what(k, c, req.goal_words) + (f" {label_of(c)}" if label_of(c) else "")
+                                             for k, c, _ in cells) + f": {step.why}")
         say(f"compare: not settled yet, {steps[-1]}")
-        for kind, cell in cells:
+        for kind, cell, _ in cells:
             if progress:
-                progress(f"settling: {kind}: {_what(kind, cell, req.goal_words)}")
-            _run_one(store, machine_id, kind, cell, req, say, walls)
-        comparison = _combine(p, store, plan_folder, probe_cost)
+                progress(f"settling: {kind}: {what(kind, cell, req.goal_words)} {label_of(cell)}".rstrip())
+            run_one(store, machine_id, kind, cell, req, say, ledger, label_of(cell), measurer=measurer)
+        comparison = combine()
     comparison.steps = steps
+    attach(comparison, standing_of(comparison, rules), last, ledger, rules, default_of(entries))
     return comparison
 
 
-def stop_line(step: combo.Step, walls: list[float], t0: float, comparison: Comparison,
-              max_trainings: float) -> str | None:
-    """Why settling stops before ``step`` (settled, stuck, or the step would pass ``max_trainings``
-    trainings' time, one training being the median convergence run so far), in words; None: take it."""
-    one = statistics.median(walls) if walls else _one_training(comparison)
-    spent = (time.perf_counter() - t0) / one if one else math.inf
-    if step.kind in ("settled", "stuck"):
-        return f"stopped: {step.why} ({spent:.1f} trainings spent)"
-    cost = 1.0 if step.kind == "seed" else 0.5 * len(step.candidates)  # a probe: about half a training
-    if spent + cost > max_trainings:
-        return (f"stopped at the limit of {max_trainings:g} trainings ({spent:.1f} spent): not settled "
-                f"({step.why})")
-    return None
+def standing_of(comparison: Comparison, rules: Rules = RULES) -> policy.Standing | None:
+    """What is known of each candidate's expected cost in ``comparison`` (None: fewer than two to choose from)."""
+    groups = [policy.Group(label, seeds, inputs) for label, seeds, inputs in comparison.groups]
+    return policy.standing(groups, noise=comparison.noise or NO_PRIOR, rules=rules) if groups else None
+
+
+def default_of(entries: Sequence[tuple[str, Planned]]) -> str | None:
+    """The candidate the user would take without comparing: the first listed, in the setting the request names
+    (its own ``--precision`` and ``--batch-size``), else the first setting."""
+    for _, p in entries:
+        cfg, req = p.convergence[0].config, p.request
+        if cfg.precision_policy == req.precision and (req.batch_size is None or cfg.batch_size == req.batch_size):
+            return p.candidates[0].name if p.candidates else None
+    return entries[0][1].candidates[0].name if entries and entries[0][1].candidates else None
+
+
+def _step(entries: Sequence[tuple[str, Planned]], comparison: Comparison, st: policy.Standing | None,
+          ledger: Ledger, rules: Rules) -> policy.Step:
+    """The policy's next step; with fewer than two candidates to choose from, the single candidate's interval
+    rule (:func:`cpustudy.decision.policy.one_candidate_step`)."""
+    local = {c.name for _, p in entries for c in p.candidates if c.kind == "here"}
+    if st is None:
+        step = policy.one_candidate_step(comparison.results, comparison.seeds, local, rules)
+        return replace(step, setting=entries[0][0]) if step.kind == "seed" else step
+    trained = {label: len(seeds) for label, seeds, _ in comparison.groups}
+    seeds_left = {label: max(0, p.request.seeds - trained.get(label, 0)) for label, p in entries} \
+        if len(entries) > 1 else {}
+    seed_cost = {label: min((st.time_s[c] for c in st.time_s if st.group_of.get(c) == label), default=0.0)
+                 for label, _ in entries}
+    probe = ledger.probe_s(comparison)
+    return policy.next_step(st, measurable=local, seed_cost_s=seed_cost, probe_cost_s={c: probe for c in local},
+                            seeds_left=seeds_left, default=default_of(entries), rules=rules)
+
+
+def _cells(entries: Sequence[tuple[str, Planned]], comparison: Comparison, step: policy.Step,
+           seed_cell: SeedCell) -> list[tuple[str, Cell, str]]:
+    """The cells a step measures: (kind, cell, a sentence where a seed is told to stop early)."""
+    if step.kind == "seed":
+        label, p = next(((lb, p) for lb, p in entries if lb == step.setting), entries[0])
+        cell, note = seed_cell(label, p, comparison)
+        return [("convergence", cell, note)]
+    out = []
+    for name in step.candidates:
+        p, c = next((p, c) for _, p in entries for c in p.candidates if c.name == name)
+        out.append(("speed", p.another_probe(c), ""))
+    return out
+
+
+def _cost_s(ledger: Ledger, comparison: Comparison, st: policy.Standing | None, kind: str, cell: Cell,
+            entries: Sequence[tuple[str, Planned]]) -> float:
+    """What one more measurement is expected to take (s): a seed, one training; a speed run, the probes so far."""
+    if kind == "speed":
+        return ledger.probe_s(comparison)
+    return ledger.one_training(comparison) or 0.0
+
+
+def _remains(st: policy.Standing | None, rules: Rules) -> str:
+    """What is left undecided, and roughly what more would decide it (regret taken to shrink as one over the
+    square root of the leading candidates' runs)."""
+    if st is None:
+        return ""
+    lead = st.leader
+    r = st.regret[lead]
+    n = st.runs.get(lead, 1)
+    more = max(1, math.ceil(n * (r / rules.regret) ** 2) - n)
+    return (f"; {lead} leads with expected regret {r:.1%} (decided at {rules.regret:.0%}); roughly {more} more speed "
+            "run(s) of each leading candidate would decide it (regret taken to shrink as 1/sqrt(runs))")
+
+
+def attach(comparison: Comparison, st: policy.Standing | None, step: policy.Step | None, ledger: Ledger,
+           rules: Rules, default: str | None) -> None:
+    """The decision's figures on the comparison: every candidate's expected cost, P(lowest expected cost) and
+    expected regret, and ``decision``: how it ended, under which rules, what deciding cost and what the choice
+    saves per training against the default."""
+    decision: dict[str, Any] = {"rules": rules.as_dict(), "stop": step.kind if step else "fixed plan",
+                                "why": step.why if step else "the planned runs only (--max-trainings 0)",
+                                "cost": {"trainings": round(ledger.spent(comparison), 2),
+                                         "seconds": round(ledger.spent_s, 1), "seeds": ledger.seeds,
+                                         "speed_runs": ledger.probes},
+                                "default": default}
+    if st is not None:
+        for r in comparison.results:
+            if r.candidate in st.expected:
+                r.expected, r.expected_unit = st.expected[r.candidate], st.unit
+                r.expected_low, r.expected_high = st.low[r.candidate], st.high[r.candidate]
+                r.p_best, r.regret = st.p_best[r.candidate], st.regret[r.candidate]
+        lead = st.leader
+        decision.update({"choice": lead, "expected_regret": st.regret[lead], "unit": st.unit,
+                         "same": st.within(rules.indifference)})
+        if default in st.expected and default != lead:
+            saves = st.expected[default] - st.expected[lead]
+            decision["saves_per_training"] = saves
+            decision["saves_share"] = saves / st.expected[default] if st.expected[default] else None
+            spent = ledger.spent_s * (st.expected[default] / st.time_s[default]) if st.unit == "USD" else ledger.spent_s
+            decision["cost"]["in_unit"] = spent
+            decision["pays_after_trainings"] = spent / saves if saves > 0 else None
+    comparison.decision = decision
 
 
 def _one_training(comparison: Comparison) -> float | None:
@@ -470,7 +627,7 @@ def _one_training(comparison: Comparison) -> float | None:
     return min(times) if times else None
 
 
-def _seeds(p: Planned, store: Any) -> tuple[list[combo.SeedResult], str]:
+def seeds_of(p: Planned, store: Any) -> tuple[list[combo.SeedResult], str]:
     """The comparison's seeds, those that trained one training counted once, and the sentence saying so."""
     runs = list({r["cell_key"]: r for r in store.runs(status="ok", cell_keys=[c.key for c in p.convergence])}.values())
     by = totarget.epochs_by_run(store, runs)
@@ -481,7 +638,7 @@ def _seeds(p: Planned, store: Any) -> tuple[list[combo.SeedResult], str]:
 def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float | None) -> Comparison:
     req = p.request
     ref = p.convergence[0].config
-    seeds, same_note = _seeds(p, store)
+    seeds, same_note = seeds_of(p, store)
     if not seeds:
         raise UserError("no convergence run finished (see `cpustudy results --errors`): nothing to compare; the same "
                         "command measures what is missing")
@@ -496,7 +653,8 @@ def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float 
     inputs = totarget.candidate_inputs(store, p.candidates, ref, p.fingerprint, store.runs(status="ok"), p.catalog, req.spot, req.family)
     noise = totarget.machine_noise(store)
     results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise)
-    out = Comparison(ref.workload, req.goal, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost)
+    out = Comparison(ref.workload, req.goal, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost,
+                     groups=[("", seeds, inputs)], noise=noise)
     out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds, noise)
     out.notes += totarget.interval_notes(results) + ([same_note] if same_note else [])
     agree = combo.agreement(_all_seed_results(p, store))

@@ -7,19 +7,21 @@ draws every candidate's training from its own setting's seeds, with P(cheapest) 
 
 **Raced, not exhaustive.** Trainings are spent where they can change the decision:
 
-1. a first round: one seed of every setting, and the speed probes of every local candidate in every setting
-   (interleaved, as the single-setting comparison orders them);
-2. the race: a setting none of whose candidates is the cheapest in at least :data:`RACE_KEEP` of new
-   trainings is dropped (named, with its figures so far; it stays in the table, marked);
-3. the settings still in the race get their remaining ``--seeds`` one round at a time (the likeliest
-   cheapest setting first), the race judged again after every seed. A seed of any other setting is stopped
-   once it can no longer make its setting the cheapest: past the epochs at which even its setting's fastest
-   speed run costs more than the leading candidate's upper bound
+1. a first round: one seed of every setting and the speed probes of every local candidate in every setting,
+   the settings in a random order (fixed by ``--first-seed``) and interleaved, a run of one setting then a run
+   of the next, so that no setting is confounded with the machine's drift over minutes;
+2. then the one decision loop (:func:`cpustudy.measure.compare.decide`): one measurement at a time, a seed of
+   a setting (up to ``--seeds`` each) or a speed run of a candidate, the one the policy
+   (:func:`cpustudy.decision.policy.next_step`) expects to remove the most doubt per second, until the
+   decision is made, every candidate is the same within the indifference zone, measuring more cannot pay for
+   itself, or ``--max-trainings`` is spent. No setting is dropped: one that cannot be the cheapest is simply
+   not worth measuring, and stays in the table with its figures. A seed of a setting other than the leader's
+   is stopped once it can no longer make its setting the cheapest: past the epochs at which even its
+   setting's fastest speed run costs more than the leader's upper bound
    (:func:`cpustudy.analysis.compare.censor_after`). It is counted as censored, not dropped: its margins to
-   the target count up to where it stopped (``epochs_by_margins``; without them, as reaching the target
-   one epoch later, its earliest, said in its basis as lower-bound figures);
-4. settling as a single comparison settles (:func:`cpustudy.analysis.compare.next_step`), a seed going to
-   the setting of the likeliest cheapest candidate.
+   the target count up to where it stopped (``epochs_by_margins``; without them, as reaching the target one
+   epoch later, its earliest, said in its basis as lower-bound figures). With ``--max-trainings 0`` every
+   setting trains every seed (the fixed plan).
 
 What the race cost is set against training every setting with every seed, in seeds and in epochs (the steps
 say both). Cloud
@@ -30,6 +32,7 @@ for them. A reduced precision this CPU would emulate is refused before anything 
 from __future__ import annotations
 
 import math
+import random
 import statistics
 import time
 from dataclasses import dataclass, field, replace
@@ -39,13 +42,11 @@ from cpustudy import precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import totarget
 from cpustudy.analysis.totarget import Comparison
+from cpustudy.decision.rules import RULES, Rules
 from cpustudy.errors import UserError
+from cpustudy.measure import compare as single
+from cpustudy.measure.execute import Measurer, execute
 from cpustudy.names import split_list
-
-#: After the first round, a setting stays in the race while one of its candidates is the cheapest in at least
-#: this share of new trainings.
-RACE_KEEP = 0.02
-
 
 @dataclass(frozen=True)
 class Setting:
@@ -94,7 +95,6 @@ class SettingsPlan:
     request: Any
     plans: list[Any]
     labels: list[str]
-    dropped: dict[str, str] = field(default_factory=dict)  # label -> why the race dropped it
     inputs: dict[str, list[Any]] = field(default_factory=dict)  # label -> its candidates' inputs, as last joined
 
 
@@ -122,16 +122,16 @@ def plan_settings(request: Any, plan_one: Callable[[Any], Any]) -> SettingsPlan:
     return SettingsPlan(request, plans, labels)
 
 
-def measure_settings(sp: SettingsPlan, say: Callable[[str], None],
-                     progress: Callable[[str], None] | None = None) -> Comparison:
-    """Race the settings (see the module's docstring) and combine them into one comparison."""
-    from cpustudy.measure import compare as single
+def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Callable[[str], None] | None = None,
+                     measurer: Measurer = execute, rules: Rules = RULES) -> Comparison:
+    """Race the settings (see the module's docstring) and combine them into one comparison; ``measurer``: what
+    measures one run (a fresh worker unless given)."""
     from cpustudy.measure.session import measuring
     from cpustudy.measure.sweep import pending
 
     req = sp.request
     t0 = time.perf_counter()
-    walls: list[float] = []
+    ledger = single.Ledger()
     steps: list[str] = []
     kernels = reduced_precision_kernels(sp, progress)
     for line in kernels:
@@ -142,44 +142,60 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None],
         def run(work: list[tuple[str, Any]], stage: str) -> None:
             for i, (kind, cell) in enumerate(work):
                 if progress:
-                    progress(f"{stage} [{i + 1}/{len(work)}] {kind}: {single._what(kind, cell, req.goal_words)} "
+                    progress(f"{stage} [{i + 1}/{len(work)}] {kind}: {single.what(kind, cell, req.goal_words)} "
                              f"{_label_of(sp, cell)}")
-                single._run_one(store, mid, kind, cell, req, say, walls, _label_of(sp, cell))
+                single.run_one(store, mid, kind, cell, req, say, ledger, _label_of(sp, cell), measurer=measurer)
 
-        first: list[tuple[str, Any]] = []
-        for p in sp.plans:  # round 1: a seed of every setting, every local candidate's probes
-            first += single._order(pending(store, p.convergence[:1]), pending(store, p.probes))
+        order = shuffled(sp, req.first_seed)
+        first = interleave([single.order(pending(store, p.convergence[:1]), pending(store, p.probes))
+                            for _, p in order])
         if first:
-            say(f"compare: round 1 of the race over {len(sp.plans)} settings: {len(first)} run(s) into {store.path}")
+            say(f"compare: round 1 of the race over {len(sp.plans)} settings ({', '.join(lb for lb, _ in order)}, "
+                f"in a random order, interleaved): {len(first)} run(s) into {store.path}")
         run(first, "round 1")
         comparison = joint(sp, store)
         unmeasured = [r.candidate for r in comparison.results if r.speed_runs == 0]
         again = [c for c in (_probe_again(sp, name) for name in unmeasured) if c is not None]
-        if again:  # a probe left out (a busy machine, a failure): once more before the race judges it
+        if again:  # a probe left out (a busy machine, a failure): once more before the decision reads it
             steps.append(f"measured again, no usable speed run after round 1: {', '.join(unmeasured)}")
             run([("speed", c) for c in again], "round 1")
             comparison = joint(sp, store)
-        _judge(sp, comparison, "its first seed", steps, say)
-        for i in range(1, max(len(p.convergence) for p in sp.plans)):
-            for label, p in _by_promise(sp, comparison):
-                if label in sp.dropped or i >= len(p.convergence) or not pending(store, p.convergence[i:i + 1]):
-                    continue
-                cell, why = censored(sp, label, p.convergence[i], comparison)
-                if why:
-                    steps.append(why)
-                    say(f"compare: {why}")
-                run([("convergence", cell)], f"round {i + 1}")  # a seed told to stop is not one training's time
-                comparison = joint(sp, store)
-                _judge(sp, comparison, f"{i + 1} seeds", steps, say)
-        comparison = settle(sp, store, mid, comparison, say, run, walls, t0, steps)
-        steps.append(race_cost(sp, store))
+        if not req.max_trainings:  # the fixed plan: every setting's every seed, round after round
+            rest = interleave([[("convergence", c) for c in pending(store, p.convergence[1:])] for _, p in order])
+            run(rest, "the fixed plan")
+            comparison = joint(sp, store)
+        comparison.steps = steps
+        comparison = single.decide(list(zip(sp.labels, sp.plans)), store, mid, comparison, lambda: joint(sp, store),
+                                   say=say, progress=progress, ledger=ledger, measurer=measurer, rules=rules,
+                                   seed_cell=lambda label, p, comp: censored(sp, label, p.another_seed(), comp),
+                                   label_of=lambda cell: _label_of(sp, cell))
+        comparison.steps.append(race_cost(sp, store))
         local = {c.name: (p, c) for p in sp.plans for c in p.candidates if c.kind == "here"}
-        comparison.checks = single.check_winner(local, req.checks, store, mid, comparison, say, progress)
-    comparison.steps = steps
+        comparison.checks = single.check_winner(local, req.checks, store, mid, comparison, say, progress, measurer)
     comparison.notes += kernels
     comparison.wall_s = time.perf_counter() - t0
-    comparison.training_wall_s = statistics.median(walls) if walls else None
+    comparison.training_wall_s = ledger.one_training()
     return comparison
+
+
+def shuffled(sp: SettingsPlan, seed: int) -> list[tuple[str, Any]]:
+    """The settings in a random order fixed by ``seed`` (the request's first seed): no setting always goes
+    first, when the machine is freshest."""
+    pairs = list(zip(sp.labels, sp.plans))
+    order = random.Random(seed).sample(range(len(pairs)), len(pairs))
+    return [pairs[i] for i in order]
+
+
+def interleave(queues: Sequence[Sequence[Any]]) -> list[Any]:
+    """One item of each queue in turn, until all are empty: settings measured side by side, not one after
+    another (a setting is not confounded with the machine's drift over minutes)."""
+    out: list[Any] = []
+    rest = [list(q) for q in queues]
+    while any(rest):
+        for q in rest:
+            if q:
+                out.append(q.pop(0))
+    return out
 
 
 def reduced_precision_kernels(sp: SettingsPlan, progress: Callable[[str], None] | None = None) -> list[str]:
@@ -218,22 +234,18 @@ def _label_of(sp: SettingsPlan, cell: Any) -> str:
 
 def joint(sp: SettingsPlan, store: Any) -> Comparison:
     """Every setting's seeds and candidates combined in one comparison (``combine_groups``)."""
-    from cpustudy.measure import compare as single
-
     req = sp.request
     groups, seeds_all, notes = [], [], []
     runs = store.runs(status="ok")
     for label, p in zip(sp.labels, sp.plans):
-        seeds, same = single._seeds(p, store)
+        seeds, same = single.seeds_of(p, store)
+        seeds = [replace(x, setting=label) for x in seeds]
         if not seeds:
             notes.append(f"{label}: no convergence run finished (see `cpustudy results --errors`): left out")
             continue
         ref = p.convergence[0].config
         inputs = totarget.candidate_inputs(store, p.candidates, ref, p.fingerprint, runs, p.catalog, req.spot,
                                            req.family)
-        if label in sp.dropped:
-            for i in inputs:
-                i.basis = [*i.basis, f"dropped by the race: {sp.dropped[label]}"]
         stopped = [s for s in seeds if s.censored_after is not None]
         if stopped:
             how = ("counted with their margins to the target up to where they stopped" if all(s.margins for s in seeds)
@@ -241,7 +253,7 @@ def joint(sp: SettingsPlan, store: Any) -> Comparison:
             for i in inputs:
                 i.basis = [*i.basis, f"{len(stopped)} seed(s) stopped by the race short of the target, {how}"]
         sp.inputs[label] = inputs
-        groups.append((seeds, inputs))
+        groups.append((label, seeds, inputs))
         seeds_all += seeds
         reached = ", ".join(s.outcome() for s in seeds)
         notes.append(f"{label}: {len(seeds)} seed(s), epochs to the target {reached}" + (f"; {same}" if same else ""))
@@ -252,33 +264,15 @@ def joint(sp: SettingsPlan, store: Any) -> Comparison:
         raise UserError(f"no seed of any setting reached {req.goal_words}: give an easier target or more "
                         "--max-epochs (what was measured is stored)")
     noise = totarget.machine_noise(store)
-    results = combo.combine_groups(groups, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise)
+    results = combo.combine_groups([(seeds, inputs) for _, seeds, inputs in groups], deadline_s=req.deadline_s,
+                                   budget_usd=req.budget_usd, noise=noise)
     ref = sp.plans[0].convergence[0].config
-    out = Comparison(ref.workload, req.goal, results, seeds_all)
+    out = Comparison(ref.workload, req.goal, results, seeds_all, groups=groups, noise=noise)
     out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds_all, noise, settings=True)
     out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "
                            "epochs are drawn from its own setting's")
     out.notes += notes + totarget.interval_notes(results)
     return out
-
-
-def _judge(sp: SettingsPlan, comparison: Comparison, after: str, steps: list[str], say: Callable[[str], None]) -> None:
-    """The race judged on ``comparison``: the settings it drops now, added to ``sp.dropped`` and said."""
-    for label, why in race(sp, comparison).items():
-        sp.dropped[label] = why
-        steps.append(f"race: dropped {label} after {after}: {why}")
-        say(f"compare: {steps[-1]}")
-
-
-def _by_promise(sp: SettingsPlan, comparison: Comparison) -> list[tuple[str, Any]]:
-    """The settings, the one with the likeliest cheapest (else the fastest) candidate first."""
-    def promise(item: tuple[str, Any]) -> float:
-        names = {c.name for c in item[1].candidates}
-        mine = [r for r in comparison.results if r.candidate in names]
-        if any(r.p_cheapest is not None for r in mine):
-            return -max(r.p_cheapest or 0.0 for r in mine)
-        return min((r.time_to_target_s for r in mine if r.time_to_target_s), default=math.inf)
-    return sorted(zip(sp.labels, sp.plans), key=promise)
 
 
 def censored(sp: SettingsPlan, label: str, cell: Any, comparison: Comparison) -> tuple[Any, str]:
@@ -308,9 +302,7 @@ def censored(sp: SettingsPlan, label: str, cell: Any, comparison: Comparison) ->
 def race_cost(sp: SettingsPlan, store: Any) -> str:
     """What the race trained against training every setting with every seed, in seeds and in epochs (a
     setting's seeds not trained counted at its trained seeds' mean epochs)."""
-    from cpustudy.measure import compare as single
-
-    per = [single._seeds(p, store)[0] for p in sp.plans]
+    per = [single.seeds_of(p, store)[0] for p in sp.plans]
     most = max(len(s) for s in per)
     trained = sum(len(s) for s in per)
     stopped = sum(1 for s in per for x in s if x.censored_after is not None)
@@ -323,41 +315,12 @@ def race_cost(sp: SettingsPlan, store: Any) -> str:
             f"the race trained {trained} seed(s) across {len(sp.plans)} settings")
 
 
-def race(sp: SettingsPlan, comparison: Comparison) -> dict[str, str]:
-    """The settings still in the race that it rules out now: none of their candidates is the cheapest in
-    :data:`RACE_KEEP` of new trainings (P(cheapest) already carries the seeds' uncertainty of the epochs,
-    through the epochs' prior, and the speed runs'); with no prices, none's time interval reaches below the
-    fastest's upper bound. Never all of those still in it."""
-    results = comparison.results
-    priced = [r for r in results if r.cost_usd is not None and r.p_cheapest is not None]
-    if priced:
-        def alive(r: combo.CandidateResult) -> bool:
-            return (r.p_cheapest or 0.0) >= RACE_KEEP
-        what = "its candidates are the cheapest in {p} of new trainings at most (under " + f"{RACE_KEEP:.0%})"
-    else:
-        timed = [r for r in results if r.time_to_target_s is not None]
-        if not timed:
-            return {}
-        leader = min(timed, key=lambda r: r.time_to_target_s or math.inf)
-        bound = leader.time_high_s if leader.time_high_s is not None else leader.time_to_target_s
-
-        def alive(r: combo.CandidateResult) -> bool:
-            low = r.time_low_s if r.time_low_s is not None else r.time_to_target_s
-            return low is not None and bound is not None and low <= bound
-        what = "its time is above the fastest's upper bound (" + (f"{bound:.0f} s" if bound is not None else "?") + ")"
-    dropped: dict[str, str] = {}
-    running = [(label, p) for label, p in zip(sp.labels, sp.plans) if label not in sp.dropped]
-    for label, p in running:
-        mine = [r for r in results if r.candidate in {c.name for c in p.candidates}]
-        if mine and not any(alive(r) for r in mine):
-            best = max((r.p_cheapest or 0.0) for r in mine)
-            dropped[label] = what.format(p=f"{best:.1%}")
-    if len(dropped) == len(running):
-        return {}
-    return dropped
-
-
 def _leader(comparison: Comparison) -> combo.CandidateResult | None:
+    """The candidate the decision leads with: the least expected regret where there is a choice, else the
+    likeliest cheapest, else the fastest."""
+    st = single.standing_of(comparison)
+    if st is not None:
+        return next(r for r in comparison.results if r.candidate == st.leader)
     priced = [r for r in comparison.results if r.p_cheapest is not None]
     if priced:
         return max(priced, key=lambda r: r.p_cheapest or 0.0)
@@ -365,45 +328,10 @@ def _leader(comparison: Comparison) -> combo.CandidateResult | None:
     return min(timed, key=lambda r: r.time_to_target_s or math.inf) if timed else None
 
 
-def settle(sp: SettingsPlan, store: Any, machine_id: int, comparison: Comparison, say: Callable[[str], None],
-           run: Callable[[list[tuple[str, Any]], str], None], walls: list[float], t0: float,
-           steps: list[str]) -> Comparison:
-    """Settle across the settings still in the race, as ``measure.compare`` settles one (``next_step``):
-    a seed goes to the likeliest cheapest candidate's setting."""
-    from cpustudy.measure import compare as single
-
-    req = sp.request
-    if not req.max_trainings:
-        return comparison
-    alive = [(label, p) for label, p in zip(sp.labels, sp.plans) if label not in sp.dropped]
-    local = {c.name: (p, c) for _, p in alive for c in p.candidates if c.kind == "here"}
-    racing = {c.name for _, p in alive for c in p.candidates}
-    while True:
-        lead = _leader(comparison)
-        lead_plan = next((p for _, p in alive if lead is not None and lead.candidate in {c.name for c in p.candidates}),
-                         alive[0][1])
-        seeds, _ = single._seeds(lead_plan, store)
-        step = combo.next_step([r for r in comparison.results if r.candidate in racing], seeds, local)
-        stop = single.stop_line(step, walls, t0, comparison, req.max_trainings)
-        if stop:
-            steps.append(stop)
-            break
-        if step.kind == "seed":
-            cells: list[tuple[str, Any]] = [("convergence", lead_plan.another_seed())]
-        else:
-            cells = [("speed", local[name][0].another_probe(local[name][1])) for name in step.candidates]
-        steps.append(f"added {' and '.join(single._what(k, c, req.goal_words) + ' ' + _label_of(sp, c) for k, c in cells)}"
-                     f": {step.why}")
-        say(f"compare: not settled yet, {steps[-1]}")
-        run(cells, "settling")
-        comparison = joint(sp, store)
-    return comparison
-
-
 def several(request: Any) -> bool:
     """Whether ``request`` names more than one setting (then :func:`measure_settings` compares them)."""
     return len(settings_of(request.precisions, request.batch_sizes, request.precision, request.batch_size)) > 1
 
 
-__all__: Sequence[str] = ("RACE_KEEP", "Setting", "SettingsPlan", "measure_settings", "plan_settings", "settings_of",
+__all__: Sequence[str] = ("Setting", "SettingsPlan", "measure_settings", "plan_settings", "settings_of",
                           "several")

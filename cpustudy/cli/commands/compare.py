@@ -122,7 +122,7 @@ def comparison_has(comparison: Any, key: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cpustudy.cli.commands.cloud import _workdir
+    from cpustudy.cli.commands.cloud import workdir_of
     from cpustudy.cli.output import console, status
     from cpustudy.cloud.probes import plan_probes
     from cpustudy.measure.compare import CompareRequest, measure, plan_compare
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size, precision=args.precision, data=args.data, repeats=args.repeats,
         probe_steps=args.probe_steps, convergence_at=args.convergence_at, deadline_s=args.deadline,
         budget_usd=args.budget, probe_budget_usd=args.probe_budget, spot=not args.on_demand, family=args.family,
-        prices=args.prices, probe_plan=args.probe_plan, workdir=_workdir(args.workdir), db=args.db, timeout=args.timeout,
+        prices=args.prices, probe_plan=args.probe_plan, workdir=workdir_of(args.workdir), db=args.db, timeout=args.timeout,
         max_trainings=args.max_trainings, precisions=args.precisions, batch_sizes=args.batch_sizes, checks=args.check)
     a.check_out_folder(args.out)  # before anything is measured, not after
     err = console(stderr=True)

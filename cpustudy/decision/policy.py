@@ -1,0 +1,309 @@
+"""The decision's own quantity, when it is made, and what to measure next: pure functions of the measurements.
+
+**What is known of each candidate's mean** (:func:`standing`). A prediction interval and P(cheapest in one
+training) carry each training's own luck (run noise, the seed), so they never settle a difference smaller
+than that luck however much is measured. A decision needs what is known of each candidate's *expected*
+cost: per draw,
+
+* a setting's mean epochs to the target: centred on the mean of its new-seed predictive
+  (:func:`cpustudy.analysis.compare.draw_epochs`), spread by that predictive's log spread over the square root of
+  its seeds (what n seeds tell of a mean); every candidate of the setting shares the draw (the seed decides the
+  epochs wherever it trains), settings draw apart;
+* a candidate's mean log time of one training at those epochs: the mean of its speed runs' log trainings, spread
+  by their spread pooled with the machine's (``noise.within`` worth ``noise.df`` runs) over the square root of
+  the runs (Student-t). The variation between sessions moves every candidate measured in one session alike and
+  is left out of this comparison of means;
+* a seed that would not reach the target costs a training to the cap.
+
+From those draws: each candidate's expected cost (time, where nothing is priced), **P(lowest expected cost)**
+(the draws where it is lowest; they sum to 1), and its **expected regret**: how much more than the unknown best
+it is expected to cost, relative to the best (``E[(cost_c - min) / min]``).
+
+**When to stop** (:func:`next_step`, rules in :class:`cpustudy.decision.rules.Rules`): the leader (the least
+expected regret) is expected to cost at most ``regret`` more than the best (decided); or every candidate is
+within ``indifference`` of it (the same: any will do, the default named); or even perfect knowledge would save
+less over ``trainings`` trainings than the next measurement costs (not worth measuring). Otherwise the next
+measurement is the one expected to remove the most of the doubt between the leader and its challengers per
+second of measuring: a seed of a setting (its epochs' doubt, where leader and challenger train in different
+settings) or a speed run of a candidate, each weighed by the challenger's P(lowest expected cost) and divided
+by what it takes (a variance-reduction rule in the spirit of the knowledge gradient; Frazier, Powell and
+Dayanik 2008).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from cpustudy.analysis import compare as combo
+from cpustudy.analysis.stats import NO_PRIOR, Noise
+from cpustudy.decision.rules import RULES, Rules
+
+
+_NORMAL = NormalDist()
+
+
+@dataclass(frozen=True)
+class Group:
+    """One training setting as the decision sees it: its label, its seeds and its candidates' inputs."""
+
+    label: str
+    seeds: Sequence[combo.SeedResult]
+    candidates: Sequence[combo.CandidateInput]
+
+
+@dataclass
+class Standing:
+    """What is known of each candidate's expected cost of one training (``unit``: USD where every candidate is
+    priced, else s), from :func:`standing`."""
+
+    unit: str
+    expected: dict[str, float]
+    low: dict[str, float]  # 5 % quantile of what is known of the mean
+    high: dict[str, float]  # 95 %
+    p_best: dict[str, float]  # P(lowest expected cost); sums to 1
+    regret: dict[str, float]  # expected relative regret of choosing it
+    time_s: dict[str, float]  # expected time of one training (s), priced or not
+    group_of: dict[str, str] = field(default_factory=dict)
+    epoch_var: dict[str, float] = field(default_factory=dict)  # per setting: var of its log mean epochs
+    seeds: dict[str, int] = field(default_factory=dict)
+    speed_var: dict[str, float] = field(default_factory=dict)  # per candidate: var of its log mean speed
+    runs: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def leader(self) -> str:
+        return min(self.regret, key=lambda n: (self.regret[n], -self.p_best[n]))
+
+    def within(self, delta: float) -> list[str]:
+        """The candidates whose expected regret is at most ``delta``, least first."""
+        return sorted((n for n, r in self.regret.items() if r <= delta), key=lambda n: self.regret[n])
+
+
+def _mean_epochs(seeds: Sequence[combo.SeedResult], draws: int, rng: np.random.Generator,
+                 spread: np.random.Generator) -> tuple[np.ndarray, float, float] | None:
+    """Draws of a setting's mean epochs to the target, the var of their log, and the share of new seeds that
+    would not reach it; None where no seed reached it. ``rng`` draws the new-seed predictive (the same stream for
+    every setting: the same seeds give the same centre), ``spread`` the mean's own uncertainty (a stream of the
+    setting's own). The centre is the predictive's mean between its 2.5 and 97.5 % quantiles: a Student-t with
+    few degrees of freedom has tails that would make a plain mean a matter of luck."""
+    pred, _ = combo.draw_epochs(seeds, draws, rng)
+    finite = pred[np.isfinite(pred)]
+    if not len(finite):
+        return None
+    never = 1.0 - len(finite) / len(pred)
+    lo, hi = np.percentile(finite, [2.5, 97.5])
+    inner = finite[(finite >= lo) & (finite <= hi)]
+    logs = np.log(inner)
+    sd = float(np.std(logs))
+    centre = math.log(float(np.mean(inner)))
+    var = sd * sd / max(1, len(seeds))
+    # log-normal about the mean: centred at log(mean) - var/2, so that less known is not read as costlier
+    return np.exp(centre - var / 2 + math.sqrt(var) * spread.standard_normal(draws)), var, never
+
+
+def _mean_log_time(epochs: np.ndarray, samples: Sequence[combo.SpeedSample], noise: Noise,
+                   rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """Draws of a candidate's mean log time of one training at ``epochs`` (one value a draw), and the var of that
+    mean at the draws' centre."""
+    per = np.array([s.per_epoch_s for s in samples], dtype=float)
+    once = np.array([s.once_s for s in samples], dtype=float)
+    logs = np.log(epochs[:, None] * per[None, :] + once[None, :])
+    n = len(samples)
+    mean = logs.mean(axis=1)
+    ss = ((logs - mean[:, None]) ** 2).sum(axis=1)
+    df = (n - 1) + noise.df
+    if df <= 0:
+        return mean, 0.0
+    var = (ss + noise.df * noise.within ** 2) / df / n
+    return mean + np.sqrt(var) * rng.standard_t(df, len(epochs)), float(np.median(var))
+
+
+def standing(groups: Sequence[Group], *, noise: Noise = NO_PRIOR, rules: Rules = RULES,
+             rng_seed: int = 0) -> Standing | None:
+    """What is known of every measured candidate's expected cost (see the module's docstring); None where fewer
+    than two candidates have figures (nothing to choose between)."""
+    draws = rules.draws
+    rows: dict[str, np.ndarray] = {}
+    times: dict[str, np.ndarray] = {}
+    rates: dict[str, float | None] = {}
+    out = Standing("s", {}, {}, {}, {}, {}, {})
+    for g, group in enumerate(groups):
+        if not group.seeds:
+            continue
+        drawn = _mean_epochs(group.seeds, draws, np.random.default_rng([rng_seed, 7]),
+                             np.random.default_rng([rng_seed, 9, g]))
+        if drawn is None:
+            continue
+        epochs, evar, never = drawn
+        out.epoch_var[group.label] = evar
+        out.seeds[group.label] = len(group.seeds)
+        cap = float(max(s.max_epochs for s in group.seeds))
+        for i, c in enumerate(group.candidates):
+            if not c.samples:
+                continue
+            mean_log, svar = _mean_log_time(epochs, c.samples, noise, np.random.default_rng([rng_seed, 8, g, i]))
+            t = np.exp(mean_log)
+            if never > 0:
+                per = float(np.mean([s.per_epoch_s for s in c.samples]))
+                once = float(np.mean([s.once_s for s in c.samples]))
+                t = t * ((1 - never) + never * (cap * per + once) / (epochs * per + once))
+            times[c.candidate] = t
+            rates[c.candidate] = c.usd_per_hour
+            out.group_of[c.candidate] = group.label
+            out.speed_var[c.candidate] = svar
+            out.runs[c.candidate] = len(c.samples)
+    if len(times) < 2:
+        return None
+    priced = all(r is not None for r in rates.values())
+    out.unit = "USD" if priced else "s"
+    for name, t in times.items():
+        rate = rates[name]
+        rows[name] = t * (rate or 0.0) / 3600.0 if priced else t
+    names = list(rows)
+    m = np.vstack([rows[n] for n in names])
+    best = m.min(axis=0)
+    winners = m == best
+    share = winners / winners.sum(axis=0)
+    for i, n in enumerate(names):
+        out.expected[n] = float(m[i].mean())
+        out.low[n], out.high[n] = (float(x) for x in np.percentile(m[i], [5.0, 95.0]))
+        out.p_best[n] = float(share[i].mean())
+        out.regret[n] = float(np.mean((m[i] - best) / best))
+        out.time_s[n] = float(times[n].mean())
+    return out
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the decision does next: stop (``decided``, ``same``, ``not worth it``, ``stuck``) or measure a
+    ``seed`` of ``setting`` or a ``speed`` run of ``candidates``; ``why`` in words."""
+
+    kind: str
+    why: str
+    setting: str | None = None
+    candidates: tuple[str, ...] = ()
+
+    @property
+    def stops(self) -> bool:
+        return self.kind in ("decided", "same", "not worth it", "stuck")
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1%}" if x < 0.1 else f"{x:.0%}"
+
+
+def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[str, float],
+              probe_cost_s: Mapping[str, float], seeds_left: Mapping[str, int], default: str | None = None,
+              rules: Rules = RULES) -> Step:
+    """Whether the decision is made, and if not the measurement worth the most per second (see the module's
+    docstring). ``measurable``: candidates that can be measured here; ``seed_cost_s``: per setting, what one
+    more seed takes (s); ``probe_cost_s``: per candidate, what one more speed run takes; ``seeds_left``: per
+    setting, how many more seeds it may get; ``default``: the candidate the user would take anyway."""
+    lead = st.leader
+    r = st.regret[lead]
+    same = st.within(rules.indifference)
+    if r <= rules.regret:
+        return Step("decided", f"{lead}: choosing it is expected to cost {_pct(r)} more than the best (expected "
+                    f"regret, at or under {rules.regret:.0%}); P(lowest expected cost) {st.p_best[lead]:.0%}")
+    if len(same) == len(st.regret):
+        keep = default if default in st.regret else lead
+        return Step("same", f"these {len(same)} are the same within {rules.indifference:.0%} (expected regret "
+                    f"{_pct(min(st.regret.values()))}-{_pct(max(st.regret.values()))}): any will do; the default is "
+                    f"{keep}")
+    can = set(measurable)
+    challengers = [c for c in st.regret if c != lead]
+
+    def change_sd(c: str, seed_of: str | None, speed_of: str | None, m: int) -> float:
+        """How far ``m`` more seeds of ``seed_of`` (or speed runs of ``speed_of``) are expected to move the log
+        ratio of challenger ``c``'s mean cost to the leader's: the sd of the change of its posterior mean (a
+        mean of n known to var v moves by var v m / (n + m) with m more)."""
+        if seed_of is not None and st.group_of[c] != st.group_of[lead] and seed_of in (st.group_of[c],
+                                                                                       st.group_of[lead]):
+            n = st.seeds.get(seed_of, 1)
+            return math.sqrt(st.epoch_var.get(seed_of, 0.0) * m / (n + m))
+        if speed_of is not None and speed_of in (c, lead):
+            n = st.runs.get(speed_of, 1)
+            return math.sqrt(st.speed_var.get(speed_of, 0.0) * m / (n + m))
+        return 0.0
+
+    def worth(seed_of: str | None = None, speed_of: str | None = None, m: int = 1) -> float:
+        """What ``m`` more such measurements are expected to save per training, relative: the knowledge
+        gradient of the pair they move most, sd x (z Phi(z) + phi(z)), z = -gap / sd, where sd is how far m
+        measurements are expected to move the pair's log ratio."""
+        best = 0.0
+        for c in challengers:
+            sd = change_sd(c, seed_of, speed_of, m)
+            if sd <= 0:
+                continue
+            z = -abs(math.log(st.expected[c] / st.expected[lead])) / sd
+            best = max(best, sd * (z * _NORMAL.cdf(z) + _NORMAL.pdf(z)))
+        return best
+
+    # (seconds saved over the trainings served, cost s, step): a single measurement rarely turns a decision on
+    # its own, so each kind is valued as its best run of 1, 2, 4 or 8 (per measurement: the KG* of Frazier,
+    # Powell and Dayanik), so that a difference worth several runs to find is found.
+    options: list[tuple[float, float, Step]] = []
+    per_training = st.time_s[lead] * rules.trainings
+
+    for label in sorted({st.group_of[c] for c in st.regret}):
+        cost = seed_cost_s.get(label)
+        if cost and seeds_left.get(label, 0) > 0:
+            saves = max(worth(seed_of=label, m=m) * per_training / m for m in (1, 2, 4, 8))
+            options.append((saves, cost, Step("seed", "", setting=label)))
+    for c in st.regret:
+        cost = probe_cost_s.get(c)
+        if c in can and cost:
+            saves = max(worth(speed_of=c, m=m) * per_training / m for m in (1, 2, 4, 8))
+            options.append((saves, cost, Step("speed", "", candidates=(c,))))
+    if not options:
+        return Step("stuck", f"{lead} leads with expected regret {_pct(r)}, and nothing that could tell it from "
+                    "its challengers can be measured here")
+    saves, cost, best = max(options, key=lambda o: o[0] / o[1])
+    if saves < cost:
+        near = [c for c in same if c != lead]
+        return Step("not worth it", f"{lead} leads with expected regret {_pct(r)}; no measurement is expected to "
+                    f"save what it costs over {rules.trainings} trainings (the best: {saves:.0f} s saved for "
+                    f"{cost:.0f} s of measuring)" + (f"; within {rules.indifference:.0%} of it: {', '.join(near)}"
+                                                    if near else ""))
+    rival = max(challengers, key=lambda x: st.p_best[x])
+    what = (f"a seed of {best.setting}: its epochs" if best.kind == "seed" else
+            f"a speed run of {best.candidates[0]}: its speed")
+    why = (f"{lead} leads (expected regret {_pct(r)}, P(lowest expected cost) {st.p_best[lead]:.0%}; {rival} "
+           f"{st.p_best[rival]:.0%}); {what} is expected to save {saves:.0f} s over {rules.trainings} trainings "
+           f"for {cost:.0f} s of measuring, the most per second")
+    return Step(best.kind, why, setting=best.setting, candidates=best.candidates)
+
+
+def one_candidate_step(results: Sequence[combo.CandidateResult], seeds: Sequence[combo.SeedResult],
+                       measurable: Iterable[str] = (), rules: Rules = RULES) -> Step:
+    """With nothing to choose between (one candidate with figures): settled once its interval is within
+    ``rules.narrow``; else a seed where the seeds' epochs make half or more of the interval's spread (or fewer
+    than 3 seeds), a speed run where its runs make most of it. ``measurable``: candidates measurable here."""
+    can = set(measurable)
+    measured = [r for r in results if r.time_to_target_s is not None]
+    if not measured:
+        return Step("stuck", "no candidate measured")
+    lead = min(measured, key=lambda r: r.time_to_target_s or math.inf)
+    if lead.time_low_s and lead.time_high_s and lead.time_high_s / lead.time_low_s <= rules.narrow:
+        return Step("decided", f"{lead.candidate}'s {lead.level:.0%} interval is within {rules.narrow:g}x")
+    reached = [float(s.earliest) for s in seeds if s.earliest]
+    seed_spread = float(np.std(np.log(reached), ddof=1)) if len(reached) > 1 else math.inf
+    total = _spread(lead)
+    if len(seeds) < 3 or seed_spread ** 2 >= 0.5 * total ** 2 or lead.candidate not in can:
+        return Step("seed", f"the seeds' epochs (log spread {seed_spread:.2f}) make half or more of the "
+                    f"interval's spread ({total:.2f})")
+    return Step("speed", f"{lead.candidate}'s speed runs make most of its interval's spread", candidates=(lead.candidate,))
+
+
+def _spread(r: combo.CandidateResult) -> float:
+    """A candidate's spread of one training's log time, read from its interval (inf: none given)."""
+    if not (r.time_low_s and r.time_high_s):
+        return math.inf
+    return math.log(r.time_high_s / r.time_low_s) / (2 * NormalDist().inv_cdf(0.5 + r.level / 2))
+
+
+__all__: Sequence[str] = ("Group", "Standing", "Step", "next_step", "one_candidate_step", "standing")

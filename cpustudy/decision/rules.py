@@ -1,0 +1,59 @@
+"""Every threshold ``compare``'s decision uses, in one frozen object, documented once and stored with every
+answer (its JSON and its page), so that an answer says the rules it was reached under."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The decision's thresholds (``compare --regret``, ``--indifference``, ``--trainings`` set the first
+    three).
+
+    * ``regret`` (epsilon): the comparison is decided once choosing the leader is expected to cost at most
+      this share more than the unknown best (its expected regret, from what is known of every candidate's
+      mean cost: :func:`cpustudy.decision.policy.standing`).
+    * ``indifference`` (delta): candidates whose expected regret is at most this are "the same within
+      delta": any will do. Where every candidate is, the comparison stops and says so.
+    * ``trainings``: how many trainings the answer will serve. Measuring stops once even knowing the best for
+      certain (the leader's expected regret) would save less over that many trainings than the next
+      measurement costs.
+    * ``level``: the central share of the prediction intervals of one new training.
+    * ``narrow``: with one candidate (nothing to choose), settled once its interval's high is at most this
+      many times its low.
+    * ``draws``: draws of what is known of each candidate's mean (the generator's seed is fixed: the same
+      measurements give the same decision).
+    """
+
+    regret: float = 0.02
+    indifference: float = 0.05
+    trainings: int = 100
+    level: float = 0.90
+    narrow: float = 1.5
+    draws: int = 4000
+
+    def check(self) -> str | None:
+        """What is wrong with these rules, in one line naming the flag; None when nothing is."""
+        if not 0 < self.regret < 1:
+            return f"--regret {self.regret:g}: give a share between 0 and 1, e.g. 0.02 for 2 %"
+        if not 0 < self.indifference < 1:
+            return f"--indifference {self.indifference:g}: give a share between 0 and 1, e.g. 0.05 for 5 %"
+        if self.trainings < 1:
+            return f"--trainings {self.trainings}: give how many trainings the answer will serve, 1 or more"
+        return None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def words(self) -> str:
+        return (f"decided once the leader's expected regret is at most {self.regret:.0%}; candidates within "
+                f"{self.indifference:.0%} expected regret are the same; measuring stops once it cannot pay for "
+                f"itself over {self.trainings} trainings; {self.level:.0%} prediction intervals")
+
+
+#: The rules a comparison takes unless told otherwise.
+RULES = Rules()
+
+__all__: Sequence[str] = ("RULES", "Rules")

@@ -1,0 +1,95 @@
+"""The decision loop run against a simulated measurer (``cpustudy.measure.replay``): a known truth (each
+setting's speed and each seed's learning curve), a real plan, the real loop, every run stored through
+``execute``'s own bookkeeping. Used by ``tests/test_decision.py`` and by ``reports/*/simulate_decision.py``."""
+
+from __future__ import annotations
+
+import copy
+import math
+import zlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from cpustudy.measure import compare as mc
+from cpustudy.measure import replay, settings
+from cpustudy.measure.compare import CompareRequest, plan_compare
+from cpustudy.worker.protocol import RunConfig
+
+STREAM = Path(__file__).resolve().parent / "fixtures" / "replay" / "mnist_mlp-learnable.jsonl"
+TARGET = 0.5
+SLOPE = 0.02  # the metric gained an epoch around the target
+
+
+def request(db: Path, **over: Any) -> CompareRequest:
+    kw: dict[str, Any] = dict(
+        workload="mnist_mlp", target=TARGET, target_text=None, candidates="here:2", seeds=3, first_seed=1,
+        max_epochs=4, builds="tf", gpu_builds=None, batch_size=None, precision="float32", data="learnable",
+        repeats=1, probe_steps=100, convergence_at="here:2", deadline_s=None, budget_usd=None,
+        probe_budget_usd=None, spot=True, family=None, prices=None, probe_plan=None, workdir=None, db=str(db),
+        timeout=None, max_trainings=12, precisions="float32,mixed_bfloat16", batch_sizes="64,256", checks=0)
+    kw.update(over)
+    return CompareRequest(**kw)
+
+
+def key(cfg: RunConfig) -> str:
+    """A setting's key in a truth: ``fp32 b64``."""
+    return f"{'bf16' if cfg.precision_policy != 'float32' else 'fp32'} b{cfg.batch_size}"
+
+
+@dataclass(frozen=True)
+class Truth:
+    """Per setting key: seconds per training sample (so an epoch's time; per vCPU count alike) and the epoch a
+    seed's metric reaches the target (a function of the seed: fractional, the metric crossing in between)."""
+
+    per_sample_s: dict[str, float]
+    needs: dict[str, Callable[[int], float]]
+    noise: float = 0.06
+    startup_s: float = 4.0
+    validation_s: float = 0.3
+
+    def scenario(self, shift: float = 0.0) -> replay.Scenario:
+        def step_s(cfg: RunConfig) -> float:
+            return self.per_sample_s[key(cfg)] * int(cfg.batch_size)
+
+        def metric(cfg: RunConfig, epoch: int) -> float:
+            return TARGET + SLOPE * (epoch - self.needs[key(cfg)](int(cfg.seed)))
+
+        return replay.Scenario(step_s=step_s, metric=metric, noise=self.noise, session_shift=shift,
+                               startup_s=self.startup_s, tracing_s=0.2, validation_s=self.validation_s)
+
+    def expected_s(self, setting: str, samples: int = 60000, seeds: int = 400) -> float:
+        """A training's expected billed time in ``setting`` (over ``seeds`` seeds; the run's noise is common to
+        every setting, so it does not change which is best)."""
+        epochs = [max(1, math.ceil(self.needs[setting](s) - 1e-9)) for s in range(1, seeds + 1)]
+        per_epoch = samples * self.per_sample_s[setting] + self.validation_s
+        return sum(e * per_epoch for e in epochs) / len(epochs) + self.startup_s + 0.2
+
+
+def uniform(seed: int, salt: int = 0) -> float:
+    """A number in [0, 1) fixed by the seed (the same seed, the same learning curve in every setting)."""
+    return (zlib.crc32(f"{seed}:{salt}".encode()) % 10_000) / 10_000
+
+
+def run(truth: Truth, db: Path, trial: int = 0, plan: Any = None, **over: Any) -> tuple[Any, Any]:
+    """One comparison to its decision against ``truth``: (its comparison, its plan). ``plan``: a plan made
+    before (copied, pointed at ``db``), to save planning each trial."""
+    sim = replay.Simulated(truth.scenario(), replay.load_stream(STREAM), seed=trial)
+    req = request(db, **over)
+    if plan is None:
+        plan = settings.plan_settings(req, plan_compare) if settings.several(req) else plan_compare(req)
+    plan = copy.deepcopy(plan)
+    if isinstance(plan, settings.SettingsPlan):
+        plan.request = replace(plan.request, db=str(db))
+        for p in plan.plans:
+            p.request = replace(p.request, db=str(db))
+        comparison = settings.measure_settings(plan, say=lambda _: None, measurer=sim.measurer())
+    else:
+        plan.request = replace(plan.request, db=str(db))
+        comparison = mc.measure(plan, say=lambda _: None, measurer=sim.measurer())
+    return comparison, plan
+
+
+def setting_of(candidate: str) -> str:
+    """``here:2 bf16 b64`` -> ``bf16 b64``."""
+    return candidate.split(" ", 1)[1]
