@@ -5,6 +5,7 @@ setting's speed and each seed's learning curve), a real plan, the real loop, eve
 from __future__ import annotations
 
 import copy
+import json
 import math
 import zlib
 from dataclasses import dataclass, replace
@@ -71,13 +72,19 @@ def uniform(seed: int, salt: int = 0) -> float:
     return (zlib.crc32(f"{seed}:{salt}".encode()) % 10_000) / 10_000
 
 
+_PLANS: dict[str, Any] = {}
+
+
 def run(truth: Truth, db: Path, trial: int = 0, plan: Any = None, **over: Any) -> tuple[Any, Any]:
     """One comparison to its decision against ``truth``: (its comparison, its plan). ``plan``: a plan made
     before (copied, pointed at ``db``), to save planning each trial."""
     sim = replay.Simulated(truth.scenario(), replay.load_stream(STREAM), seed=trial)
     req = request(db, **over)
     if plan is None:
-        plan = settings.plan_settings(req, plan_compare) if settings.several(req) else plan_compare(req)
+        known = json.dumps(over, sort_keys=True, default=str)
+        if known not in _PLANS:  # planning reads the machine (a second or two): once per request
+            _PLANS[known] = settings.plan_settings(req, plan_compare) if settings.several(req) else plan_compare(req)
+        plan = _PLANS[known]
     plan = copy.deepcopy(plan)
     if isinstance(plan, settings.SettingsPlan):
         plan.request = replace(plan.request, db=str(db))

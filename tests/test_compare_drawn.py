@@ -226,7 +226,8 @@ def _settings_comparison() -> Comparison:
     results = [_result(f"here:{v} {label}", 20.0 + v + 5 * i, 0.0002 * v, 0.5 if (v, i) == (1, 1) else 0.1,
                        rate=0.02833 * v, price=_own_price(v))
                for i, label in enumerate(SETTINGS) for v in (1, 2)]
-    seeds = [SeedResult(seed, True, 1 + i, 6, 10 * i + seed, vcpus=2) for i in range(2) for seed in (1, 2, 3)]
+    seeds = [SeedResult(seed, True, 1 + i, 6, 10 * i + seed, vcpus=2, setting=("fp32 b64", "bf16 b64")[i])
+             for i in range(2) for seed in (1, 2, 3)]
     notes = [f"{label}: 3 seed(s), epochs to the target {', '.join([str(1 + i)] * 3)}"
              for i, label in enumerate(SETTINGS)] + ["mixed_bfloat16 on build tf: matmuls through AMX"]
     return Comparison("fashion_mnist_cnn", 0.86, results, seeds, notes=notes)
@@ -251,27 +252,7 @@ def test_the_seeds_of_several_settings_say_which_setting_each_trained_in():
     # One setting: no such column, the seeds' table as it was.
     one = _seed_rows(to_markdown(answer_page(_comparison(), chart=False)))
     assert one[0] == "| seed | epochs to target | max epochs | vCPUs | run |" and one[2] == "| 1 | 3 | 6 | 2 | 11 |"
-    # Notes that do not account for every seed, or name no candidate's setting: no column rather than a wrong one.
-    for notes in ([c.notes[0]], ["fp32 b64: 3 seed(s), epochs to the target 1, 1, 1",
-                                 "fp16 b32: 3 seed(s), epochs to the target 2, 2, 2"]):
-        shown = _seed_rows(to_markdown(answer_page(dataclasses.replace(c, notes=notes), chart=False)))
-        assert shown[0].startswith("| seed |")
-
-
-@dataclasses.dataclass(frozen=True)
-class _LabelledSeed(SeedResult):
-    setting: str = ""
-
-
-def test_a_seed_that_carries_its_setting_is_shown_with_it():
-    c = _settings_comparison()
-    c.seeds = [_LabelledSeed(1, True, 2, 6, 7, vcpus=2, setting="bf16 b64"),
-               _LabelledSeed(1, True, 1, 6, 8, vcpus=2, setting="fp32 b64")]
-    c.notes = []  # the seeds' own labels, not the notes
-    rows = _seed_rows(to_markdown(answer_page(c, chart=False)))
-    assert rows[0].startswith("| setting | seed |")
-    assert rows[2:] == ["| bf16 b64 | 1 | 2 | 6 | 2 | 7 |", "| fp32 b64 | 1 | 1 | 6 | 2 | 8 |"]
-    c.seeds = [_LabelledSeed(1, True, 2, 6, 7, vcpus=2)]  # one setting: its label is empty, no column
+    c.seeds = [SeedResult(1, True, 2, 6, 7, vcpus=2)]  # one setting: its label is empty, no column
     assert _seed_rows(to_markdown(answer_page(c, chart=False)))[0].startswith("| seed |")
 
 

@@ -89,10 +89,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     # The machine and the builds; starts workers (their protocol), names a CPU's cloud families (prices).
     "environment": {"cache", "errors", "names", "prices", "provenance", "worker"},
     "analysis": {"environment", "errors", "precision", "prices", "provenance", "store", "targets", "workloads"},
-    "report": {"cpustudy", "analysis", "errors", "prices", "provenance", "store"},
-    # Measuring answers from the analysis (``compare``, ``tune``); it never reaches up into the cloud.
     # How compare decides: pure functions of what is measured (the prediction below it, in analysis).
     "decision": {"analysis"},
+    "report": {"cpustudy", "analysis", "decision", "errors", "prices", "provenance", "store"},
+    # Measuring answers from the analysis (``compare``, ``tune``); it never reaches up into the cloud.
     "measure": {"analysis", "cache", "decision", "environment", "errors", "names", "precision", "prices", "store",
                 "targets", "worker", "workloads"},
     "cloud": {"cache", "environment", "errors", "measure", "names", "prices", "provenance", "store", "workloads"},

@@ -44,6 +44,7 @@ from plotnine import (
 )
 
 from cpustudy import __version__
+from cpustudy.decision.words import decision_lines
 from cpustudy.analysis.compare import CandidateResult, target_words
 from cpustudy.errors import UserError
 from cpustudy.report.figures import render
@@ -351,34 +352,11 @@ def _answer_lines(results: Sequence[CandidateResult]) -> list[str]:
     return lines
 
 
-#: The note a comparison over several settings gives each setting (``measure.settings.joint``), its seeds
-#: joined in the same order: ``bf16 b64: 3 seed(s), epochs to the target 1, 1, 2``.
-SETTING_NOTE = re.compile(r"^(?P<label>[^:]+): (?P<n>\d+) seed\(s\), epochs to the target ")
-
-
 def seed_settings(comparison: Any) -> list[str] | None:
-    """Per seed of ``comparison``, the setting it trained in, as ``measure.settings.Setting.label`` words it and
-    the candidates' names end (``bf16 b256``), where the comparison covers several settings; None where it
-    covers one, or where its seeds cannot be told apart by setting (the seeds' table then has no such column).
-
-    A seed's own ``setting`` label is used where every seed has one; else the comparison's note per setting
-    (:data:`SETTING_NOTE`) is read back, and trusted only where its counts add up to the seeds and each label
-    ends a candidate's name."""
-    seeds = list(comparison.seeds)
-    own = [getattr(s, "setting", None) for s in seeds]
-    if seeds and all(isinstance(x, str) for x in own):
-        labels = [str(x) for x in own]
-        return labels if any(labels) else None
-    counted: list[tuple[str, int]] = []
-    for note in comparison.notes:
-        m = SETTING_NOTE.match(note)
-        if m:
-            counted.append((m["label"], int(m["n"])))
-    names = [r.candidate for r in comparison.results]
-    if len(counted) < 2 or sum(n for _, n in counted) != len(seeds) or \
-            not all(any(name.endswith(f" {label}") for name in names) for label, _ in counted):
-        return None
-    return [label for label, n in counted for _ in range(n)]
+    """Per seed of ``comparison``, the setting it trained in (``SeedResult.setting``: ``bf16 b256``) where the
+    comparison covers several settings; None where it covers one (the seeds' table then has no such column)."""
+    labels = [str(getattr(s, "setting", "") or "") for s in comparison.seeds]
+    return labels if any(labels) else None
 
 
 def _seed_table(comparison: Any) -> Table:
@@ -484,10 +462,11 @@ def answer_page(comparison: Any, chart: bool) -> Page:
         answer.append(Bullets(listed))
     front = pareto_front(results)
     pi = " / ".join(f"{lv * 100:g} %" for lv in sorted({r.level for r in results}) or [0.9]) + " PI"
-    header = ["candidate", f"time to target [{pi}]", f"cost USD [{pi}]", "P(cheapest)", "Pareto front", "seeds",
-              "speed runs", "reached", "basis", "price"]
+    header = ["candidate", f"time to target [{pi}]", f"cost USD [{pi}]", "P(cheapest)", "P(lowest expected cost)",
+              "expected regret", "Pareto front", "seeds", "speed runs", "reached", "basis", "price"]
     prices, price_notes = price_cells(results)
-    table = [[r.candidate, time_text(r), cost_text(r), p_text(r.p_cheapest), "yes" if on else "",
+    table = [[r.candidate, time_text(r), cost_text(r), p_text(r.p_cheapest), p_text(r.p_best),
+              "" if r.regret is None else f"{r.regret:.1%}", "yes" if on else "",
               str(r.seeds), str(r.speed_runs), f"{r.reached:.0%}", "; ".join(r.basis), price]
              for r, on, price in zip(results, front, prices)]
     meta = [f"cpustudy {__version__}: {len(results)} candidates, {len(c.seeds)} seeds trained to the target"]
@@ -500,10 +479,10 @@ def answer_page(comparison: Any, chart: bool) -> Page:
     candidates: list[Any] = [Table(header, table, wide=True)]
     if price_notes:
         candidates.append(Bullets(price_notes))
-    sections = [
-        Section("The answer", answer),
-        Section("The candidates", candidates),
-    ]
+    sections = [Section("The answer", answer)]
+    if c.decision:
+        sections.append(Section("The decision", [Bullets(decision_lines(c.decision))]))
+    sections.append(Section("The candidates", candidates))
     if c.seeds:
         sections.append(Section("The seeds", [_seed_table(c)]))
     said = [f"assumed: {x}" for x in c.assumptions] + [f"note: {x}" for x in c.notes]

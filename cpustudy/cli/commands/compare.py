@@ -8,6 +8,9 @@ import sys
 from typing import Any
 
 import cpustudy.cli.args as a
+from cpustudy.decision.rules import RULES, Rules
+from cpustudy.decision.words import decision_lines
+from cpustudy.errors import UserError
 
 
 def register(sub: Any) -> None:
@@ -16,8 +19,10 @@ def register(sub: Any) -> None:
         description="Train WORKLOAD (or a model file) to --target-accuracy with several seeds here (how many "
         "epochs it needs, and how much that varies), time each candidate (here: capped epochs in fresh workers; "
         "cloud: a plan of probe jobs, costed before anything is launched; stored runs count), and combine: "
-        "time and cost to the target per candidate with 90 %% intervals, and the probability that each is the "
-        "cheapest. Interrupted, the same command resumes from what it stored.")
+        "time and cost to the target per candidate with 90 %% intervals, the probability that each is the "
+        "cheapest in one training, and what is known of each one's expected cost: P(lowest expected cost) and the "
+        "expected regret of choosing it. Measures one thing at a time, the one worth the most, until the decision "
+        "is made. Interrupted, the same command resumes from what it stored.")
     p.add_argument("workload", help="workload name (see `cpustudy workloads`) or a model file (./my_model.py)")
     p.add_argument("--target-accuracy", type=float, metavar="A",
                    help="the validation accuracy to reach (above 0, at most 1)")
@@ -28,15 +33,24 @@ def register(sub: Any) -> None:
                    "(gcp:c4d-highcpu-8, aws:c7i.4xlarge), CLOUD:GPU:1 (gcp:T4:1), db:MACHINE:VCPUS (runs stored "
                    "from another machine: a fingerprint prefix or host name)")
     p.add_argument("--seeds", type=int, default=3, metavar="N",
-                   help="seeds trained to the target first (default: 3; each reaches it after its own number of "
-                   "epochs); settling adds more where they change the answer")
+                   help="seeds trained to the target (default: 3; each reaches it after its own number of epochs): "
+                   "with one setting, all of them first; with several, one each first and up to N each where they "
+                   "decide")
     p.add_argument("--check", type=int, default=0, metavar="N",
                    help="after the answer, train the likeliest cheapest local candidate N more times with seeds the "
                    "comparison has not used, and say how many land inside its stated interval (default: 0)")
     p.add_argument("--max-trainings", type=float, default=8.0, metavar="T",
-                   help="settle the comparison (add seeds and speed runs until one candidate is the cheapest in 90 %% "
-                   "of new trainings, or the interval is within 1.5x) within T trainings' time in all (default: 8; "
-                   "0: the planned seeds and repeats only)")
+                   help="measure until the decision is made (see --regret, --indifference, --trainings) within T "
+                   "trainings' time in all (default: 8; 0: the planned seeds and repeats only)")
+    p.add_argument("--regret", type=float, default=RULES.regret, metavar="SHARE",
+                   help="decided once choosing the leader is expected to cost at most this share more than the best "
+                   f"(default: {RULES.regret:g})")
+    p.add_argument("--indifference", type=float, default=RULES.indifference, metavar="SHARE",
+                   help="candidates within this expected regret are the same: any will do (default: "
+                   f"{RULES.indifference:g})")
+    p.add_argument("--trainings", type=int, default=RULES.trainings, metavar="N",
+                   help="how many trainings the answer will serve: measuring stops once it cannot pay for itself "
+                   f"over them (default: {RULES.trainings})")
     p.add_argument("--first-seed", type=int, default=1, metavar="S", help="seeds S, S+1, ... (default: 1)")
     p.add_argument("--max-epochs", type=a.positive_int, metavar="E",
                    help="the most epochs a seed trains (default: the workload's epochs); one that does not reach "
@@ -56,8 +70,8 @@ def register(sub: Any) -> None:
                    "float32; bf16 and float32 converge separately)")
     p.add_argument("--precisions", metavar="LIST",
                    help="several precision policies as candidates, e.g. float32,mixed_bfloat16: each converges with "
-                   "its own seeds, raced (a setting that cannot be cheapest after one seed is dropped); only those "
-                   "this CPU runs natively")
+                   "its own seeds, raced (one seed of each first, more where they decide); only those this CPU "
+                   "runs natively")
     p.add_argument("--batch-sizes", metavar="LIST",
                    help="several batch sizes as candidates, e.g. 64,256 (with --precisions: every pair), raced alike")
     p.add_argument("--data", choices=("auto", "real", "learnable"), default="auto",
@@ -106,6 +120,9 @@ def rows(comparison: Any) -> list[dict[str, Any]]:
                          else "not priced") if measured else "-",
             "p_cheapest": None if r.p_cheapest is None else f"{r.p_cheapest:.0%}",
         }
+        if r.p_best is not None:
+            row["p_lowest_expected"] = f"{r.p_best:.0%}"
+            row["regret"] = f"{r.regret:.1%}"
         if deadline:
             row["p_deadline"] = None if r.p_deadline is None else f"{r.p_deadline:.0%}"
         if budget:
@@ -136,6 +153,10 @@ def run(args: argparse.Namespace) -> int:
         prices=args.prices, probe_plan=args.probe_plan, workdir=workdir_of(args.workdir), db=args.db, timeout=args.timeout,
         max_trainings=args.max_trainings, precisions=args.precisions, batch_sizes=args.batch_sizes, checks=args.check)
     a.check_out_folder(args.out)  # before anything is measured, not after
+    rules = Rules(regret=args.regret, indifference=args.indifference, trainings=args.trainings)
+    problem = rules.check()
+    if problem:
+        raise UserError(problem)
     err = console(stderr=True)
     from cpustudy.measure import settings
 
@@ -145,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
 
             raced = settings.plan_settings(request, lambda r: plan_compare(r, clouds=cloud_targets))
         with status("comparing the settings") as update:
-            comparison = settings.measure_settings(raced, say=err.print, progress=update)
+            comparison = settings.measure_settings(raced, say=err.print, progress=update, rules=rules)
         return show(args, comparison)
     with status("checking the candidates and planning the runs"):
         from cpustudy.cloud import targets as cloud_targets
@@ -154,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     with status("planning the cloud candidates' probes"):
         probes = plan_probes(planned, err.print)  # costed and held to --probe-budget; nothing launched
     with status("comparing") as update:
-        comparison = measure(planned, say=err.print, progress=update, probes=probes)
+        comparison = measure(planned, say=err.print, progress=update, probes=probes, rules=rules)
     return show(args, comparison)
 
 
@@ -178,6 +199,8 @@ def show(args: argparse.Namespace, comparison: Any) -> int:
         print(f"settling: {line}")
     for line in comparison.check_lines():
         print(f"check: {line}")
+    for line in decision_lines(comparison.decision):
+        print(f"decision: {line}")
     if comparison.training_wall_s:
         print(f"this comparison took {comparison.wall_s:.0f} s here; one training to the target took "
               f"{comparison.training_wall_s:.0f} s (median of its convergence runs): "

@@ -1,0 +1,176 @@
+"""How ``compare`` decides (``cpustudy.decision``): the expected cost and its regret, the stops, the next
+measurement, and the whole loop run against a simulated measurer (``tests/simloop.py``: a known truth, a real
+plan, every run stored through ``execute``). One real comparison per path stays in test_compare*.py."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from cpustudy.analysis import compare as combo
+from cpustudy.analysis.stats import DEFAULT_NOISE
+from cpustudy.decision import policy
+from cpustudy.decision.rules import RULES, Rules
+from cpustudy.decision.words import decision_lines
+
+
+def _seeds(*epochs: int, base: int = 100, margin: float = 0.01) -> list[combo.SeedResult]:
+    return [combo.SeedResult(i + 1, True, e, 6, base + i, margins=tuple(margin * (k + 1 - e) + margin / 3
+                                                                        for k in range(e)))
+            for i, e in enumerate(epochs)]
+
+
+def _cand(name: str, per_epoch: float, runs: int, rng: np.random.Generator, noise: float = 0.06,
+          usd: float | None = 0.1) -> combo.CandidateInput:
+    return combo.CandidateInput(name, [combo.SpeedSample(per_epoch * math.exp(noise * rng.standard_normal()), 0.5,
+                                                         0.5, 4.0, i) for i in range(runs)], usd, "")
+
+
+def _next(st: policy.Standing, **kw) -> policy.Step:
+    names = set(st.regret)
+    args = dict(measurable=names, seed_cost_s={g: 25.0 for g in st.seeds}, probe_cost_s={c: 8.0 for c in names},
+                seeds_left={g: 2 for g in st.seeds})
+    args.update(kw)
+    return policy.next_step(st, **args)
+
+
+def test_what_is_known_of_each_mean_ranks_a_clearly_cheaper_candidate_and_p_lowest_sums_to_one():
+    rng = np.random.default_rng(0)
+    groups = [policy.Group("fp32", _seeds(2, 2, 2), [_cand("a fp32", 10.0, 4, rng)]),
+              policy.Group("bf16", _seeds(2, 2, 2, base=200), [_cand("a bf16", 7.0, 4, rng)])]
+    st = policy.standing(groups, noise=DEFAULT_NOISE)
+    assert st is not None and st.unit == "USD" and st.leader == "a bf16"
+    assert sum(st.p_best.values()) == pytest.approx(1.0) and st.p_best["a bf16"] > 0.95
+    assert st.regret["a bf16"] < RULES.regret < st.regret["a fp32"]
+    assert st.low["a bf16"] < st.expected["a bf16"] < st.high["a bf16"]
+    assert _next(st).kind == "decided"
+    # One candidate: nothing to choose between.
+    assert policy.standing(groups[:1], noise=DEFAULT_NOISE) is None
+
+
+def test_the_same_seeds_and_speeds_give_the_same_expected_cost_whatever_the_setting_is_called():
+    rng = np.random.default_rng(1)
+    a = _cand("x", 10.0, 3, rng)
+    same = combo.CandidateInput("y", list(a.samples), a.usd_per_hour, "")
+    st = policy.standing([policy.Group("g1", _seeds(1, 2, 2), [a]), policy.Group("g2", _seeds(1, 2, 2, base=9), [same])],
+                         noise=DEFAULT_NOISE)
+    assert st is not None and st.expected["x"] == pytest.approx(st.expected["y"], rel=0.03)
+
+
+def test_a_less_known_setting_is_not_read_as_a_costlier_one():
+    rng = np.random.default_rng(2)
+    many = policy.Group("many", _seeds(2, 2, 2, 2, 2), [_cand("m", 10.0, 3, rng, noise=0.0)])
+    one = policy.Group("one", _seeds(2, base=50), [_cand("o", 10.0, 3, rng, noise=0.0)])
+    st = policy.standing([many, one], noise=DEFAULT_NOISE)
+    assert st is not None and st.expected["o"] == pytest.approx(st.expected["m"], rel=0.1)
+    assert st.epoch_var["one"] > st.epoch_var["many"]  # but its mean is less known
+
+
+def test_near_equal_candidates_stop_as_not_worth_measuring_for_few_trainings_and_measure_for_many():
+    rng = np.random.default_rng(3)
+    groups = [policy.Group(g, _seeds(1, 2, base=10 * i), [_cand(f"c {g}", 10.0, 2, rng)])
+              for i, g in enumerate(("a", "b", "c", "d"))]
+    st = policy.standing(groups, noise=DEFAULT_NOISE)
+    assert st is not None and st.regret[st.leader] > RULES.regret
+    few = _next(st, rules=Rules(trainings=1))
+    assert few.kind in ("not worth it", "same") and few.stops
+    many = _next(st, rules=Rules(trainings=1000))
+    assert many.kind in ("seed", "speed") and not many.stops and "removes" not in many.why
+    assert "expected to save" in many.why
+    # Nothing measurable here (cloud candidates waiting for their probes): stuck, said so.
+    assert _next(st, measurable=set(), seeds_left={}, rules=Rules(trainings=1000)).kind == "stuck"
+
+
+def test_where_settings_differ_in_epochs_a_seed_is_worth_more_than_a_speed_run():
+    rng = np.random.default_rng(4)
+    wide = policy.Group("wide", [*_seeds(1, base=1), *_seeds(3, base=2)], [_cand("w", 10.0, 6, rng, noise=0.01)])
+    tight = policy.Group("tight", _seeds(2, base=3), [_cand("t", 10.0, 6, rng, noise=0.01)])
+    st = policy.standing([wide, tight], noise=DEFAULT_NOISE)
+    assert st is not None
+    step = _next(st, rules=Rules(trainings=1000))
+    assert step.kind == "seed", step
+
+
+def test_every_candidate_within_the_indifference_zone_is_the_same_and_the_default_is_kept():
+    st = policy.Standing("USD", expected={"a": 1.0, "b": 1.01}, low={"a": 0.9, "b": 0.9}, high={"a": 1.1, "b": 1.1},
+                         p_best={"a": 0.55, "b": 0.45}, regret={"a": 0.03, "b": 0.04}, time_s={"a": 10, "b": 10},
+                         group_of={"a": "g", "b": "g"}, seeds={"g": 3})
+    step = _next(st)
+    assert step.kind == "same" and "the same within 5%" in step.why and "the default is b" in _next(st, default="b").why
+
+
+def test_rules_are_checked_in_one_line_naming_the_flag_and_said_in_words():
+    assert Rules().check() is None
+    assert "--regret" in (Rules(regret=0).check() or "")
+    assert "--indifference" in (Rules(indifference=1.5).check() or "")
+    assert "--trainings" in (Rules(trainings=0).check() or "")
+    assert "2%" in RULES.words() and json.loads(json.dumps(RULES.as_dict()))["trainings"] == RULES.trainings
+
+
+def test_a_decision_in_words_says_its_stop_choice_cost_saving_and_rules():
+    d = {"stop": "decided", "why": "x", "rules": RULES.as_dict(), "choice": "here:2 bf16", "expected_regret": 0.01,
+         "same": ["here:2 bf16", "here:2 fp32"], "cost": {"trainings": 4.2, "seconds": 80.0, "seeds": 4,
+                                                           "speed_runs": 4},
+         "default": "here:2 fp32", "unit": "USD", "saves_per_training": 2e-4, "saves_share": 0.3,
+         "pays_after_trainings": 5.5}
+    lines = decision_lines(d)
+    assert lines[0] == "decided: x" and "choose here:2 bf16" in lines[1] and "here:2 fp32" in lines[1]
+    assert "4.2 trainings" in lines[2] and "pays for itself after 5.5 trainings" in lines[3]
+    assert lines[-1].startswith("rules: decided once")
+
+
+# --- the whole loop against a simulated measurer -----------------------------------------------------------
+
+SETTINGS = ["fp32 b64", "fp32 b256", "bf16 b64", "bf16 b256"]
+
+
+def _truths():
+    import simloop
+
+    base = 1.7e-4
+    even = lambda s: 1.0 + 0.8 * simloop.uniform(s)  # noqa: E731  1 or 2 epochs
+    return {
+        "identical": simloop.Truth({k: base for k in SETTINGS}, {k: even for k in SETTINGS}),
+        "1.3x": simloop.Truth({**{k: base for k in SETTINGS}, "bf16 b64": base / 1.3}, {k: even for k in SETTINGS}),
+        "fewer epochs": simloop.Truth({k: base for k in SETTINGS}, {
+            **{k: (lambda s: 1.6 + 0.8 * simloop.uniform(s)) for k in SETTINGS},
+            "bf16 b256": lambda s: 0.5 + 0.4 * simloop.uniform(s)}),
+        "bimodal": simloop.Truth({k: base for k in SETTINGS},
+                                 {k: (lambda s: 0.9 if simloop.uniform(s, 1) < 0.5 else 1.9) for k in SETTINGS}),
+    }
+
+
+@pytest.mark.parametrize("scenario", ["identical", "1.3x", "fewer epochs", "bimodal"])
+def test_the_loop_chooses_within_the_indifference_zone_of_the_best_in_fewer_seeds_than_every_setting_every_seed(
+        scenario, tmp_path):
+    """Four settings, ``--seeds 3`` (every setting with every seed: 12 trainings), the default budget of 8
+    trainings' time: the loop ends with a choice within 5 % of the true best, having trained fewer seeds."""
+    import simloop
+
+    truth = _truths()[scenario]
+    expected = {k: truth.expected_s(k) for k in SETTINGS}
+    best = min(expected.values())
+    for trial in range(2):
+        out, _ = simloop.run(truth, tmp_path / f"{trial}.sqlite", trial, max_trainings=8)
+        d = out.decision
+        choice = simloop.setting_of(d["choice"])
+        assert expected[choice] / best - 1 <= 0.05, (scenario, trial, choice, out.steps)
+        assert d["cost"]["seeds"] <= 9 and d["stop"] in ("decided", "same", "not worth it", "limit")
+        assert out.steps[-1].startswith("the race trained") and any(s.startswith("stopped") for s in out.steps)
+        assert sum(r.p_best for r in out.results if r.p_best is not None) == pytest.approx(1.0)
+
+
+def test_check_trains_the_choice_with_fresh_seeds_held_against_the_interval_stated_before(tmp_path):
+    import simloop
+
+    truth = _truths()["1.3x"]
+    out, _ = simloop.run(truth, tmp_path / "c.sqlite", 0, checks=2)
+    assert [c["seed"] for c in out.checks] == [10_001, 10_002]
+    for c in out.checks:
+        r = next(x for x in out.results if x.candidate == c["candidate"])
+        assert (c["low_s"], c["high_s"]) == (r.time_low_s, r.time_high_s)
+        assert c["inside"] == (c["low_s"] <= c["billed_s"] <= c["high_s"])
+    assert out.check_lines()[-1].endswith("inside the stated interval")
