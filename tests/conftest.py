@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,9 @@ from cpustudy.worker.protocol import RunConfig
 # Keep TensorFlow quiet and off any GPU in the test process and in the workers it starts.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
+# The tests' own cache folder (build probes, generated data, kernel readings), never the user's
+# ~/.cache/cpustudy: kept between runs on this machine, so a second run reuses what the first made.
+os.environ["CPUSTUDY_CACHE"] = os.path.join(tempfile.gettempdir(), f"cpustudy-tests-cache-{os.getuid()}")
 
 
 @dataclass

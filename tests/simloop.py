@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from cpustudy.decision.rules import RULES, Rules
 from cpustudy.measure import compare as mc
 from cpustudy.measure import replay, settings
 from cpustudy.measure.compare import CompareRequest, plan_compare
@@ -75,7 +76,7 @@ def uniform(seed: int, salt: int = 0) -> float:
 _PLANS: dict[str, Any] = {}
 
 
-def run(truth: Truth, db: Path, trial: int = 0, plan: Any = None, **over: Any) -> tuple[Any, Any]:
+def run(truth: Truth, db: Path, trial: int = 0, plan: Any = None, rules: Rules = RULES, **over: Any) -> tuple[Any, Any]:
     """One comparison to its decision against ``truth``: (its comparison, its plan). ``plan``: a plan made
     before (copied, pointed at ``db``), to save planning each trial."""
     sim = replay.Simulated(truth.scenario(), replay.load_stream(STREAM), seed=trial)
@@ -90,10 +91,10 @@ def run(truth: Truth, db: Path, trial: int = 0, plan: Any = None, **over: Any) -
         plan.request = replace(plan.request, db=str(db))
         for p in plan.plans:
             p.request = replace(p.request, db=str(db))
-        comparison = settings.measure_settings(plan, say=lambda _: None, measurer=sim.measurer())
+        comparison = settings.measure_settings(plan, say=lambda _: None, measurer=sim.measurer(), rules=rules)
     else:
         plan.request = replace(plan.request, db=str(db))
-        comparison = mc.measure(plan, say=lambda _: None, measurer=sim.measurer())
+        comparison = mc.measure(plan, say=lambda _: None, measurer=sim.measurer(), rules=rules)
     return comparison, plan
 
 

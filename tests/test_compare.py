@@ -110,6 +110,9 @@ def test_agreement_between_thread_counts():
     (["--target-accuracy", "0.9", "--candidates", "db:nosuchmachine:2"], "names no machine"),
     (["--target-accuracy", "0.9", "--candidates", "here:1", "--probe-steps", "20"], "at least 100"),
     (["--target-accuracy", "0.9", "--candidates", "here:1", "--data", "synthetic"], "invalid choice"),
+    (["--target-accuracy", "0.9", "--candidates", "here:1", "--regret", "0"], "--regret 0: give a share"),
+    (["--target-accuracy", "0.9", "--candidates", "here:1", "--indifference", "2"], "--indifference 2"),
+    (["--target-accuracy", "0.9", "--candidates", "here:1", "--trainings", "0"], "--trainings 0"),
 ])
 def test_bad_input_is_one_line_and_exit_2(run_cli, tmp_path, args, says):
     db = tmp_path / "c.sqlite"
@@ -118,6 +121,13 @@ def test_bad_input_is_one_line_and_exit_2(run_cli, tmp_path, args, says):
     assert r.code == 2
     assert len(r.err.strip().splitlines()) == 1 and says in r.err, r.err
     assert not db.exists()  # nothing measured
+
+
+def test_a_database_in_a_folder_that_does_not_exist_is_refused_before_anything_runs(run_cli, tmp_path):
+    r = run_cli("compare", "mnist_mlp", "--target-accuracy", "0.5", "--candidates", "here:1", "--data", "learnable",
+                "--precisions", "float32,mixed_bfloat16", "--db", tmp_path / "nowhere" / "c.sqlite")
+    assert r.code == 2 and "mkdir -p" in r.err and len(r.err.strip().splitlines()) == 1, r.err
+    assert not (tmp_path / "nowhere").exists()
 
 
 def test_synthetic_data_is_refused_before_anything_runs(run_cli, tmp_path, empty_keras_home):

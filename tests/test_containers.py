@@ -122,6 +122,14 @@ def image(engine: Engine) -> str:
     return image_id
 
 
+@pytest.fixture(scope="module")
+def vm_venv(tmp_path_factory) -> Path:
+    """One VM venv (a host folder mounted at ~/cpustudy-venv) for every emulated VM of this module: the first
+    VM's setup installs TensorFlow into it (about 2 minutes on 2 cores), later ones find it there, as a recovered
+    VM finds its disk's, and install only the plan's cpustudy wheel."""
+    return _writable(tmp_path_factory.mktemp("vm-venv"))
+
+
 def _writable(path: Path) -> Path:
     """A host folder the image's user (uid 10001) can write, as a bucket or a VM disk would be."""
     path.mkdir(parents=True, exist_ok=True)
@@ -229,7 +237,7 @@ def _snapshot_runs(path: Path) -> list[tuple[str, str | None]]:
 
 
 def test_the_cloud_job_cut_mid_cell_and_recovered_on_a_new_vm_ends_with_the_planned_runs_priced_as_planned(
-        engine, image, tmp_path, run_cli):
+        engine, image, tmp_path, run_cli, vm_venv):
     """The plan's own task, run as SkyPilot runs it on a VM (its setup, then its run, with SKYPILOT_TASK_ID,
     SKYPILOT_CLUSTER_INFO, the task's envs, the plan's cpustudy wheel and the bucket mounted), in a container
     of the image. The container is stopped mid-cell (SIGTERM, then SIGKILL: a preemption) and a new one started (the
@@ -237,7 +245,7 @@ def test_the_cloud_job_cut_mid_cell_and_recovered_on_a_new_vm_ends_with_the_plan
     runs in full but finds the first VM's venv (a host folder mounted at ~/cpustudy-venv): the same commands,
     two minutes of reinstalling TensorFlow less."""
     bucket = _writable(tmp_path / "bucket")
-    venv = _writable(tmp_path / "venv")
+    venv = vm_venv
     r = run_cli("cloud", "plan", "--targets", "gcp:n2-highcpu-2", "--out", tmp_path / "plans" / "emul",
                 "--bucket", "cpustudy-emul-test", "--workloads", "mnist_mlp", "--vcpus", "1,2", "--epochs", "2",
                 "--steps-per-epoch", "10", "--data", "synthetic", "--workdir", REPO, "--db", tmp_path / "none.sqlite")
@@ -316,12 +324,12 @@ def test_the_cloud_job_cut_mid_cell_and_recovered_on_a_new_vm_ends_with_the_plan
                                            "measured on gcp:n2-highcpu-2 in us-central1-b"]
 
 
-def test_a_compare_cloud_probe_runs_on_the_vm_and_joins_the_comparison(engine, image, tmp_path, run_cli):
+def test_a_compare_cloud_probe_runs_on_the_vm_and_joins_the_comparison(engine, image, tmp_path, run_cli, vm_venv):
     """`compare` plans a cloud candidate's speed probe (nothing launched); the probe task runs as SkyPilot runs
     it on a VM, in a container of the image (setup, then run, the bucket a host folder); `cloud fetch` brings
     its runs back, and the same comparison then times and prices the cloud candidate from them."""
     bucket = _writable(tmp_path / "bucket")
-    venv = _writable(tmp_path / "venv")
+    venv = vm_venv
     db, probes = tmp_path / "compare.sqlite", tmp_path / "probes"
     # n4-highcpu-2: 2 vCPUs like this machine, and 4 GiB (n2-highcpu-2's 2 GiB hold less than the training needs)
     args = ["compare", "mnist_mlp", "--target-accuracy", "0.5", "--candidates", "here:1,gcp:n4-highcpu-2",

@@ -206,6 +206,11 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
     lead = st.leader
     r = st.regret[lead]
     same = st.within(rules.indifference)
+    thin = _thin(st, seeds_left, seed_cost_s, rules)
+    if thin is not None:
+        return Step("seed", f"{lead} leads (expected regret {_pct(r)}), but setting {thin} is still in contention "
+                    f"with {st.seeds.get(thin, 0)} seed(s): a seed more before anything is decided (one seed tells "
+                    "nothing of how its epochs vary)", setting=thin)
     if r <= rules.regret:
         return Step("decided", f"{lead}: choosing it is expected to cost {_pct(r)} more than the best (expected "
                     f"regret, at or under {rules.regret:.0%}); P(lowest expected cost) {st.p_best[lead]:.0%}")
@@ -276,6 +281,20 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
            f"{st.p_best[rival]:.0%}); {what} is expected to save {saves:.0f} s over {rules.trainings} trainings "
            f"for {cost:.0f} s of measuring, the most per second")
     return Step(best.kind, why, setting=best.setting, candidates=best.candidates)
+
+
+def _thin(st: Standing, seeds_left: Mapping[str, int], seed_cost_s: Mapping[str, float], rules: Rules) -> str | None:
+    """A setting still in contention (one of its candidates has P(lowest expected cost) of at least
+    ``rules.exclude`` over the number of settings) with fewer than ``rules.min_seeds`` seeds that can get another,
+    the likeliest first; None where there is none (or only one setting)."""
+    labels = {st.group_of[c] for c in st.regret}
+    if len(labels) < 2:
+        return None
+    bound = rules.exclude / len(labels)
+    thin = [(max(st.p_best[c] for c in st.regret if st.group_of[c] == label), label) for label in labels
+            if st.seeds.get(label, 0) < rules.min_seeds and seeds_left.get(label, 0) > 0 and seed_cost_s.get(label)]
+    thin = [(p, label) for p, label in thin if p >= bound]
+    return max(thin)[1] if thin else None
 
 
 def one_candidate_step(results: Sequence[combo.CandidateResult], seeds: Sequence[combo.SeedResult],

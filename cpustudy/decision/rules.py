@@ -20,6 +20,10 @@ class Rules:
     * ``trainings``: how many trainings the answer will serve. Measuring stops once even knowing the best for
       certain (the leader's expected regret) would save less over that many trainings than the next
       measurement costs.
+    * ``min_seeds``: a setting still in contention gets this many seeds before the decision is called (one
+      seed tells nothing of how its epochs vary); ``exclude``: a setting is out of contention once none of its
+      candidates has a P(lowest expected cost) of ``exclude`` over the number of settings (a Bonferroni bound, so
+      that ruling several settings out on one seed each still errs in at most ``exclude`` of comparisons).
     * ``level``: the central share of the prediction intervals of one new training.
     * ``narrow``: with one candidate (nothing to choose), settled once its interval's high is at most this
       many times its low.
@@ -29,7 +33,9 @@ class Rules:
 
     regret: float = 0.02
     indifference: float = 0.05
-    trainings: int = 100
+    trainings: int = 10
+    min_seeds: int = 2
+    exclude: float = 0.05
     level: float = 0.90
     narrow: float = 1.5
     draws: int = 4000

@@ -68,7 +68,7 @@ class CompareRequest:
     workdir: str | None = None  # the checkout the probe VMs install, as a wheel built from it (None: this checkout)
     db: str | None = None
     timeout: int | None = None
-    max_trainings: float | None = 8.0  # settle within this many trainings' time in all (None or 0: the fixed plan)
+    max_trainings: float | None = None  # decide within this many trainings' time (None: budget(); 0: the fixed plan)
     target_text: str | None = None  # --target METRIC=VALUE, instead of --target-accuracy
     checks: int = 0  # --check N: fresh trainings of the likeliest cheapest local candidate against its interval
     precisions: str | None = None  # --precisions: several settings raced (``measure.settings``)
@@ -80,6 +80,18 @@ class CompareRequest:
         from cpustudy import targets
 
         return targets.parse(self.target_text) if self.target_text else self.target
+
+    @property
+    def fixed_plan(self) -> bool:
+        """``--max-trainings 0``: the planned seeds and repeats only, nothing decided on the way."""
+        return self.max_trainings == 0
+
+    def budget(self, settings: int = 1) -> float:
+        """The trainings' time the decision may spend in all: ``--max-trainings``, else 8 for one setting and 2
+        more for each further setting (a race's first round alone trains one seed of each)."""
+        if self.max_trainings is not None:
+            return float(self.max_trainings)
+        return 8.0 + 2.0 * max(0, settings - 1)
 
     @property
     def goal_words(self) -> str:
@@ -104,6 +116,11 @@ class CompareRequest:
         if self.probe_steps < MIN_PROBE_STEPS:
             raise UserError(f"--probe-steps {self.probe_steps}: give at least {MIN_PROBE_STEPS} (the projection "
                             f"from capped epochs was checked from {MIN_PROBE_STEPS} steps on)")
+        if self.db:  # before anything is probed or measured, not after
+            folder = Path(self.db).parent
+            if str(folder) and not folder.is_dir():
+                raise UserError(f"--db {self.db}: folder {folder} does not exist: create it (mkdir -p {folder}) or "
+                                "pass another --db path")
 
 
 # --- candidates -----------------------------------------------------------------------------------------------
@@ -300,6 +317,25 @@ def order(convergence: list[Cell], probes: list[Cell]) -> list[tuple[str, Cell]]
     return out
 
 
+def probes_wanted(p: Planned, store: Any, seeds_to_come: int) -> list[Cell]:
+    """The planned speed probes still wanted, in their planned, interleaved order: per local candidate,
+    ``--repeats`` speed runs in all, counting what is stored and the ``seeds_to_come`` convergence runs (each times
+    the candidate it trains on)."""
+    from cpustudy.measure.sweep import pending
+
+    ref = p.convergence[0].config
+    todo = pending(store, p.probes)
+    stored = store.runs(status="ok")
+    chosen: set[str] = set()
+    for c in (c for c in p.candidates if c.kind == "here"):
+        have = len(speed_samples(store, c, ref, p.fingerprint, stored))
+        if c.vcpus == ref.vcpus and c.build == ref.build:
+            have += seeds_to_come
+        mine = [x for x in todo if x.config.vcpus == c.vcpus and x.config.build == c.build]
+        chosen.update(x.key for x in mine[:max(0, p.request.repeats - have)])
+    return [x for x in todo if x.key in chosen]
+
+
 def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], None] | None = None,
             probes: tuple[str | None, float | None] = (None, None), measurer: Measurer = execute,
             rules: Rules = RULES) -> Comparison:
@@ -310,23 +346,13 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
     from cpustudy.measure.sweep import pending
 
     req = p.request
-    ref = p.convergence[0].config
     plan_folder, probe_cost = probes
     t0 = time.perf_counter()
     ledger = Ledger()
     with measuring(req.db, p.machine) as session:
         store = session.store
         todo_conv = pending(store, p.convergence)
-        stored = store.runs(status="ok")
-        todo_probes = pending(store, p.probes)
-        chosen: set[str] = set()
-        for c in (c for c in p.candidates if c.kind == "here"):
-            have = len(speed_samples(store, c, ref, p.fingerprint, stored))
-            if c.vcpus == ref.vcpus and c.build == ref.build:
-                have += len(todo_conv)  # each convergence run to come times this candidate too
-            mine = [x for x in todo_probes if x.config.vcpus == c.vcpus and x.config.build == c.build]
-            chosen.update(x.key for x in mine[:max(0, req.repeats - have)])
-        local_probes = [x for x in todo_probes if x.key in chosen]  # in their planned, interleaved order
+        local_probes = probes_wanted(p, store, len(todo_conv))
         work = order(todo_conv, local_probes)
         if work:
             say(f"compare: {len(todo_conv)} convergence run(s) ({req.seeds} seeds wanted, "
@@ -490,7 +516,8 @@ def decide(entries: Sequence[tuple[str, Planned]], store: Any, machine_id: int, 
     req = entries[0][1].request
     steps: list[str] = list(comparison.steps)
     last: policy.Step | None = None
-    while req.max_trainings:
+    limit = req.budget(len(entries))
+    while not req.fixed_plan:
         st = standing_of(comparison, rules)
         step = _step(entries, comparison, st, ledger, rules)
         last = step
@@ -500,8 +527,8 @@ def decide(entries: Sequence[tuple[str, Planned]], store: Any, machine_id: int, 
         cells = _cells(entries, comparison, step, seed_cell)
         cost = sum(_cost_s(ledger, comparison, st, kind, cell, entries) for kind, cell, _ in cells)
         one = ledger.one_training(comparison) or math.inf
-        if ledger.spent(comparison) + cost / one > req.max_trainings:
-            steps.append(f"stopped at the limit of {req.max_trainings:g} trainings ({ledger.spent(comparison):.1f} "
+        if ledger.spent(comparison) + cost / one > limit:
+            steps.append(f"stopped at the limit of {limit:g} trainings ({ledger.spent(comparison):.1f} "
                          f"spent): not settled: {step.why}" + _remains(st, rules))
             last = policy.Step("limit", steps[-1])
             break

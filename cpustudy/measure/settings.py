@@ -147,7 +147,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
                 single.run_one(store, mid, kind, cell, req, say, ledger, _label_of(sp, cell), measurer=measurer)
 
         order = shuffled(sp, req.first_seed)
-        first = interleave([single.order(pending(store, p.convergence[:1]), pending(store, p.probes))
+        first = interleave([single.order(pending(store, p.convergence[:1]), single.probes_wanted(p, store, 1))
                             for _, p in order])
         if first:
             say(f"compare: round 1 of the race over {len(sp.plans)} settings ({', '.join(lb for lb, _ in order)}, "
@@ -160,7 +160,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
             steps.append(f"measured again, no usable speed run after round 1: {', '.join(unmeasured)}")
             run([("speed", c) for c in again], "round 1")
             comparison = joint(sp, store)
-        if not req.max_trainings:  # the fixed plan: every setting's every seed, round after round
+        if req.fixed_plan:  # the fixed plan: every setting's every seed, round after round
             rest = interleave([[("convergence", c) for c in pending(store, p.convergence[1:])] for _, p in order])
             run(rest, "the fixed plan")
             comparison = joint(sp, store)
