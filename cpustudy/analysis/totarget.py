@@ -172,12 +172,23 @@ def distinct_seeds(seeds: Sequence[combo.SeedResult],
                  "group; the model or its script sets a seed of its own that cpustudy's does not reach")
 
 
+#: ``compare --check``'s seeds start here, apart from any a comparison trains (from ``--first-seed``): its fresh
+#: trainings are held against an interval, so they are never part of one.
+CHECK_FIRST_SEED = 10_001
+
+
+def is_check(run: dict[str, Any]) -> bool:
+    """Whether ``run`` is one of ``compare --check``'s fresh trainings (a seed from :data:`CHECK_FIRST_SEED`)."""
+    return (run.get("seed") or 0) >= CHECK_FIRST_SEED and bool(run.get("target_accuracy") or run.get("target"))
+
+
 def speed_samples(store: Any, c: Candidate, ref: Any, fingerprint: str,
                   runs: Sequence[dict[str, Any]] | None = None,
                   by: dict[int, list[dict[str, Any]]] | None = None) -> list[combo.SpeedSample]:
-    """Candidate ``c``'s speed samples among ``runs`` (default: every ok run); ``by``: their epochs by run,
-    where already read."""
-    runs = [r for r in (runs if runs is not None else store.runs(status="ok")) if matches(r, c, ref, fingerprint)]
+    """Candidate ``c``'s speed samples among ``runs`` (default: every ok run), never a ``--check`` training (it is
+    held against the interval, so it is no part of it); ``by``: their epochs by run, where already read."""
+    runs = [r for r in (runs if runs is not None else store.runs(status="ok"))
+            if matches(r, c, ref, fingerprint) and not is_check(r)]
     if not runs:
         return []
     by = by if by is not None else epochs_by_run(store, runs)

@@ -372,8 +372,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
     return comparison
 
 
-#: ``--check``'s seeds start here, apart from any a comparison trains (from ``--first-seed``, 1 by default).
-CHECK_FIRST_SEED = 10_001
+CHECK_FIRST_SEED = totarget.CHECK_FIRST_SEED
 
 
 def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Any, machine_id: int,

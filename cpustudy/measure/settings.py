@@ -167,7 +167,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
         comparison.steps = steps
         comparison = single.decide(list(zip(sp.labels, sp.plans)), store, mid, comparison, lambda: joint(sp, store),
                                    say=say, progress=progress, ledger=ledger, measurer=measurer, rules=rules,
-                                   seed_cell=lambda label, p, comp: censored(sp, label, p.another_seed(), comp),
+                                   seed_cell=lambda label, p, comp: censored(sp, label, next_seed(p, store), comp),
                                    label_of=lambda cell: _label_of(sp, cell))
         comparison.steps.append(race_cost(sp, store))
         local = {c.name: (p, c) for p in sp.plans for c in p.candidates if c.kind == "here"}
@@ -176,6 +176,14 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = ledger.one_training()
     return comparison
+
+
+def next_seed(p: Any, store: Any) -> Any:
+    """The cell of a setting's next seed: its first planned seed not trained yet, else one more (``another_seed``)."""
+    from cpustudy.measure.sweep import pending
+
+    todo = pending(store, p.convergence)
+    return todo[0] if todo else p.another_seed()
 
 
 def shuffled(sp: SettingsPlan, seed: int) -> list[tuple[str, Any]]:
