@@ -182,6 +182,65 @@ def is_check(run: dict[str, Any]) -> bool:
     return (run.get("seed") or 0) >= CHECK_FIRST_SEED and bool(run.get("target_accuracy") or run.get("target"))
 
 
+@dataclass(frozen=True)
+class Backtest:
+    """How often this machine's fresh trainings (``compare --check``) fell inside the interval stated before
+    them: ``inside`` of ``n`` in ``sessions`` measuring sessions, the share's own ``level`` interval (``low``,
+    ``high``: resampling whole sessions from three sessions on, else Clopper-Pearson over the trainings, said),
+    and of those that trained in a later session than their interval's data, ``later_inside`` of ``later_n``."""
+
+    n: int
+    inside: int
+    sessions: int
+    low: float
+    high: float
+    how: str
+    later_n: int
+    later_inside: int
+    stated_level: float
+    level: float = 0.90
+
+    @property
+    def line(self) -> str:
+        later = (f"; in a later session than their interval's runs: {self.later_inside} of {self.later_n}"
+                 if self.later_n else "; none yet in a later session than its interval's runs (those count most)")
+        return (f"backtest on this machine: of {self.n} fresh training(s) (--check), {self.inside} fell inside their "
+                f"stated {self.stated_level:.0%} intervals ({self.inside / self.n:.0%}, {self.level:.0%} interval "
+                f"{self.low:.0%}-{self.high:.0%}, {self.how}){later}")
+
+
+def backtest(store: Any, machine_id: int | None = None, level: float = 0.90) -> Backtest | None:
+    """This machine's stored checks as a :class:`Backtest`; None where there is none."""
+    import numpy as np
+    from scipy import stats as sps
+
+    rows = store.checks(machine_id)
+    if not rows:
+        return None
+    by: dict[str, list[int]] = {}
+    for r in rows:
+        session = str(json.loads(r.get("run_settings") or "{}").get("session") or f"run {r['run_id']}")
+        by.setdefault(session, []).append(int(r["inside"]))
+    n, k = len(rows), sum(int(r["inside"]) for r in rows)
+    tail = (1 - level) / 2
+    if len(by) >= 3:
+        rng = np.random.default_rng(0)
+        groups = list(by.values())
+        shares = []
+        for _ in range(2000):
+            pick = [groups[i] for i in rng.integers(0, len(groups), len(groups))]
+            shares.append(sum(map(sum, pick)) / sum(map(len, pick)))
+        low, high = (float(x) for x in np.quantile(shares, [tail, 1 - tail]))
+        how = f"resampling its {len(by)} sessions"
+    else:
+        low = float(sps.beta.ppf(tail, k, n - k + 1)) if k else 0.0
+        high = float(sps.beta.ppf(1 - tail, k + 1, n - k)) if k < n else 1.0
+        how = f"Clopper-Pearson over the trainings: {len(by)} session(s), too few to resample by session"
+    later = [r for r in rows if r.get("later_session")]
+    return Backtest(n, k, len(by), low, high, how, len(later), sum(int(r["inside"]) for r in later),
+                    float(rows[-1]["level"]), level)
+
+
 def speed_samples(store: Any, c: Candidate, ref: Any, fingerprint: str,
                   runs: Sequence[dict[str, Any]] | None = None,
                   by: dict[int, list[dict[str, Any]]] | None = None) -> list[combo.SpeedSample]:
@@ -350,6 +409,25 @@ def assumptions(target: Any, spot: bool, ref: Any, seeds: Sequence[combo.SeedRes
         out.append("spot: a preemption restarts a training that keeps no checkpoint, up to its whole time "
                    "again plus the new VM's start (minutes)")
     return out
+
+
+def session_note(store: Any, results: Sequence[combo.CandidateResult], seeds: Sequence[combo.SeedResult],
+                 noise: Noise) -> list[str]:
+    """Where every run behind the intervals comes from one measuring session and the variation between sessions
+    is not measured here (cpustudy's default), a note that the intervals cover this session only."""
+    from cpustudy.analysis.runs import settings_of
+
+    ids = sorted({int(i) for r in results for i in r.run_ids} | {s.run_id for s in seeds})
+    if not ids or "between sweeps, cpustudy's default" not in noise.source and \
+            not noise.source.startswith("cpustudy's default"):
+        return []
+    sessions = {str(settings_of(r.get("settings")).get("session") or "") for r in store.runs(run_ids=ids)} - {""}
+    if len(sessions) > 1:
+        return []
+    return [f"the intervals cover this session only: every run behind them comes from one measuring session, and the "
+            f"variation between sessions is cpustudy's default ({noise.between:.0%}), not measured here (20-30 % has "
+            "been seen between sessions on shared VMs); a training in a later session may land outside more often. "
+            "Compare again in another session, or --check in a later one, and the database learns it"]
 
 
 def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool = True, family: str | None = None,

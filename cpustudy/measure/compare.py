@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 from cpustudy import precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import totarget
+from cpustudy.analysis.runs import settings_of
 from cpustudy.analysis.stats import NO_PRIOR
 from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
 from cpustudy.decision import policy
@@ -367,6 +368,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
         local = {c.name: (p, c) for c in p.candidates if c.kind == "here"}
         comparison.checks = check_winner(local, req.checks, store, session.machine_id, comparison, say, progress,
                                          measurer)
+        comparison.notes += backtest_note(store, session.machine_id)
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = ledger.one_training()
     return comparison
@@ -398,24 +400,39 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Any
     plan_, cand = local[lead.candidate]
     req = plan_.request
     out = []
+    behind = [int(x) for x in lead.run_ids] + [s.run_id for s in comparison.seeds]
+    data_sessions = sorted({str(settings_of(r.get("settings")).get("session") or "") for r in store.runs(run_ids=behind)} - {""})
     for i in range(n):
         cell = plan_.seed_cell(CHECK_FIRST_SEED + i, cand)
-        if pending(store, [cell]):
+        fresh = bool(pending(store, [cell]))
+        if fresh:
             if progress:
                 progress(f"check [{i + 1}/{n}]: seed {cell.config.seed} on {lead.candidate}")
             run_one(store, machine_id, "convergence", cell, req, say, Ledger(), "(check)", measurer=measurer)
         runs = store.runs(status="ok", cell_keys=[cell.key])
         if not runs:
-            continue  # failed: stored as such, said by _run_one
+            continue  # failed: stored as such, said by run_one
         run = runs[-1]
         billed = float(billed_to_target(pd.DataFrame([run])).iloc[0]) if run.get("target_reached") else None
         low, high = lead.time_low_s, lead.time_high_s
         inside = (high is None and low is not None) if billed is None else \
             (low is not None and high is not None and low <= billed <= high)
-        out.append({"candidate": lead.candidate, "seed": int(cell.config.seed), "run_id": int(run["id"]),
-                    "billed_s": billed, "epochs": run.get("epochs_to_target"), "low_s": low, "high_s": high,
-                    "level": lead.level, "inside": bool(inside)})
+        check = {"candidate": lead.candidate, "seed": int(cell.config.seed), "run_id": int(run["id"]),
+                 "billed_s": billed, "epochs": run.get("epochs_to_target"), "low_s": low, "high_s": high,
+                 "level": lead.level, "inside": bool(inside)}
+        out.append(check)
+        if fresh:  # held against the interval stated before it: the machine's backtest (a reused one was already)
+            session = str(settings_of(run.get("settings")).get("session") or "")
+            store.add_check({**check, "machine_id": machine_id, "stated_session": store.session,
+                             "data_sessions": data_sessions,
+                             "later_session": bool(session and data_sessions and session not in data_sessions)})
     return out
+
+
+def backtest_note(store: Any, machine_id: int) -> list[str]:
+    """This machine's backtest in a line, where it has one (``analysis.totarget.backtest``)."""
+    bt = totarget.backtest(store, machine_id)
+    return [bt.line] if bt is not None else []
 
 
 @dataclass
@@ -682,7 +699,8 @@ def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float 
     out = Comparison(ref.workload, req.goal, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost,
                      groups=[("", seeds, inputs)], noise=noise)
     out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds, noise)
-    out.notes += totarget.interval_notes(results) + ([same_note] if same_note else [])
+    out.notes += totarget.interval_notes(results) + ([same_note] if same_note else []) + \
+        totarget.session_note(store, results, seeds, noise)
     agree = combo.agreement(_all_seed_results(p, store))
     if agree is not None:
         out.notes.append(agree.line)

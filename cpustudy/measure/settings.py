@@ -172,6 +172,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
         comparison.steps.append(race_cost(sp, store))
         local = {c.name: (p, c) for p in sp.plans for c in p.candidates if c.kind == "here"}
         comparison.checks = single.check_winner(local, req.checks, store, mid, comparison, say, progress, measurer)
+        comparison.notes += single.backtest_note(store, mid)
     comparison.notes += kernels
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = ledger.one_training()
@@ -279,7 +280,7 @@ def joint(sp: SettingsPlan, store: Any) -> Comparison:
     out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds_all, noise, settings=True)
     out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "
                            "epochs are drawn from its own setting's")
-    out.notes += notes + totarget.interval_notes(results)
+    out.notes += notes + totarget.interval_notes(results) + totarget.session_note(store, results, seeds_all, noise)
     return out
 
 
@@ -311,7 +312,7 @@ def race_cost(sp: SettingsPlan, store: Any) -> str:
     """What the race trained against training every setting with every seed, in seeds and in epochs (a
     setting's seeds not trained counted at its trained seeds' mean epochs)."""
     per = [single.seeds_of(p, store)[0] for p in sp.plans]
-    most = max(len(s) for s in per)
+    most = max(max(len(s) for s in per), sp.request.seeds)
     trained = sum(len(s) for s in per)
     stopped = sum(1 for s in per for x in s if x.censored_after is not None)
     epochs = [[x.censored_after or x.epochs or x.max_epochs for x in s] for s in per]

@@ -123,7 +123,8 @@ def frame(results: Sequence[CandidateResult]) -> pd.DataFrame:
             continue
         priced = r.cost_usd is not None
         kind = UNPRICED if not priced else FRONT if on else DOMINATED
-        label = f"{r.candidate}  " + (f"P={p_text(r.p_cheapest)}" if priced else "not priced")
+        label = f"{r.candidate}  " + (f"P={p_text(r.p_cheapest)}" if priced else "not priced") + (
+            f"  E={p_text(r.p_best)}" if r.p_best is not None else "")
         if not _has_interval(r):
             label += "  (no interval)"
         rows.append({"candidate": r.candidate, "time": r.time_to_target_s, "time_low": r.time_low_s,
@@ -245,7 +246,8 @@ def _subtitle(front: int) -> str:
     what = ("dashed line: the Pareto front (nothing is both faster and cheaper)" if front >= 2 else
             "one candidate is both the fastest and the cheapest (no front to draw)" if front == 1 else
             "no candidate is priced and timed")
-    return textwrap.fill(f"P = probability of being the cheapest in one new training; {what}", 95)
+    return textwrap.fill(f"P = probability of being the cheapest in one new training; E = of the lowest expected cost "
+                         f"(what the decision reads); {what}", 95)
 
 
 def _fig_time_only(workload: str, target: Any, df: pd.DataFrame, drawn: Sequence[CandidateResult]) -> ggplot:

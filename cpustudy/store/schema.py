@@ -261,6 +261,28 @@ def v12_provenance_memory(conn: sqlite3.Connection) -> None:
         conn.execute(f"ALTER TABLE runs ADD COLUMN {column}")
 
 
+def v13_checks(conn: sqlite3.Connection) -> None:
+    """``compare --check``'s fresh trainings, each with the interval stated before it: the backtest of this
+    machine's statements of certainty. ``stated_session``: the measuring session of the comparison that stated it;
+    ``data_sessions``: the sessions of the runs behind the interval (JSON); ``later_session``: whether the check
+    trained in none of them."""
+    conn.execute("""CREATE TABLE checks (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        machine_id INTEGER REFERENCES machines(id),
+        candidate TEXT NOT NULL,
+        level REAL NOT NULL,
+        low_s REAL,
+        high_s REAL,
+        billed_s REAL,
+        inside INTEGER NOT NULL,
+        stated_session TEXT,
+        data_sessions TEXT,
+        later_session INTEGER NOT NULL DEFAULT 0,
+        stated_at TEXT NOT NULL
+    )""")
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
@@ -275,9 +297,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     v10_cpu_wait,
     v11_targets_and_scripts,
     v12_provenance_memory,
+    v13_checks,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
-TABLES = ("machines", "runs", "epochs", "peaks", "tunings")
+TABLES = ("machines", "runs", "epochs", "peaks", "tunings", "checks")
 
 
 def user_version(conn: sqlite3.Connection) -> int:

@@ -295,6 +295,25 @@ class Store:
                 (json.dumps(dict(software), default=str, sort_keys=True), *values.values(), run_id),
             )
 
+    def add_check(self, check: Mapping[str, Any]) -> int:
+        """One ``compare --check`` training held against the interval stated before it (``schema.v13_checks``)."""
+        row = {k: check.get(k) for k in ("run_id", "machine_id", "candidate", "level", "low_s", "high_s", "billed_s",
+                                         "stated_session")}
+        row.update(inside=int(bool(check["inside"])), later_session=int(bool(check.get("later_session"))),
+                   data_sessions=json.dumps(sorted(check.get("data_sessions") or [])),
+                   stated_at=check.get("stated_at") or now())
+        with self.transaction():
+            return row_id(self._insert("checks", row))
+
+    def checks(self, machine_id: int | None = None) -> list[dict[str, Any]]:
+        """The stored checks (of one machine), oldest first, with the session their run trained in."""
+        sql = """SELECT c.*, r.settings AS run_settings FROM checks c JOIN runs r ON r.id = c.run_id"""
+        args: list[Any] = []
+        if machine_id is not None:
+            sql += " WHERE c.machine_id = ?"
+            args.append(machine_id)
+        return [dict(row) for row in self.conn.execute(sql + " ORDER BY c.id", args)]
+
     def set_xla(self, run_id: int, xla: bool) -> None:
         """Whether the model was compiled with XLA, as Keras resolved it."""
         with self.transaction():

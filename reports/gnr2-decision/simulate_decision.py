@@ -2,7 +2,8 @@
 5 % of the true best, its regret, and the seeds and trainings' time it spends, against every setting with every
 seed (the fixed plan, --max-trainings 0) and, with --old, against the race cpustudy had before (commit b8446cb).
 
-Run from the repository root: python reports/gnr2-decision/simulate_decision.py TRIALS [--old] > out.json
+Run from the repository root: python reports/gnr2-decision/simulate_decision.py TRIALS [--old | --trainings-100]
+> out.json (--trainings-100: the new rule told the answer serves 100 trainings)
 (--old: run in a checkout of b8446cb with cpustudy/measure/execute.py and replay.py of this commit copied in).
 """
 
@@ -15,8 +16,8 @@ import tempfile
 from functools import partial
 from pathlib import Path
 
-sys.path.insert(0, str(Path.cwd() / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
+sys.path.insert(0, str(Path.cwd() / "tests"))  # first: the checkout it runs in (--old: b8446cb's)
 
 import simloop  # noqa: E402
 
@@ -68,8 +69,11 @@ def old_run(truth: simloop.Truth, db: Path, trial: int):
     return choice, sim.runs, len({(s.seed, s.run_id) for s in out.seeds})
 
 
-def trial_new(truth, db, trial, max_trainings):
-    out, _ = simloop.run(truth, db, trial, max_trainings=max_trainings)
+def trial_new(truth, db, trial, max_trainings, trainings=None):
+    from cpustudy.decision.rules import Rules
+
+    rules = Rules(trainings=trainings) if trainings else Rules()
+    out, _ = simloop.run(truth, db, trial, rules=rules, max_trainings=max_trainings)
     d = out.decision
     choice = d.get("choice") or max(out.results, key=lambda r: r.p_cheapest or 0.0).candidate
     return choice, d["cost"]["seeds"], d["cost"]["trainings"], d["stop"]
@@ -82,7 +86,9 @@ def main() -> None:
     for name, truth in TRUTHS.items():
         expected = {k: truth.expected_s(k) for k in SETTINGS}
         best = min(expected.values())
-        for rule in (("old race",) if old else ("new", "fixed plan")):
+        rules = ("old race",) if old else ("new --trainings 100",) if "--trainings-100" in sys.argv else (
+            "new", "fixed plan")
+        for rule in rules:
             regrets, seeds, spent, stops = [], [], [], {}
             for t in range(trials):
                 with tempfile.TemporaryDirectory() as d:
@@ -92,7 +98,8 @@ def main() -> None:
                         cost = None
                         stop = "race"
                     else:
-                        choice, n, cost, stop = trial_new(truth, db, t, 8 if rule == "new" else 0)
+                        choice, n, cost, stop = trial_new(truth, db, t, 0 if rule == "fixed plan" else None,
+                                                          100 if rule.endswith("100") else None)
                 regrets.append(expected[simloop.setting_of(choice)] / best - 1)
                 seeds.append(n)
                 if cost is not None:
