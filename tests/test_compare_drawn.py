@@ -82,6 +82,15 @@ def test_the_front_leaves_out_a_dominated_candidate_and_the_unpriced():
     assert pareto_front([a, b]) == [True, False]
     assert pareto_front([a, dataclasses.replace(a, candidate="a2")]) == [True, True]
     assert pareto_front([_result("n", None, None, None, runs=0)]) == [False]
+    # The report's summary draws the same front, ties kept alike.
+    import pandas as pd
+
+    from cpustudy.analysis.summary import pareto_front as summary_front
+
+    rows = pd.DataFrame({"total_time_s": [10.0, 10.0, 10.0, 5.0, None], "cost_usd": [1.0, 1.0, 2.0, 3.0, 0.5]})
+    points = [_result(str(i), t, c, c) for i, (t, c) in enumerate(zip(rows["total_time_s"], rows["cost_usd"]))]
+    expected = [True, True, False, True, False]
+    assert list(summary_front(rows)) == pareto_front(points[:4]) + [False] == expected
 
 
 def test_the_answer_is_drawn_with_every_candidate_and_its_p_cheapest(drawn):

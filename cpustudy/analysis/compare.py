@@ -314,9 +314,10 @@ def draw_epochs(seeds: Sequence[SeedResult], draws: int, rng: np.random.Generato
         return np.full(draws, np.inf), "no seed reached the target"
     note = ""
     pred = stats.predict_log(reached, prior)
+    if r == 1:  # the prior alone spreads it: drawn (P(cheapest) needs draws), but no interval is stated
+        note = "one seed's epochs: the seeds' spread is unknown (a second seed gives an interval)"
     if pred is None:
         epochs = np.full(draws, reached[0])
-        note = "one seed's epochs: the seeds' spread is unknown (2 more seeds give an interval)"
     else:
         cap = math.log(100.0 * max(reached))  # a Student-t's far tail: no seed needs 100x the slowest one's
         epochs = np.maximum(1.0, np.round(np.exp(np.minimum(pred.draw(rng, draws), cap))))

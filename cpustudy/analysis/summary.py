@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -435,16 +435,24 @@ def software_table(runs: pd.DataFrame) -> pd.DataFrame:
 # -- questions asked of the summary ------------------------------------------------------------------
 
 
+def front_of(points: Sequence[tuple[float | None, float | None]]) -> list[bool]:
+    """The one Pareto front of (time, cost) pairs, lower better in both: a point is on it when it has both and no
+    other point is at least as good in both and better in one. Points alike are all on it (a tie is no reason to
+    leave one out); a point without a time or a cost never is."""
+    known = [(float(t), float(c)) for t, c in points if t is not None and c is not None
+             and math.isfinite(float(t)) and math.isfinite(float(c))]
+
+    def dominated(t: float, c: float) -> bool:
+        return any(t2 <= t and c2 <= c and (t2 < t or c2 < c) for t2, c2 in known)
+
+    return [t is not None and c is not None and math.isfinite(float(t)) and math.isfinite(float(c))
+            and not dominated(float(t), float(c)) for t, c in points]
+
+
 def pareto_front(df: pd.DataFrame, x: str = "total_time_s", y: str = "cost_usd") -> pd.Series:
-    """True for configurations no other is both faster and cheaper than (ties kept)."""
-    d = df.dropna(subset=[x, y]).sort_values([x, y])
-    front = set()
-    best = math.inf
-    for idx, value in zip(d.index, d[y]):
-        if value < best:
-            front.add(idx)
-            best = value
-    return pd.Series([i in front for i in df.index], index=df.index, dtype=bool)
+    """Per configuration, whether it is on the Pareto front of ``x`` and ``y`` (:func:`front_of`: ties kept)."""
+    points = [(None if pd.isna(a) else float(a), None if pd.isna(b) else float(b)) for a, b in zip(df[x], df[y])]
+    return pd.Series(front_of(points), index=df.index, dtype=bool)
 
 
 def cheapest(df: pd.DataFrame, deadline: float | None = None) -> Any:

@@ -44,8 +44,9 @@ from plotnine import (
 )
 
 from cpustudy import __version__
-from cpustudy.decision.words import decision_lines
 from cpustudy.analysis.compare import CandidateResult, target_words
+from cpustudy.analysis.summary import front_of
+from cpustudy.decision.words import decision_lines
 from cpustudy.errors import UserError
 from cpustudy.report.figures import render
 from cpustudy.report.page import Bullets, Callout, Chart, Charts, Page, Section, Table, to_html, to_markdown
@@ -62,15 +63,8 @@ COLOURS = {FRONT: FAMILIES["pip"][3], DOMINATED: OTHER_FAMILIES[2][1], UNPRICED:
 
 def pareto_front(results: Sequence[CandidateResult]) -> list[bool]:
     """Per result, whether it is on the Pareto front of time and cost to the target by the point estimates
-    (the medians): priced and reached, and no other is at least as fast and as cheap and better in one.
-    Candidates without a time or a cost are never on it; two alike are both on it."""
-    points = [(r.time_to_target_s, r.cost_usd) for r in results]
-    known = [(t, c) for t, c in points if t is not None and c is not None]
-
-    def dominated(t: float, c: float) -> bool:
-        return any(t2 <= t and c2 <= c and (t2 < t or c2 < c) for t2, c2 in known)
-
-    return [t is not None and c is not None and not dominated(t, c) for t, c in points]
+    (the medians): the report's one front (:func:`cpustudy.analysis.summary.front_of`: ties kept)."""
+    return front_of([(r.time_to_target_s, r.cost_usd) for r in results])
 
 
 def p_text(p: float | None) -> str:
