@@ -205,7 +205,7 @@ def test_scripts_sweep_beside_the_study_appear_in_the_report_and_compare_with_th
     plan = env / "probes"
     r = run_cli("compare", script, "--target-accuracy", "0.8", "--candidates", "here:1,gcp:n2-highcpu-2",
                 "--seeds", "2", "--max-epochs", "4", "--convergence-at", "here:1", "--repeats", "2",
-                "--probe-plan", plan, "--probe-budget", "5", "--format", "json", "--db", db)
+                "--probe-plan", plan, "--probe-budget", "5", "--max-trainings", "0", "--format", "json", "--db", db)
     assert r.code == 0, r.err
     here = json.loads(r.out)["candidates"][0]
     assert here["candidate"] == "here:1" and here["reached"] == 1.0 and here["time_to_target_s"] > 0
