@@ -371,7 +371,8 @@ def test_a_compare_cloud_probe_runs_on_the_vm_and_joins_the_comparison(engine, i
     cloud = after["gcp:n4-highcpu-2"]
     assert cloud["speed_runs"] == 1 and cloud["time_to_target_s"] > 0 and cloud["cost_usd"] > 0
     assert cloud["usd_per_hour"] == pytest.approx(target.rate_usd_per_hour)
-    assert cloud["time_low_s"] <= cloud["time_to_target_s"] <= cloud["time_high_s"]
+    # One seed tells nothing of how the epochs vary: no interval, and the note says what would give one.
+    assert cloud["time_low_s"] is None and cloud["time_high_s"] is None and "one seed" in cloud["interval_note"]
     assert sum(c["p_cheapest"] for c in after.values()) == pytest.approx(1.0)
     assert again["probe_plan"] is None  # nothing left to probe: no plan written again
     with Store.read(db) as store:
