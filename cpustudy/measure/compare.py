@@ -39,6 +39,7 @@ from cpustudy.measure.execute import Measurer, RunOutcome, execute
 from cpustudy.measure.spec import Host, RunSpec, plan
 from cpustudy.measure.sweep import Cell, cell_key
 from cpustudy.names import split_list
+from cpustudy.store import Store
 
 PROBE_EPOCHS = 2  # the first (tracing) is warm-up; the second is timed
 
@@ -318,7 +319,7 @@ def order(convergence: list[Cell], probes: list[Cell]) -> list[tuple[str, Cell]]
     return out
 
 
-def probes_wanted(p: Planned, store: Any, seeds_to_come: int) -> list[Cell]:
+def probes_wanted(p: Planned, store: Store, seeds_to_come: int) -> list[Cell]:
     """The planned speed probes still wanted, in their planned, interleaved order: per local candidate,
     ``--repeats`` speed runs in all, counting what is stored and the ``seeds_to_come`` convergence runs (each times
     the candidate it trains on)."""
@@ -377,7 +378,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
 CHECK_FIRST_SEED = totarget.CHECK_FIRST_SEED
 
 
-def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Any, machine_id: int,
+def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Store, machine_id: int,
                  comparison: Comparison, say: Callable[[str], None],
                  progress: Callable[[str], None] | None = None, measurer: Measurer = execute) -> list[dict[str, Any]]:
     """``--check N``: the likeliest cheapest (else the fastest) local candidate of ``comparison`` (``local``: its
@@ -429,7 +430,7 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Any
     return out
 
 
-def backtest_note(store: Any, machine_id: int) -> list[str]:
+def backtest_note(store: Store, machine_id: int) -> list[str]:
     """This machine's backtest in a line, where it has one (``analysis.totarget.backtest``)."""
     bt = totarget.backtest(store, machine_id)
     return [bt.line] if bt is not None else []
@@ -448,7 +449,7 @@ class Ledger:
     seeds: int = 0  # convergence runs measured (stopped ones included)
     probes: int = 0
 
-    def add(self, store: Any, kind: str, cell: Cell, outcome: RunOutcome) -> None:
+    def add(self, store: Store, kind: str, cell: Cell, outcome: RunOutcome) -> None:
         took = run_seconds(store, outcome)
         self.spent_s += took
         if kind == "convergence":
@@ -478,7 +479,7 @@ class Ledger:
         return self.spent_s / one if one else (0.0 if not self.spent_s else math.inf)
 
 
-def run_seconds(store: Any, outcome: RunOutcome) -> float:
+def run_seconds(store: Store, outcome: RunOutcome) -> float:
     """What one stored run took: its start-up, every epoch and the validation after each."""
     epochs = store.epochs([outcome.run_id])
     return float(outcome.summary.get("startup_s") or 0.0) + sum(
@@ -491,7 +492,7 @@ def what(kind: str, cell: Cell, target: str) -> str:
             f"speed probe {cfg.vcpus} vCPU(s) {cfg.build} r{cfg.repeat}")
 
 
-def run_one(store: Any, machine_id: int, kind: str, cell: Cell, req: CompareRequest, say: Callable[[str], None],
+def run_one(store: Store, machine_id: int, kind: str, cell: Cell, req: CompareRequest, say: Callable[[str], None],
             ledger: Ledger, label: str = "", *, measurer: Measurer = execute) -> RunOutcome:
     """Measure one convergence run or speed probe into the store with ``measurer``, enter it in ``ledger``
     and say how it went (``label``: its setting, where several are compared)."""
@@ -520,7 +521,7 @@ def _another_seed(label: str, p: Planned, comparison: Comparison) -> tuple[Cell,
     return p.another_seed(), ""
 
 
-def decide(entries: Sequence[tuple[str, Planned]], store: Any, machine_id: int, comparison: Comparison,
+def decide(entries: Sequence[tuple[str, Planned]], store: Store, machine_id: int, comparison: Comparison,
            combine: Callable[[], Comparison], *, say: Callable[[str], None], progress: Callable[[str], None] | None,
            ledger: Ledger, measurer: Measurer = execute, rules: Rules = RULES, seed_cell: SeedCell = _another_seed,
            label_of: Callable[[Cell], str] = lambda cell: "") -> Comparison:
@@ -670,7 +671,7 @@ def _one_training(comparison: Comparison) -> float | None:
     return min(times) if times else None
 
 
-def seeds_of(p: Planned, store: Any) -> tuple[list[combo.SeedResult], str]:
+def seeds_of(p: Planned, store: Store) -> tuple[list[combo.SeedResult], str]:
     """The comparison's seeds, those that trained one training counted once, and the sentence saying so."""
     runs = list({r["cell_key"]: r for r in store.runs(status="ok", cell_keys=[c.key for c in p.convergence])}.values())
     by = totarget.epochs_by_run(store, runs)
@@ -678,7 +679,7 @@ def seeds_of(p: Planned, store: Any) -> tuple[list[combo.SeedResult], str]:
     return totarget.distinct_seeds(seeds, by)
 
 
-def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float | None) -> Comparison:
+def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: float | None) -> Comparison:
     req = p.request
     ref = p.convergence[0].config
     seeds, same_note = seeds_of(p, store)
@@ -713,7 +714,7 @@ def _combine(p: Planned, store: Any, plan_folder: str | None, probe_cost: float 
     return out
 
 
-def _all_seed_results(p: Planned, store: Any) -> list[combo.SeedResult]:
+def _all_seed_results(p: Planned, store: Store) -> list[combo.SeedResult]:
     """Every stored full-epoch training of this configuration's seeds, at any vCPU count on this machine
     (``--convergence-at``), for the agreement check."""
     ref = p.convergence[0].config

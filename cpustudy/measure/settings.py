@@ -45,8 +45,11 @@ from cpustudy.analysis.totarget import Comparison
 from cpustudy.decision.rules import RULES, Rules
 from cpustudy.errors import UserError
 from cpustudy.measure import compare as single
+from cpustudy.measure.compare import CompareRequest, Planned
 from cpustudy.measure.execute import Measurer, execute
+from cpustudy.measure.sweep import Cell
 from cpustudy.names import split_list
+from cpustudy.store import Store
 
 @dataclass(frozen=True)
 class Setting:
@@ -92,13 +95,13 @@ class SettingsPlan:
     """One single-setting plan per setting (``measure.compare.Planned``), its candidates named with the
     setting's label (``here:2 bf16 b256``)."""
 
-    request: Any
-    plans: list[Any]
+    request: CompareRequest
+    plans: list[Planned]
     labels: list[str]
-    inputs: dict[str, list[Any]] = field(default_factory=dict)  # label -> its candidates' inputs, as last joined
+    inputs: dict[str, list[combo.CandidateInput]] = field(default_factory=dict)  # label -> its candidates' inputs, as last joined
 
 
-def plan_settings(request: Any, plan_one: Callable[[Any], Any]) -> SettingsPlan:
+def plan_settings(request: CompareRequest, plan_one: Callable[[CompareRequest], Planned]) -> SettingsPlan:
     """Plan every setting of ``request`` with ``plan_one`` (the single-setting planner), checked before the
     database is touched."""
     from cpustudy.workloads import get
@@ -139,7 +142,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
     with measuring(req.db, sp.plans[0].machine) as session:
         store, mid = session.store, session.machine_id
 
-        def run(work: list[tuple[str, Any]], stage: str) -> None:
+        def run(work: list[tuple[str, Cell]], stage: str) -> None:
             for i, (kind, cell) in enumerate(work):
                 if progress:
                     progress(f"{stage} [{i + 1}/{len(work)}] {kind}: {single.what(kind, cell, req.goal_words)} "
@@ -179,7 +182,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
     return comparison
 
 
-def next_seed(p: Any, store: Any) -> Any:
+def next_seed(p: Planned, store: Store) -> Cell:
     """The cell of a setting's next seed: its first planned seed not trained yet, else one more (``another_seed``)."""
     from cpustudy.measure.sweep import pending
 
@@ -187,7 +190,7 @@ def next_seed(p: Any, store: Any) -> Any:
     return todo[0] if todo else p.another_seed()
 
 
-def shuffled(sp: SettingsPlan, seed: int) -> list[tuple[str, Any]]:
+def shuffled(sp: SettingsPlan, seed: int) -> list[tuple[str, Planned]]:
     """The settings in a random order fixed by ``seed`` (the request's first seed): no setting always goes
     first, when the machine is freshest."""
     pairs = list(zip(sp.labels, sp.plans))
@@ -225,7 +228,7 @@ def reduced_precision_kernels(sp: SettingsPlan, progress: Callable[[str], None] 
     return list(dict.fromkeys(out))
 
 
-def _probe_again(sp: SettingsPlan, name: str) -> Any:
+def _probe_again(sp: SettingsPlan, name: str) -> Cell | None:
     """Another speed probe of the local candidate ``name`` (its next repeat), or None for another kind."""
     for p in sp.plans:
         for c in p.candidates:
@@ -234,14 +237,14 @@ def _probe_again(sp: SettingsPlan, name: str) -> Any:
     return None
 
 
-def _label_of(sp: SettingsPlan, cell: Any) -> str:
+def _label_of(sp: SettingsPlan, cell: Cell) -> str:
     for label, p in zip(sp.labels, sp.plans):  # by key: a seed told to stop early is the same cell
         if any(c.key == cell.key for c in (*p.convergence, *p.probes)):
             return f"({label})"
     return ""
 
 
-def joint(sp: SettingsPlan, store: Any) -> Comparison:
+def joint(sp: SettingsPlan, store: Store) -> Comparison:
     """Every setting's seeds and candidates combined in one comparison (``combine_groups``)."""
     req = sp.request
     groups, seeds_all, notes = [], [], []
@@ -284,7 +287,7 @@ def joint(sp: SettingsPlan, store: Any) -> Comparison:
     return out
 
 
-def censored(sp: SettingsPlan, label: str, cell: Any, comparison: Comparison) -> tuple[Any, str]:
+def censored(sp: SettingsPlan, label: str, cell: Cell, comparison: Comparison) -> tuple[Cell, str]:
     """``cell`` (a seed of setting ``label``) told to stop once it can no longer make its setting the cheapest
     (:func:`cpustudy.analysis.compare.censor_after` against the leading candidate's upper bound), and the
     sentence saying so; unchanged, with "", for the leader's own setting or where nothing bounds it."""
@@ -308,7 +311,7 @@ def censored(sp: SettingsPlan, label: str, cell: Any, comparison: Comparison) ->
             f"even its fastest speed run costs more than {lead.candidate}'s upper bound ({what})")
 
 
-def race_cost(sp: SettingsPlan, store: Any) -> str:
+def race_cost(sp: SettingsPlan, store: Store) -> str:
     """What the race trained against training every setting with every seed, in seeds and in epochs (a
     setting's seeds not trained counted at its trained seeds' mean epochs)."""
     per = [single.seeds_of(p, store)[0] for p in sp.plans]
@@ -337,7 +340,7 @@ def _leader(comparison: Comparison) -> combo.CandidateResult | None:
     return min(timed, key=lambda r: r.time_to_target_s or math.inf) if timed else None
 
 
-def several(request: Any) -> bool:
+def several(request: CompareRequest) -> bool:
     """Whether ``request`` names more than one setting (then :func:`measure_settings` compares them)."""
     return len(settings_of(request.precisions, request.batch_sizes, request.precision, request.batch_size)) > 1
 
