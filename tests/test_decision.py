@@ -205,3 +205,23 @@ def test_checks_are_stored_with_their_interval_never_counted_in_it_and_a_later_s
     assert (bt.n, bt.later_n, bt.sessions) == (3, 1, 2) and 0 <= bt.low <= bt.inside / bt.n <= bt.high <= 1
     assert "Clopper-Pearson" in bt.line and "in a later session than their interval's runs" in bt.line
     assert next(r for r in again.results if r.candidate == lead).run_ids == runs_behind
+
+
+def test_the_answer_page_opens_with_the_decision_and_draws_p_lowest_expected_cost(tmp_path):
+    from cpustudy.analysis.totarget import Comparison
+    from cpustudy.report.answer import answer_page, frame
+    from cpustudy.report.page import to_markdown
+
+    def result(name: str, t: float, p: float, best: float, regret: float) -> combo.CandidateResult:
+        return combo.CandidateResult(name, t, 0.8 * t, 1.2 * t, t / 1e4, 0.8e-4 * t, 1.2e-4 * t, p, None, None, 1.0, 3,
+                                     0.1, "", [], [1], seeds=2, p_best=best, regret=regret, expected=t / 1e4)
+
+    results = [result("here:2 fp32", 20.0, 0.2, 0.1, 0.4), result("here:2 bf16", 11.0, 0.8, 0.9, 0.01)]
+    d = {"stop": "decided", "why": "x", "rules": RULES.as_dict(), "choice": "here:2 bf16", "expected_regret": 0.01,
+         "same": ["here:2 bf16"], "cost": {"trainings": 4.0, "seconds": 60.0, "seeds": 4, "speed_runs": 2},
+         "default": "here:2 fp32", "unit": "USD"}
+    md = to_markdown(answer_page(Comparison("w", 0.86, results, [], decision=d), chart=False))
+    answer = md.split("## The answer", 1)[1].split("\n- ", 2)[1]
+    assert answer.startswith("Choose here:2 bf16: expected regret 1.0%, P(lowest expected cost) 0.90 (decided")
+    assert "## The decision" in md and "| P(lowest expected cost) | expected regret |" in md
+    assert list(frame(results)["label"]) == ["here:2 fp32  P=0.20  E=0.10", "here:2 bf16  P=0.80  E=0.90"]

@@ -449,7 +449,14 @@ def answer_page(comparison: Any, chart: bool) -> Page:
     results = list(c.results)
     target = target_words(c.target)
     level = level_words(results)
-    answer: list[Any] = [Bullets(_answer_lines(results))]
+    lines = _answer_lines(results)
+    d = c.decision or {}
+    if d.get("choice"):  # the decision first: what to choose, how sure, and why it stopped
+        lead = next((r for r in results if r.candidate == d["choice"]), None)
+        p = f", P(lowest expected cost) {p_text(lead.p_best)}" if lead is not None and lead.p_best is not None else ""
+        lines.insert(0, f"Choose {d['choice']}: expected regret {d['expected_regret']:.1%}{p} ({d['stop']}; the "
+                        "decision below).")
+    answer: list[Any] = [Bullets(lines)]
     if chart:
         answer.append(Charts([Chart(STEM, f"{c.workload} to {target}: billed time and cost of one new training per "
                                           f"candidate, {level}, Pareto front and P(cheapest)")]))
