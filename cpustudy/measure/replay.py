@@ -1,7 +1,7 @@
 """Measurements played back instead of trained: the decision loop's tests and simulations, in milliseconds.
 
-A worker's event stream, recorded as JSON lines (``{"kind": ..., "event": {...}}`` a line, as
-:func:`record_line` writes them), supplies what a run says of its software, its data and its model. A
+A worker's event stream, recorded as JSON lines (``{"kind": ..., "event": {...}}`` a line, read by
+:func:`load_stream`), supplies what a run says of its software, its data and its model. A
 :class:`Scenario` says how fast each configuration trains and how each seed's validation metric moves from
 epoch to epoch. :class:`Simulated` is a :class:`cpustudy.measure.execute.WorkerSource`: given to ``execute``
 (or to ``compare``'s loop as its measurer), every run is stored exactly as a real one is, through the same
@@ -17,20 +17,14 @@ import time
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from cpustudy.measure.execute import RunOutcome, execute
-from cpustudy.measure.summary import target_summary
 from cpustudy.targets import of_run, value_in
 from cpustudy.worker import protocol
 from cpustudy.worker.protocol import RunConfig
-
-
-def record_line(kind: str, event: Mapping[str, Any]) -> str:
-    """One event as a recorded stream's line."""
-    return json.dumps({"kind": kind, "event": dict(event)}, default=str) + "\n"
 
 
 def load_stream(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
@@ -92,17 +86,6 @@ class Scenario:
     metric_name: str = "val_accuracy"
 
 
-def learning_curve(needs: Callable[[int], float], slope: float = 0.01, target: float = 0.86) -> Callable[
-        [RunConfig, int], float]:
-    """A seed's validation metric after each epoch, crossing ``target`` between epochs: ``needs(seed)`` is the
-    (fractional) epoch at which a seed's metric reaches ``target``; it gains ``slope`` an epoch around it."""
-
-    def metric(config: RunConfig, epoch: int) -> float:
-        return target + slope * (epoch - needs(int(config.seed)))
-
-    return metric
-
-
 @dataclass
 class Simulated:
     """A :class:`cpustudy.measure.execute.WorkerSource` that plays a :class:`Scenario` over a recorded stream's
@@ -150,7 +133,6 @@ class Simulated:
         full_val = int(config.full_validation_steps or config.validation_steps or 1)
         ran_val = int(config.validation_steps or full_val)
         val_s = sc.validation_s * factor * ran_val / full_val  # the steps it ran of the whole validation
-        epochs: list[dict[str, Any]] = []
         for k in range(1, int(config.epochs) + 1):
             elapsed = steps * step_s + (sc.tracing_s * factor if k == 1 else 0.0)
             value = float(sc.metric(config, k))
@@ -160,18 +142,15 @@ class Simulated:
                      "samples": steps * int(config.batch_size), "samples_per_s": steps * int(config.batch_size) / elapsed,
                      "steps_s": steps * step_s, "cpu_s": elapsed * int(config.vcpus), "boundary_s": 0.0,
                      "idle_s": 0.0, "loss": loss, "validation_s": val_s, "validation_steps": ran_val,
-                     "validation_steps_s": val_s, "metrics": metrics}
-            if sc.metric_name in event or sc.metric_name == "val_accuracy":
-                event[sc.metric_name] = value
+                     "validation_steps_s": val_s, "metrics": metrics, sc.metric_name: value}
             if target is not None:
                 event["target_value"] = value_in(target, metrics)
-            epochs.append(event)
             yield protocol.EPOCH, event
-            if target is not None and target_summary(config, epochs).get("target_reached"):
-                break
-            if target is not None and config.give_up_after and k >= config.give_up_after:
+            # Stop where the worker's epoch timer stops: at the target, or where a race told it to.
+            if target is not None and (target.reached(event["target_value"]) or
+                                       (config.give_up_after and k >= config.give_up_after)):
                 break
         yield protocol.DONE, {}
 
 
-__all__: Sequence[str] = ("Played", "Scenario", "Simulated", "learning_curve", "load_stream", "record_line")
+__all__: Sequence[str] = ("Played", "Scenario", "Simulated", "load_stream")
