@@ -19,15 +19,16 @@ From those draws: each candidate's expected cost (time, where nothing is priced)
 (the draws where it is lowest; they sum to 1), and its **expected regret**: how much more than the unknown best
 it is expected to cost, relative to the best (``E[(cost_c - min) / min]``).
 
-**When to stop** (:func:`next_step`, rules in :class:`cpustudy.decision.rules.Rules`): the leader (the least
-expected regret) is expected to cost at most ``regret`` more than the best (decided); or every candidate is
-within ``indifference`` of it (the same: any will do, the default named); or even perfect knowledge would save
-less over ``trainings`` trainings than the next measurement costs (not worth measuring). Otherwise the next
-measurement is the one expected to remove the most of the doubt between the leader and its challengers per
-second of measuring: a seed of a setting (its epochs' doubt, where leader and challenger train in different
-settings) or a speed run of a candidate, each weighed by the challenger's P(lowest expected cost) and divided
-by what it takes (a variance-reduction rule in the spirit of the knowledge gradient; Frazier, Powell and
-Dayanik 2008).
+**When to stop** (:func:`next_step`, rules in :class:`cpustudy.decision.rules.Rules`): first, a setting still
+in contention (P(lowest expected cost) of at least ``exclude`` over the settings) with fewer than ``min_seeds``
+seeds gets another. Then: the leader (the least expected regret) is expected to cost at most ``regret`` more than
+the best (decided); or every candidate's expected regret is at most ``indifference`` (the same: any will do, the
+default named); or no measurement is expected to save what it costs over ``trainings`` trainings (not worth
+it). Otherwise the next measurement is the one expected to save the most per second of measuring: a seed of a
+setting (its epochs' doubt, where the leader and a challenger train in different settings) or a speed run of a
+candidate. What a measurement saves is the knowledge gradient of the leader's pair it moves most (Frazier,
+Powell and Dayanik 2008), valued at its best run of 1, 2, 4 or 8 such measurements (KG*: one alone rarely
+turns a decision), times the leader's expected time of a training and ``trainings``.
 """
 
 from __future__ import annotations

@@ -402,7 +402,8 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
     req = plan_.request
     out = []
     behind = [int(x) for x in lead.run_ids] + [s.run_id for s in comparison.seeds]
-    data_sessions = sorted({str(settings_of(r.get("settings")).get("session") or "") for r in store.runs(run_ids=behind)} - {""})
+    data_sessions = sorted({str(settings_of(r.get("settings")).get("session") or "")
+                            for r in store.runs(run_ids=behind)} - {""})
     for i in range(n):
         cell = plan_.seed_cell(CHECK_FIRST_SEED + i, cand)
         fresh = bool(pending(store, [cell]))
@@ -534,15 +535,15 @@ def decide(entries: Sequence[tuple[str, Planned]], store: Store, machine_id: int
     steps: list[str] = list(comparison.steps)
     last: policy.Step | None = None
     limit = req.budget(len(entries))
+    st = standing_of(comparison, rules)  # of the comparison as it stands: read again after each measurement
     while not req.fixed_plan:
-        st = standing_of(comparison, rules)
         step = _step(entries, comparison, st, ledger, rules)
         last = step
         if step.stops:
             steps.append(f"stopped: {step.why} ({ledger.spent(comparison):.1f} trainings spent)")
             break
         cells = _cells(entries, comparison, step, seed_cell)
-        cost = sum(_cost_s(ledger, comparison, st, kind, cell, entries) for kind, cell, _ in cells)
+        cost = sum(_cost_s(ledger, comparison, kind) for kind, _, _ in cells)
         one = ledger.one_training(comparison) or math.inf
         if ledger.spent(comparison) + cost / one > limit:
             steps.append(f"stopped at the limit of {limit:g} trainings ({ledger.spent(comparison):.1f} "
@@ -561,8 +562,9 @@ def decide(entries: Sequence[tuple[str, Planned]], store: Store, machine_id: int
                 progress(f"settling: {kind}: {what(kind, cell, req.goal_words)} {label_of(cell)}".rstrip())
             run_one(store, machine_id, kind, cell, req, say, ledger, label_of(cell), measurer=measurer)
         comparison = combine()
+        st = standing_of(comparison, rules)
     comparison.steps = steps
-    attach(comparison, standing_of(comparison, rules), last, ledger, rules, default_of(entries))
+    attach(comparison, st, last, ledger, rules, default_of(entries))
     return comparison
 
 
@@ -614,8 +616,7 @@ def _cells(entries: Sequence[tuple[str, Planned]], comparison: Comparison, step:
     return out
 
 
-def _cost_s(ledger: Ledger, comparison: Comparison, st: policy.Standing | None, kind: str, cell: Cell,
-            entries: Sequence[tuple[str, Planned]]) -> float:
+def _cost_s(ledger: Ledger, comparison: Comparison, kind: str) -> float:
     """What one more measurement is expected to take (s): a seed, one training; a speed run, the probes so far."""
     if kind == "speed":
         return ledger.probe_s(comparison)
