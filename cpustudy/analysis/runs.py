@@ -178,6 +178,11 @@ def add_cloud(df: pd.DataFrame) -> None:
     df["platform"] = platforms
 
 
+def session_of(run: dict[str, Any]) -> str:
+    """The measuring session a stored run came from (one sweep, run or compare call), "" where it did not say."""
+    return str(settings_of(run.get("settings")).get("session") or "")
+
+
 def settings_of(stored: Any) -> dict[str, Any]:
     """A run's stored settings (its whole configuration, as JSON text, or already read); {} when unreadable."""
     if isinstance(stored, dict):

@@ -56,6 +56,7 @@ class Noise:
     df: float
     between: float
     source: str
+    between_df: float = 0.0  # degrees of freedom of separate sweeps behind ``between``; 0: assumed, not measured here
 
     @property
     def line(self) -> str:
@@ -311,4 +312,5 @@ def noise_from_groups(groups: Iterable[Sequence[Sequence[float]]], fallback: Noi
     else:
         between = fallback.between
         what = f"{source}: {dfw} repeat degrees of freedom; between sweeps, {fallback.source.split(':')[0]}"
-    return Noise(within=math.sqrt(within2), df=dfw + fallback.df, between=between, source=what)
+    return Noise(within=math.sqrt(within2), df=dfw + fallback.df, between=between, source=what,
+                 between_df=between_df or fallback.between_df)

@@ -214,12 +214,14 @@ def backtest(store: Any, machine_id: int | None = None, level: float = 0.90) -> 
     import numpy as np
     from scipy import stats as sps
 
+    from cpustudy.analysis.runs import session_of
+
     rows = store.checks(machine_id)
     if not rows:
         return None
     by: dict[str, list[int]] = {}
     for r in rows:
-        session = str(json.loads(r.get("run_settings") or "{}").get("session") or f"run {r['run_id']}")
+        session = session_of({"settings": r.get("run_settings")}) or f"run {r['run_id']}"
         by.setdefault(session, []).append(int(r["inside"]))
     n, k = len(rows), sum(int(r["inside"]) for r in rows)
     tail = (1 - level) / 2
@@ -415,13 +417,12 @@ def session_note(store: Any, results: Sequence[combo.CandidateResult], seeds: Se
                  noise: Noise) -> list[str]:
     """Where every run behind the intervals comes from one measuring session and the variation between sessions
     is not measured here (cpustudy's default), a note that the intervals cover this session only."""
-    from cpustudy.analysis.runs import settings_of
+    from cpustudy.analysis.runs import session_of
 
     ids = sorted({int(i) for r in results for i in r.run_ids} | {s.run_id for s in seeds})
-    if not ids or "between sweeps, cpustudy's default" not in noise.source and \
-            not noise.source.startswith("cpustudy's default"):
+    if not ids or noise.between_df:  # the variation between sessions is measured here: the interval carries it
         return []
-    sessions = {str(settings_of(r.get("settings")).get("session") or "") for r in store.runs(run_ids=ids)} - {""}
+    sessions = {session_of(r) for r in store.runs(run_ids=ids)} - {""}
     if len(sessions) > 1:
         return []
     return [f"the intervals cover this session only: every run behind them comes from one measuring session, and the "

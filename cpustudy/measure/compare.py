@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 from cpustudy import precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import totarget
-from cpustudy.analysis.runs import settings_of
+from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import NO_PRIOR
 from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
 from cpustudy.decision import policy
@@ -402,8 +402,7 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
     req = plan_.request
     out = []
     behind = [int(x) for x in lead.run_ids] + [s.run_id for s in comparison.seeds]
-    data_sessions = sorted({str(settings_of(r.get("settings")).get("session") or "")
-                            for r in store.runs(run_ids=behind)} - {""})
+    data_sessions = sorted({session_of(r) for r in store.runs(run_ids=behind)} - {""})
     for i in range(n):
         cell = plan_.seed_cell(CHECK_FIRST_SEED + i, cand)
         fresh = bool(pending(store, [cell]))
@@ -424,7 +423,7 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
                  "level": lead.level, "inside": bool(inside)}
         out.append(check)
         if fresh:  # held against the interval stated before it: the machine's backtest (a reused one was already)
-            session = str(settings_of(run.get("settings")).get("session") or "")
+            session = session_of(run)
             store.add_check({**check, "machine_id": machine_id, "stated_session": store.session,
                              "data_sessions": data_sessions,
                              "later_session": bool(session and data_sessions and session not in data_sessions)})
