@@ -18,7 +18,7 @@ from test_report_browser import BROWSER, _chromium, _Refs
 
 from cpustudy.analysis.compare import CandidateResult, SeedResult
 from cpustudy.analysis.totarget import Comparison
-from cpustudy.report.answer import answer_page, clauses, pareto_front, price_cells, write_answer
+from cpustudy.report.answer import answer_page, clauses, candidates_on_front, price_cells, write_answer
 from cpustudy.report.page import to_html, to_markdown
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -70,7 +70,7 @@ def _png_size(path: Path) -> tuple[int, int]:
 
 def test_the_front_leaves_out_a_dominated_candidate_and_the_unpriced():
     c = _comparison()
-    front = dict(zip((r.candidate for r in c.results), pareto_front(c.results)))
+    front = dict(zip((r.candidate for r in c.results), candidates_on_front(c.results)))
     assert front == {"here:1 tf": False,  # here:2 is faster and cheaper
                      "here:2 tf": True,  # the cheapest
                      "gcp:c4d-highcpu-8": True,  # the fastest
@@ -79,9 +79,9 @@ def test_the_front_leaves_out_a_dominated_candidate_and_the_unpriced():
                      "here:16 tf": True}  # faster than here:2, cheaper than the c4d
     # Equal in one, better in the other: dominated; two alike: neither dominates the other.
     a, b = _result("a", 10.0, 1.0, 0.5), _result("b", 10.0, 2.0, 0.5)
-    assert pareto_front([a, b]) == [True, False]
-    assert pareto_front([a, dataclasses.replace(a, candidate="a2")]) == [True, True]
-    assert pareto_front([_result("n", None, None, None, runs=0)]) == [False]
+    assert candidates_on_front([a, b]) == [True, False]
+    assert candidates_on_front([a, dataclasses.replace(a, candidate="a2")]) == [True, True]
+    assert candidates_on_front([_result("n", None, None, None, runs=0)]) == [False]
     # The report's summary draws the same front, ties kept alike.
     import pandas as pd
 
@@ -90,7 +90,7 @@ def test_the_front_leaves_out_a_dominated_candidate_and_the_unpriced():
     rows = pd.DataFrame({"total_time_s": [10.0, 10.0, 10.0, 5.0, None], "cost_usd": [1.0, 1.0, 2.0, 3.0, 0.5]})
     points = [_result(str(i), t, c, c) for i, (t, c) in enumerate(zip(rows["total_time_s"], rows["cost_usd"]))]
     expected = [True, True, False, True, False]
-    assert list(summary_front(rows)) == pareto_front(points[:4]) + [False] == expected
+    assert list(summary_front(rows)) == candidates_on_front(points[:4]) + [False] == expected
 
 
 def test_the_answer_is_drawn_with_every_candidate_and_its_p_cheapest(drawn):

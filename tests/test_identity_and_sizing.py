@@ -199,8 +199,8 @@ def test_the_commit_comes_from_the_checkout_or_the_plan(monkeypatch):
     here = provenance.commit()
     if (Path(provenance.__file__).resolve().parent.parent / ".git").exists():
         assert here is not None and len(here.split("-")[0]) == 12
-    assert "method" in provenance.describe({("0.2.0", here, provenance.METHOD_VERSION)})
-    assert provenance.describe({(None, None, None)}) == "a cpustudy before versions were recorded"
+    assert "method" in provenance.versions_text({("0.2.0", here, provenance.METHOD_VERSION)})
+    assert provenance.versions_text({(None, None, None)}) == "a cpustudy before versions were recorded"
     assert set(provenance.METHOD_HISTORY) == set(range(1, provenance.METHOD_VERSION + 1))
 
 

@@ -10,7 +10,7 @@ from cpustudy import provenance, workloads
 from cpustudy.environment import machine
 from cpustudy.measure.execute import execute
 from cpustudy.measure.spec import RunSpec, plan, resolve_data
-from cpustudy.measure.summary import stall_of
+from cpustudy.measure.tally import stall_of
 from cpustudy.store import Store
 
 

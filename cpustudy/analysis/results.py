@@ -191,7 +191,7 @@ def run_rows(store: Store) -> list[dict[str, Any]]:
 
 
 def measured_by(runs: Sequence[Mapping[Any, Any]]) -> str:
-    """Which cpustudy measured ``runs`` (``provenance.describe``), for the line under a table or a page's
+    """Which cpustudy measured ``runs`` (``provenance.versions_text``), for the line under a table or a page's
     header: ``measured by cpustudy 0.2.0 (abc123, method 2)``; several where they differ."""
     from cpustudy import provenance
 
@@ -202,7 +202,7 @@ def measured_by(runs: Sequence[Mapping[Any, Any]]) -> str:
 
     versions = {tuple(value(r.get(k)) for k in ("cpustudy_version", "cpustudy_commit", "method_version")) for r in runs
                 if r.get("study") in (None, "cpustudy")}
-    return f"measured by {provenance.describe(versions)}" if versions else ""
+    return f"measured by {provenance.versions_text(versions)}" if versions else ""
 
 
 def basis(r: dict[str, Any]) -> str | None:

@@ -94,7 +94,7 @@ def moderated(logs: np.ndarray, noise: Noise) -> tuple[float, float]:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Contrast:
     """Two sets of per-run values compared: ``ratio`` = a / b (of geometric means), its confidence interval
     (``low``, ``high``) at 1 - ALPHA, the p-value of "no difference", and whether it ``holds`` as a
     finding at ``threshold`` (the per-comparison ALPHA unless a page's correction set another)."""
@@ -133,7 +133,7 @@ class Comparison:
     _tost_low: float = math.nan
     _tost_high: float = math.nan
 
-    def at(self, threshold: float, family: int = 1) -> "Comparison":
+    def at(self, threshold: float, family: int = 1) -> "Contrast":
         """The same comparison judged at another threshold (a page's corrected one, over ``family``)."""
         from dataclasses import replace
 
@@ -164,20 +164,20 @@ def _pct(ratio: float) -> str:
 
 
 def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO_PRIOR, threshold: float = ALPHA,
-                    min_effect: float = MIN_EFFECT) -> Comparison:
+                    min_effect: float = MIN_EFFECT) -> Contrast:
     """Per-run values ``a`` and ``b`` (times or costs, positive) compared: see the module's docstring.
     With ``noise`` the prior spread of this machine (:func:`noise_from_groups`); without it, plain Welch
     on the logs, which needs two runs a side."""
     la, lb = np.log(_clean(a)), np.log(_clean(b))
     na, nb = len(la), len(lb)
     if not na or not nb:
-        return Comparison(math.nan, math.nan, math.nan, math.nan, 0.0, na, nb, threshold, min_effect,
+        return Contrast(math.nan, math.nan, math.nan, math.nan, 0.0, na, nb, threshold, min_effect,
                           why_untested="not measured on both sides")
     d = float(la.mean() - lb.mean())
     va, dfa = moderated(la, noise)
     vb, dfb = moderated(lb, noise)
     if dfa <= 0 or dfb <= 0:
-        return Comparison(math.exp(d), math.nan, math.nan, math.nan, 0.0, na, nb, threshold, min_effect,
+        return Contrast(math.exp(d), math.nan, math.nan, math.nan, 0.0, na, nb, threshold, min_effect,
                           why_untested=f"{na} and {nb} run(s) and no known spread: a run alone cannot show a "
                           "difference (measure with --repeats 2 or more)")
     ea, eb = va / na, vb / nb
@@ -192,7 +192,7 @@ def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO
         p = float(2 * sps.t.sf(abs(d) / se, df))
         q = float(sps.t.ppf(1 - ALPHA / 2, df)) * se
         q2 = float(sps.t.ppf(1 - ALPHA, df)) * se
-    return Comparison(math.exp(d), math.exp(d - q), math.exp(d + q), p, df, na, nb, threshold, min_effect,
+    return Contrast(math.exp(d), math.exp(d - q), math.exp(d + q), p, df, na, nb, threshold, min_effect,
                       _tost_low=math.exp(d - q2), _tost_high=math.exp(d + q2))
 
 

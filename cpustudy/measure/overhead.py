@@ -95,7 +95,7 @@ def fit(self, *args, **kwargs):
     bound = inspect.signature(original).bind(self, *args, **kwargs)
     bound.apply_defaults()
     values = {k: v for k, v in bound.arguments.items() if k != "self"}
-    run = script.applied(script.describe(values, keras, None), SimpleNamespace(**cfg), keras)
+    run = script.applied(script.describe_fit(values, keras, None), SimpleNamespace(**cfg), keras)
     watch = Stopwatch()
     run["callbacks"] = [*(run.get("callbacks") or []), watch]
     original(self, **run)

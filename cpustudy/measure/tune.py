@@ -33,7 +33,7 @@ RECHECK = 1.10  # a candidate whose trial is within 10 % of the best (or faster)
 
 
 @dataclass(frozen=True)
-class Setting:
+class Switches:
     intra_threads: int
     inter_threads: int
     onednn: bool | None = None  # None: TensorFlow's default for this CPU
@@ -57,8 +57,8 @@ class Setting:
         return ", ".join(parts)
 
 
-def default_setting(vcpus: int) -> Setting:
-    return Setting(intra_threads=vcpus, inter_threads=vcpus)
+def default_setting(vcpus: int) -> Switches:
+    return Switches(intra_threads=vcpus, inter_threads=vcpus)
 
 
 def dimensions(vcpus: int, backend_tf: bool, batch_sizes: list[int] | None) -> dict[str, list[Any]]:
@@ -76,7 +76,7 @@ def dimensions(vcpus: int, backend_tf: bool, batch_sizes: list[int] | None) -> d
 
 @dataclass
 class Trial:
-    setting: Setting
+    setting: Switches
     epoch_time_s: float | None
     run_id: int
 
@@ -98,7 +98,7 @@ class Trials:
     progress: Callable[[str], None]
     trials: list[Trial] = field(default_factory=list)
 
-    def measure(self, setting: Setting, tag: str) -> float | None:
+    def measure(self, setting: Switches, tag: str) -> float | None:
         """Seconds per sample (so that settings with other batch sizes compare fairly) of one new
         trial of ``setting``; None where it failed."""
         # Trials compare training time, which validation does not enter: they skip it.
@@ -114,7 +114,7 @@ class Trials:
         self.progress(f"{tag}: {setting.label()}: {shown}")
         return t
 
-    def estimate(self, setting: Setting) -> float:
+    def estimate(self, setting: Switches) -> float:
         """Median seconds per sample over every successful trial of ``setting``."""
         return statistics.median(t.epoch_time_s for t in self.trials if t.setting == setting and t.epoch_time_s)
 
@@ -180,7 +180,7 @@ def tune(
     return result
 
 
-def search(trials: Trials, default: Setting, dims: dict[str, list[Any]], pinned: set[str], rechecks: int) -> Setting:
+def search(trials: Trials, default: Switches, dims: dict[str, list[Any]], pinned: set[str], rechecks: int) -> Switches:
     """Coordinate descent from ``default`` (its trial the last one run) over ``dims``, one dimension at a
     time, leaving alone those the build pins (changing one would measure another build)."""
     best = default
@@ -201,7 +201,7 @@ def search(trials: Trials, default: Setting, dims: dict[str, list[Any]], pinned:
     return best
 
 
-def improves(trials: Trials, best: Setting, candidate: Setting, dim: str, resolved: dict[str, Any],
+def improves(trials: Trials, best: Switches, candidate: Switches, dim: str, resolved: dict[str, Any],
              rechecks: int) -> bool:
     """Whether ``candidate`` (``best`` with ``dim`` changed) is faster than ``best`` by ``IMPROVEMENT``:
     tried once, and measured again beside the best (``rechecks`` times) when within ``RECHECK`` of it."""
@@ -220,7 +220,7 @@ def improves(trials: Trials, best: Setting, candidate: Setting, dim: str, resolv
     return trials.estimate(candidate) < trials.estimate(best) * IMPROVEMENT
 
 
-def confirmation(trials: Trials, default: Setting, best: Setting,
+def confirmation(trials: Trials, default: Switches, best: Switches,
                  confirm: int) -> tuple[list[float], list[float], list[float]]:
     """``best`` against ``default`` in ``confirm`` interleaved pairs (which runs first alternates): the
     ratios default/best of the pairs where both ran, and the two settings' times in them. Nothing to
@@ -252,8 +252,8 @@ def confirmed(ratios: list[float]) -> bool:
     return paired_gain(ratios, min_effect=1 / IMPROVEMENT - 1)
 
 
-def setting_from(tuning: dict[str, Any]) -> Setting:
-    return Setting(**tuning["setting"])
+def setting_from(tuning: dict[str, Any]) -> Switches:
+    return Switches(**tuning["setting"])
 
 
 def pinned_dimensions(build: Any) -> tuple[str, ...]:
@@ -266,7 +266,7 @@ def pinned_dimensions(build: Any) -> tuple[str, ...]:
     return tuple(pinned)
 
 
-def verdict(result: dict[str, Any]) -> str:
+def outcome_line(result: dict[str, Any]) -> str:
     """What a tuning found, in one sentence (after ``WORKLOAD BUILD N vCPU(s): ``)."""
     if result["rejected_by_confirmation"]:
         return (f"the search's fastest ({result['search_winner']}) was not shown to beat the default by 3 % in "

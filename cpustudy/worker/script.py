@@ -161,7 +161,7 @@ def _cardinality(ds: Any) -> int | None:
     return n if n >= 0 else None
 
 
-def describe(args: dict[str, Any], keras: Any, line: int | None) -> Fit:
+def describe_fit(args: dict[str, Any], keras: Any, line: int | None) -> Fit:
     """The first ``fit`` call's data: its kind, samples, batch size and steps, and its validation."""
     kind = kind_of(args.get("x"), keras)
     split = float(args.get("validation_split") or 0.0)
@@ -405,7 +405,7 @@ def check(path: str) -> dict[str, Any]:
     from cpustudy.worker.usermodel import count_flops
 
     def on_fit(model: Any, fit: Callable[..., Any], args: dict[str, Any], line: int | None) -> dict[str, Any]:
-        d = describe(args, keras, line)
+        d = describe_fit(args, keras, line)
         xb, yb = _one_batch(d, args)
         if d.kind == "generator" and xb is not None:  # its batch size, read only here
             d.batch_size = len(xb)
@@ -499,7 +499,7 @@ def train_script(config: Any, keras: Any, emit: Callable[..., None],
     started = time.perf_counter()
 
     def on_fit(model: Any, fit: Callable[..., Any], args: dict[str, Any], line: int | None) -> None:
-        d = describe(args, keras, line)
+        d = describe_fit(args, keras, line)
         run_args = applied(d, config, keras)
         # The epoch as run: the same reckoning as the check's, on the arguments with the run's settings applied
         # (a batched input's batch size is not read again; a generator's is the one its check read).

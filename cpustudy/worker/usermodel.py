@@ -119,7 +119,7 @@ def checked_model(model: Any) -> Any:
     return model
 
 
-def summary(model: Any, x: Any, y: Any, x_test: Any) -> dict[str, Any]:
+def model_summary(model: Any, x: Any, y: Any, x_test: Any) -> dict[str, Any]:
     """What the run stores about the model: parameters, layers, input and output shapes, optimizer, loss."""
     def shapes(tensors: Any) -> list[list[int | None]]:
         return [list(t.shape) for t in (tensors or [])]
@@ -187,7 +187,7 @@ def check(path: str, batch: int) -> dict[str, Any]:
     model = checked_model(call(path, "build_model()", module.build_model))
     n = min(batch, len(x))
     logs = call(path, "training one batch", lambda: model.train_on_batch(x[:n], y[:n], return_dict=True))
-    info = summary(model, x, y, x_test)
+    info = model_summary(model, x, y, x_test)
     info["metrics"] = sorted(logs)
     info["accuracy_metric"] = accuracy_metric(logs)  # under any of Keras' names for it
     import keras

@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from cpustudy.cli.output import console, with_epoch_progress
     from cpustudy.environment import machine
-    from cpustudy.measure import describe
+    from cpustudy.measure import wording
     from cpustudy.measure.execute import execute
     from cpustudy.measure.session import measuring
     from cpustudy.measure.spec import RunSpec, plan
@@ -44,12 +44,12 @@ def run(args: argparse.Namespace) -> int:
         target_accuracy=args.target_accuracy, target=target_text(args)), topo)
     err = console(stderr=True)
     with measuring(args.db) as session:
-        err.print(describe.plan_line(config))
+        err.print(wording.plan_line(config))
         outcome = with_epoch_progress(
             lambda listener: execute(session.store, session.machine_id, config, timeout_s=args.timeout,
                                      listener=listener), config.epochs, err)
         db = session.store.path
-        others = describe.peers(session.store, session.machine_id, config, outcome.run_id)
+        others = wording.peers(session.store, session.machine_id, config, outcome.run_id)
         stored = session.store.runs(run_ids=[outcome.run_id]) if args.format == "json" else []
     if outcome.status != "ok":
         print(f"{a.PROG}: run {outcome.run_id} failed: {outcome.error} "
@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(json.dumps(stored[0] if stored else {"id": outcome.run_id}, indent=2, default=str) + "\n")
     else:
-        print(describe.outcome_line(config, outcome))
-    for note in describe.outcome_notes(outcome, script=config.script, peers=others):
+        print(wording.outcome_line(config, outcome))
+    for note in wording.outcome_notes(outcome, script=config.script, peers=others):
         print(f"{a.PROG}: note: {note}", file=sys.stderr)
     if config.model_file:  # where its FLOPs came from, or why there are none (no GFLOP/s, no % of peak)
         flops = (f"{config.flops_per_sample / 1e6:.4g} MFLOP per training sample ({config.flops_source})"

@@ -40,5 +40,5 @@ def run(args: argparse.Namespace) -> int:
             steps_per_epoch=args.steps_per_epoch, confirm=args.confirm, rechecks=args.rechecks,
             batch_sizes=int_list(args.batch_sizes, "--batch-sizes") if args.batch_sizes else None,
             data=args.data, options=a.options(args.augment), progress=lambda line: err.print("  " + line)):
-        print(f"{head}: {tune.verdict(result)}")
+        print(f"{head}: {tune.outcome_line(result)}")
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cpustudy.measure.summary import summarize
+from cpustudy.measure.tally import summarize
 from conftest import run_config
 
 

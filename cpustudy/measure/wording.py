@@ -72,7 +72,7 @@ def peers(store: Any, machine_id: int, config: RunConfig, run_id: int) -> list[t
     planned configuration, as ``config`` is: the columns keep mappings as JSON text)."""
     import json
 
-    from cpustudy.measure.configuration import Configuration
+    from cpustudy.identity import Configuration
 
     def identity(values: Any) -> dict[str, Any]:
         out = Configuration.from_fields(values).identity()
