@@ -51,7 +51,7 @@ def test_cheapest_within_a_deadline_and_fastest_within_a_budget(merged):
     assert tight.choices[0].config in ("16 vCPUs tf@Xeon Platinum 8480+", "the GPU (jax-here)")
     sixteen = tight.choices[0]
     if sixteen.n_runs == 2:
-        assert (sixteen.time_low, sixteen.time_high) == pytest.approx((48.0, 50.4))  # the spread behind it
+        assert (sixteen.low_s, sixteen.high_s) == pytest.approx((48.0, 50.4))  # the spread behind it
     none = recommend.recommend(merged, "mnist_cnn", deadline_s=1)
     assert not none.choices and "no priced configuration meets the 1 s deadline" in none.notes[0]
     fast = recommend.recommend(merged, "mnist_cnn", budget_usd=1.0)
@@ -99,7 +99,7 @@ def test_recommend_to_a_target_uses_the_runs_that_reached_it(tmp_path):
     fastest = [c for c in rec.choices if c.role == "fastest"][0]
     assert fastest.config == "2 vCPUs tf+b512" and fastest.n_runs == 1  # one of its two runs reached it
     b128 = a.summary[a.summary["build"] == "tf"].iloc[0]
-    assert (b128["target_time_low"], b128["time_to_target_s"], b128["target_time_high"]) == (20.0, 22.0, 24.0)
+    assert (b128["target_time_min"], b128["time_to_target_s"], b128["target_time_max"]) == (20.0, 22.0, 24.0)
     with pytest.raises(UserError, match="reached validation accuracy 0.99"):
         recommend.recommend(a, "mnist_mlp (learnable data)", target=0.99)
 

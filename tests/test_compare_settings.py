@@ -22,15 +22,15 @@ def _seeds(*epochs: int, base: int = 100) -> list[combo.SeedResult]:
 
 
 def test_settings_are_every_pair_of_the_two_axes_checked():
-    got = settings.settings_of("float32,mixed_bfloat16", "64,256", "float32", None)
+    got = settings.parse_settings("float32,mixed_bfloat16", "64,256", "float32", None)
     assert [(s.precision, s.batch_size) for s in got] == [("float32", 64), ("float32", 256), ("mixed_bfloat16", 64),
                                                           ("mixed_bfloat16", 256)]
     assert got[2].label(128, True, True) == "bf16 b64" and got[0].label(128, True, False) == "fp32"
-    assert settings.settings_of(None, None, "float32", None) == [settings.Setting("float32", None)]
+    assert settings.parse_settings(None, None, "float32", None) == [settings.Setting("float32", None)]
     for precisions, batches, fix in (("float32,bfloat", None, "--precisions"), (None, "64,x", "--batch-sizes"),
                                      ("float32,float32", None, "named twice"), (None, "0", "positive")):
         with pytest.raises(UserError, match=fix):
-            settings.settings_of(precisions, batches, "float32", None)
+            settings.parse_settings(precisions, batches, "float32", None)
 
 
 def test_each_setting_is_drawn_from_its_own_seeds_and_p_cheapest_spans_them_all():
@@ -78,6 +78,7 @@ def test_the_race_decides_on_four_settings_in_fewer_trainings_than_every_seed_of
 
 
 @pytest.mark.tensorflow
+@pytest.mark.quiet
 def test_compare_races_two_precisions_on_a_real_model(run_cli, tmp_path):
     """Two precisions (bf16 only where this CPU runs it natively), a tiny model on learnable data."""
     from cpustudy.environment import machine
@@ -124,7 +125,6 @@ def test_the_noise_never_pools_runs_of_different_epochs():
     import pandas as pd
 
     from cpustudy.analysis.holdup import machine_noise
-    from cpustudy.analysis.runs import CONFIG_KEYS
 
     rows = []
     for epochs, t in [(2, 20.0), (2, 21.0), (2, 19.5), (6, 60.0), (6, 63.0), (6, 58.5)]:
@@ -132,7 +132,7 @@ def test_the_noise_never_pools_runs_of_different_epochs():
                      "platform": "", "machine": "m", "epochs": epochs, "batch_size": 64,
                      "precision_policy": "float32", "total_time_s": t, "machine_state": None,
                      "settings": '{"session": "s1"}'})
-    noise = machine_noise(pd.DataFrame(rows), CONFIG_KEYS)
+    noise = machine_noise(pd.DataFrame(rows))
     assert "repeats" in noise.source and noise.within < 0.1, noise  # pooled across the epochs: ~0.5
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from cpustudy import workloads
 from cpustudy.environment import machine
 from cpustudy.measure import sweep
-from cpustudy.measure.configuration import Configuration
+from cpustudy.identity import Configuration
 from cpustudy.measure.request import SweepRequest
 from cpustudy.measure.spec import RunSpec, plan
 from cpustudy.store import Store

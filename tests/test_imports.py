@@ -79,25 +79,27 @@ MAY_IMPORT: dict[str, set[str]] = {
     "precision": set(),
     # Small shared modules.
     "names": {"errors"},
+    # One identity for a configuration, and its views (standard library and precision only).
+    "identity": {"precision"},
     "targets": {"errors"},
     "provenance": {"cpustudy"},
     "prices": {"errors"},
-    "store": {"errors", "precision", "provenance"},
+    "store": {"identity", "errors", "precision", "provenance"},
     "workloads": {"cache", "errors", "names", "provenance"},
     # Runs under any build's interpreter: never the parent's side (measure, store, analysis, report).
     "worker": {"cpustudy", "cache", "precision", "targets", "workloads"},
     # The machine and the builds; starts workers (their protocol), names a CPU's cloud families (prices).
     "environment": {"cache", "errors", "names", "prices", "provenance", "worker"},
-    "analysis": {"environment", "errors", "precision", "prices", "provenance", "store", "targets", "workloads"},
+    "analysis": {"identity", "environment", "errors", "precision", "prices", "provenance", "store", "targets", "workloads"},
     # How compare decides: pure functions of what is measured (the prediction below it, in analysis).
     "decision": {"analysis"},
-    "report": {"cpustudy", "analysis", "decision", "errors", "prices", "provenance", "store"},
+    "report": {"identity", "cpustudy", "analysis", "decision", "errors", "prices", "provenance", "store"},
     # Measuring answers from the analysis (``compare``, ``tune``); it never reaches up into the cloud.
-    "measure": {"analysis", "cache", "decision", "environment", "errors", "names", "precision", "prices", "store",
+    "measure": {"identity", "analysis", "cache", "decision", "environment", "errors", "names", "precision", "prices", "store",
                 "targets", "worker", "workloads"},
-    "cloud": {"cache", "environment", "errors", "measure", "names", "prices", "provenance", "store", "workloads"},
+    "cloud": {"identity", "cache", "environment", "errors", "measure", "names", "prices", "provenance", "store", "workloads"},
     # The top: the command line and ``python -m cpustudy``.
-    "cli": {"cpustudy", "analysis", "cloud", "decision", "environment", "errors", "measure", "names", "precision",
+    "cli": {"identity", "cpustudy", "analysis", "cloud", "decision", "environment", "errors", "measure", "names", "precision",
             "prices", "report", "store", "targets", "worker", "workloads"},
     "__main__": {"cli"},
 }

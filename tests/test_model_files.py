@@ -94,7 +94,7 @@ def test_the_example_passes_the_parents_check_and_reads_its_constants():
 
 
 def test_a_model_files_hash_joins_the_identity_and_the_study_keys_stay():
-    from cpustudy.measure.configuration import Configuration
+    from cpustudy.identity import Configuration
 
     base = Configuration(workload="m", vcpus=1, batch_size=32, epochs=2, data="real")
     assert "model_hash" not in base.identity()  # every earlier database keeps its cell keys
@@ -259,6 +259,7 @@ def build_model():
 @pytest.mark.tensorflow
 @pytest.mark.skipif(not (DEBIAN_FASHION / "train-images-idx3-ubyte.gz").exists(),
                     reason="real Fashion-MNIST needs Debian's dataset-fashion-mnist package (not installed)")
+@pytest.mark.quiet
 def test_time_and_cost_to_accuracy_on_real_fashion_mnist(run_cli, tmp_path, empty_keras_home):
     path = _tiny_fashion(tmp_path / "fashion_tiny.py")
     db = tmp_path / "r.sqlite"

@@ -19,7 +19,7 @@ from cpustudy.errors import UserError
 from cpustudy.measure import spec
 from cpustudy.measure.request import SweepRequest
 from cpustudy.environment.state import CONTENDED_WAIT_SHARE
-from cpustudy.measure.summary import STALL_MIN_S, summarize
+from cpustudy.measure.tally import STALL_MIN_S, summarize
 from cpustudy.store import Store
 from cpustudy.worker.epochs import EpochSplit, StepClock, idle_outside_steps
 from cpustudy.workloads import ALL
@@ -283,8 +283,8 @@ def test_two_builds_resolving_to_the_same_switches_are_said_to_be_the_same_not_c
     eigen = {**run, "onednn": 0, "settings": '{"python": "/p", "env": {"TF_ENABLE_ONEDNN_OPTS": "0"}}'}
     assert resolved_program(run) == resolved_program(onednn) != resolved_program(eigen)
     assert resolved_program({**run, "onednn": None}) == ""  # not recorded: never called the same
-    row = {"study": "cpustudy", "n_runs": 3, "time_low": 1.0, "total_time_s": 1.1, "time_high": 1.2}
-    far = {**row, "time_low": 5.0, "total_time_s": 5.5, "time_high": 6.0}
+    row = {"study": "cpustudy", "n_runs": 3, "time_min": 1.0, "total_time_s": 1.1, "time_max": 1.2}
+    far = {**row, "time_min": 5.0, "total_time_s": 5.5, "time_max": 6.0}
     same = verdict({**row, "recipe": "tf-onednn", "resolved": resolved_program(onednn)},
                    {**far, "recipe": "tf", "resolved": resolved_program(run)})
     assert same.same and "resolve to the same switches" in str(same)
@@ -318,13 +318,13 @@ def test_an_older_default_run_is_told_apart_in_its_series_too_whatever_its_other
 
 
 def test_a_projection_off_by_more_than_its_processes_vary_differs_and_one_within_their_noise_is_inconclusive():
-    assert projection.verdict(1.04, []) == "agrees"
-    assert projection.verdict(1.10, [1.07, 1.12, 1.09]) == "differs"  # every pair misses the same way
-    assert projection.verdict(0.90, [0.93, 0.88]) == "differs"
+    assert projection.projection_verdict(1.04, []) == "agrees"
+    assert projection.projection_verdict(1.10, [1.07, 1.12, 1.09]) == "differs"  # every pair misses the same way
+    assert projection.projection_verdict(0.90, [0.93, 0.88]) == "differs"
     # Stop 26's cifar10_cnn on the Zen 3 VM: medians 1.060, pairs 0.964-1.060: within the processes' noise.
-    said = projection.verdict(1.060, [0.964, 1.060, 1.02])
+    said = projection.projection_verdict(1.060, [0.964, 1.060, 1.02])
     assert said.startswith("inconclusive") and "0.964-1.060" in said
-    assert projection.verdict(None, [1.0]).startswith("inconclusive")
+    assert projection.projection_verdict(None, [1.0]).startswith("inconclusive")
 
 
 def test_a_run_is_contended_only_against_what_its_configuration_normally_waits():
@@ -385,21 +385,21 @@ def test_a_calibration_whose_runs_all_failed_has_nothing_to_check(tmp_path):
 
 
 def test_a_runs_contention_note_is_judged_against_its_configurations_other_runs():
-    from cpustudy.measure import describe
+    from cpustudy.measure import wording
     from cpustudy.measure.execute import RunOutcome
 
     outcome = RunOutcome(1, "ok", {"wait_share": 0.45, "epoch_time_s": 3.0}, None, 0)
-    said = " ".join(describe.outcome_notes(outcome, peers=[(0.05, 2.0), (0.06, 2.1)]))
+    said = " ".join(wording.outcome_notes(outcome, peers=[(0.05, 2.0), (0.06, 2.1)]))
     assert "contended" in said and "45 %" in said
-    assert not any("contended" in n for n in describe.outcome_notes(outcome, peers=[(0.40, 2.9), (0.5, 3.1)]))
-    assert not any("contended" in n for n in describe.outcome_notes(outcome))  # no other run: not judged
+    assert not any("contended" in n for n in wording.outcome_notes(outcome, peers=[(0.40, 2.9), (0.5, 3.1)]))
+    assert not any("contended" in n for n in wording.outcome_notes(outcome))  # no other run: not judged
 
 
 def test_a_runs_peers_are_the_stored_runs_of_its_configuration_on_this_machine(tmp_path):
     """`cpustudy run` judges a run's wait against the other repeats of its configuration, read from the store
     (their stored settings: the columns keep options and environment as JSON text, which never compared equal)."""
-    from cpustudy.measure import describe
-    from cpustudy.measure.configuration import Configuration
+    from cpustudy.measure import wording
+    from cpustudy.identity import Configuration
     from cpustudy.store import Store
     from cpustudy.worker.protocol import RunConfig
 
@@ -415,5 +415,5 @@ def test_a_runs_peers_are_the_stored_runs_of_its_configuration_on_this_machine(t
                                             ("elsewhere", base.with_(repeat=2), other, 0.07)):
             ids[name] = s.start_run(machine, config.as_dict(), Configuration.of(config).columns())
             s.finish_run(ids[name], "ok", {"wait_share": wait, "epoch_time_s": 10.0})
-        found = describe.peers(s, m, base, ids["me"])
+        found = wording.peers(s, m, base, ids["me"])
     assert sorted(found) == [(0.05, 10.0), (0.06, 10.0)]  # the other repeat and seed here; not 2 vCPUs, not elsewhere

@@ -6,7 +6,8 @@
 * ``stats``: every comparison and interval cpustudy states (Welch's t on log times, equivalence,
   prediction intervals), with its error rate and level (NumPy and SciPy);
 * ``runs``: stored runs -> one pandas row per comparable run, with the configuration's fields (recipe,
-  setting tags, platform, stock), its name and workload variant, its full-training time;
+  setting tags, platform, stock), its name and workload variant, its full-training time (which runs are
+  the same is ``cpustudy.identity``'s, below this package: each summary row is a union of its groups);
 * ``costs``: the instance and rate of each configuration (from ``cpustudy.prices``), and what its
   training costs;
 * ``suspect``: when a GPU result cannot be right (standard library);

@@ -97,6 +97,14 @@ class SeedResult:
         return self.censored_after + 1 if self.censored_after is not None else None
 
 
+def billed_s(epochs: Any, *, per_epoch_s: Any, once_s: Any) -> Any:
+    """The one billed-time formula (floats, numpy arrays and pandas series alike): what a training of ``epochs``
+    epochs bills, ``once_s + epochs x per_epoch_s``. A speed sample's parts are :attr:`SpeedSample.once_s` and
+    :attr:`SpeedSample.per_epoch_s`; an observed training to its target (``summary.billed_to_target``) bills its
+    start-up and its epochs as the wall clock saw them once, and the validation after each epoch per epoch."""
+    return once_s + epochs * per_epoch_s
+
+
 @dataclass(frozen=True)
 class SpeedSample:
     """One run's speed on a candidate: what a training there costs per epoch and once."""
@@ -390,7 +398,7 @@ def _times(epochs: np.ndarray, samples: Sequence[SpeedSample], noise: Noise, dra
     once = np.array([s.once_s for s in samples], dtype=float)
     finite = np.isfinite(epochs)
     e = np.where(finite, epochs, 1.0)[:, None]
-    logs = np.log(e * per[None, :] + once[None, :])  # draws x runs
+    logs = np.log(billed_s(e, per_epoch_s=per[None, :], once_s=once[None, :]))  # draws x runs
     n = len(samples)
     spread = stats.predictive_scale(((logs - logs.mean(axis=1, keepdims=True)) ** 2).sum(axis=1), n, noise)
     if spread is None:

@@ -26,7 +26,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import pandas as pd
 
+from cpustudy import identity
 from cpustudy.analysis import stats
+from cpustudy.analysis.frames import records
 from cpustudy.analysis.runs import settings_of
 from cpustudy.analysis.studies import study
 from cpustudy.environment import state
@@ -38,7 +40,7 @@ BUSY_CPU_PERCENT = state.BUSY_CPU_PERCENT  # other processes' CPU use, in % of o
 
 
 @dataclass
-class Page:
+class Family:
     """How the comparisons of one page are judged: the machine's noise, the p-value threshold (per
     comparison ``stats.ALPHA``, or the page's Benjamini-Hochberg threshold), and on a first pass the
     p-values of every distinct comparison made (``seen``)."""
@@ -53,11 +55,11 @@ class Page:
         return len(self.seen or {})
 
 
-_PAGE: ContextVar[Page | None] = ContextVar("cpustudy_page", default=None)
+_PAGE: ContextVar[Family | None] = ContextVar("cpustudy_page", default=None)
 
 
 @contextlib.contextmanager
-def judging(p: Page) -> Iterator[Page]:
+def judging(p: Family) -> Iterator[Family]:
     token = _PAGE.set(p)
     try:
         yield p
@@ -65,18 +67,18 @@ def judging(p: Page) -> Iterator[Page]:
         _PAGE.reset(token)
 
 
-def page(noise: stats.Noise, state_all: Callable[[], Any], alpha: float = stats.ALPHA) -> Page:
+def page(noise: stats.Noise, state_all: Callable[[], Any], alpha: float = stats.ALPHA) -> Family:
     """The page on which everything ``state_all`` states is judged together: it is run once to collect the
     p-values of its comparisons, and the returned page holds their Benjamini-Hochberg threshold (the
     expected share of false findings among those stated is at most ``alpha``). Judge under it with
     ``with judging(page): ...``."""
-    with judging(Page(noise, alpha, seen={})) as first:
+    with judging(Family(noise, alpha, seen={})) as first:
         state_all()
     seen = first.seen or {}
-    return Page(noise, stats.bh_threshold(seen.values(), alpha), corrected=True, seen=seen)
+    return Family(noise, stats.bh_threshold(seen.values(), alpha), corrected=True, seen=seen)
 
 
-def rule_sentence(p: Page) -> str:
+def rule_sentence(p: Family) -> str:
     """How this page's findings were judged, for its header."""
     cleared = f"p at most {p.threshold:.2g}" if p.threshold > 0 else "none cleared it"
     fam = (f"Benjamini-Hochberg over the page's {p.family} comparison(s), a false-discovery rate of "
@@ -176,10 +178,10 @@ def verdict(a: Row, b: Row, metric: str = "time") -> Reason:
     return HOLDS if result.holds else Reason(result.reason)
 
 
-def judge(a: Sequence[float], b: Sequence[float]) -> stats.Comparison:
+def judge(a: Sequence[float], b: Sequence[float]) -> stats.Contrast:
     """Two sets of per-run values compared on the page being judged (its noise and threshold); on a
     first pass, the comparison's p-value is collected for the page's correction."""
-    p = _PAGE.get() or Page()
+    p = _PAGE.get() or Family()
     result = stats.compare_samples(a, b, noise=p.noise, threshold=p.threshold)
     if p.corrected:
         result = result.at(p.threshold, max(p.family, 1))
@@ -189,7 +191,7 @@ def judge(a: Sequence[float], b: Sequence[float]) -> stats.Comparison:
     return result
 
 
-def compare_samples(a: Sequence[float], b: Sequence[float]) -> stats.Comparison:
+def compare_samples(a: Sequence[float], b: Sequence[float]) -> stats.Contrast:
     """Two sequences of per-run times compared as a report's finding would be, alone on its page: an
     object with ``.holds`` and ``.ratio`` (a / b). See :func:`cpustudy.analysis.stats.compare_samples`."""
     return stats.compare_samples(a, b, noise=stats.NO_PRIOR)
@@ -229,19 +231,19 @@ def sweeps(runs: pd.DataFrame) -> pd.Series:
     return out
 
 
-def machine_noise(runs: pd.DataFrame, keys: Sequence[str]) -> stats.Noise:
+def machine_noise(runs: pd.DataFrame) -> stats.Noise:
     """This database's noise (:func:`cpustudy.analysis.stats.noise_from_groups`) from the full-training
-    times of its own runs on a quiet machine: per configuration (``keys`` and the machine), per sweep."""
+    times of its own runs on a quiet machine: per configuration (the identity's ``noise`` view: the
+    setting, device, build, vCPUs, place and epochs trained), per sweep."""
     own = runs[~runs["study"].map(lambda s: study(s).imported)] if "study" in runs else runs
     if "machine_state" in own:
         own = own[[not busy_reason(m) for m in own["machine_state"]]]
     if own.empty or "total_time_s" not in own:
         return stats.DEFAULT_NOISE
-    own = own.assign(_sweep=sweeps(own))
     # A run's total is its own epochs' (a compare's 2-epoch probes beside its seeds' trainings): never pooled.
-    cols = [k for k in (*keys, "machine", "epochs", "batch_size", "precision_policy") if k in own]
-    groups = []
-    for _, g in own.groupby(cols, dropna=False, sort=False):
-        groups.append([list(pd.to_numeric(x["total_time_s"], errors="coerce").dropna())
-                       for _, x in g.groupby("_sweep", sort=True)])
-    return stats.noise_from_groups(groups)
+    by: dict[tuple, dict[str, list[float]]] = {}
+    totals = pd.to_numeric(own["total_time_s"], errors="coerce")
+    for r, sweep, total in zip(records(own), sweeps(own), totals):
+        if pd.notna(total):
+            by.setdefault(identity.key(r, "noise"), {}).setdefault(sweep, []).append(float(total))
+    return stats.noise_from_groups([[g[k] for k in sorted(g)] for g in by.values()])

@@ -3,7 +3,7 @@
 A capped run (``--steps-per-epoch``) projects a full epoch from its steps; a run of the same
 configuration on the same machine that trained whole epochs says whether the projection holds
 (``sweep --calibrate`` measures one such cell per workload beside its projection). The check pairs
-them by the configuration's name (build, settings and platform), workload, device, vCPUs and machine,
+them by the identity's ``speed`` view (``cpustudy.identity``: the setting, device, build, vCPUs and place),
 and calls the projection good when its median is within ``TOLERANCE`` of the full epochs' median, wrong
 only when every paired repeat misses the same way, and otherwise inconclusive.
 """
@@ -15,11 +15,14 @@ from typing import Any, Mapping
 
 import pandas as pd
 
+from cpustudy import identity
+from cpustudy.analysis.frames import records
 from cpustudy.environment import state
 
 #: A projection agrees with full epochs when its median epoch time is within this share of theirs.
 TOLERANCE = 0.05
 
+#: The columns that name a checked configuration (its runs are one group of the identity's ``speed`` view).
 KEYS = ["study", "workload", "device", "vcpus", "build", "machine_id"]
 
 COLUMNS = ["study", "workload", "device", "vcpus", "build", "n_projected", "steps_per_epoch", "projected_s",
@@ -34,7 +37,9 @@ def projection_check(runs: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
     ok = runs[(runs["status"] == "ok") & pd.to_numeric(runs["epoch_time_s"], errors="coerce").notna()]
     out = []
-    for key, g in ok.groupby(KEYS, sort=False, dropna=False):
+    for index in identity.group(zip(ok.index, records(ok)), view="speed", on=lambda pair: pair[1]).values():
+        g = ok.loc[[i for i, _ in index]]
+        key = tuple(g[k].iloc[0] for k in KEYS)
         capped = _capped(g)
         proj, full = g[capped], g[~capped]
         if proj.empty or full.empty:
@@ -48,7 +53,7 @@ def projection_check(runs: pd.DataFrame) -> pd.DataFrame:
                     "steps_per_epoch": int(pd.to_numeric(proj["steps_per_epoch"], errors="coerce").median()),
                     "projected_s": p, "n_full": len(full), "full_s": f, "ratio": p / f if f > 0 else None,
                     "agrees": f > 0 and abs(p / f - 1) <= TOLERANCE,
-                    "verdict": verdict(p / f if f > 0 else None, pairs),
+                    "verdict": projection_verdict(p / f if f > 0 else None, pairs),
                     "full_stall_s": float(stall.median()) if stall.notna().any() else None})
     return pd.DataFrame(out, columns=COLUMNS)
 
@@ -85,7 +90,7 @@ def pair_range(row: Mapping[str, Any]) -> str:
     return f"{low:.3f} ({int(n)} pair)" if int(n) == 1 else f"{low:.3f}-{high:.3f} ({int(n)} pairs)"
 
 
-def verdict(ratio: float | None, pairs: list[float]) -> str:
+def projection_verdict(ratio: float | None, pairs: list[float]) -> str:
     """``agrees`` when the medians' ratio is within ``TOLERANCE``; ``differs`` when it is not and every paired
     repeat is off the same way beyond it; otherwise ``inconclusive`` and why: the processes of one cell vary
     (on a shared VM up to 1.4x from one process to the next), and medians of a few of them can miss by

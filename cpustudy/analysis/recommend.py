@@ -24,8 +24,9 @@ class Choice:
     role: str  # "cheapest within the deadline" | "fastest within the budget" | "cheapest" | "fastest"
     config: str
     time_s: float
-    time_low: float
-    time_high: float
+    low_s: float  # the billed time's range: the fastest and slowest of its runs, or a prediction interval
+    high_s: float
+    range_is: str  # which: "its runs' range" | "90 % prediction interval"
     cost_usd: float | None
     n_runs: int
     run_ids: list[int]
@@ -52,7 +53,7 @@ def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFram
     if target is None:
         df = df[df["total_time_s"].notna()]
         df["time"], df["cost"] = df["total_time_s"], df["cost_usd"]
-        df["low"], df["high"] = df["time_low"], df["time_high"]
+        df["low"], df["high"], df["range_is"] = df["time_min"], df["time_max"], "its runs' range"
         df["runs_used"] = df["n_runs"]
         return _with_overheads(df, df["epochs"])
     df = df[(df["target_reached_runs"] > 0) & (df["target_accuracy"] >= target - 1e-12)]
@@ -60,7 +61,12 @@ def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFram
         raise UserError(f"no run of {workload} reached validation accuracy {target:g}: measure with `cpustudy "
                         f"sweep --workloads {workload} --target-accuracy {target:g} --data real` (or learnable)")
     df["time"], df["cost"] = df["time_to_target_s"], df["cost_to_target_usd"]
-    df["low"], df["high"] = df["target_time_low"], df["target_time_high"]  # over the runs that reached it
+    # compare's prediction interval for one new training where it gave one, else the range of the runs that reached it
+    pi = df["target_pi_low"].notna() & df["target_pi_high"].notna()
+    df["low"] = df["target_pi_low"].where(pi, df["target_time_min"])
+    df["high"] = df["target_pi_high"].where(pi, df["target_time_max"])
+    df["range_is"] = [f"{level:.0%} prediction interval" if p else "its runs' range"
+                      for p, level in zip(pi, df["target_level"])]
     df["runs_used"] = df["target_reached_runs"]
     # already the billed time to the target (summary.billed_to_target): start-up and validation included
     df["validation_total_s"], df["startup_total_s"], df["wall"] = 0.0, 0.0, df["time"]
@@ -84,13 +90,6 @@ def _name(r: pd.Series) -> str:
     """The configuration, with its build on a GPU too (JAX and PyTorch differ 4x there)."""
     name = config_name(r["device"], r["vcpus"], r["build"])
     return f"{name} ({r['build']})" if r["device"] == "gpu" else name
-
-
-def _run_ids(a: Analysis, r: pd.Series) -> list[int]:
-    runs = a.runs
-    m = ((runs["study"] == r["study"]) & (runs["workload"] == r["workload"]) & (runs["device"] == r["device"])
-         & (runs["build"] == r["build"]) & (runs["vcpus"].astype("Int64") == r["vcpus"]))
-    return sorted(int(i) for i in runs.loc[m, "id"])
 
 
 def _choice(a: Analysis, role: str, r: pd.Series) -> Choice:
@@ -119,8 +118,9 @@ def _choice(a: Analysis, role: str, r: pd.Series) -> Choice:
         basis.append("a single run (fresh processes vary up to 1.5x here: measure with --repeats 3)")
     cost = None if pd.isna(r["cost"]) else float(r["cost"])
     extra = float(r["wall"] - r["time"])  # the billed time: training with its validation and start-up
-    return Choice(role, _name(r), float(r["wall"]), float(r["low"]) + extra,
-                  float(r["high"]) + extra, cost, n, _run_ids(a, r), basis)
+    # the summary's own rows (a union of the identity's run groups): their ids, no join of our own
+    return Choice(role, _name(r), float(r["wall"]), float(r["low"]) + extra, float(r["high"]) + extra,
+                  str(r["range_is"]), cost, n, sorted(int(i) for i in r["run_ids"]), basis)
 
 
 def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, budget_usd: float | None = None,
@@ -140,8 +140,8 @@ def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, bu
         else:
             best = ok.sort_values(["cost", "wall"]).iloc[0]
             c = _choice(a, f"cheapest within the {deadline_s:g} s deadline", best)
-            if c.time_high > deadline_s:
-                c.basis.append(f"its slowest run took {c.time_high:.0f} s in all, over the deadline")
+            if c.high_s > deadline_s:
+                c.basis.append(f"the top of {c.range_is}, {c.high_s:.0f} s in all, is over the deadline")
             rec.choices.append(c)
     if budget_usd is not None:
         ok = priced[priced["cost"] <= budget_usd]
@@ -165,5 +165,6 @@ def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, bu
 
 def as_rows(rec: Recommendation) -> list[dict[str, Any]]:
     return [{"choice": c.role, "configuration": c.config, "time_s": round(c.time_s, 1),
-             "time_range_s": f"{c.time_low:.0f}-{c.time_high:.0f}" if c.n_runs > 1 else "single run",
+             "time_range_s": f"{c.low_s:.0f}-{c.high_s:.0f} ({c.range_is})" if c.n_runs > 1 or "interval" in c.range_is
+             else "single run",
              "cost_usd": None if c.cost_usd is None else float(f"{c.cost_usd:.3g}"), "runs": c.n_runs} for c in rec.choices]

@@ -25,10 +25,11 @@ from cpustudy import precision
 from cpustudy.analysis.frames import records, rows
 from cpustudy import prices
 from cpustudy.analysis import costs, projection
+from cpustudy.analysis.compare import billed_s
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
 from cpustudy.analysis.runs import CONFIG_KEYS, config_label, example_validates, guess_family, load_runs, outdated, run_totals
 from cpustudy.analysis.studies import IMPORTED_STUDIES, STOCK_BUILDS, study
-from cpustudy.analysis.holdup import Page, busy_reason, judging, machine_noise, verdict
+from cpustudy.analysis.holdup import Family, busy_reason, judging, machine_noise, verdict
 from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
 from cpustudy.analysis.peakshare import peak_share
 from cpustudy.analysis.suspect import gpu_caveat, suspect_column
@@ -51,7 +52,8 @@ SUMMARY_COLUMNS = [
     "machines", "tf_version", "gflops_per_s", "peak_gflops", "pct_of_peak", "within_run_iqr_s", "unstable",
     "gpu_utilization", "suspect", "gpu_caveat", "validation", "validation_time_s", "val_accuracy", "total_with_validation_s",
     "build_family", "batch_size", "precision_policy", "target_accuracy", "target", "target_runs", "target_reached_runs",
-    "epochs_to_target", "time_to_target_s", "target_time_low", "target_time_high", "cost_to_target_usd",
+    "epochs_to_target", "time_to_target_s", "target_time_min", "target_time_max", "target_pi_low", "target_pi_high",
+    "target_level", "cost_to_target_usd",
 ]
 
 
@@ -84,7 +86,7 @@ class Analysis:
     price_catalogs: str = ""  # which SkyPilot price catalogs were read, or that none was
     projection: pd.DataFrame = field(default_factory=pd.DataFrame)  # projected vs full epochs (projection.py)
     noise: Noise = DEFAULT_NOISE  # what the runs tell of this machine's noise (holdup.machine_noise)
-    page: Page | None = None  # how the report's page judged its comparisons (holdup.page), once judged
+    page: Family | None = None  # how the report's page judged its comparisons (holdup.page), once judged
 
     @property
     def studies(self) -> list[str]:
@@ -148,13 +150,14 @@ def target_text(target: Any, accuracy: Any) -> str:
 def billed_to_target(g: pd.DataFrame) -> pd.Series:
     """Per run that reached its target, the billed time of its training to it: the worker's start-up, every
     epoch to the target as the wall clock saw it (tracing and idle stalls included) and the validation after
-    each (the per-epoch median). The one answer to "how long to the target" that ``compare`` and
+    each (the per-epoch median), through the one formula :func:`cpustudy.analysis.compare.billed_s`. The one answer to "how long to the target" that ``compare`` and
     ``recommend`` give too (:mod:`cpustudy.analysis.totarget`)."""
     epochs = _column(g, "epochs_to_target")
     validation = _column(g, "validation_time_s").fillna(0.0)
     if "validation" in g:
         validation = validation.where(g["validation"].fillna("") != "none", 0.0)
-    return _column(g, "time_to_target_s") + epochs * validation + _column(g, "startup_s").fillna(0.0)
+    return billed_s(epochs, per_epoch_s=validation,
+                    once_s=_column(g, "startup_s").fillna(0.0) + _column(g, "time_to_target_s"))
 
 
 def _target(g: pd.DataFrame) -> dict[str, Any]:
@@ -164,8 +167,8 @@ def _target(g: pd.DataFrame) -> dict[str, Any]:
     other = _column(g, "target")  # --target on another metric, as its text
     if not (target.notna().any() or other.notna().any()):
         return {"target_accuracy": math.nan, "target": None, "target_runs": 0, "target_reached_runs": 0,
-                "epochs_to_target": math.nan, "time_to_target_s": math.nan, "target_time_low": math.nan,
-                "target_time_high": math.nan, "target_times": (), "training_to_target_s": math.nan}
+                "epochs_to_target": math.nan, "time_to_target_s": math.nan, "target_time_min": math.nan,
+                "target_time_max": math.nan, "target_times": (), "training_to_target_s": math.nan}
     reached = g[_column(g, "target_reached").fillna(0) > 0]
     billed = billed_to_target(reached).dropna()
     return {
@@ -175,8 +178,8 @@ def _target(g: pd.DataFrame) -> dict[str, Any]:
         "target_reached_runs": len(reached),
         "epochs_to_target": float(_column(reached, "epochs_to_target").median()) if len(reached) else math.nan,
         "time_to_target_s": float(billed.median()) if len(billed) else math.nan,
-        "target_time_low": float(billed.min()) if len(billed) else math.nan,
-        "target_time_high": float(billed.max()) if len(billed) else math.nan,
+        "target_time_min": float(billed.min()) if len(billed) else math.nan,
+        "target_time_max": float(billed.max()) if len(billed) else math.nan,
         "target_times": tuple(float(x) for x in billed),
         "training_to_target_s": float(_column(reached, "time_to_target_s").median()) if len(reached) else math.nan,
     }
@@ -201,8 +204,8 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "total_time_iqr_s": _iqr(g["total_time_s"]),
             "run_times": tuple(float(x) for x in g["total_time_s"].dropna()),
             "run_ids": tuple(int(x) for x in g["id"]) if "id" in g else (),
-            "time_low": float(g["total_time_s"].min()),
-            "time_high": float(g["total_time_s"].max()),
+            "time_min": float(g["total_time_s"].min()),
+            "time_max": float(g["total_time_s"].max()),
             "busy": _join(pd.Series([busy_reason(m) or None for m in (g["machine_state"] if "machine_state" in g
                                                                       else [])], dtype="object")),
             "total_basis": _join(g["total_basis"]),
@@ -350,7 +353,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
                      "'Projections checked against full epochs'")
         runs = runs[~both]
     summary = aggregate(runs)
-    noise = machine_noise(runs, KEYS)
+    noise = machine_noise(runs)
     gpus = summary[summary["device"] == "gpu"]
     gpu_builds = gpus.groupby("study")["build"].nunique().to_dict()
     gpu_vcpus = gpus.groupby("study")["vcpus"].nunique().to_dict()
@@ -362,9 +365,9 @@ def analyze(store: Store, opts: Options) -> Analysis:
     priced = costs.price_configurations(summary, runs, catalog, family=opts.instance_family, region=opts.region,
                                         gpu_instance=opts.gpu_instance, spot=not opts.on_demand)
     summary = costs.add_costs(summary, priced)
-    summary = to_target(summary, store, catalog, spot=not opts.on_demand, family=opts.instance_family, noise=noise)
+    summary = to_target(summary, store, catalog, spot=not opts.on_demand, family=opts.instance_family)
     summary, baselines = apply_baselines(summary, opts.baseline)
-    with judging(Page(noise)):
+    with judging(Family(noise)):
         summary = add_scaling(summary)
     unpriced = summary["cost_usd"].isna().sum()
     if unpriced:
@@ -380,8 +383,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
                     projection=check, noise=noise)
 
 
-def to_target(summary: pd.DataFrame, store: Store, catalog: Any, *, spot: bool, family: str | None,
-              noise: Noise) -> pd.DataFrame:
+def to_target(summary: pd.DataFrame, store: Store, catalog: Any, *, spot: bool, family: str | None) -> pd.DataFrame:
     """Time and cost to a validation-accuracy target as ``compare`` and ``recommend --target-accuracy`` give
     them (:func:`cpustudy.analysis.totarget.stored`: one new training's billed time, median and prediction
     interval over the seeds trained to it and each configuration's speed runs), for the configurations
@@ -391,12 +393,13 @@ def to_target(summary: pd.DataFrame, store: Store, catalog: Any, *, spot: bool, 
     summary = summary.copy()
     summary["target_basis"] = ["median of the runs that reached it" if n else "" for n in summary["target_reached_runs"]]
     summary["target_level"] = math.nan
+    summary["target_pi_low"], summary["target_pi_high"] = math.nan, math.nan  # compare's prediction interval
     wanted = summary[summary["target_accuracy"].notna() & (summary["target_reached_runs"] > 0)]
     pairs = dict.fromkeys(zip(wanted["workload"], wanted["target_accuracy"]))
     for workload, target in pairs:
         with contextlib.suppress(UserError):
-            comparison = totarget.stored(store, str(workload), float(target), catalog=catalog, spot=spot, family=family,
-                                         noise=noise)
+            # the machine's noise as compare reads it (every stored run): the same figures as compare's answer
+            comparison = totarget.stored(store, str(workload), float(target), catalog=catalog, spot=spot, family=family)
             if comparison is None:
                 continue
             for r in comparison.results:
@@ -404,7 +407,7 @@ def to_target(summary: pd.DataFrame, store: Store, catalog: Any, *, spot: bool, 
                 hit = [i for i, w, own in zip(summary.index, summary["workload"], summary["run_ids"])
                        if w == workload and ids & set(own)]
                 for i in hit:
-                    summary.loc[i, ["time_to_target_s", "target_time_low", "target_time_high"]] = [
+                    summary.loc[i, ["time_to_target_s", "target_pi_low", "target_pi_high"]] = [
                         _nan(r.time_to_target_s), _nan(r.time_low_s), _nan(r.time_high_s)]
                     if r.cost_usd is not None:
                         summary.loc[i, "cost_to_target_usd"] = r.cost_usd

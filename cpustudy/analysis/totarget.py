@@ -11,10 +11,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from cpustudy import precision, prices
+from cpustudy import identity, prices
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
 from cpustudy.errors import UserError
+from cpustudy.identity import Configuration
 
 #: The fewest training steps a speed probe's epoch may have (the projection was calibrated from 100).
 MIN_PROBE_STEPS = 100
@@ -83,22 +84,19 @@ class Comparison:
                           indent=2, default=str) + "\n"
 
 
-def matches(run: dict[str, Any], c: Candidate, ref: Any, fingerprint: str) -> bool:
+def matches(run: dict[str, Any], c: Candidate, ref: Configuration, fingerprint: str) -> bool:
     """Whether a stored run measured the speed of candidate ``c`` for the configuration ``ref`` (the
-    convergence's: workload and its version or file's content, batch size, precision, switches)."""
-    if run["status"] != "ok" or run.get("study") != "cpustudy" or run["workload"] != ref.workload:
-        return False
-    if (run.get("model_hash") or None) != (ref.model_hash or None) or \
-            int(run.get("workload_version") or 1) != int(ref.workload_version or 1):
-        return False
-    if run.get("batch_size") != ref.batch_size or (run.get("precision_policy") or precision.DEFAULT) != \
-            ref.precision_policy:
-        return False
-    if json.loads(run.get("options") or "{}") != dict(ref.options):
+    convergence's): the same in the identity's ``setting`` view (the model and its version or file's
+    content, switches and hyper-parameters, batch size, precision, validation, threads, XLA, input
+    pipeline, no tuning), on the candidate's device, build, vCPUs and place, and usable as a speed sample
+    (:func:`usable`; a capped run of at least ``MIN_PROBE_STEPS`` steps)."""
+    if run["status"] != "ok" or identity.FIELDS["study"](run) != "cpustudy":
         return False
     if run.get("projected") and (run.get("steps_per_epoch") or 0) < MIN_PROBE_STEPS:
         return False
-    if not same_setting(run, ref):
+    if not usable(run) or not identity.same(run, ref.columns(), "setting"):
+        return False
+    if identity.FIELDS["tuning_id"](run) is not None:
         return False
     if run.get("device") != c.device or (c.device == "cpu" and run.get("build") != c.build):
         return False
@@ -109,26 +107,11 @@ def matches(run: dict[str, Any], c: Candidate, ref: Any, fingerprint: str) -> bo
     return run.get("machine") == c.machine and (c.device == "gpu" or run.get("vcpus") == c.vcpus)
 
 
-def same_setting(run: dict[str, Any], ref: Any) -> bool:
-    """The rest of one configuration's identity, as the report's summary tells configurations apart
-    (``analysis.runs.setting_tags``): the input pipeline, XLA, default threads (one per vCPU), not tuned,
-    validated as the seeds were; and measured as a comparison may use it: not oversubscribed, not on a
-    busy machine."""
+def usable(run: dict[str, Any]) -> bool:
+    """Whether a run's time can serve as a speed sample: not oversubscribed, not measured on a busy machine."""
     from cpustudy.analysis.holdup import busy_reason
 
-    if run.get("oversubscribed") or busy_reason(run.get("machine_state")):
-        return False
-    if run.get("tuning_id") is not None:
-        return False
-    vcpus = run.get("vcpus")
-    if (run.get("intra_threads"), run.get("inter_threads")) not in ((None, None), (vcpus, vcpus)):
-        return False
-    pipeline = getattr(ref, "input_pipeline", None)
-    if pipeline is not None and run.get("input_pipeline") not in (None, pipeline):
-        return False
-    if (run.get("jit_compile") or None) != (getattr(ref, "jit_compile", None) or None):
-        return False
-    return (run.get("validation") or "none") == (getattr(ref, "validation", None) or run.get("validation") or "none")
+    return not (run.get("oversubscribed") or busy_reason(run.get("machine_state")))
 
 
 def epochs_by_run(store: Any, runs: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
@@ -243,7 +226,7 @@ def backtest(store: Any, machine_id: int | None = None, level: float = 0.90) -> 
                     float(rows[-1]["level"]), level)
 
 
-def speed_samples(store: Any, c: Candidate, ref: Any, fingerprint: str,
+def speed_samples(store: Any, c: Candidate, ref: Configuration, fingerprint: str,
                   runs: Sequence[dict[str, Any]] | None = None,
                   by: dict[int, list[dict[str, Any]]] | None = None) -> list[combo.SpeedSample]:
     """Candidate ``c``'s speed samples among ``runs`` (default: every ok run), never a ``--check`` training (it is
@@ -313,7 +296,7 @@ def memory_need(runs: Sequence[dict[str, Any]]) -> float | None:
     return max(needs) if needs else None
 
 
-def candidate_inputs(store: Any, candidates: Sequence[Candidate], ref: Any, fingerprint: str, runs: Sequence[dict[str, Any]],
+def candidate_inputs(store: Any, candidates: Sequence[Candidate], ref: Configuration, fingerprint: str, runs: Sequence[dict[str, Any]],
             catalog: Any, spot: bool, family: str | None) -> list[combo.CandidateInput]:
     """Each candidate's speed samples among ``runs`` (their epochs read once), its price and its basis."""
     by = epochs_by_run(store, runs)
@@ -336,7 +319,7 @@ def candidate_inputs(store: Any, candidates: Sequence[Candidate], ref: Any, fing
     return out
 
 
-def left_out_busy(c: Candidate, ref: Any, fingerprint: str, runs: Sequence[dict[str, Any]]) -> list[str]:
+def left_out_busy(c: Candidate, ref: Configuration, fingerprint: str, runs: Sequence[dict[str, Any]]) -> list[str]:
     """Why a local candidate has no speed run although it ran: its runs of ``ref``'s workload were measured
     on a busy machine (left out, as every comparison leaves them), in words; empty where none was."""
     from cpustudy.analysis.holdup import busy_reason
@@ -363,16 +346,16 @@ def basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[dic
     return out
 
 
-def machine_noise(store: Any) -> Noise:
-    """What the database's stored repeats tell of its machines' noise (``holdup.machine_noise``)."""
-    from cpustudy.analysis.holdup import machine_noise as noise_of
-    from cpustudy.analysis.runs import CONFIG_KEYS, load_runs, run_totals
+def stored_noise(store: Any) -> Noise:
+    """What the database's stored repeats tell of its machines' noise (``holdup.machine_noise`` of its runs)."""
+    from cpustudy.analysis.holdup import machine_noise
+    from cpustudy.analysis.runs import load_runs, run_totals
 
     try:
         runs = run_totals(load_runs(store))
     except UserError:  # nothing comparable stored yet
         return DEFAULT_NOISE
-    return noise_of(runs, CONFIG_KEYS)
+    return machine_noise(runs)
 
 
 def interval_notes(results: Sequence[combo.CandidateResult]) -> list[str]:
@@ -384,7 +367,7 @@ def interval_notes(results: Sequence[combo.CandidateResult]) -> list[str]:
     return [f"{', '.join(names)}: no interval: {note}" for note, names in why.items()]
 
 
-def assumptions(target: Any, spot: bool, ref: Any, seeds: Sequence[combo.SeedResult],
+def assumptions(target: Any, spot: bool, ref: Configuration, seeds: Sequence[combo.SeedResult],
                  noise: Noise = DEFAULT_NOISE, settings: bool = False) -> list[str]:
     reached = [s for s in seeds if s.reached]
     per = ", ".join(s.outcome() for s in seeds)
@@ -438,8 +421,6 @@ def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool =
     past it) in full epochs, in the configuration (file content, batch size, precision, switches) with the
     most seeds, and every machine, instance and vCPU count with speed runs of that configuration as a
     candidate. None where no stored run trained to the target."""
-    from types import SimpleNamespace
-
     from cpustudy.analysis.runs import config_name
 
     runs = [r for r in store.runs(status="ok") if r["workload"] == workload and r.get("study") == "cpustudy"]
@@ -451,9 +432,7 @@ def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool =
         s = combo.seed_result(r, by.get(r["id"], []), target)
         if s is None:
             continue
-        key = (r.get("model_hash"), int(r.get("workload_version") or 1), r.get("batch_size"),
-               r.get("precision_policy") or precision.DEFAULT, r.get("options") or "{}")
-        groups.setdefault(key, {}).setdefault(s.seed, (s, r))
+        groups.setdefault(identity.key(r, "convergence"), {}).setdefault(s.seed, (s, r))
     if not groups:
         return None
     key, chosen = max(groups.items(), key=lambda kv: len(kv[1]))
@@ -461,12 +440,7 @@ def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool =
     seeds, same_note = distinct_seeds(sorted((s for s, _ in chosen.values()), key=lambda s: s.seed), by)
     if not any(s.reached for s in seeds):
         return None
-    first = next(iter(chosen.values()))[1]
-    ref = SimpleNamespace(workload=workload, model_hash=key[0], workload_version=key[1], batch_size=key[2],
-                          precision_policy=key[3], options=json.loads(key[4]), vcpus=first.get("vcpus"),
-                          epochs=first.get("epochs"), data=first.get("data"),
-                          input_pipeline=first.get("input_pipeline"), jit_compile=first.get("jit_compile"),
-                          validation=first.get("validation"))
+    ref = Configuration.from_row(next(iter(chosen.values()))[1])
     places: dict[tuple, Candidate] = {}
     for r in runs:
         device = r.get("device") or "cpu"
@@ -479,15 +453,17 @@ def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool =
         places.setdefault((r.get("machine"), device, r.get("vcpus"), c.build), Candidate(
             name, "stored", c.build, vcpus=c.vcpus, device=device, machine=r.get("machine")))
     given = candidate_inputs(store, list(places.values()), ref, "", runs, catalog, spot, family)
-    noise = noise or machine_noise(store)
+    noise = noise or stored_noise(store)
     results = combo.combine(seeds, given, deadline_s=deadline_s, budget_usd=budget_usd, noise=noise)
     out = Comparison(workload, target, results, seeds)
     out.assumptions = assumptions(target, spot, ref, seeds, noise)
     if same_note:
         out.notes.append(same_note)
+    named = identity.VIEWS["convergence"]
     for k in others:
+        differ = ", ".join(f"{name} {value}" for name, value, mine in zip(named, k, key) if value != mine)
         out.notes.append(f"also trained to the target, left out of this answer (it answers for the configuration with "
-                         f"the most seeds, batch size {key[2]}, {key[3]}): batch size {k[2]}, {k[3]}"
-                         + (f", options {k[4]}" if k[4] not in ("{}", key[4]) else "") + f", {len(groups[k])} seed(s)")
+                         f"the most seeds, batch size {ref.batch_size}, {ref.precision_policy}): {differ}, "
+                         f"{len(groups[k])} seed(s)")
     out.notes += interval_notes(results)
     return out

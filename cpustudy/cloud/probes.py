@@ -31,7 +31,7 @@ def plan_probes(p: Planned, say: Callable[[str], None]) -> tuple[str | None, flo
     if not cloud:
         return None, None
     db = Path(req.db) if req.db else default_path()
-    ref = p.convergence[0].config
+    ref = p.reference
     need = cloud
     if db.is_file():
         with Store.read(db) as store:
@@ -70,7 +70,7 @@ def _options(p: Planned, candidates: list[Any]) -> Any:
     from cpustudy.measure.request import SweepRequest
 
     req = p.request
-    ref = p.convergence[0].config
+    ref = p.reference
     cpu_builds = ",".join(dict.fromkeys(c.build for c in candidates if c.device == "cpu")) or p.builds[0]
     request = SweepRequest(workloads=req.workload, builds=cpu_builds, vcpus=None, repeats=req.repeats,
                            epochs=PROBE_EPOCHS, steps_per_epoch=p.cap,

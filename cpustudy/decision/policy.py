@@ -112,7 +112,7 @@ def _mean_log_time(epochs: np.ndarray, samples: Sequence[combo.SpeedSample], noi
     mean at the draws' centre."""
     per = np.array([s.per_epoch_s for s in samples], dtype=float)
     once = np.array([s.once_s for s in samples], dtype=float)
-    logs = np.log(epochs[:, None] * per[None, :] + once[None, :])
+    logs = np.log(combo.billed_s(epochs[:, None], per_epoch_s=per[None, :], once_s=once[None, :]))
     n = len(samples)
     mean = logs.mean(axis=1)
     ss = ((logs - mean[:, None]) ** 2).sum(axis=1)
@@ -151,7 +151,8 @@ def standing(groups: Sequence[Group], *, noise: Noise = NO_PRIOR, rules: Rules =
             if never > 0:
                 per = float(np.mean([s.per_epoch_s for s in c.samples]))
                 once = float(np.mean([s.once_s for s in c.samples]))
-                t = t * ((1 - never) + never * (cap * per + once) / (epochs * per + once))
+                t = t * ((1 - never) + never * combo.billed_s(cap, per_epoch_s=per, once_s=once)
+                         / combo.billed_s(epochs, per_epoch_s=per, once_s=once))
             times[c.candidate] = t
             rates[c.candidate] = c.usd_per_hour
             out.group_of[c.candidate] = group.label

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from cpustudy import precision
+from cpustudy import identity, precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import totarget
 from cpustudy.analysis.runs import session_of
@@ -35,11 +35,14 @@ from cpustudy.decision import policy
 from cpustudy.decision.rules import RULES, Rules
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
+from cpustudy.identity import Configuration
 from cpustudy.measure.execute import Measurer, RunOutcome, execute
 from cpustudy.measure.spec import Host, RunSpec, plan
 from cpustudy.measure.sweep import Cell, cell_key
 from cpustudy.names import split_list
+from cpustudy.prices import Catalog
 from cpustudy.store import Store
+from cpustudy.workloads import Workload
 
 PROBE_EPOCHS = 2  # the first (tracing) is warm-up; the second is timed
 
@@ -206,18 +209,24 @@ class Planned:
     """Everything checked and planned before the database is touched."""
 
     request: CompareRequest
-    workload: Any
+    workload: Workload
     candidates: list[Candidate]
     convergence: list[Cell]  # one per seed
     probes: list[Cell]  # per local candidate, per repeat
     fingerprint: str
     machine: machine_mod.Machine
-    catalog: Any
+    catalog: Catalog
     builds: list[str]
-    host: Any = None
+    host: Host | None = None
     common: dict[str, Any] = field(default_factory=dict)
     convergence_vcpus: int = 1
     cap: int | None = None  # the speed probes' steps per epoch (None: whole epochs)
+
+    @property
+    def reference(self) -> Configuration:
+        """The configuration the comparison answers for: its first seed's (workload, batch size, precision,
+        switches); every speed sample is held to it in the identity's ``setting`` view."""
+        return Configuration.of(self.convergence[0].config)
 
     def seed_cell(self, seed: int, c: Candidate | None = None) -> Cell:
         """The convergence run of one seed: trained to the target in full epochs (on local candidate ``c``: at
@@ -325,7 +334,7 @@ def probes_wanted(p: Planned, store: Store, seeds_to_come: int) -> list[Cell]:
     the candidate it trains on)."""
     from cpustudy.measure.sweep import pending
 
-    ref = p.convergence[0].config
+    ref = p.reference
     todo = pending(store, p.probes)
     stored = store.runs(status="ok")
     chosen: set[str] = set()
@@ -681,7 +690,7 @@ def seeds_of(p: Planned, store: Store) -> tuple[list[combo.SeedResult], str]:
 
 def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: float | None) -> Comparison:
     req = p.request
-    ref = p.convergence[0].config
+    ref = p.reference
     seeds, same_note = seeds_of(p, store)
     if not seeds:
         raise UserError("no convergence run finished (see `cpustudy results --errors`): nothing to compare; the same "
@@ -695,7 +704,7 @@ def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: floa
                         + (f" (the best was {best:.4f})" if best is not None else "")
                         + ": give an easier target or more --max-epochs (what was measured is stored)")
     inputs = totarget.candidate_inputs(store, p.candidates, ref, p.fingerprint, store.runs(status="ok"), p.catalog, req.spot, req.family)
-    noise = totarget.machine_noise(store)
+    noise = totarget.stored_noise(store)
     results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise)
     out = Comparison(ref.workload, req.goal, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost,
                      groups=[("", seeds, inputs)], noise=noise)
@@ -717,10 +726,8 @@ def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: floa
 def _all_seed_results(p: Planned, store: Store) -> list[combo.SeedResult]:
     """Every stored full-epoch training of this configuration's seeds, at any vCPU count on this machine
     (``--convergence-at``), for the agreement check."""
-    ref = p.convergence[0].config
-    runs = [r for r in store.runs(status="ok") if r["workload"] == ref.workload
-            and (r.get("target_accuracy") or r.get("target"))
-            and (r.get("model_hash") or None) == (ref.model_hash or None) and r.get("batch_size") == ref.batch_size
-            and (r.get("precision_policy") or precision.DEFAULT) == ref.precision_policy
-            and r.get("machine") == p.fingerprint and not r.get("projected")]
+    ref = p.reference
+    mine = ref.columns()
+    runs = [r for r in store.runs(status="ok") if (r.get("target_accuracy") or r.get("target"))
+            and identity.same(r, mine, "convergence") and r.get("machine") == p.fingerprint and not r.get("projected")]
     return totarget.seed_results(store, runs, p.request.goal)

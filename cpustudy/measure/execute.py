@@ -23,8 +23,8 @@ from typing import Any, Callable, Iterator, Mapping, Protocol
 from cpustudy.environment.probe import worker_env
 from cpustudy.errors import Terminated
 from cpustudy.measure import peaks
-from cpustudy.measure.configuration import Configuration
-from cpustudy.measure.summary import summarize, target_summary
+from cpustudy.identity import Configuration
+from cpustudy.measure.tally import summarize, target_summary
 from cpustudy.store import Store
 from cpustudy.worker import protocol
 from cpustudy.worker.protocol import RunConfig

@@ -68,7 +68,7 @@ class Setting:
         return " ".join(parts)
 
 
-def settings_of(precisions: str | None, batch_sizes: str | None, default_precision: str,
+def parse_settings(precisions: str | None, batch_sizes: str | None, default_precision: str,
                 default_batch: int | None) -> list[Setting]:
     """The settings ``--precisions`` x ``--batch-sizes`` name (each axis: its list, else the one value of
     ``--precision`` / ``--batch-size``), checked: a policy Keras knows, a positive batch size, none twice."""
@@ -107,7 +107,7 @@ def plan_settings(request: CompareRequest, plan_one: Callable[[CompareRequest], 
     from cpustudy.workloads import get
 
     workload = get(request.workload)
-    settings = settings_of(request.precisions, request.batch_sizes, request.precision, request.batch_size)
+    settings = parse_settings(request.precisions, request.batch_sizes, request.precision, request.batch_size)
     vary_p = len({s.precision for s in settings}) > 1
     vary_b = len({s.batch_size for s in settings}) > 1
     plans, labels = [], []
@@ -255,7 +255,7 @@ def joint(sp: SettingsPlan, store: Store) -> Comparison:
         if not seeds:
             notes.append(f"{label}: no convergence run finished (see `cpustudy results --errors`): left out")
             continue
-        ref = p.convergence[0].config
+        ref = p.reference
         inputs = totarget.candidate_inputs(store, p.candidates, ref, p.fingerprint, runs, p.catalog, req.spot,
                                            req.family)
         stopped = [s for s in seeds if s.censored_after is not None]
@@ -275,10 +275,10 @@ def joint(sp: SettingsPlan, store: Store) -> Comparison:
     if not any(s.reached for s in seeds_all):
         raise UserError(f"no seed of any setting reached {req.goal_words}: give an easier target or more "
                         "--max-epochs (what was measured is stored)")
-    noise = totarget.machine_noise(store)
+    noise = totarget.stored_noise(store)
     results = combo.combine_groups([(seeds, inputs) for _, seeds, inputs in groups], deadline_s=req.deadline_s,
                                    budget_usd=req.budget_usd, noise=noise)
-    ref = sp.plans[0].convergence[0].config
+    ref = sp.plans[0].reference
     out = Comparison(ref.workload, req.goal, results, seeds_all, groups=groups, noise=noise)
     out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds_all, noise, settings=True)
     out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "
@@ -342,8 +342,8 @@ def _leader(comparison: Comparison) -> combo.CandidateResult | None:
 
 def several(request: CompareRequest) -> bool:
     """Whether ``request`` names more than one setting (then :func:`measure_settings` compares them)."""
-    return len(settings_of(request.precisions, request.batch_sizes, request.precision, request.batch_size)) > 1
+    return len(parse_settings(request.precisions, request.batch_sizes, request.precision, request.batch_size)) > 1
 
 
-__all__: Sequence[str] = ("Setting", "SettingsPlan", "measure_settings", "plan_settings", "settings_of",
+__all__: Sequence[str] = ("Setting", "SettingsPlan", "measure_settings", "plan_settings", "parse_settings",
                           "several")

@@ -22,7 +22,7 @@ from cpustudy import precision
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.names import split_list
-from cpustudy.measure.configuration import Configuration
+from cpustudy.identity import Configuration
 from cpustudy.measure.execute import RunOutcome, execute
 from cpustudy.measure.request import SweepRequest
 from cpustudy.measure.spec import Host, RunSpec, plan

@@ -61,7 +61,7 @@ COLOURS = {FRONT: FAMILIES["pip"][3], DOMINATED: OTHER_FAMILIES[2][1], UNPRICED:
 # -- what is drawn -----------------------------------------------------------------------------------
 
 
-def pareto_front(results: Sequence[CandidateResult]) -> list[bool]:
+def candidates_on_front(results: Sequence[CandidateResult]) -> list[bool]:
     """Per result, whether it is on the Pareto front of time and cost to the target by the point estimates
     (the medians): the report's one front (:func:`cpustudy.analysis.summary.front_of`: ties kept)."""
     return front_of([(r.time_to_target_s, r.cost_usd) for r in results])
@@ -110,7 +110,7 @@ def _span(lo: float, hi: float, ratio: float = 1.6) -> tuple[float, float]:
 
 def frame(results: Sequence[CandidateResult]) -> pd.DataFrame:
     """One row per drawn candidate: its medians and bounds, front membership, label and kind."""
-    front = pareto_front(results)
+    front = candidates_on_front(results)
     rows = []
     for r, on in zip(results, front):
         if not _drawn(r):
@@ -121,25 +121,25 @@ def frame(results: Sequence[CandidateResult]) -> pd.DataFrame:
             f"  E={p_text(r.p_best)}" if r.p_best is not None else "")
         if not _has_interval(r):
             label += "  (no interval)"
-        rows.append({"candidate": r.candidate, "time": r.time_to_target_s, "time_low": r.time_low_s,
-                     "time_high": r.time_high_s, "cost": r.cost_usd, "cost_low": r.cost_low_usd,
-                     "cost_high": r.cost_high_usd, "kind": kind, "label": label, "interval": _has_interval(r)})
-    return pd.DataFrame(rows, columns=["candidate", "time", "time_low", "time_high", "cost", "cost_low", "cost_high",
+        rows.append({"candidate": r.candidate, "time": r.time_to_target_s, "time_pi_low": r.time_low_s,
+                     "time_pi_high": r.time_high_s, "cost": r.cost_usd, "cost_pi_low": r.cost_low_usd,
+                     "cost_pi_high": r.cost_high_usd, "kind": kind, "label": label, "interval": _has_interval(r)})
+    return pd.DataFrame(rows, columns=["candidate", "time", "time_pi_low", "time_pi_high", "cost", "cost_pi_low", "cost_pi_high",
                                        "kind", "label", "interval"])
 
 
 def _bounds(df: pd.DataFrame, col: str) -> tuple[float, float]:
-    values = [float(v) for c in (col, f"{col}_low", f"{col}_high") for v in df[c] if v is not None and not pd.isna(v)]
+    values = [float(v) for c in (col, f"{col}_pi_low", f"{col}_pi_high") for v in df[c] if v is not None and not pd.isna(v)]
     return min(values), max(values)
 
 
 def _bars(df: pd.DataFrame, col: str, edge: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows with an interval on ``col``: closed ones (low and high), and open ones whose high bound is
     never (some new trainings never reach the target) drawn from low to the axis' ``edge`` with an arrow."""
-    d = df[df["interval"] & df[f"{col}_low"].notna()].copy()
-    closed = d[d[f"{col}_high"].notna()].copy()
-    open_ = d[d[f"{col}_high"].isna()].copy()
-    open_[f"{col}_high"] = edge
+    d = df[df["interval"] & df[f"{col}_pi_low"].notna()].copy()
+    closed = d[d[f"{col}_pi_high"].notna()].copy()
+    open_ = d[d[f"{col}_pi_high"].isna()].copy()
+    open_[f"{col}_pi_high"] = edge
     return closed, open_
 
 
@@ -158,8 +158,8 @@ def fig_answer(workload: str, target: Any, results: Sequence[CandidateResult]) -
     unpriced = df[df["kind"] == UNPRICED].copy()
     x_lo, x_hi = _bounds(df, "time")
     y_lo, y_hi = _bounds(priced, "cost")
-    open_x = df["interval"] & df["time_low"].notna() & df["time_high"].isna()
-    open_y = priced["interval"] & priced["cost_low"].notna() & priced["cost_high"].isna()
+    open_x = df["interval"] & df["time_pi_low"].notna() & df["time_pi_high"].isna()
+    open_y = priced["interval"] & priced["cost_pi_low"].notna() & priced["cost_pi_high"].isna()
     x_edge = x_hi * (2.0 if open_x.any() else 1.0)
     y_edge = y_hi * (2.0 if open_y.any() else 1.0)
     x_lim, y_lim = _span(x_lo, x_edge), _span(y_lo, y_edge)
@@ -174,9 +174,9 @@ def fig_answer(workload: str, target: Any, results: Sequence[CandidateResult]) -
         + geom_blank(data=blank)
     )
     for _, u in unpriced.iterrows():  # time only: a band for its interval, a line at its median
-        if u["interval"] and not pd.isna(u["time_low"]):
-            hi = u["time_high"] if not pd.isna(u["time_high"]) else x_edge
-            p = p + annotate("rect", xmin=u["time_low"], xmax=hi, ymin=0.0, ymax=math.inf,  # the panel's height
+        if u["interval"] and not pd.isna(u["time_pi_low"]):
+            hi = u["time_pi_high"] if not pd.isna(u["time_pi_high"]) else x_edge
+            p = p + annotate("rect", xmin=u["time_pi_low"], xmax=hi, ymin=0.0, ymax=math.inf,  # the panel's height
                              fill=COLOURS[UNPRICED], alpha=0.10)
     unpriced["foot"] = y_lim[0]  # labelled from the panel's foot up: below the front, where no point is
     if not unpriced.empty:
@@ -185,16 +185,16 @@ def fig_answer(workload: str, target: Any, results: Sequence[CandidateResult]) -
     if len(front) >= 2:
         p = p + geom_path(data=front, color=COLOURS[FRONT], linetype="dashed", size=0.6, alpha=0.7)
     if not x_closed.empty:
-        p = p + geom_errorbarh(aes(xmin="time_low", xmax="time_high", color="kind"), data=x_closed, height=0.04,
+        p = p + geom_errorbarh(aes(xmin="time_pi_low", xmax="time_pi_high", color="kind"), data=x_closed, height=0.04,
                                size=0.6, show_legend=False)
     if not y_closed.empty:
-        p = p + geom_errorbar(aes(ymin="cost_low", ymax="cost_high", color="kind"), data=y_closed, width=0.04,
+        p = p + geom_errorbar(aes(ymin="cost_pi_low", ymax="cost_pi_high", color="kind"), data=y_closed, width=0.04,
                               size=0.6, show_legend=False)
     if not x_open.empty:
-        p = p + geom_segment(aes(x="time_low", xend="time_high", y="cost", yend="cost", color="kind"), data=x_open,
+        p = p + geom_segment(aes(x="time_pi_low", xend="time_pi_high", y="cost", yend="cost", color="kind"), data=x_open,
                              size=0.6, arrow=arrow(length=0.08, type="open"), show_legend=False)
     if not y_open.empty:
-        p = p + geom_segment(aes(x="time", xend="time", y="cost_low", yend="cost_high", color="kind"), data=y_open,
+        p = p + geom_segment(aes(x="time", xend="time", y="cost_pi_low", yend="cost_pi_high", color="kind"), data=y_open,
                              size=0.6, arrow=arrow(length=0.08, type="open"), show_legend=False)
     caption = _caption(df, drawn, bool(open_x.any() or open_y.any()))
     if not unpriced.empty:
@@ -251,16 +251,16 @@ def _fig_time_only(workload: str, target: Any, df: pd.DataFrame, drawn: Sequence
     d["candidate"] = pd.Categorical(d["candidate"], categories=order, ordered=True)
     lo, hi = _bounds(d, "time")
     edge = hi * 2.0
-    closed = d[d["interval"] & d["time_low"].notna() & d["time_high"].notna()]
-    open_ = d[d["interval"] & d["time_low"].notna() & d["time_high"].isna()].assign(time_high=edge)
+    closed = d[d["interval"] & d["time_pi_low"].notna() & d["time_pi_high"].notna()]
+    open_ = d[d["interval"] & d["time_pi_low"].notna() & d["time_pi_high"].isna()].assign(time_pi_high=edge)
     lim = _span(lo, edge)
     blank = pd.DataFrame({"time": [lim[0], lim[1] * 1.5], "candidate": pd.Categorical([order[0]] * 2, categories=order)})
     d["label"] = [lab.replace("  not priced", "") for lab in d["label"]]
     p = ggplot(d, aes(x="time", y="candidate")) + geom_blank(data=blank)
     if not closed.empty:
-        p = p + geom_errorbarh(aes(xmin="time_low", xmax="time_high"), data=closed, height=0.2, color=COLOURS[UNPRICED])
+        p = p + geom_errorbarh(aes(xmin="time_pi_low", xmax="time_pi_high"), data=closed, height=0.2, color=COLOURS[UNPRICED])
     if not open_.empty:
-        p = p + geom_segment(aes(x="time_low", xend="time_high", y="candidate", yend="candidate"), data=open_,
+        p = p + geom_segment(aes(x="time_pi_low", xend="time_pi_high", y="candidate", yend="candidate"), data=open_,
                              color=COLOURS[UNPRICED], arrow=arrow(length=0.08, type="open"))
     return (
         p
@@ -340,7 +340,7 @@ def _answer_lines(results: Sequence[CandidateResult]) -> list[str]:
         fast = min(timed, key=lambda r: r.time_to_target_s or math.inf)
         lines.append(f"Fastest by the median: {fast.candidate}, {time_text(fast)}" +
                      (f", {cost_text(fast)} USD." if fast.cost_usd is not None else " (not priced)."))
-    front = [r.candidate for r, on in zip(results, pareto_front(results)) if on]
+    front = [r.candidate for r, on in zip(results, candidates_on_front(results)) if on]
     if front:
         lines.append("On the Pareto front (nothing both faster and cheaper by the medians): " + ", ".join(front) + ".")
     if not lines:
@@ -463,7 +463,7 @@ def answer_page(comparison: Any, chart: bool) -> Page:
     listed = _listed(results)
     if listed:
         answer.append(Bullets(listed))
-    front = pareto_front(results)
+    front = candidates_on_front(results)
     pi = " / ".join(f"{lv * 100:g} %" for lv in sorted({r.level for r in results}) or [0.9]) + " PI"
     header = ["candidate", f"time to target [{pi}]", f"cost USD [{pi}]", "P(cheapest)", "P(lowest expected cost)",
               "expected regret", "Pareto front", "seeds", "speed runs", "reached", "basis", "price"]

@@ -199,9 +199,9 @@ def target_findings(a: Analysis) -> list[str]:
 def _interval(r: Row) -> str:
     """A time to the target's prediction interval, where the figure is one (``summary.to_target``)."""
     level = r.get("target_level")
-    if level is None or pd.isna(level) or pd.isna(r.get("target_time_low")) or pd.isna(r.get("target_time_high")):
+    if level is None or pd.isna(level) or pd.isna(r.get("target_pi_low")) or pd.isna(r.get("target_pi_high")):
         return ""
-    return f" [{r['target_time_low']:.0f}-{r['target_time_high']:.0f} s, {level:.0%} prediction interval]"
+    return f" [{r['target_pi_low']:.0f}-{r['target_pi_high']:.0f} s, {level:.0%} prediction interval]"
 
 
 def larger_vm_notes(s: pd.DataFrame) -> list[str]:
@@ -400,14 +400,14 @@ def data_line(a: Analysis) -> str:
 
 def machine_state_line(a: Analysis) -> str:
     """How quiet the machines were when cpustudy's own runs started (the 2017 study's were not watched)."""
-    from cpustudy.analysis.holdup import BUSY_CPU_PERCENT, Page, busy_reason, rule_sentence
+    from cpustudy.analysis.holdup import BUSY_CPU_PERCENT, Family, busy_reason, rule_sentence
 
     own = a.runs[~a.runs["study"].isin(IMPORTED_STUDIES)] if "study" in a.runs else a.runs
     states = list(own["machine_state"]) if "machine_state" in own else []
     recorded = [m for m in states if isinstance(m, str) and m]
     busy = [busy_reason(m) for m in recorded]
     busy = [b for b in busy if b]
-    rule = rule_sentence(a.page or Page(a.noise))
+    rule = rule_sentence(a.page or Family(a.noise))
     if not states:
         return f"Machine state: no cpustudy runs; {rule}."
     head = (f"Machine state: {len(busy)} of {len(states)} runs started on a busy machine (e.g. {busy[0]})" if busy

@@ -16,6 +16,7 @@ from typing import Any, Callable, Union
 
 import pandas as pd
 
+from cpustudy import identity
 from cpustudy.analysis.frames import records, rows
 from cpustudy.analysis.projection import TOLERANCE, pair_range
 from cpustudy.analysis.summary import SUMMARY_COLUMNS, Analysis
@@ -213,7 +214,10 @@ def _peak_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
     keys = ["cpu_model", "device", "build", "vcpus", "precision_policy"]
     frame = runs.assign(**{c: runs[c].fillna("") if c in runs else "" for c in keys if c != "vcpus"})
     table = []
-    for key, g in frame.groupby(keys, dropna=False, sort=True):
+    groups = identity.group(zip(frame.index, records(frame)), view="peak", on=lambda pair: pair[1]).values()
+    for index in sorted(groups, key=lambda pairs: tuple(str(pairs[0][1].get(k)) for k in keys)):
+        g = frame.loc[[i for i, _ in index]]
+        key = tuple(g[k].iloc[0] for k in keys)
         measured, isa = (pd.to_numeric(g[c], errors="coerce").dropna() if c in g else pd.Series(dtype="float64")
                          for c in ("peak_gflops", "isa_peak_gflops"))
         if measured.empty and isa.empty:
