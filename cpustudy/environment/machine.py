@@ -10,6 +10,8 @@ CPU is named from ``CPU implementer`` and ``CPU part`` (:data:`ARM_PARTS`) and i
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import json
 import os
@@ -262,6 +264,19 @@ def with_py_cpuinfo(model: str, vendor: str, flags: list[str],
             flags or sorted(ci.get("flags") or []), extra)
 
 
+@functools.cache
+def _py_cpuinfo() -> dict[str, Any]:
+    import cpuinfo
+
+    return dict(cpuinfo.get_cpu_info())
+
+
+def py_cpuinfo() -> dict[str, Any]:
+    """py-cpuinfo's ``get_cpu_info()``, read once per process (it starts a subprocess: about 1.4 s on a
+    2-core VM, paid by every command and every in-process test that describes the machine); a copy each call."""
+    return copy.deepcopy(_py_cpuinfo())
+
+
 def collect(use_cpuinfo: bool = True, *, cpuinfo_path: Path = PROC_CPUINFO, sys_cpu: Path = SYS_CPU,
             arch: str | None = None) -> Machine:
     """Describe this machine (or, for tests, the ``/proc/cpuinfo`` and ``/sys/devices/system/cpu`` copies
@@ -280,9 +295,7 @@ def collect(use_cpuinfo: bool = True, *, cpuinfo_path: Path = PROC_CPUINFO, sys_
     extra: dict[str, Any] = {}
     if use_cpuinfo:
         try:
-            import cpuinfo
-
-            model, vendor, flags, extra = with_py_cpuinfo(model, vendor, flags, cpuinfo.get_cpu_info())
+            model, vendor, flags, extra = with_py_cpuinfo(model, vendor, flags, py_cpuinfo())
         except Exception as exc:  # py-cpuinfo can fail in odd sandboxes; /proc is enough
             extra["cpuinfo_error"] = str(exc)
     this_machine = cpuinfo_path == PROC_CPUINFO and sys_cpu == SYS_CPU
