@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from cpustudy import precision
-from cpustudy.cache import cache_dir
+from cpustudy.cache import cache_dir, write_json
 from cpustudy.environment import state
 from cpustudy.store import Store
 from cpustudy.worker.protocol import RunConfig
@@ -114,11 +114,8 @@ def record(store: Store, machine_id: int, config: RunConfig, event: Mapping[str,
     k = key(config)
     store.set_peak(machine_id, k, event.get("gflops"), event.get("bandwidth_gbs"), event)
     path = _file(store, machine_id, k)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({**event, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
-    except OSError:
-        pass  # an unwritable cache only means measuring again
+    # atomically (a reader in another process never sees half of it); an unwritable cache only means measuring again
+    write_json(path, {**event, "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     return figures(event)
 
 
