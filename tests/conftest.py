@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import tempfile
 from dataclasses import dataclass
@@ -18,32 +16,6 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
 # The tests' own cache folder (build probes, generated data, kernel readings), never the user's
 # ~/.cache/cpustudy: kept between runs on this machine, so a second run reuses what the first made.
 os.environ["CPUSTUDY_CACHE"] = os.path.join(tempfile.gettempdir(), f"cpustudy-tests-cache-{os.getuid()}")
-
-
-@contextlib.contextmanager
-def _turn(alone: bool):
-    """Under pytest-xdist (``-n 2``): a test marked ``quiet`` holds the run's lock alone, every other test holds
-    it shared. Measured runs record whether other processes were busy, and a comparison leaves busy runs out
-    of its speed samples; a test that asserts what a comparison of real runs says therefore runs with nothing
-    beside it, and the others run two at a time. Without xdist there is nothing to share."""
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if not run:
-        yield
-        return
-    path = os.path.join(tempfile.gettempdir(), f"cpustudy-tests-{os.getuid()}-{run}.lock")
-    with open(path, "a+") as f:
-        fcntl.flock(f, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_protocol(item, nextitem):
-    """Each test's setup (its module's and session's fixtures included), call and teardown inside its turn."""
-    with _turn(alone=item.get_closest_marker("quiet") is not None):
-        return (yield)
 
 
 @dataclass

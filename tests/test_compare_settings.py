@@ -78,7 +78,6 @@ def test_the_race_decides_on_four_settings_in_fewer_trainings_than_every_seed_of
 
 
 @pytest.mark.tensorflow
-@pytest.mark.quiet
 def test_compare_races_two_precisions_on_a_real_model(run_cli, tmp_path):
     """Two precisions (bf16 only where this CPU runs it natively), a tiny model on learnable data."""
     from cpustudy.environment import machine

@@ -33,8 +33,7 @@ from cpustudy.cloud import tasks
 from cpustudy.environment import images
 from cpustudy.store import Store
 
-# xdist_group: every test of this module on one xdist worker (one image build, one VM venv)
-pytestmark = [pytest.mark.container, pytest.mark.tensorflow, pytest.mark.xdist_group("containers")]
+pytestmark = [pytest.mark.container, pytest.mark.tensorflow]
 
 REPO = Path(__file__).resolve().parents[1]
 TAG = "cpustudy:cpu-pip-test"
@@ -325,7 +324,6 @@ def test_the_cloud_job_cut_mid_cell_and_recovered_on_a_new_vm_ends_with_the_plan
                                            "measured on gcp:n2-highcpu-2 in us-central1-b"]
 
 
-@pytest.mark.quiet
 def test_a_compare_cloud_probe_runs_on_the_vm_and_joins_the_comparison(engine, image, tmp_path, run_cli, vm_venv):
     """`compare` plans a cloud candidate's speed probe (nothing launched); the probe task runs as SkyPilot runs
     it on a VM, in a container of the image (setup, then run, the bucket a host folder); `cloud fetch` brings

@@ -259,7 +259,6 @@ def build_model():
 @pytest.mark.tensorflow
 @pytest.mark.skipif(not (DEBIAN_FASHION / "train-images-idx3-ubyte.gz").exists(),
                     reason="real Fashion-MNIST needs Debian's dataset-fashion-mnist package (not installed)")
-@pytest.mark.quiet
 def test_time_and_cost_to_accuracy_on_real_fashion_mnist(run_cli, tmp_path, empty_keras_home):
     path = _tiny_fashion(tmp_path / "fashion_tiny.py")
     db = tmp_path / "r.sqlite"
