@@ -81,7 +81,7 @@ def test_a_job_killed_mid_cell_and_resumed_on_a_new_vm_from_its_snapshot_ends_wi
     live, snap = vm / "live.sqlite", bucket / "job.sqlite"
     cmd = [sys.executable, "-m", "cpustudy", *SWEEP, "--db", str(live), "--snapshot-to", str(snap)]
     # As SkyPilot and the task `cloud plan` writes would set them on the VM.
-    # COLUMNS: rich wraps a line wider than the terminal, inside a long path too (pytest-xdist's are longer)
+    # COLUMNS: rich wraps a line wider than the terminal, inside a long temporary path too
     env = {**os.environ, "COLUMNS": "1000", "SKYPILOT_TASK_ID": "sky-managed-2026-11-23_cpustudy_1-0",
            "SKYPILOT_CLUSTER_INFO": json.dumps({"cloud": "GCP", "region": "us-central1", "zone": "us-central1-a",
                                                 "cluster_name": "c1"}),

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from cpustudy import identity, prices
 from cpustudy.analysis import compare as combo
+from cpustudy.analysis import recalibration
 from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
 from cpustudy.errors import UserError
 from cpustudy.identity import Configuration
@@ -182,12 +183,15 @@ class Backtest:
     later_inside: int
     stated_level: float
     level: float = 0.90
+    held_out: int = 0  # of the n, held out by ``cpustudy backtest`` (the rest: ``compare --check``)
 
     @property
     def line(self) -> str:
         later = (f"; in a later session than their interval's runs: {self.later_inside} of {self.later_n}"
                  if self.later_n else "; none yet in a later session than its interval's runs (those count most)")
-        return (f"backtest on this machine: of {self.n} fresh training(s) (--check), {self.inside} fell inside their "
+        kinds = ("--check" if not self.held_out else "held out by `cpustudy backtest`" if self.held_out == self.n
+                 else f"{self.n - self.held_out} by --check, {self.held_out} held out by `cpustudy backtest`")
+        return (f"backtest on this machine: of {self.n} fresh training(s) ({kinds}), {self.inside} fell inside their "
                 f"stated {self.stated_level:.0%} intervals ({self.inside / self.n:.0%}, {self.level:.0%} interval "
                 f"{self.low:.0%}-{self.high:.0%}, {self.how}){later}")
 
@@ -216,14 +220,18 @@ def backtest(store: Any, machine_id: int | None = None, level: float = 0.90) -> 
             pick = [groups[i] for i in rng.integers(0, len(groups), len(groups))]
             shares.append(sum(map(sum, pick)) / sum(map(len, pick)))
         low, high = (float(x) for x in np.quantile(shares, [tail, 1 - tail]))
-        how = f"resampling its {len(by)} sessions"
+        # resampling cannot leave 100 % (or 0 %) when every check fell inside (or none): the wider of it and the exact
+        cp_low = float(sps.beta.ppf(tail, k, n - k + 1)) if k else 0.0
+        cp_high = float(sps.beta.ppf(1 - tail, k + 1, n - k)) if k < n else 1.0
+        low, high = min(low, cp_low), max(high, cp_high)
+        how = f"the wider of resampling its {len(by)} sessions and Clopper-Pearson"
     else:
         low = float(sps.beta.ppf(tail, k, n - k + 1)) if k else 0.0
         high = float(sps.beta.ppf(1 - tail, k + 1, n - k)) if k < n else 1.0
         how = f"Clopper-Pearson over the trainings: {len(by)} session(s), too few to resample by session"
     later = [r for r in rows if r.get("later_session")]
     return Backtest(n, k, len(by), low, high, how, len(later), sum(int(r["inside"]) for r in later),
-                    float(rows[-1]["level"]), level)
+                    float(rows[-1]["level"]), level, sum(r.get("kind") == "held out" for r in rows))
 
 
 def speed_samples(store: Any, c: Candidate, ref: Configuration, fingerprint: str,
@@ -414,14 +422,23 @@ def session_note(store: Any, results: Sequence[combo.CandidateResult], seeds: Se
             "Compare again in another session, or --check in a later one, and the database learns it"]
 
 
+def place_name(run: dict[str, Any]) -> str:
+    """The name :func:`stored` gives the candidate a stored run measured: its configuration on its instance or CPU."""
+    from cpustudy.analysis.runs import config_name
+
+    device = run.get("device") or "cpu"
+    where = run.get("instance") or str(run.get("cpu_model") or run.get("machine"))[:40]
+    return f"{config_name(device, run.get('vcpus'), run['build'])} on {where}"
+
+
 def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool = True, family: str | None = None,
            deadline_s: float | None = None, budget_usd: float | None = None,
-           noise: Noise | None = None) -> Comparison | None:
+           noise: Noise | None = None, convergence: tuple | None = None) -> Comparison | None:
     """The comparison the stored runs of ``workload`` support for ``target``: the seeds trained to it (or
     past it) in full epochs, in the configuration (file content, batch size, precision, switches) with the
-    most seeds, and every machine, instance and vCPU count with speed runs of that configuration as a
-    candidate. None where no stored run trained to the target."""
-    from cpustudy.analysis.runs import config_name
+    most seeds (``convergence``: the one of that identity key, ``identity.key(run, "convergence")``), and every
+    machine, instance and vCPU count with speed runs of that configuration as a candidate. None where no stored run
+    trained to the target."""
 
     runs = [r for r in store.runs(status="ok") if r["workload"] == workload and r.get("study") == "cpustudy"]
     by = epochs_by_run(store, runs)
@@ -435,7 +452,12 @@ def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool =
         groups.setdefault(identity.key(r, "convergence"), {}).setdefault(s.seed, (s, r))
     if not groups:
         return None
-    key, chosen = max(groups.items(), key=lambda kv: len(kv[1]))
+    if convergence is not None:  # asked for one configuration (its identity's convergence key)
+        if convergence not in groups:
+            return None
+        key, chosen = convergence, groups[convergence]
+    else:
+        key, chosen = max(groups.items(), key=lambda kv: len(kv[1]))
     others = [k for k in groups if k != key]
     seeds, same_note = distinct_seeds(sorted((s for s, _ in chosen.values()), key=lambda s: s.seed), by)
     if not any(s.reached for s in seeds):
@@ -448,14 +470,22 @@ def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool =
                       machine=r.get("machine"))
         if not matches(r, c, ref, ""):
             continue
-        where = r.get("instance") or str(r.get("cpu_model") or r.get("machine"))[:40]
-        name = f"{config_name(device, r.get('vcpus'), r['build'])} on {where}"
+        name = place_name(r)
         places.setdefault((r.get("machine"), device, r.get("vcpus"), c.build), Candidate(
             name, "stored", c.build, vcpus=c.vcpus, device=device, machine=r.get("machine")))
     given = candidate_inputs(store, list(places.values()), ref, "", runs, catalog, spot, family)
     noise = noise or stored_noise(store)
     results = combo.combine(seeds, given, deadline_s=deadline_s, budget_usd=budget_usd, noise=noise)
+    lines: list[str] = []
+    machine_of = {c.name: c.machine for c in places.values()}
+    for fingerprint in sorted({m for m in machine_of.values() if m}):
+        theirs = [r for r in results if machine_of.get(r.candidate) == fingerprint]
+        fixed, said = recalibration.recalibrated(theirs, store, fingerprint)
+        by_name = {r.candidate: r for r in fixed}
+        results = [by_name.get(r.candidate, r) for r in results]
+        lines += [f"{fingerprint}: {line}" for line in said] if len(machine_of) > 1 else said
     out = Comparison(workload, target, results, seeds)
+    out.notes += sorted(set(lines))
     out.assumptions = assumptions(target, spot, ref, seeds, noise)
     if same_note:
         out.notes.append(same_note)

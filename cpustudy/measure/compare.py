@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 
 from cpustudy import identity, precision
 from cpustudy.analysis import compare as combo
-from cpustudy.analysis import totarget
+from cpustudy.analysis import recalibration, totarget
 from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import NO_PRIOR
 from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
@@ -706,8 +706,10 @@ def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: floa
     inputs = totarget.candidate_inputs(store, p.candidates, ref, p.fingerprint, store.runs(status="ok"), p.catalog, req.spot, req.family)
     noise = totarget.stored_noise(store)
     results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise)
+    results, widened = recalibration.recalibrated(results, store, p.fingerprint)
     out = Comparison(ref.workload, req.goal, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost,
                      groups=[("", seeds, inputs)], noise=noise)
+    out.notes += widened
     out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds, noise)
     out.notes += totarget.interval_notes(results) + ([same_note] if same_note else []) + \
         totarget.session_note(store, results, seeds, noise)

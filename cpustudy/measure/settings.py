@@ -40,7 +40,7 @@ from typing import Any, Callable, Sequence
 
 from cpustudy import precision
 from cpustudy.analysis import compare as combo
-from cpustudy.analysis import totarget
+from cpustudy.analysis import recalibration, totarget
 from cpustudy.analysis.totarget import Comparison
 from cpustudy.decision.rules import RULES, Rules
 from cpustudy.errors import UserError
@@ -278,8 +278,10 @@ def joint(sp: SettingsPlan, store: Store) -> Comparison:
     noise = totarget.stored_noise(store)
     results = combo.combine_groups([(seeds, inputs) for _, seeds, inputs in groups], deadline_s=req.deadline_s,
                                    budget_usd=req.budget_usd, noise=noise)
+    results, widened = recalibration.recalibrated(results, store, sp.plans[0].fingerprint)
     ref = sp.plans[0].reference
     out = Comparison(ref.workload, req.goal, results, seeds_all, groups=groups, noise=noise)
+    out.notes += widened
     out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds_all, noise, settings=True)
     out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "
                            "epochs are drawn from its own setting's")

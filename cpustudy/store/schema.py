@@ -283,6 +283,14 @@ def v13_checks(conn: sqlite3.Connection) -> None:
     )""")
 
 
+def v14_held_out_checks(conn: sqlite3.Connection) -> None:
+    """How a check's interval was stated: ``kind`` ``check`` (``compare --check``: stated by the comparison before
+    the training) or ``held out`` (``cpustudy backtest``: the interval the runs stored before the training give, as
+    ``compare`` states it from a database; the training is not among them); ``median_s``, the interval's middle."""
+    conn.execute("ALTER TABLE checks ADD COLUMN kind TEXT NOT NULL DEFAULT 'check'")
+    conn.execute("ALTER TABLE checks ADD COLUMN median_s REAL")
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
@@ -298,6 +306,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v11_targets_and_scripts,
     v12_provenance_memory,
     v13_checks,
+    v14_held_out_checks,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("machines", "runs", "epochs", "peaks", "tunings", "checks")

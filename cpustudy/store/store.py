@@ -296,9 +296,11 @@ class Store:
             )
 
     def add_check(self, check: Mapping[str, Any]) -> int:
-        """One ``compare --check`` training held against the interval stated before it (``schema.v13_checks``)."""
+        """One fresh training held against an interval stated without it (``schema.v13_checks``, ``v14``): a
+        ``compare --check`` training, or (``kind="held out"``) one ``cpustudy backtest`` held out."""
         row = {k: check.get(k) for k in ("run_id", "machine_id", "candidate", "level", "low_s", "high_s", "billed_s",
-                                         "stated_session")}
+                                         "stated_session", "median_s")}
+        row["kind"] = check.get("kind") or "check"
         row.update(inside=int(bool(check["inside"])), later_session=int(bool(check.get("later_session"))),
                    data_sessions=json.dumps(sorted(check.get("data_sessions") or [])),
                    stated_at=check.get("stated_at") or now())

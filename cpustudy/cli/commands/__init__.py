@@ -2,6 +2,7 @@
 calls one library function and prints. Heavy modules are imported inside ``run``."""
 
 from cpustudy.cli.commands import (
+    backtest,
     bench,
     builds,
     cloud,
@@ -21,4 +22,4 @@ from cpustudy.cli.commands import (
 
 #: In the order ``cpustudy --help`` lists them.
 COMMANDS = (workloads, machine, run, sweep, tune, bench, builds, results, report, prices, recommend,
-            compare, import_logs, merge, cloud)
+            compare, backtest, import_logs, merge, cloud)

@@ -1,0 +1,125 @@
+"""The tool's own backtest from what a database holds, and the recalibration of its intervals by it.
+
+**Held out** (:func:`held_out`): every fresh training to a target stored in the database (a ``cpustudy run`` or
+``compare`` seed, a ``--check``) that trained after other runs of its configuration, held against the interval
+those earlier runs give for its place (machine, device, vCPUs, build), as ``compare`` states it from a database
+(:func:`cpustudy.analysis.totarget.stored`, over a copy of the database as it was before the training: its own
+session left out, so the interval never contains the training it is held against). Stored in ``checks`` as
+``kind="held out"`` beside ``compare --check``'s, so one backtest counts both.
+
+**Recalibration** (:mod:`cpustudy.analysis.recalibration`): each check's score is how far its billed time lies from its interval's
+middle, in units of the interval's half-width on a log scale (at most 1: inside). From ``MIN_CHECKS`` checks on, the
+split-conformal quantile of those scores (the ceil((n + 1) x level)-th smallest) is the factor by which later
+intervals must be widened, on the same log scale about their middle, for ``level`` of fresh trainings to fall
+inside; a factor under 1 (intervals wider than needed) is reported and never applied: the tool does not narrow a
+statement of certainty on a handful of checks.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from cpustudy import identity
+from cpustudy.analysis import compare as combo
+from cpustudy.analysis import totarget
+from cpustudy.analysis.recalibration import Inflation, inflation
+from cpustudy.analysis.runs import session_of
+from cpustudy.store import Store
+
+# --- Held out -----------------------------------------------------------------------------------------------------
+
+def fresh_trainings(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stored trainings that reached a validation-accuracy target in full epochs, oldest first."""
+    out = [r for r in runs if r["status"] == "ok" and not r.get("projected") and r.get("target_accuracy")
+           and r.get("target_reached") and r.get("time_to_target_s") is not None]
+    return sorted(out, key=lambda r: (str(r.get("created_at")), r["id"]))
+
+
+def _as_it_was(src: Path, keep: set[int], folder: Path) -> Path:
+    """A copy of the database at ``src`` holding only the runs ``keep`` (their epochs and the machines)."""
+    out = folder / f"before-{len(keep)}-{min(keep) if keep else 0}.sqlite"
+    with sqlite3.connect(f"file:{src}?mode=ro", uri=True) as a, sqlite3.connect(out) as b:
+        a.backup(b)
+    with sqlite3.connect(out) as b:
+        b.execute("PRAGMA foreign_keys = OFF")
+        ids = ",".join(str(i) for i in sorted(keep)) or "-1"
+        b.execute(f"DELETE FROM epochs WHERE run_id NOT IN ({ids})")
+        b.execute(f"DELETE FROM checks WHERE run_id NOT IN ({ids})")
+        b.execute(f"DELETE FROM runs WHERE id NOT IN ({ids})")
+    return out
+
+
+def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callable[[str], None] | None = None,
+             skip: set[int] | None = None) -> list[dict[str, Any]]:
+    """Each fresh training (:func:`fresh_trainings`, those in ``skip`` left out) held against the interval the runs
+    stored before it, in other sessions, give for its place: one check each (``kind="held out"``), for
+    :meth:`cpustudy.store.Store.add_check`. A training with no earlier seed of its configuration, or no earlier
+    speed run at its place, has no interval to be held against and is left out."""
+    runs = store.runs(status="ok")
+    fresh = [r for r in fresh_trainings(runs) if r["id"] not in (skip or set())]
+    out: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="cpustudy-backtest-") as tmp:
+        for i, r in enumerate(fresh):
+            if progress:
+                progress(f"[{i + 1}/{len(fresh)}] run {r['id']}: the interval its earlier runs give")
+            session = session_of(r)
+            before = {x["id"] for x in runs if str(x.get("created_at")) < str(r.get("created_at"))
+                      and (not session or session_of(x) != session)}
+            if not before:
+                continue
+            with Store.read(_as_it_was(store.path, before, Path(tmp))) as then:
+                answer = totarget.stored(then, str(r["workload"]), float(r["target_accuracy"]), catalog=catalog,
+                                         spot=spot, convergence=identity.key(r, "convergence"))
+                earlier = {x["id"]: x for x in then.runs(status="ok")}
+            if answer is None or not answer.seeds:
+                continue
+            name = totarget.place_name(r)
+            result = next((x for x in answer.results if x.candidate == name), None)
+            if result is None or result.time_low_s is None or result.time_high_s is None:
+                continue
+            billed = float(combo.billed_s(r.get("epochs_to_target") or 0,
+                                          per_epoch_s=(r.get("validation_time_s") or 0.0)
+                                          if (r.get("validation") or "none") != "none" else 0.0,
+                                          once_s=(r.get("startup_s") or 0.0) + r["time_to_target_s"]))
+            data_sessions = sorted({session_of(earlier[i]) for i in result.run_ids + [s.run_id for s in answer.seeds]
+                                    if i in earlier} - {""})
+            out.append({"run_id": int(r["id"]), "machine_id": r.get("machine_id"), "candidate": name,
+                        "level": result.level, "low_s": result.time_low_s, "high_s": result.time_high_s,
+                        "median_s": result.time_to_target_s, "billed_s": billed,
+                        "inside": result.time_low_s <= billed <= result.time_high_s, "kind": "held out",
+                        "stated_session": None, "data_sessions": data_sessions,
+                        "later_session": bool(session and session not in data_sessions),
+                        "stated_at": r.get("created_at")})
+    return out
+
+
+@dataclass
+class Outcome:
+    """What ``cpustudy backtest`` found: the checks it added, and per machine the backtest and recalibration."""
+
+    added: list[dict[str, Any]]
+    machines: list[tuple[str, totarget.Backtest | None, Inflation]]
+
+
+def run_backtest(path: str | Path | None, *, catalog: Any, spot: bool = True,
+                 progress: Callable[[str], None] | None = None) -> Outcome:
+    """Hold out every stored fresh training not yet checked (:func:`held_out`), store each check, and say per
+    machine how the database's checks held and what recalibration they call for."""
+    with Store.open(path) as store:
+        known = {int(c["run_id"]) for c in store.checks()}
+        added = held_out(store, catalog=catalog, spot=spot, progress=progress, skip=known)
+        for check in added:
+            store.add_check(check)
+        machines = []
+        for m in store.machines():
+            checks = store.checks(m["id"])
+            if not checks:
+                continue
+            level = float(checks[-1]["level"])
+            machines.append((f"{m.get('cpu_model')} ({m.get('fingerprint')})", totarget.backtest(store, m["id"], level),
+                             inflation(checks, level)))
+    return Outcome(added, machines)

@@ -1,0 +1,101 @@
+"""The tool's own backtest (cpustudy.analysis.backtest) and the recalibration of intervals by it
+(cpustudy.analysis.recalibration), on real databases committed under reports/. No TensorFlow."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cpustudy.analysis import backtest, totarget
+from cpustudy.analysis.compare import CandidateResult
+from cpustudy.analysis.recalibration import MIN_CHECKS, inflation, score, widen
+from cpustudy.prices import Catalog
+from cpustudy.store import Store
+
+REPORTS = Path(__file__).resolve().parent.parent / "reports"
+# A compare of examples/fashion_mnist_cnn.py to 0.86 at here:1,here:2 (3 seeds) on a 2-core Zen 4 VM, then twelve
+# fresh `cpustudy run` trainings of it 30 minutes later, each its own session (reports/zen4-two-sessions-backtest/).
+TWO_SESSIONS = REPORTS / "zen4-two-sessions-backtest" / "zen4-two-sessions-2026-11-27.sqlite"
+
+
+def test_a_score_is_the_distance_from_the_middle_in_half_widths_on_a_log_scale():
+    assert score(10.0, 5.0, 20.0) == pytest.approx(0.0)  # the geometric middle
+    assert score(20.0, 5.0, 20.0) == pytest.approx(1.0) and score(5.0, 5.0, 20.0) == pytest.approx(1.0)
+    assert score(40.0, 5.0, 20.0) == pytest.approx(2.0)  # one more half-width beyond the top
+    assert score(12.0, 10.0, 40.0, median_s=12.0) == 0.0  # a stored middle wins
+    assert score(10.0, 10.0, 40.0, median_s=12.0) == pytest.approx(1.0)  # each side its own half-width
+
+
+def test_the_factor_is_the_split_conformal_quantile_and_is_applied_only_to_widen():
+    checks = [{"billed_s": 10.0 * 2 ** (0.5 * s), "low_s": 5.0, "high_s": 20.0} for s in [0.5] * 9 + [3.0]]
+    few = inflation(checks[: MIN_CHECKS - 1])
+    assert few.factor is None and not few.applies and "10 needed" in few.line
+    inf = inflation(checks)  # ceil(11 x 0.9) = the 10th smallest of 10 scores: the 1.5 half-widths of the last
+    assert inf.n == 10 and inf.inside == 9
+    assert inf.factor == pytest.approx(1.5) and inf.applies and "widened 1.50x" in inf.line
+    tight = inflation([{**c, "billed_s": 10.0} for c in checks])  # every training at the middle
+    assert tight.factor == pytest.approx(0.0) and not tight.applies and "never narrows" in tight.line
+
+
+def test_widening_keeps_the_middle_and_scales_each_side_on_a_log_scale():
+    r = CandidateResult("c", 10.0, 5.0, 20.0, 1.0, 0.5, 2.0, 1.0, None, None, 1.0, 3, 0.1, "", [], [1, 2, 3])
+    (w,) = widen([r], 2.0)
+    assert (w.time_low_s, w.time_to_target_s, w.time_high_s) == pytest.approx((2.5, 10.0, 40.0))
+    assert (w.cost_low_usd, w.cost_usd, w.cost_high_usd) == pytest.approx((0.25, 1.0, 4.0))
+    none = CandidateResult("n", None, None, None, None, None, None, None, None, None, 0.0, 0, None, "", [], [])
+    assert widen([none], 2.0) == [none]
+
+
+def test_each_fresh_training_is_held_against_what_its_earlier_runs_gave_and_stored(tmp_path):
+    db = tmp_path / "two.sqlite"
+    shutil.copy(TWO_SESSIONS, db)
+    out = backtest.run_backtest(db, catalog=Catalog.load(None))
+    # runs 6-17, the second session's twelve fresh trainings; the compare's seeds 3 and 5 have earlier runs only in
+    # their own session, and run 1 none at all: no interval to be held against
+    assert sorted(c["run_id"] for c in out.added) == list(range(6, 18))
+    with Store.read(db) as store:
+        runs = {r["id"]: r for r in store.runs()}
+        checks = store.checks()
+    assert {c["kind"] for c in checks} == {"held out"} and len(checks) == 12
+    for c in out.added:
+        assert c["low_s"] < c["median_s"] < c["high_s"] and c["later_session"]
+        assert c["inside"] == (c["low_s"] <= c["billed_s"] <= c["high_s"])
+        r = runs[c["run_id"]]
+        assert c["billed_s"] == pytest.approx(r["startup_s"] + r["time_to_target_s"]
+                                              + r["epochs_to_target"] * (r["validation_time_s"] or 0.0))
+    # the first fresh training's interval comes from the compare's session alone
+    first = runs[6]
+    then = next(c for c in out.added if c["run_id"] == 6)
+    assert first["vcpus"] == 1 and then["candidate"] == totarget.place_name(first)
+    ((machine, bt, inf),) = out.machines
+    assert bt is not None and bt.n == 12 and bt.inside == sum(c["inside"] for c in out.added)
+    assert inf.n == 12 and inf.factor is not None and math.isfinite(inf.factor)
+    # a second backtest finds nothing new: every training is checked once
+    again = backtest.run_backtest(db, catalog=Catalog.load(None))
+    assert again.added == [] and len(again.machines) == 1
+
+
+def test_a_comparison_is_recalibrated_by_its_machines_checks_and_says_so(tmp_path):
+    db = tmp_path / "two.sqlite"
+    shutil.copy(TWO_SESSIONS, db)
+    with Store.read(db) as store:
+        before = totarget.stored(store, "fashion_mnist_cnn", 0.86, catalog=Catalog.load(None))
+    backtest.run_backtest(db, catalog=Catalog.load(None))
+    with Store.open(db) as store:
+        fingerprint = store.machines()[0]["fingerprint"]
+        machine_id = store.machines()[0]["id"]
+        # twelve checks, each made to miss by twice its half-width: the factor is 2
+        store.conn.execute("UPDATE checks SET billed_s = median_s * (high_s / median_s) * (high_s / median_s)")
+        store.conn.commit()
+        after = totarget.stored(store, "fashion_mnist_cnn", 0.86, catalog=Catalog.load(None))
+        assert inflation(store.checks(machine_id)).factor == pytest.approx(2.0)
+    assert before is not None and after is not None
+    for b, a in zip(before.results, after.results):
+        if b.time_low_s is None:
+            continue
+        assert a.time_to_target_s == pytest.approx(b.time_to_target_s)
+        assert a.time_high_s / a.time_to_target_s == pytest.approx((b.time_high_s / b.time_to_target_s) ** 2)
+    assert any("widened 2.00x" in n for n in after.notes) and fingerprint
