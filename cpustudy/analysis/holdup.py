@@ -8,7 +8,8 @@ A finding is stated only when the comparison behind it holds up:
   sweep's own previous worker;
 * **a difference the runs show**: the per-run values of the two sides tested by
   :func:`cpustudy.analysis.stats.compare_samples` (Welch's t on log times, each side's spread pooled with
-  the machine's known noise, the variation between sweeps added), significant at the page's threshold
+  the machine's known noise, the variation between sweeps added unless every run of both sides came from one
+  measuring session: ``one_session``), significant at the page's threshold
   (Benjamini-Hochberg over the page's comparisons: :func:`page`) and at least
   :data:`~cpustudy.analysis.stats.MIN_EFFECT` (5 %) apart.
 
@@ -174,15 +175,26 @@ def verdict(a: Row, b: Row, metric: str = "time") -> Reason:
         return Reason(busy[0], busy=True)
     if not study(a.get("study")).judged and not study(b.get("study")).judged:
         return HOLDS  # an imported study's single logged runs, as it published them
-    result = judge(samples(a, metric), samples(b, metric))
+    result = judge(samples(a, metric), samples(b, metric), same_session=one_session(a, b))
     return HOLDS if result.holds else Reason(result.reason)
 
 
-def judge(a: Sequence[float], b: Sequence[float]) -> stats.Contrast:
+def one_session(a: Row, b: Row) -> bool:
+    """Whether every run of both configurations (summary rows: ``sessions``) came from one and the same measuring
+    session: then a shift of that session moved both alike, and the variation between sessions is left out of the
+    comparison (:func:`cpustudy.analysis.stats.compare_samples`)."""
+    sa, sb = a.get("sessions"), b.get("sessions")
+    if not isinstance(sa, (list, tuple)) or not isinstance(sb, (list, tuple)):
+        return False
+    # a stored session id only (``sweeps``: "session ID"); runs grouped by the gaps between them are no known session
+    return len(set(sa)) == 1 and set(sa) == set(sb) and str(sa[0]).startswith("session ")
+
+
+def judge(a: Sequence[float], b: Sequence[float], same_session: bool = False) -> stats.Contrast:
     """Two sets of per-run values compared on the page being judged (its noise and threshold); on a
     first pass, the comparison's p-value is collected for the page's correction."""
     p = _PAGE.get() or Family()
-    result = stats.compare_samples(a, b, noise=p.noise, threshold=p.threshold)
+    result = stats.compare_samples(a, b, noise=p.noise, threshold=p.threshold, same_session=same_session)
     if p.corrected:
         result = result.at(p.threshold, max(p.family, 1))
     if p.seen is not None and math.isfinite(result.p):
@@ -191,10 +203,19 @@ def judge(a: Sequence[float], b: Sequence[float]) -> stats.Contrast:
     return result
 
 
-def compare_samples(a: Sequence[float], b: Sequence[float]) -> stats.Contrast:
+def compare_samples(a: Sequence[float], b: Sequence[float], *, sessions_a: Sequence[str] | None = None,
+                    sessions_b: Sequence[str] | None = None, noise: stats.Noise | None = None) -> stats.Contrast:
     """Two sequences of per-run times compared as a report's finding would be, alone on its page: an
-    object with ``.holds`` and ``.ratio`` (a / b). See :func:`cpustudy.analysis.stats.compare_samples`."""
-    return stats.compare_samples(a, b, noise=stats.NO_PRIOR)
+    object with ``.holds`` and ``.ratio`` (a / b). See :func:`cpustudy.analysis.stats.compare_samples`.
+    Without ``noise``, the samples alone (plain Welch); with it, the page's judge (:func:`judge`) with that
+    noise. ``sessions_a``/``sessions_b``: each run's measuring session; where every run of both came from one
+    session, the variation between sessions is left out (:func:`one_session`)."""
+    same = one_session({"sessions": tuple(f"session {x}" for x in sessions_a)} if sessions_a else {},
+                       {"sessions": tuple(f"session {x}" for x in sessions_b)} if sessions_b else {})
+    if noise is None:
+        return stats.compare_samples(a, b, noise=stats.NO_PRIOR, same_session=same)
+    with judging(Family(noise)):
+        return judge(a, b, same_session=same)
 
 
 #: Runs further apart than this (one's end to the next one's start, on one machine) belong to separate sweeps.

@@ -164,10 +164,12 @@ def _pct(ratio: float) -> str:
 
 
 def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO_PRIOR, threshold: float = ALPHA,
-                    min_effect: float = MIN_EFFECT) -> Contrast:
+                    min_effect: float = MIN_EFFECT, same_session: bool = False) -> Contrast:
     """Per-run values ``a`` and ``b`` (times or costs, positive) compared: see the module's docstring.
     With ``noise`` the prior spread of this machine (:func:`noise_from_groups`); without it, plain Welch
-    on the logs, which needs two runs a side."""
+    on the logs, which needs two runs a side. ``same_session``: both sides were measured in one measuring
+    session, so a shift of that session moved both alike and the variation between sessions is no part of
+    their difference (it is added, each side its own, otherwise)."""
     la, lb = np.log(_clean(a)), np.log(_clean(b))
     na, nb = len(la), len(lb)
     if not na or not nb:
@@ -181,7 +183,7 @@ def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO
                           why_untested=f"{na} and {nb} run(s) and no known spread: a run alone cannot show a "
                           "difference (measure with --repeats 2 or more)")
     ea, eb = va / na, vb / nb
-    extra = 2 * noise.between ** 2  # each side's sweep moved it by its own amount
+    extra = 0.0 if same_session else 2 * noise.between ** 2  # each side's sweep moved it by its own amount
     se2 = ea + eb + extra
     df = se2 ** 2 / (ea ** 2 / dfa + eb ** 2 / dfb) if (ea > 0 or eb > 0) else math.inf  # Welch-Satterthwaite
     se = math.sqrt(se2)

@@ -29,7 +29,7 @@ from cpustudy.analysis.compare import billed_s
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
 from cpustudy.analysis.runs import CONFIG_KEYS, config_label, example_validates, guess_family, load_runs, outdated, run_totals
 from cpustudy.analysis.studies import IMPORTED_STUDIES, STOCK_BUILDS, study
-from cpustudy.analysis.holdup import Family, busy_reason, judging, machine_noise, verdict
+from cpustudy.analysis.holdup import Family, busy_reason, judging, machine_noise, sweeps, verdict
 from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
 from cpustudy.analysis.peakshare import peak_share
 from cpustudy.analysis.suspect import gpu_caveat, suspect_column
@@ -204,6 +204,7 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "total_time_iqr_s": _iqr(g["total_time_s"]),
             "run_times": tuple(float(x) for x in g["total_time_s"].dropna()),
             "run_ids": tuple(int(x) for x in g["id"]) if "id" in g else (),
+            "sessions": tuple(sorted(set(g["session"]))) if "session" in g else (),
             "time_min": float(g["total_time_s"].min()),
             "time_max": float(g["total_time_s"].max()),
             "busy": _join(pd.Series([busy_reason(m) or None for m in (g["machine_state"] if "machine_state" in g
@@ -352,6 +353,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
                      "out of the figures (the full epochs are the measurement): they are compared with them under "
                      "'Projections checked against full epochs'")
         runs = runs[~both]
+    runs = runs.assign(session=sweeps(runs))  # which measuring session each run came from (holdup.one_session)
     summary = aggregate(runs)
     noise = machine_noise(runs)
     gpus = summary[summary["device"] == "gpu"]
