@@ -43,6 +43,10 @@ def test_worker_pins_itself_and_reports_software(db):
     assert run["peak_rss_bytes"] is not None and 100 * 2**20 < run["peak_rss_bytes"] < 64 * 2**30
     assert run["method_version"] == provenance.METHOD_VERSION and run["cpustudy_version"]
     assert software["tf_isa_report"] in (True, False)
+    # the machine's anchor, timed after the epochs (cpustudy.worker.anchor)
+    from cpustudy.analysis.anchor import anchor_of
+
+    assert software["anchor"]["version"] == 1 and (anchor_of(run) or 0) > 0
     flags = set(machine.collect(use_cpuinfo=False).flags)
     if "avx2" in flags and software["tf_version"].startswith("2."):
         # The stock wheels are built for AVX; on an AVX2 CPU TensorFlow says it lacks AVX2.

@@ -252,19 +252,20 @@ def sweeps(runs: pd.DataFrame) -> pd.Series:
     return out
 
 
-def machine_noise(runs: pd.DataFrame) -> stats.Noise:
+def machine_noise(runs: pd.DataFrame, prior: stats.Noise = stats.DEFAULT_NOISE) -> stats.Noise:
     """This database's noise (:func:`cpustudy.analysis.stats.noise_from_groups`) from the full-training
     times of its own runs on a quiet machine: per configuration (the identity's ``noise`` view: the
-    setting, device, build, vCPUs, place and epochs trained), per sweep."""
+    setting, device, build, vCPUs, place and epochs trained), per sweep; what they cannot tell comes from ``prior``
+    (:func:`cpustudy.analysis.anchor.prior`: cpustudy's default, or the machine's anchor)."""
     own = runs[~runs["study"].map(lambda s: study(s).imported)] if "study" in runs else runs
     if "machine_state" in own:
         own = own[[not busy_reason(m) for m in own["machine_state"]]]
     if own.empty or "total_time_s" not in own:
-        return stats.DEFAULT_NOISE
+        return prior
     # A run's total is its own epochs' (a compare's 2-epoch probes beside its seeds' trainings): never pooled.
     by: dict[tuple, dict[str, list[float]]] = {}
     totals = pd.to_numeric(own["total_time_s"], errors="coerce")
     for r, sweep, total in zip(records(own), sweeps(own), totals):
         if pd.notna(total):
             by.setdefault(identity.key(r, "noise"), {}).setdefault(sweep, []).append(float(total))
-    return stats.noise_from_groups([[g[k] for k in sorted(g)] for g in by.values()])
+    return stats.noise_from_groups([[g[k] for k in sorted(g)] for g in by.values()], fallback=prior)

@@ -24,7 +24,7 @@ import pandas as pd
 from cpustudy import precision
 from cpustudy.analysis.frames import records, rows
 from cpustudy import prices
-from cpustudy.analysis import costs, projection
+from cpustudy.analysis import anchor, costs, projection
 from cpustudy.analysis.compare import billed_s
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
 from cpustudy.analysis.runs import CONFIG_KEYS, config_label, example_validates, guess_family, load_runs, outdated, run_totals
@@ -355,7 +355,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
         runs = runs[~both]
     runs = runs.assign(session=sweeps(runs))  # which measuring session each run came from (holdup.one_session)
     summary = aggregate(runs)
-    noise = machine_noise(runs)
+    noise = machine_noise(runs, anchor.prior(records(runs)))
     gpus = summary[summary["device"] == "gpu"]
     gpu_builds = gpus.groupby("study")["build"].nunique().to_dict()
     gpu_vcpus = gpus.groupby("study")["vcpus"].nunique().to_dict()

@@ -356,14 +356,16 @@ def basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[dic
 
 def stored_noise(store: Any) -> Noise:
     """What the database's stored repeats tell of its machines' noise (``holdup.machine_noise`` of its runs)."""
+    from cpustudy.analysis import anchor
     from cpustudy.analysis.holdup import machine_noise
     from cpustudy.analysis.runs import load_runs, run_totals
 
+    prior = anchor.prior(store.runs(status="ok"), DEFAULT_NOISE)
     try:
         runs = run_totals(load_runs(store))
     except UserError:  # nothing comparable stored yet
-        return DEFAULT_NOISE
-    return machine_noise(runs)
+        return prior
+    return machine_noise(runs, prior)
 
 
 def interval_notes(results: Sequence[combo.CandidateResult]) -> list[str]:
@@ -411,11 +413,15 @@ def session_note(store: Any, results: Sequence[combo.CandidateResult], seeds: Se
     from cpustudy.analysis.runs import session_of
 
     ids = sorted({int(i) for r in results for i in r.run_ids} | {s.run_id for s in seeds})
-    if not ids or noise.between_df:  # the variation between sessions is measured here: the interval carries it
+    if not ids or (noise.between_df and "anchor" not in noise.source):  # measured for these configurations
         return []
     sessions = {session_of(r) for r in store.runs(run_ids=ids)} - {""}
     if len(sessions) > 1:
         return []
+    if "anchor" in noise.source:
+        return [f"every run behind the intervals comes from one measuring session: the variation between sessions in "
+                f"them ({noise.between:.0%}) is this machine's anchor's ({noise.source}), not these configurations' own; "
+                "compare again in another session, or --check in a later one, and the database learns theirs"]
     return [f"the intervals cover this session only: every run behind them comes from one measuring session, and the "
             f"variation between sessions is cpustudy's default ({noise.between:.0%}), not measured here (20-30 % has "
             "been seen between sessions on shared VMs); a training in a later session may land outside more often. "

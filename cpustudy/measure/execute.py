@@ -188,6 +188,10 @@ class _Run:
         elif kind == protocol.GPU_MONITOR:
             self.software["gpu_monitor"] = event
             store.set_software(run_id, self.software)
+        elif kind == protocol.DONE and event.get("anchor_s"):
+            # the machine's fixed reference, timed after the epochs (cpustudy.worker.anchor): kept with the software
+            self.software["anchor"] = {"seconds": event["anchor_s"], "version": event.get("anchor_version")}
+            store.set_software(run_id, self.software)
         elif kind == protocol.PEAK:
             self.software["peak"] = {"seconds": event.get("seconds")}  # time spent measuring it
             store.set_software(run_id, self.software)

@@ -12,6 +12,8 @@ from typing import Any
 
 from cpustudy import precision, targets
 from cpustudy.worker import protocol
+from cpustudy.worker.anchor import VERSION as ANCHOR_VERSION
+from cpustudy.worker.anchor import anchor_s
 from cpustudy.worker.data import Prepared, augmentation, data_event, fit_inputs, prepare_data, validation_inputs
 from cpustudy.worker.epochs import Emit, epoch_timer
 from cpustudy.worker.frameworks import (
@@ -27,7 +29,7 @@ from cpustudy.worker.protocol import RunConfig
 
 def train(config: RunConfig, emit: Emit) -> None:
     """Run ``config`` and send what it does as it happens: the software, the data, the model, each
-    epoch (timed by ``EpochTimer``), the peak where asked, and ``DONE``."""
+    epoch (timed by ``EpochTimer``), the peak where asked, and ``DONE`` (with the anchor: ``worker.anchor``)."""
     from cpustudy.worker.usermodel import workload_for
 
     keras, software = import_frameworks(config.intra_threads, config.inter_threads)
@@ -60,9 +62,10 @@ def train(config: RunConfig, emit: Emit) -> None:
     finally:
         timing.stop()
     device_peak = device_memory_peak(backend) if config.device == "gpu" else None  # before the peak's own matrices
+    anchor = {"anchor_s": anchor_s(), "anchor_version": ANCHOR_VERSION}  # after the epochs, before the peak
     if config.measure_peak_now:
         emit(protocol.PEAK, **measure_peak(backend, config.device, policy=config.precision_policy))
-    emit(protocol.DONE, **({"gpu_peak_bytes": device_peak} if device_peak is not None else {}))
+    emit(protocol.DONE, **anchor, **({"gpu_peak_bytes": device_peak} if device_peak is not None else {}))
 
 
 class Timing:
