@@ -192,7 +192,7 @@ def group(items: Iterable[Any], view: str = "run",
 #   read like a stored run: ``same(run, config.columns(), "setting")``.
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """A value JSON can write: mappings as dicts, sequences and sets as lists, anything else as text."""
     if isinstance(value, Mapping):
         return dict(value)
@@ -309,4 +309,4 @@ _REQUIRED = tuple(f.name for f in dataclasses.fields(Configuration)
 
 def _plain_dict(c: Configuration) -> dict[str, Any]:
     values = {f.name: getattr(c, f.name) for f in dataclasses.fields(c)}
-    return json.loads(json.dumps(values, sort_keys=True, default=_plain))
+    return json.loads(json.dumps(values, sort_keys=True, default=plain))

@@ -87,7 +87,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "store": {"identity", "errors", "precision", "provenance"},
     "workloads": {"cache", "errors", "names", "provenance"},
     # Runs under any build's interpreter: never the parent's side (measure, store, analysis, report).
-    "worker": {"cpustudy", "cache", "precision", "targets", "workloads"},
+    "worker": {"cpustudy", "cache", "identity", "precision", "targets", "workloads"},
     # The machine and the builds; starts workers (their protocol), names a CPU's cloud families (prices).
     "environment": {"cache", "errors", "names", "prices", "provenance", "worker"},
     "analysis": {"identity", "environment", "errors", "precision", "prices", "provenance", "store", "targets", "workloads"},

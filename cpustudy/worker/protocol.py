@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from cpustudy import precision
+from cpustudy.identity import plain
 
 # -- events, in the order a worker sends them ----------------------------------------------------
 SOFTWARE = "software"  # versions, backend, oneDNN/XLA, ISA report, GPUs, float32 precision
@@ -139,12 +140,3 @@ class RunConfig:
     def steps_run(self) -> int:
         """Training steps each epoch runs (the cap, or a full epoch)."""
         return self.steps_per_epoch or self.full_steps_per_epoch
-
-
-def plain(value: Any) -> Any:
-    """A value JSON can write: mappings as dicts, sequences and sets as lists, anything else as text."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, (tuple, set, frozenset)):
-        return list(value)
-    return str(value)
