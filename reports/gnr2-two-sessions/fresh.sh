@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Twelve fresh trainings of the compared model, seeds the comparison never used, each its own session.
+set -u
+cd /tmp/later
+for v in 1 2; do
+  for i in 1 2 3 4 5 6; do
+    seed=$((7000 + 10 * v + i))
+    PYTHONPATH=/tmp/wt-m /work/main/.venv/bin/python -m cpustudy run examples/fashion_mnist_cnn.py \
+      --vcpus $v --max-epochs 6 --target-accuracy 0.86 --seed $seed --data real \
+      --db gnr2-two-sessions.sqlite >> fresh.out 2>> fresh.err
+    echo "seed $seed vcpus $v rc=$? $(date -u +%H:%M:%S)" >> fresh.log
+  done
+done
+echo done >> fresh.log
