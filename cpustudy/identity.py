@@ -4,7 +4,8 @@ A stored run (a row of ``Store.runs``, or a ``Configuration``'s :meth:`columns`)
 through :data:`FIELDS`, each normalized once (a missing precision is float32, default threads are
 ``None``, a missing input pipeline is the one the run took by default, mappings are canonical JSON). A
 *view* is a named subset of those fields; two runs are the same for a purpose when their :func:`key` for
-its view is equal. Every grouping, matching and seed grouping in cpustudy goes through these views:
+its view is equal. What decides which runs are pooled goes through these views (compare's seeds and speed
+samples, the noise estimate, the projection check, the peak table, the backtest's held-out answers):
 
 * ``run`` (every field): what a run measured, replicates aside (seed, repeat and the target a run
   stopped at). The finest grouping: every other grouping is a union of its groups.
@@ -25,7 +26,7 @@ names and keeps the stored ones in ``workload_base`` and ``recipe``: the fields 
 
 The report's summary names a configuration by its derived columns (``analysis.runs.CONFIG_KEYS``);
 those are functions of the ``run`` view, so each summary row is a union of ``run`` groups (tested).
-Standard library only.
+Standard library and ``cpustudy.precision`` only (the worker imports it too).
 """
 
 from __future__ import annotations
