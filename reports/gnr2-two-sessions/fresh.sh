@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Twelve fresh trainings of the compared model, seeds the comparison never used, each its own session.
 set -u
-cd /tmp/later
+# As it ran (from /tmp/later, beside the database and logs kept here; /tmp/wt-m: a worktree of b91a66a).
+cd "$(dirname "$0")" || exit
 for v in 1 2; do
   for i in 1 2 3 4 5 6; do
     seed=$((7000 + 10 * v + i))
@@ -11,4 +12,4 @@ for v in 1 2; do
     echo "seed $seed vcpus $v rc=$? $(date -u +%H:%M:%S)" >> fresh.log
   done
 done
-echo done >> fresh.log
+echo "done" >> fresh.log
