@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from cpustudy.analysis import stats
+from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import LEVEL, NO_PRIOR, Noise
 
 if TYPE_CHECKING:
@@ -116,6 +117,7 @@ class SpeedSample:
     run_id: int
     projected: bool = False
     stall_s: float = 0.0  # idle wall time between epochs (billed, outside the epoch's steps)
+    session: str = ""  # the measuring session it came from ("" where the run did not say: one unknown session)
 
     @property
     def per_epoch_s(self) -> float:
@@ -290,13 +292,14 @@ def speed_sample(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) ->
             return None
         val = first.get("validation_s") if run.get("validation") != "none" else 0.0
         return SpeedSample(float(first["elapsed_s"]), 0.0, float(val or 0.0), float(run.get("startup_s") or 0.0),
-                           int(run["id"]), False)
+                           int(run["id"]), False, session=session_of(dict(run)))
     measured = run.get("measured_epoch_time_s") or run["epoch_time_s"]
     tracing = max(0.0, float(first["elapsed_s"]) - float(measured)) if first else 0.0
     validation = float(run.get("validation_time_s") or 0.0) if run.get("validation") != "none" else 0.0
     stall = float(run.get("stall_s") or 0.0)
     return SpeedSample(float(run["epoch_time_s"]), tracing, validation, float(run.get("startup_s") or 0.0),
-                       int(run["id"]), bool(run.get("projected")), stall_s=max(0.0, stall))
+                       int(run["id"]), bool(run.get("projected")), stall_s=max(0.0, stall),
+                       session=session_of(dict(run)))
 
 
 def _interval(values: np.ndarray, level: float) -> tuple[float | None, float | None, float | None]:
@@ -400,6 +403,13 @@ def _times(epochs: np.ndarray, samples: Sequence[SpeedSample], noise: Noise, dra
     e = np.where(finite, epochs, 1.0)[:, None]
     logs = np.log(billed_s(e, per_epoch_s=per[None, :], once_s=once[None, :]))  # draws x runs
     n = len(samples)
+    sessions: dict[str, list[int]] = {}
+    for i, s in enumerate(samples):
+        sessions.setdefault(s.session, []).append(i)
+    if len(sessions) > 1:
+        center, scale, df = _across_sessions(logs, list(sessions.values()), noise)
+        t = np.exp(center + np.minimum(scale * rng.standard_t(df, draws), math.log(100.0)))
+        return np.where(finite, t, np.inf), ""
     spread = stats.predictive_scale(((logs - logs.mean(axis=1, keepdims=True)) ** 2).sum(axis=1), n, noise)
     if spread is None:
         note = (f"one speed run and no known spread of this machine: no interval ({n + 1} runs, or repeats "
@@ -408,6 +418,31 @@ def _times(epochs: np.ndarray, samples: Sequence[SpeedSample], noise: Noise, dra
     scale, df = spread
     t = np.exp(logs.mean(axis=1) + np.minimum(scale * rng.standard_t(df, draws), math.log(100.0)))
     return np.where(finite, t, np.inf), ""
+
+
+def _across_sessions(logs: np.ndarray, groups: Sequence[Sequence[int]], noise: Noise) -> tuple[np.ndarray, np.ndarray, float]:
+    """The predictive of a new run in a new session from runs measured in several sessions (``groups``: the
+    columns of ``logs`` per session), as a random-effects model: the centre is the mean of the sessions' means
+    (each session one vote, however many runs it measured); the spread of a new run is its own (``within``,
+    pooled inside sessions with the machine's), its session's shift (``between``) and the centre's uncertainty
+    ((between^2 + within^2 / n_s) summed over the sessions / sessions^2). ``between`` pools what these sessions'
+    means say (beyond their runs' noise) with the machine's (``noise.between``, worth its ``between_df``, at
+    least one). Degrees of freedom: the fewer of within's and between's. With every run in one session this
+    is :func:`cpustudy.analysis.stats.predictive_scale`'s ``within^2 (1 + 1/n) + 2 between^2``."""
+    k = len(groups)
+    means = np.stack([logs[:, g].mean(axis=1) for g in groups], axis=1)  # draws x sessions
+    ss = sum(((logs[:, g] - means[:, [j]]) ** 2).sum(axis=1) for j, g in enumerate(groups))
+    sizes = np.array([len(g) for g in groups], dtype=float)
+    df_w = (logs.shape[1] - k) + noise.df
+    within2 = ((ss + noise.df * noise.within ** 2) / df_w if df_w > 0
+               else ((means - means.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) / (k - 1))
+    own = ((means - means.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) / (k - 1) - within2 * np.mean(1 / sizes)
+    prior_df = max(noise.between_df, 1.0)
+    between2 = ((k - 1) * np.maximum(own, 0.0) + prior_df * noise.between ** 2) / (k - 1 + prior_df)
+    var_mean = (k * between2 + within2 * np.sum(1 / sizes)) / k ** 2
+    scale = np.sqrt(between2 + within2 + var_mean)
+    df = float(min(df_w if df_w > 0 else k - 1, (k - 1) + prior_df))
+    return means.mean(axis=1), scale, df
 
 
 def combine(seeds: Sequence[SeedResult], candidates: Sequence[CandidateInput], *, deadline_s: float | None = None,
