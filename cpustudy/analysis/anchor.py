@@ -54,6 +54,6 @@ def prior(runs: Iterable[Mapping[str, Any]], default: stats.Noise = stats.DEFAUL
     measured = drift(runs)
     if measured is None or not measured.between_df or measured.between <= default.between:
         return default
-    return dataclasses.replace(default, between=measured.between, between_df=measured.between_df,
+    return dataclasses.replace(default, between=measured.between, between_df=measured.between_df, between_basis="anchor",
                                source=f"cpustudy's default, between sessions {measured.source} "
                                       f"({measured.between:.1%})")

@@ -175,7 +175,7 @@ def verdict(a: Row, b: Row, metric: str = "time") -> Reason:
         return Reason(busy[0], busy=True)
     if not study(a.get("study")).judged and not study(b.get("study")).judged:
         return HOLDS  # an imported study's single logged runs, as it published them
-    result = judge(samples(a, metric), samples(b, metric), same_session=one_session(a, b))
+    result = judge(samples(a, metric), samples(b, metric), same_session=session_relation(a, b))
     return HOLDS if result.holds else Reason(result.reason)
 
 
@@ -190,7 +190,19 @@ def one_session(a: Row, b: Row) -> bool:
     return len(set(sa)) == 1 and set(sa) == set(sb) and str(sa[0]).startswith("session ")
 
 
-def judge(a: Sequence[float], b: Sequence[float], same_session: bool = False) -> stats.Contrast:
+def session_relation(a: Row, b: Row) -> bool | None:
+    """True where every run of both came from one measuring session (:func:`one_session`), False where their
+    stored sessions say they did not, None where either side's runs did not store their session (runs stored before
+    sessions were kept, grouped only by the gaps between them): cpustudy's default variation between sessions is
+    assumed there, not the largest seen (:func:`cpustudy.analysis.stats.across_sessions`)."""
+    if one_session(a, b):
+        return True
+    known = [isinstance(x, (list, tuple)) and bool(x) and all(str(s).startswith("session ") for s in x)
+             for x in (a.get("sessions"), b.get("sessions"))]
+    return False if all(known) else None
+
+
+def judge(a: Sequence[float], b: Sequence[float], same_session: bool | None = None) -> stats.Contrast:
     """Two sets of per-run values compared on the page being judged (its noise and threshold); on a
     first pass, the comparison's p-value is collected for the page's correction."""
     p = _PAGE.get() or Family()
@@ -210,8 +222,8 @@ def compare_samples(a: Sequence[float], b: Sequence[float], *, sessions_a: Seque
     Without ``noise``, the samples alone (plain Welch); with it, the page's judge (:func:`judge`) with that
     noise. ``sessions_a``/``sessions_b``: each run's measuring session; where every run of both came from one
     session, the variation between sessions is left out (:func:`one_session`)."""
-    same = one_session({"sessions": tuple(f"session {x}" for x in sessions_a)} if sessions_a else {},
-                       {"sessions": tuple(f"session {x}" for x in sessions_b)} if sessions_b else {})
+    same = session_relation({"sessions": tuple(f"session {x}" for x in sessions_a)} if sessions_a else {},
+                            {"sessions": tuple(f"session {x}" for x in sessions_b)} if sessions_b else {})
     if noise is None:
         return stats.compare_samples(a, b, noise=stats.NO_PRIOR, same_session=same)
     with judging(Family(noise)):

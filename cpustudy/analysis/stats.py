@@ -57,11 +57,37 @@ class Noise:
     between: float
     source: str
     between_df: float = 0.0  # degrees of freedom of separate sweeps behind ``between``; 0: assumed, not measured here
+    #: what ``between`` was read from: "repeats" (configurations' runs in several sessions), "anchor" (the anchor's
+    #: sessions alone, :mod:`cpustudy.analysis.anchor`) or "assumed" (cpustudy's default)
+    between_basis: str = "assumed"
 
     @property
     def line(self) -> str:
         return (f"noise between runs {100 * self.within:.1f} % ({self.df:.0f} degrees of freedom) and between "
                 f"sweeps {100 * self.between:.1f} % ({self.source})")
+
+
+#: The variation between sessions a contrast across two sessions assumes where the configurations' own runs in
+#: several sessions do not measure it (``between_basis`` not "repeats"; the anchor's alone is not trusted here: a
+#: 10 ms kernel on one core may miss what shifts a training, and a missed shift is a false finding): the largest seen
+#: on these VMs (a log sd of 0.25; 20-30 % between sessions on an Emerald Rapids VM, 2026-11-26), not cpustudy's
+#: default, so that equal speeds measured in two sessions are called different at most 5 % of the time whatever
+#: the machine's shift (simulated, :mod:`cpustudy.analysis.simulate`). Measure both sides in one session, or let
+#: the database learn the machine's (the anchor, from three sessions), and smaller differences can be findings.
+UNMEASURED_BETWEEN = 0.25
+#: ... worth this many sessions (its t's degrees of freedom): the largest seen is not the largest there is.
+UNMEASURED_DF = 10.0
+
+
+def across_sessions(noise: "Noise") -> tuple[float, float]:
+    """The variation between sessions a contrast across two known sessions adds, and its degrees of freedom (0:
+    taken as known): the machine's where its configurations' runs measured it, else at least
+    :data:`UNMEASURED_BETWEEN`."""
+    if noise.between_basis == "repeats" and noise.between_df:
+        return noise.between, noise.between_df
+    if noise is NO_PRIOR or noise.source == NO_PRIOR.source:  # the samples alone: a plain Welch, as documented
+        return 0.0, 0.0
+    return max(noise.between, UNMEASURED_BETWEEN), UNMEASURED_DF
 
 
 #: Nothing known beforehand: the samples alone (a plain Welch test; a t-predictive on their own spread).
@@ -110,6 +136,7 @@ class Contrast:
     min_effect: float = MIN_EFFECT
     why_untested: str = ""  # why no test was possible (then p is NaN)
     family: int = 1  # comparisons judged together (a page's), the threshold Benjamini-Hochberg's over them
+    sessions_note: str = ""  # where the two sides' sessions differ and the variation between them was assumed
 
     @property
     def large_enough(self) -> bool:
@@ -156,7 +183,8 @@ class Contrast:
             return (f"a difference of {_pct(self.ratio)}, under the {100 * self.min_effect:g} % a finding needs"
                     f" ({self.n_a} and {self.n_b} runs){same}")
         return (f"{_pct(self.ratio)} could be noise: p = {self.p:.2g}, {level} "
-                f"({self.n_a} and {self.n_b} runs; ratio {self.low:.2f}-{self.high:.2f} at {100 * (1 - ALPHA):.0f} %)")
+                f"({self.n_a} and {self.n_b} runs; ratio {self.low:.2f}-{self.high:.2f} at {100 * (1 - ALPHA):.0f} %)"
+                + (f"; {self.sessions_note}" if self.sessions_note else ""))
 
 
 def _pct(ratio: float) -> str:
@@ -164,12 +192,14 @@ def _pct(ratio: float) -> str:
 
 
 def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO_PRIOR, threshold: float = ALPHA,
-                    min_effect: float = MIN_EFFECT, same_session: bool = False) -> Contrast:
+                    min_effect: float = MIN_EFFECT, same_session: bool | None = None) -> Contrast:
     """Per-run values ``a`` and ``b`` (times or costs, positive) compared: see the module's docstring.
     With ``noise`` the prior spread of this machine (:func:`noise_from_groups`); without it, plain Welch
     on the logs, which needs two runs a side. ``same_session``: both sides were measured in one measuring
     session, so a shift of that session moved both alike and the variation between sessions is no part of
-    their difference (it is added, each side its own, otherwise)."""
+    their difference; False: their stored sessions differ, and it is added, each side its own, as
+    :func:`across_sessions` says (where the configurations' runs did not measure it, the largest seen); None: the
+    runs did not say (stored before sessions were kept), and ``noise.between`` is added."""
     la, lb = np.log(_clean(a)), np.log(_clean(b))
     na, nb = len(la), len(lb)
     if not na or not nb:
@@ -183,9 +213,12 @@ def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO
                           why_untested=f"{na} and {nb} run(s) and no known spread: a run alone cannot show a "
                           "difference (measure with --repeats 2 or more)")
     ea, eb = va / na, vb / nb
-    extra = 0.0 if same_session else 2 * noise.between ** 2  # each side's sweep moved it by its own amount
+    between, between_df = across_sessions(noise) if same_session is False else (noise.between, 0.0)
+    extra = 0.0 if same_session else 2 * between ** 2  # each side's sweep moved it by its own amount
     se2 = ea + eb + extra
-    df = se2 ** 2 / (ea ** 2 / dfa + eb ** 2 / dfb) if (ea > 0 or eb > 0) else math.inf  # Welch-Satterthwaite
+    # Welch-Satterthwaite, the variation between sessions counted with its own degrees of freedom where measured
+    tail = extra ** 2 / between_df if extra and between_df else 0.0
+    df = se2 ** 2 / (ea ** 2 / dfa + eb ** 2 / dfb + tail) if (ea > 0 or eb > 0 or tail) else math.inf
     se = math.sqrt(se2)
     if se == 0:
         p = 0.0 if d != 0 else 1.0
@@ -194,8 +227,12 @@ def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO
         p = float(2 * sps.t.sf(abs(d) / se, df))
         q = float(sps.t.ppf(1 - ALPHA / 2, df)) * se
         q2 = float(sps.t.ppf(1 - ALPHA, df)) * se
+    note = ""
+    if same_session is False and extra and between_df == UNMEASURED_DF:
+        note = (f"measured in different sessions, and the variation between sessions is not measured for these "
+                f"configurations: {100 * between:.0f} % assumed (measure both in one session)")
     return Contrast(math.exp(d), math.exp(d - q), math.exp(d + q), p, df, na, nb, threshold, min_effect,
-                      _tost_low=math.exp(d - q2), _tost_high=math.exp(d + q2))
+                      _tost_low=math.exp(d - q2), _tost_high=math.exp(d + q2), sessions_note=note)
 
 
 def paired_gain(ratios: Sequence[float], *, min_effect: float = MIN_EFFECT, alpha: float = ALPHA) -> bool:
@@ -315,4 +352,5 @@ def noise_from_groups(groups: Iterable[Sequence[Sequence[float]]], fallback: Noi
         between = fallback.between
         what = f"{source}: {dfw} repeat degrees of freedom; between sweeps, {fallback.source.split(':')[0]}"
     return Noise(within=math.sqrt(within2), df=dfw + fallback.df, between=between, source=what,
-                 between_df=between_df or fallback.between_df)
+                 between_df=between_df or fallback.between_df,
+                 between_basis="repeats" if between_df else fallback.between_basis)

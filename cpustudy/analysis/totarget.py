@@ -413,12 +413,12 @@ def session_note(store: Any, results: Sequence[combo.CandidateResult], seeds: Se
     from cpustudy.analysis.runs import session_of
 
     ids = sorted({int(i) for r in results for i in r.run_ids} | {s.run_id for s in seeds})
-    if not ids or (noise.between_df and "anchor" not in noise.source):  # measured for these configurations
+    if not ids or noise.between_basis == "repeats":  # measured for these configurations
         return []
     sessions = {session_of(r) for r in store.runs(run_ids=ids)} - {""}
     if len(sessions) > 1:
         return []
-    if "anchor" in noise.source:
+    if noise.between_basis == "anchor":
         return [f"every run behind the intervals comes from one measuring session: the variation between sessions in "
                 f"them ({noise.between:.0%}) is this machine's anchor's ({noise.source}), not these configurations' own; "
                 "compare again in another session, or --check in a later one, and the database learns theirs"]
