@@ -18,7 +18,7 @@ import zlib
 import numpy as np
 import pytest
 
-from cpustudy.analysis import compare, holdup, stats
+from cpustudy.analysis import compare, holdup, simulate, stats
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -346,3 +346,51 @@ def test_a_true_1_1x_within_one_session_is_found_where_across_sessions_it_cannot
                                          noise=stats.DEFAULT_NOISE).holds
     assert within / trials >= 0.80
     assert across / trials <= 0.05
+
+
+# --- A new session: truths outside the model's family, through the functions production calls ------------------
+# (cpustudy.analysis.simulate: the anchor's prior, the noise from the database's sessions, combine with each speed
+# sample's session, session_note, the report's judge). 1,000 trials each; reports/gnr2-session-calibration/ has the
+# whole grid, before and after.
+
+@pytest.mark.parametrize("truth", [
+    simulate.Truth(0.05, sessions=3), simulate.Truth(0.15, sessions=3), simulate.Truth(0.25, sessions=3),
+    simulate.Truth(0.25, sessions=3, tails="t3"), simulate.Truth(0.25, sessions=5, epochs="1 or 2 (60/40)"),
+], ids=lambda t: t.label())
+def test_a_training_in_a_new_session_falls_inside_at_85_percent_from_three_sessions(truth: simulate.Truth) -> None:
+    c = simulate.coverage(truth, trials=1000)
+    assert c.labelled == 0, c.line()
+    assert c.share >= 0.85, c.line()
+
+
+def test_one_session_alone_says_it_covers_that_session_only() -> None:
+    """With one session and nothing else the machine has told, a 0.25 shift is missed (about half inside): every
+    interval says so."""
+    c = simulate.coverage(simulate.Truth(0.25), trials=300)
+    assert c.labelled == c.trials, c.line()
+    assert c.share < 0.8  # what the note is for
+
+
+def test_one_session_with_the_anchor_of_earlier_sessions_covers_80_percent() -> None:
+    """(Where the anchor happened to read under cpustudy's default, the interval says it covers its session only.)"""
+    c = simulate.coverage(simulate.Truth(0.25, history=5), trials=1000)
+    assert c.share >= 0.80 and (c.share_unlabelled or 0) >= 0.80 and c.labelled <= 0.02 * c.trials, c.line()
+
+
+def test_five_sessions_and_a_small_shift_give_an_interval_under_twice_the_truths_range() -> None:
+    c = simulate.coverage(simulate.Truth(0.05, sessions=5), trials=1000)
+    assert c.width_vs_truth <= 2.0, c.line()
+
+
+@pytest.mark.parametrize("truth", [
+    simulate.Truth(0.05, runs=4), simulate.Truth(0.25, runs=4), simulate.Truth(0.25, runs=4, tails="t3"),
+    simulate.Truth(0.25, runs=4, history=5, anchor_sees=0.5), simulate.Truth(0.25, runs=4, others=3),
+], ids=lambda t: t.label())
+def test_equal_speeds_from_two_sessions_are_rarely_called_different_whatever_the_shift(truth: simulate.Truth) -> None:
+    f = simulate.findings(truth, 1.0, same_session=False, trials=1000)
+    assert f.share <= 0.05, f.line()
+
+
+def test_a_true_1_25x_within_one_session_is_found_despite_a_large_shift() -> None:
+    f = simulate.findings(simulate.Truth(0.25, runs=3), 1.25, same_session=True, trials=500)
+    assert f.share >= 0.9, f.line()
