@@ -76,6 +76,33 @@ def test_each_fresh_training_is_held_against_what_its_earlier_runs_gave_and_stor
     # a second backtest finds nothing new: every training is checked once
     again = backtest.run_backtest(db, catalog=Catalog.load(None))
     assert again.added == [] and len(again.machines) == 1
+    # each is held against what the comparison stated, not against its peers trained after it: one interval a place
+    by_place = {}
+    for c in out.added:
+        by_place.setdefault(c["candidate"], set()).add((c["low_s"], c["high_s"]))
+    assert len(by_place) == 2 and all(len(v) == 1 for v in by_place.values())
+
+
+def test_the_backtest_counts_what_the_comparison_stated(tmp_path):
+    """The Granite Rapids check (reports/gnr2-two-sessions/): the compare's stated intervals, from its JSON, are the
+    ones the backtest holds the twelve later trainings against, and so it counts as the user would: 11 of 12."""
+    import json
+
+    folder = REPORTS / "gnr2-two-sessions"
+    stated = {c["candidate"]: (c["time_low_s"], c["time_high_s"])
+              for c in json.loads((folder / "compare.json").read_text())["candidates"]}
+    db = tmp_path / "gnr2.sqlite"
+    shutil.copy(folder / "gnr2-two-sessions.sqlite", db)
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:  # the checks the backtest stored before it read the comparison's statement
+        conn.execute("DELETE FROM checks")
+    out = backtest.run_backtest(db, catalog=Catalog.load(None))
+    assert len(out.added) == 12
+    for c in out.added:
+        low, high = stated["here:1" if c["candidate"].startswith("1 vCPU ") else "here:2"]
+        assert (c["low_s"], c["high_s"]) == pytest.approx((low, high), rel=1e-6)
+    assert sum(c["inside"] for c in out.added) == 11
 
 
 def test_a_comparison_is_recalibrated_by_its_machines_checks_and_says_so(tmp_path):

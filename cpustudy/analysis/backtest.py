@@ -56,25 +56,38 @@ def _as_it_was(src: Path, keep: set[int], folder: Path) -> Path:
 def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callable[[str], None] | None = None,
              skip: set[int] | None = None) -> list[dict[str, Any]]:
     """Each fresh training (:func:`fresh_trainings`, those in ``skip`` left out) held against the interval the runs
-    stored before it, in other sessions, give for its place: one check each (``kind="held out"``), for
+    stored before it, in other sessions, give for its place, as they stood when the last session of several runs
+    before it ended (what a comparison or sweep stated; lone trainings after it, this one's peers, are left out):
+    one check each (``kind="held out"``), for
     :meth:`cpustudy.store.Store.add_check`. A training with no earlier seed of its configuration, or no earlier
     speed run at its place, has no interval to be held against and is left out."""
     runs = store.runs(status="ok")
     fresh = [r for r in fresh_trainings(runs) if r["id"] not in (skip or set())]
+    size: dict[str, int] = {}
+    end: dict[str, str] = {}
+    for x in runs:
+        s = session_of(x)
+        size[s] = size.get(s, 0) + 1
+        end[s] = max(end.get(s, ""), str(x.get("created_at")))
     out: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="cpustudy-backtest-") as tmp:
         for i, r in enumerate(fresh):
             if progress:
                 progress(f"[{i + 1}/{len(fresh)}] run {r['id']}: the interval its earlier runs give")
             session = session_of(r)
-            before = {x["id"] for x in runs if str(x.get("created_at")) < str(r.get("created_at"))
-                      and (not session or session_of(x) != session)}
+            earlier = [x for x in runs if str(x.get("created_at")) < str(r.get("created_at"))
+                       and (not session or session_of(x) != session)]
+            # what was stated: the runs as they stood when the last session of several runs before it (a
+            # comparison, a sweep) ended; a lone training between is no statement the user was shown
+            stating = [end[s] for s in {session_of(x) for x in earlier} if s and size[s] > 1]
+            cut = min(max(stating), str(r.get("created_at"))) if stating else None
+            before = {x["id"] for x in earlier if cut is None or str(x.get("created_at")) <= cut}
             if not before:
                 continue
             with Store.read(_as_it_was(store.path, before, Path(tmp))) as then:
                 answer = totarget.stored(then, str(r["workload"]), float(r["target_accuracy"]), catalog=catalog,
                                          spot=spot, convergence=identity.key(r, "convergence"))
-                earlier = {x["id"]: x for x in then.runs(status="ok")}
+                stored = {x["id"]: x for x in then.runs(status="ok")}
             if answer is None or not answer.seeds:
                 continue
             name = totarget.place_name(r)
@@ -85,8 +98,8 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
                                           per_epoch_s=(r.get("validation_time_s") or 0.0)
                                           if (r.get("validation") or "none") != "none" else 0.0,
                                           once_s=(r.get("startup_s") or 0.0) + r["time_to_target_s"]))
-            data_sessions = sorted({session_of(earlier[i]) for i in result.run_ids + [s.run_id for s in answer.seeds]
-                                    if i in earlier} - {""})
+            data_sessions = sorted({session_of(stored[i]) for i in result.run_ids + [s.run_id for s in answer.seeds]
+                                    if i in stored} - {""})
             out.append({"run_id": int(r["id"]), "machine_id": r.get("machine_id"), "candidate": name,
                         "level": result.level, "low_s": result.time_low_s, "high_s": result.time_high_s,
                         "median_s": result.time_to_target_s, "billed_s": billed,
