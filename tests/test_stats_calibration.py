@@ -70,9 +70,19 @@ def test_a_difference_under_the_minimum_effect_is_never_a_finding() -> None:
     rng = np.random.default_rng(11)
     for _ in range(200):
         r = holdup.compare_samples(_runs(rng, 10, 10.3, 0.002), _runs(rng, 10, 10.0, 0.002))
-        assert r.significant and not r.holds  # 3 %: shown, and still not a finding
+        assert not r.significant and not r.holds  # 3 %, however clear: under the 5 % the test is of
     same = stats.compare_samples([10.0, 10.05, 9.98, 10.01], [10.02, 9.99, 10.03, 10.0])
     assert same.equivalent and "the same within 5 %" in same.reason
+
+
+@pytest.mark.parametrize("runs,noise", [(3, 0.02), (5, 0.03), (10, 0.01)])
+def test_a_true_4_percent_is_rarely_stated_as_a_5_percent_finding(runs: int, noise: float) -> None:
+    """"At least 5 %" tested as such (a minimum-effect test), not as "not 0" with an observed 5 % on top."""
+    rng = np.random.default_rng(runs)
+    trials = 2000
+    found = sum(stats.compare_samples(_runs(rng, runs, 10.4, noise), _runs(rng, runs, 10.0, noise)).holds
+                for _ in range(trials))
+    assert found / trials <= 0.05
 
 
 def test_the_page_correction_controls_the_false_discovery_rate() -> None:
@@ -331,15 +341,15 @@ def test_equal_speeds_from_two_sessions_are_called_different_at_most_5_percent_o
     assert found / trials <= 0.05
 
 
-def test_a_true_1_1x_within_one_session_is_found_where_across_sessions_it_cannot_be() -> None:
-    """Within one session a shift moves both sides alike: a true 10 % at 3 % noise, 6 runs a side, is found in 90 %
-    (simulated; 78 % with 5 runs); judged as across two sessions (the between-session term added, as it was to every
-    comparison before), almost never."""
+def test_a_true_1_15x_within_one_session_is_found_where_across_sessions_it_cannot_be() -> None:
+    """Within one session a shift moves both sides alike: a true 15 % at 3 % noise, 6 runs a side, is shown to be
+    at least 5 % in 85 % (simulated; 72 % with 5 runs; a true 10 %, in 8 %: the minimum-effect test's price);
+    judged as across two sessions, never."""
     rng = np.random.default_rng(13)
     trials, n = 500, 6
     within = across = 0
     for _ in range(trials):
-        a, b = _session_pair(rng, n, 1.1, 0.03, 0.20, same=True)
+        a, b = _session_pair(rng, n, 1.15, 0.03, 0.20, same=True)
         within += holdup.compare_samples(a, b, sessions_a=["s1"] * n, sessions_b=["s1"] * n,
                                          noise=stats.DEFAULT_NOISE).holds
         across += holdup.compare_samples(a, b, sessions_a=["s1"] * n, sessions_b=["s2"] * n,
