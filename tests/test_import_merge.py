@@ -160,3 +160,23 @@ def test_an_older_database_is_merged_through_its_upgrade(run_cli, tmp_path):
         (run,) = s.runs()
     assert run["epoch_time_s"] == pytest.approx(2.0 * 1563 / 20) and run["augment"] == "model"
     assert old.read_bytes() == before
+
+
+def test_checks_follow_their_runs_and_are_merged_once(run_cli, tmp_path):
+    """The Granite Rapids comparison and its twelve later trainings, with the backtest's checks
+    (reports/gnr2-two-sessions/): merged into an empty database, every check comes along against the same
+    training; merged again, none is added twice."""
+    src = Path(__file__).resolve().parent.parent / "reports" / "gnr2-two-sessions" / "gnr2-two-sessions.sqlite"
+    db = tmp_path / "merged.sqlite"
+    first = run_cli("merge", str(src), "--db", str(db))
+    assert first.code == 0, first.err
+    assert "12 check(s) of stated intervals" in first.out
+    with Store.read(src) as a, Store.read(db) as b:
+        def keyed(store):
+            uuid = {r["id"]: r["uuid"] for r in store.runs()}
+            return sorted((uuid[c["run_id"]], c["kind"], c["low_s"], c["high_s"], c["inside"]) for c in store.checks())
+        assert keyed(a) == keyed(b) and len(keyed(b)) == 12
+    again = run_cli("merge", str(src), "--db", str(db))
+    assert again.code == 0 and "check(s)" not in again.out
+    with Store.read(db) as b:
+        assert len(b.checks()) == 12

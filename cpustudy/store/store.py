@@ -472,6 +472,15 @@ class Store:
         sql += " ORDER BY e.run_id, e.epoch"
         return [dict(row) for row in self.conn.execute(sql, args)]
 
+    def run_id_of(self, run_uuid: str) -> int:
+        """The id of the run with this uuid stored here (see :meth:`has_run`)."""
+        return int(self.conn.execute("SELECT id FROM runs WHERE uuid = ?", (run_uuid,)).fetchone()[0])
+
+    def insert_check_row(self, row: Mapping[str, Any]) -> int:
+        """Insert a checks row as given (a check stored elsewhere, its run and machine ids already this database's)."""
+        with self.transaction():
+            return row_id(self._insert("checks", row))
+
     def has_run(self, run_uuid: str) -> bool:
         """Whether a run with this uuid is stored here."""
         return self.conn.execute("SELECT 1 FROM runs WHERE uuid = ?", (run_uuid,)).fetchone() is not None

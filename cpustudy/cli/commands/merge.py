@@ -33,5 +33,6 @@ def run(args: argparse.Namespace) -> int:
         say(f"note: skipped {r.runs_unfinished} run(s) still running in {r.other}; merge again once they "
             "finish", err=True)
     say(f"merged {r.runs_added} run(s) with {r.epochs_added} epochs and {r.machines_added} new machine(s) "
-        f"from {r.other} into {path}" + (f"; {r.runs_present} run(s) were already there" if r.runs_present else ""))
+        f"from {r.other} into {path}" + (f"; {r.runs_present} run(s) were already there" if r.runs_present else "")
+        + (f"; {r.checks_added} check(s) of stated intervals" if r.checks_added else ""))
     return 0

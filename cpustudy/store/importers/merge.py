@@ -5,7 +5,9 @@
 * Runs are matched by ``uuid``: a run already here is left alone, so merging the same file twice adds
   nothing. Runs still ``running`` in the other file are skipped (they may be in progress there; merge
   again once they have finished).
-* Epochs follow their run.
+* Epochs follow their run, and so do the checks stored against it (``compare --check`` and ``cpustudy backtest``:
+  a statement of certainty held to account is a measurement too); a check already here (the same run, kind and
+  interval) is not added twice.
 
 Everything is one transaction: an error leaves this database as it was. The other file is opened
 read-only and is never changed (it must be a cpustudy database of this schema version or older; an
@@ -32,6 +34,7 @@ class MergeResult:
     runs_unfinished: int
     epochs_added: int
     machines_added: int
+    checks_added: int = 0
 
 
 def open_other(path: str | Path) -> Store:
@@ -80,7 +83,10 @@ def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
     for e in other.epochs():
         epochs_by_run.setdefault(int(e["run_id"]), []).append(e)
 
-    added = present = unfinished = epochs_added = machines_added = 0
+    checks = other.checks()
+    c_cols = [c for c in _shared_columns(store, other, "checks", "id") if c not in ("run_id", "machine_id")]
+    added = present = unfinished = epochs_added = machines_added = checks_added = 0
+    run_map: dict[int, int] = {}
     with store.transaction():
         machine_map: dict[int, int] = {}
         used = {r["machine_id"] for r in runs}
@@ -99,11 +105,23 @@ def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
                 continue
             if store.has_run(r["uuid"]):
                 present += 1
+                run_map[int(r["id"])] = store.run_id_of(r["uuid"])
                 continue
             values = {c: r[c] for c in r_cols}
             values["machine_id"] = machine_map.get(r["machine_id"]) if r["machine_id"] is not None else None
             run_id = store.insert_run_row(values)
+            run_map[int(r["id"])] = run_id
             rows = epochs_by_run.get(int(r["id"]), [])
             epochs_added += store.insert_epoch_rows(run_id, ({c: e[c] for c in e_cols} for e in rows))
             added += 1
-    return MergeResult(other_path, added, present, unfinished, epochs_added, machines_added)
+        known = {(int(c["run_id"]), c.get("kind"), c.get("low_s"), c.get("high_s")) for c in store.checks()}
+        for c in checks:
+            ours = run_map.get(int(c["run_id"]))
+            if ours is None or (ours, c.get("kind"), c.get("low_s"), c.get("high_s")) in known:
+                continue
+            values = {k: c[k] for k in c_cols}
+            values["run_id"] = ours
+            values["machine_id"] = machine_map.get(c["machine_id"]) if c.get("machine_id") is not None else None
+            store.insert_check_row(values)
+            checks_added += 1
+    return MergeResult(other_path, added, present, unfinished, epochs_added, machines_added, checks_added)
