@@ -84,8 +84,9 @@ def test_each_fresh_training_is_held_against_what_its_earlier_runs_gave_and_stor
 
 
 def test_the_backtest_counts_what_the_comparison_stated(tmp_path):
-    """The Granite Rapids check (reports/gnr2-two-sessions/): the compare's stated intervals, from its JSON, are the
-    ones the backtest holds the twelve later trainings against, and so it counts as the user would: 11 of 12."""
+    """The Granite Rapids check (reports/gnr2-two-sessions/): the backtest holds the twelve later trainings against
+    the comparison's statement (one interval a place, the compare's JSON's to within the projection's own error
+    that cpustudy adds since, 2 %), and so it counts as the user did: 11 of 12."""
     import json
 
     folder = REPORTS / "gnr2-two-sessions"
@@ -101,7 +102,8 @@ def test_the_backtest_counts_what_the_comparison_stated(tmp_path):
     assert len(out.added) == 12
     for c in out.added:
         low, high = stated["here:1" if c["candidate"].startswith("1 vCPU ") else "here:2"]
-        assert (c["low_s"], c["high_s"]) == pytest.approx((low, high), rel=1e-6)
+        assert (c["low_s"], c["high_s"]) == pytest.approx((low, high), rel=0.02)
+    assert len({(c["candidate"], c["low_s"], c["high_s"]) for c in out.added}) == 2
     assert sum(c["inside"] for c in out.added) == 11
 
 

@@ -417,3 +417,19 @@ def test_a_runs_peers_are_the_stored_runs_of_its_configuration_on_this_machine(t
             s.finish_run(ids[name], "ok", {"wait_share": wait, "epoch_time_s": 10.0})
         found = wording.peers(s, m, base, ids["me"])
     assert sorted(found) == [(0.05, 10.0), (0.06, 10.0)]  # the other repeat and seed here; not 2 vCPUs, not elsewhere
+
+
+def test_the_projections_own_error_is_read_from_runs_measured_both_ways_else_the_default():
+    """``sweep --calibrate`` on a Zen 3 VM (reports/zen3-calibration-2/): mnist_cnn and cifar10_cnn projected and in
+    full epochs; the Granite Rapids check (reports/gnr2-two-sessions/) projected one configuration only."""
+    from pathlib import Path
+
+    from cpustudy.analysis.runs import load_runs
+
+    reports = Path(__file__).resolve().parent.parent / "reports"
+    with Store.read(reports / "zen3-calibration-2" / "cpustudy.sqlite") as store:
+        measured = projection.projection_error(load_runs(store))
+    assert measured.n >= projection.MIN_PAIRS and 0 < measured.sd < 0.15 and "measured projected" in measured.source
+    with Store.read(reports / "gnr2-two-sessions" / "gnr2-two-sessions.sqlite") as store:
+        default = projection.projection_error(load_runs(store))
+    assert default.sd == projection.TOLERANCE and "default" in default.source

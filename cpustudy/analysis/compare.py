@@ -34,7 +34,9 @@ not yet seen** on a run not yet made (:mod:`cpustudy.analysis.stats`): each draw
   epochs. One draw serves every candidate (the seed decides the epochs wherever it trains);
 * per candidate, a new run's per-epoch and once-only times: Student-t predictives of their logs over the
   candidate's speed runs, their spread pooled with the machine's noise (``noise``: the database's
-  repeats, and the variation between sweeps a new run meets).
+  repeats, and the variation between sweeps a new run meets); where some of its runs were projected from
+  capped epochs, the projection's own error too (``noise.projection``, times the share projected: one bias
+  all its projected runs share).
 
 Time and cost are the median and the central ``level`` interval of the draws (90 % by default), printed
 with their n; each candidate's probability of being the cheapest (and of meeting a deadline or budget) is
@@ -406,8 +408,11 @@ def _times(epochs: np.ndarray, samples: Sequence[SpeedSample], noise: Noise, dra
     sessions: dict[str, list[int]] = {}
     for i, s in enumerate(samples):
         sessions.setdefault(s.session, []).append(i)
+    # a projected epoch's own error (one bias shared by the candidate's projected runs): its share of the runs
+    projection2 = (noise.projection * float(np.mean([s.projected for s in samples]))) ** 2
     if len(sessions) > 1:
         center, scale, df = _across_sessions(logs, list(sessions.values()), noise)
+        scale = np.sqrt(scale ** 2 + projection2)
         t = np.exp(center + np.minimum(scale * rng.standard_t(df, draws), math.log(100.0)))
         return np.where(finite, t, np.inf), ""
     spread = stats.predictive_scale(((logs - logs.mean(axis=1, keepdims=True)) ** 2).sum(axis=1), n, noise)
@@ -416,6 +421,7 @@ def _times(epochs: np.ndarray, samples: Sequence[SpeedSample], noise: Noise, dra
                 "stored in the database, give one)")
         return np.where(finite, np.exp(logs[:, 0]), np.inf), note
     scale, df = spread
+    scale = np.sqrt(scale ** 2 + projection2)
     t = np.exp(logs.mean(axis=1) + np.minimum(scale * rng.standard_t(df, draws), math.log(100.0)))
     return np.where(finite, t, np.inf), ""
 

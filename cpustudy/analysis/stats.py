@@ -63,6 +63,10 @@ class Noise:
     #: what ``between`` was read from: "repeats" (configurations' runs in several sessions), "anchor" (the anchor's
     #: sessions alone, :mod:`cpustudy.analysis.anchor`) or "assumed" (cpustudy's default)
     between_basis: str = "assumed"
+    #: a projected epoch's own error against a full one (log root mean square, bias and spread together), and
+    #: where it was read (:func:`cpustudy.analysis.projection.projection_error`); 0: not considered
+    projection: float = 0.0
+    projection_source: str = ""
 
     @property
     def line(self) -> str:

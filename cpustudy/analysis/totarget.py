@@ -8,6 +8,7 @@ the target for one configuration: the billed time of one training (worker start 
 from __future__ import annotations
 
 import json
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -345,7 +346,8 @@ def basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[dic
     if not samples:
         return ["not measured" + (": a probe is planned" if c.kind == "cloud" else "")]
     projected = sum(s.projected for s in samples)
-    out = [f"{len(samples)} run(s)" + (f", {projected} projected from capped epochs" if projected else ", full epochs")]
+    out = [f"{len(samples)} run(s)" + (f", {projected} projected from capped epochs (their interval carries the "
+                                       "projection's own error)" if projected else ", full epochs")]
     cpus = sorted({str(r.get("cpu_model")) for r in runs if r.get("cpu_model")})
     if cpus:
         out.append("on " + "; ".join(cpus))
@@ -360,12 +362,25 @@ def stored_noise(store: Any) -> Noise:
     from cpustudy.analysis.holdup import machine_noise
     from cpustudy.analysis.runs import load_runs, run_totals
 
+    from cpustudy.analysis.projection import projection_error
+
     prior = anchor.prior(store.runs(status="ok"), DEFAULT_NOISE)
     try:
-        runs = run_totals(load_runs(store))
+        runs = load_runs(store)
     except UserError:  # nothing comparable stored yet
-        return prior
-    return machine_noise(runs, prior)
+        return with_projection(prior, None)
+    return with_projection(machine_noise(run_totals(runs), prior), projection_error(runs))
+
+
+def with_projection(noise: Noise, error: Any) -> Noise:
+    """``noise`` with the projection's own error (:func:`cpustudy.analysis.projection.projection_error`; None:
+    cpustudy's default), which a candidate's projected speed runs carry into its interval."""
+    from cpustudy.analysis.projection import TOLERANCE
+
+    if error is None:
+        return dataclasses.replace(noise, projection=TOLERANCE,
+                                   projection_source=f"cpustudy's default {TOLERANCE:.0%} (the projection's tolerance)")
+    return dataclasses.replace(noise, projection=error.sd, projection_source=error.source)
 
 
 def interval_notes(results: Sequence[combo.CandidateResult]) -> list[str]:
@@ -397,7 +412,9 @@ def assumptions(target: Any, spot: bool, ref: Configuration, seeds: Sequence[com
         + ("margins past the target at every epoch they trained (how close each came, not only its epochs)"
            if all(s.margins for s in seeds) and len(seeds) > 1 else "spread of epochs (rounded to whole epochs)")
         + ", each candidate's speed runs and this "
-        f"machine's {noise.line}; not another machine of the same instance type, VM provisioning (a cloud VM "
+        f"machine's {noise.line}"
+        + (f"; a projected epoch's own error, {noise.projection_source}" if noise.projection else "")
+        + "; not another machine of the same instance type, VM provisioning (a cloud VM "
         "bills its start too), or price changes",
     ]
     if spot:
