@@ -225,3 +225,41 @@ def test_the_answer_page_opens_with_the_decision_and_draws_p_lowest_expected_cos
     assert answer.startswith("Choose here:2 bf16: expected regret 1.0%, P(lowest expected cost) 0.90 (decided")
     assert "## The decision" in md and "| P(lowest expected cost) | expected regret |" in md
     assert list(frame(results)["label"]) == ["here:2 fp32  P=0.20  E=0.10", "here:2 bf16  P=0.80  E=0.90"]
+
+
+def test_what_compare_stated_is_stored_and_later_trainings_are_held_against_it_as_stated(tmp_path):
+    """A comparison (the loop against a simulated measurer) stores each local candidate's interval; `cpustudy
+    backtest` then holds a later training of that configuration against the stored statement, even after the
+    statement's numbers are changed behind its back (as a later cpustudy computing otherwise would)."""
+    import sqlite3
+
+    import simloop
+
+    from cpustudy.analysis import backtest
+    from cpustudy.prices import Catalog
+    from cpustudy.store import Store
+
+    truth = _truths()["1.3x"]
+    db = tmp_path / "c.sqlite"
+    out, _ = simloop.run(truth, db, 0)
+    with Store.read(db) as store:
+        said = store.statements()
+    with_interval = [r for r in out.results if r.time_low_s is not None]
+    assert len(said) == len(with_interval) >= 2
+    for s in said:
+        r = next(x for x in out.results if x.candidate == s["candidate"])
+        assert (s["low_s"], s["high_s"], s["level"]) == (r.time_low_s, r.time_high_s, r.level)
+        assert s["data_sessions"] and s["convergence"] and s["place"] and s["cpustudy"]
+    # a later session's training: the compare again with a check (its seeds fresh, a session of its own)
+    simloop.run(truth, db, 1, checks=1)
+    with sqlite3.connect(db) as conn:  # what cpustudy would compute today no longer matters: the statement does
+        conn.execute("UPDATE statements SET low_s = low_s * 0.5, high_s = high_s * 2")
+        conn.execute("DELETE FROM checks")
+    added = backtest.run_backtest(db, catalog=Catalog.load(None)).added
+    held = [c for c in added if c["stated_session"]]
+    assert held, added
+    with Store.read(db) as store:
+        said = store.statements()
+    for c in held:
+        s = next(s for s in said if s["session"] == c["stated_session"] and c["candidate"].startswith(s["candidate"] + " "))
+        assert (c["low_s"], c["high_s"]) == (s["low_s"], s["high_s"])  # as stated: halved and doubled

@@ -82,7 +82,7 @@ def test_migrations_upgrade_a_version_1_database_step_by_step(tmp_path):
               5: ("runs", "time_to_target_s"), 6: ("runs", "workload_version"), 7: ("runs", "model_hash"),
               8: ("epochs", "idle_s"), 9: ("runs", "isa_peak_gflops"),
               10: ("epochs", "wait_s"), 11: ("epochs", "target_value"), 12: ("runs", "method_version"),
-              13: ("checks", "later_session"), 14: ("checks", "kind")}
+              13: ("checks", "later_session"), 14: ("checks", "kind"), 15: ("statements", "convergence")}
     for version in range(2, schema.SCHEMA_VERSION + 1):
         table, column = new_in[version]
         assert column not in [c[0] for c in _shape(conn)["columns"].get(table, [])]

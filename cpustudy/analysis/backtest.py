@@ -4,7 +4,9 @@
 ``compare`` seed, a ``--check``) that trained after other runs of its configuration, held against the interval
 those earlier runs give for its place (machine, device, vCPUs, build), as ``compare`` states it from a database
 (:func:`cpustudy.analysis.totarget.stored`, over a copy of the database as it was before the training: its own
-session left out, so the interval never contains the training it is held against). Stored in ``checks`` as
+session left out, so the interval never contains the training it is held against). Where ``compare`` stored what it
+stated for that place and configuration (``statements``, schema v15), the training is held against the latest of
+those instead, as it was stated, whatever today's cpustudy would compute. Stored in ``checks`` as
 ``kind="held out"`` beside ``compare --check``'s, so one backtest counts both.
 
 **Recalibration** (:mod:`cpustudy.analysis.recalibration`): each check's score is how far its billed time lies from its interval's
@@ -17,6 +19,8 @@ statement of certainty on a handful of checks.
 
 from __future__ import annotations
 
+import json
+import math
 import sqlite3
 import tempfile
 from dataclasses import dataclass
@@ -70,11 +74,18 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
         size[s] = size.get(s, 0) + 1
         end[s] = max(end.get(s, ""), str(x.get("created_at")))
     out: list[dict[str, Any]] = []
+    statements = store.statements()
     with tempfile.TemporaryDirectory(prefix="cpustudy-backtest-") as tmp:
         for i, r in enumerate(fresh):
             if progress:
                 progress(f"[{i + 1}/{len(fresh)}] run {r['id']}: the interval its earlier runs give")
             session = session_of(r)
+            said = stated(statements, r)
+            if said is not None:
+                out.append(_check(r, said["candidate"] + f" ({said['place']})", said["level"], said["low_s"],
+                                  said["median_s"], said["high_s"], said["data_sessions"], session,
+                                  stated_session=said["session"]))
+                continue
             earlier = [x for x in runs if str(x.get("created_at")) < str(r.get("created_at"))
                        and (not session or session_of(x) != session)]
             # what was stated: the runs as they stood when the last session of several runs before it (a
@@ -94,20 +105,38 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
             result = next((x for x in answer.results if x.candidate == name), None)
             if result is None or result.time_low_s is None or result.time_high_s is None:
                 continue
-            billed = float(combo.billed_s(r.get("epochs_to_target") or 0,
-                                          per_epoch_s=(r.get("validation_time_s") or 0.0)
-                                          if (r.get("validation") or "none") != "none" else 0.0,
-                                          once_s=(r.get("startup_s") or 0.0) + r["time_to_target_s"]))
             data_sessions = sorted({session_of(stored[i]) for i in result.run_ids + [s.run_id for s in answer.seeds]
                                     if i in stored} - {""})
-            out.append({"run_id": int(r["id"]), "machine_id": r.get("machine_id"), "candidate": name,
-                        "level": result.level, "low_s": result.time_low_s, "high_s": result.time_high_s,
-                        "median_s": result.time_to_target_s, "billed_s": billed,
-                        "inside": result.time_low_s <= billed <= result.time_high_s, "kind": "held out",
-                        "stated_session": None, "data_sessions": data_sessions,
-                        "later_session": bool(session and session not in data_sessions),
-                        "stated_at": r.get("created_at")})
+            out.append(_check(r, name, result.level, result.time_low_s, result.time_to_target_s, result.time_high_s,
+                              data_sessions, session))
     return out
+
+
+def stated(statements: Sequence[dict[str, Any]], run: dict[str, Any]) -> dict[str, Any] | None:
+    """The latest interval ``compare`` stated (``Store.statements``) for a training like ``run`` (its workload,
+    target, convergence and place) before it, in another session; None where none was stored."""
+    key = json.dumps(identity.values(run, "convergence"), sort_keys=True, default=str)
+    session, place = session_of(run), totarget.place_name(run)
+    found = [s for s in statements
+             if s["workload"] == run.get("workload") and s["place"] == place
+             and math.isclose(float(s["target_accuracy"]), float(run["target_accuracy"]))
+             and json.dumps(s["convergence"], sort_keys=True, default=str) == key
+             and str(s["stated_at"]) <= str(run.get("created_at")) and (not session or s["session"] != session)]
+    return found[-1] if found else None
+
+
+def _check(run: dict[str, Any], candidate: str, level: float, low: float, median: float | None, high: float,
+           data_sessions: Sequence[str], session: str, stated_session: str | None = None) -> dict[str, Any]:
+    """A training held against an interval: one checks row (``kind="held out"``), its billed time counted as
+    ``compare`` bills one."""
+    billed = float(combo.billed_s(run.get("epochs_to_target") or 0,
+                                  per_epoch_s=(run.get("validation_time_s") or 0.0)
+                                  if (run.get("validation") or "none") != "none" else 0.0,
+                                  once_s=(run.get("startup_s") or 0.0) + run["time_to_target_s"]))
+    return {"run_id": int(run["id"]), "machine_id": run.get("machine_id"), "candidate": candidate, "level": level,
+            "low_s": low, "high_s": high, "median_s": median, "billed_s": billed, "inside": low <= billed <= high,
+            "kind": "held out", "stated_session": stated_session, "data_sessions": list(data_sessions),
+            "later_session": bool(session and session not in data_sessions), "stated_at": run.get("created_at")}
 
 
 @dataclass

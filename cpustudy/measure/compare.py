@@ -376,6 +376,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
                             lambda: _combine(p, store, plan_folder, probe_cost), say=say, progress=progress,
                             ledger=ledger, measurer=measurer, rules=rules)
         local = {c.name: (p, c) for c in p.candidates if c.kind == "here"}
+        state(store, session.machine_id, comparison, {name: "" for name in local})
         comparison.checks = check_winner(local, req.checks, store, session.machine_id, comparison, say, progress,
                                          measurer)
         comparison.notes += backtest_note(store, session.machine_id)
@@ -385,6 +386,37 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
 
 
 CHECK_FIRST_SEED = totarget.CHECK_FIRST_SEED
+
+
+def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dict[str, str]) -> int:
+    """Store what the comparison stated for each local candidate with an interval (``Store.add_statement``), so that
+    the backtest holds later trainings against it as stated; how many. ``setting_of``: each local candidate's
+    setting label ("" in a comparison of one setting), which names its seeds."""
+    from cpustudy import identity, provenance
+
+    target = comparison.target
+    if isinstance(target, bool) or not isinstance(target, (int, float)):  # a validation accuracy only
+        return 0
+    made = provenance.record()
+    n = 0
+    for r in comparison.results:
+        if r.candidate not in setting_of or r.time_low_s is None or r.time_high_s is None or not r.run_ids:
+            continue
+        seeds = store.runs(run_ids=[s.run_id for s in comparison.seeds if s.setting == setting_of[r.candidate]])
+        runs = store.runs(run_ids=[int(i) for i in r.run_ids])
+        if not runs or not seeds:
+            continue
+        convergence = identity.values(seeds[0], "convergence")
+        behind = runs + seeds
+        store.add_statement({
+            "machine_id": machine_id, "session": store.session, "workload": seeds[0]["workload"],
+            "target_accuracy": float(target), "convergence": convergence,
+            "place": totarget.place_name(runs[0]), "candidate": r.candidate, "level": r.level,
+            "low_s": r.time_low_s, "median_s": r.time_to_target_s, "high_s": r.time_high_s,
+            "data_sessions": sorted({session_of(x) for x in behind} - {""}),
+            "cpustudy": f"{made['cpustudy_version']} {made['cpustudy_commit'] or '-'}"})
+        n += 1
+    return n
 
 
 def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Store, machine_id: int,

@@ -291,6 +291,31 @@ def v14_held_out_checks(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE checks ADD COLUMN median_s REAL")
 
 
+def v15_statements(conn: sqlite3.Connection) -> None:
+    """What ``compare`` stated, per local candidate: its ``level`` prediction interval (``low_s``, ``median_s``,
+    ``high_s``) of one training's billed time to ``target_accuracy``, for trainings of the ``convergence`` key
+    (:mod:`cpustudy.identity`'s view, JSON) at ``place`` (``totarget.place_name``); ``session``, the comparison's
+    measuring session; ``data_sessions``, the sessions of the runs behind it (JSON); ``cpustudy``, the version that
+    stated it. The backtest holds later trainings against it as it was stated, whatever cpustudy computes today."""
+    conn.execute("""CREATE TABLE statements (
+        id INTEGER PRIMARY KEY,
+        machine_id INTEGER REFERENCES machines(id),
+        session TEXT,
+        stated_at TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        target_accuracy REAL NOT NULL,
+        convergence TEXT NOT NULL,
+        place TEXT NOT NULL,
+        candidate TEXT NOT NULL,
+        level REAL NOT NULL,
+        low_s REAL NOT NULL,
+        median_s REAL,
+        high_s REAL NOT NULL,
+        data_sessions TEXT,
+        cpustudy TEXT
+    )""")
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
@@ -307,9 +332,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     v12_provenance_memory,
     v13_checks,
     v14_held_out_checks,
+    v15_statements,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
-TABLES = ("machines", "runs", "epochs", "peaks", "tunings", "checks")
+TABLES = ("machines", "runs", "epochs", "peaks", "tunings", "checks", "statements")
 
 
 def user_version(conn: sqlite3.Connection) -> int:

@@ -307,6 +307,31 @@ class Store:
         with self.transaction():
             return row_id(self._insert("checks", row))
 
+    def add_statement(self, statement: Mapping[str, Any]) -> int:
+        """One interval ``compare`` stated (``schema.v15_statements``)."""
+        row = {k: statement.get(k) for k in ("machine_id", "session", "workload", "target_accuracy", "place",
+                                             "candidate", "level", "low_s", "median_s", "high_s", "cpustudy")}
+        row.update(convergence=json.dumps(statement["convergence"], sort_keys=True, default=str),
+                   data_sessions=json.dumps(sorted(statement.get("data_sessions") or [])),
+                   stated_at=statement.get("stated_at") or now())
+        with self.transaction():
+            return row_id(self._insert("statements", row))
+
+    def statements(self) -> list[dict[str, Any]]:
+        """The stored statements, oldest first (``convergence`` and ``data_sessions`` read back from JSON)."""
+        out = []
+        for row in self.conn.execute("SELECT * FROM statements ORDER BY stated_at, id"):
+            d = dict(row)
+            d["convergence"] = json.loads(d["convergence"])
+            d["data_sessions"] = json.loads(d["data_sessions"] or "[]")
+            out.append(d)
+        return out
+
+    def insert_statement_row(self, row: Mapping[str, Any]) -> int:
+        """Insert a statements row as given (one stored elsewhere, its machine id already this database's)."""
+        with self.transaction():
+            return row_id(self._insert("statements", row))
+
     def checks(self, machine_id: int | None = None) -> list[dict[str, Any]]:
         """The stored checks (of one machine), oldest first, with the session their run trained in."""
         sql = """SELECT c.*, r.settings AS run_settings FROM checks c JOIN runs r ON r.id = c.run_id"""

@@ -5,7 +5,8 @@
 * Runs are matched by ``uuid``: a run already here is left alone, so merging the same file twice adds
   nothing. Runs still ``running`` in the other file are skipped (they may be in progress there; merge
   again once they have finished).
-* Epochs follow their run, and so do the checks stored against it (``compare --check`` and ``cpustudy backtest``:
+* Epochs follow their run, the intervals ``compare`` stated follow their machine (once), and so do the checks
+  stored against a run (``compare --check`` and ``cpustudy backtest``:
   a statement of certainty held to account is a measurement too); a check already here (the same run, kind and
   interval) is not added twice.
 
@@ -16,6 +17,7 @@ older one is read through its upgraded copy in memory, its data migrations inclu
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,4 +126,14 @@ def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
             values["machine_id"] = machine_map.get(c["machine_id"]) if c.get("machine_id") is not None else None
             store.insert_check_row(values)
             checks_added += 1
+        s_cols = [c for c in _shared_columns(store, other, "statements", "id") if c != "machine_id"]
+        said = {(x["session"], x["candidate"], x["place"], x["low_s"], x["high_s"]) for x in store.statements()}
+        for x in other.statements():
+            if (x["session"], x["candidate"], x["place"], x["low_s"], x["high_s"]) in said:
+                continue
+            values = {k: x[k] for k in s_cols}
+            values["convergence"] = json.dumps(x["convergence"], sort_keys=True, default=str)
+            values["data_sessions"] = json.dumps(x["data_sessions"])
+            values["machine_id"] = machine_map.get(x["machine_id"]) if x.get("machine_id") is not None else None
+            store.insert_statement_row(values)
     return MergeResult(other_path, added, present, unfinished, epochs_added, machines_added, checks_added)
