@@ -15,7 +15,7 @@ import dataclasses
 from typing import Any, Iterable, Mapping
 
 from cpustudy.analysis import stats
-from cpustudy.analysis.runs import session_of, settings_of
+from cpustudy.analysis.runs import periods, session_of, settings_of
 
 #: The anchor version this analysis reads (``cpustudy.worker.anchor.VERSION``).
 VERSION = 1
@@ -34,18 +34,21 @@ def anchor_of(run: Mapping[str, Any]) -> float | None:
 
 def drift(runs: Iterable[Mapping[str, Any]]) -> stats.Noise | None:
     """The anchor's variation within and between sessions over the runs that timed it, per machine pooled; None
-    where fewer than ``MIN_SESSIONS`` sessions of one machine timed it."""
+    where fewer than ``MIN_SESSIONS`` periods of sessions (:func:`cpustudy.analysis.runs.periods`: sessions less
+    than an hour apart are one) of one machine timed it."""
     by: dict[str, dict[str, list[float]]] = {}
+    runs = list(runs)
+    period = periods(runs)  # sessions within an hour of each other: one draw of the machine's shift
     for r in runs:
         seconds, session = anchor_of(r), session_of(dict(r))
         if seconds is not None and session:
-            by.setdefault(str(r.get("machine")), {}).setdefault(session, []).append(seconds)
+            by.setdefault(str(r.get("machine")), {}).setdefault(period.get(session, session), []).append(seconds)
     if not by or max(len(s) for s in by.values()) < MIN_SESSIONS:
         return None
     groups = [list(sessions.values()) for sessions in by.values()]
     sessions = sum(len(s) for s in by.values())
     return stats.noise_from_groups(groups, fallback=stats.NO_PRIOR,
-                                   source=f"the anchor timed in every run: {sessions} sessions")
+                                   source=f"the anchor timed in every run: {sessions} periods of sessions")
 
 
 def prior(runs: Iterable[Mapping[str, Any]], default: stats.Noise = stats.DEFAULT_NOISE) -> stats.Noise:

@@ -30,7 +30,7 @@ import pandas as pd
 from cpustudy import identity
 from cpustudy.analysis import stats
 from cpustudy.analysis.frames import records
-from cpustudy.analysis.runs import settings_of
+from cpustudy.analysis.runs import periods, settings_of
 from cpustudy.analysis.studies import study
 from cpustudy.environment import state
 
@@ -277,7 +277,10 @@ def machine_noise(runs: pd.DataFrame, prior: stats.Noise = stats.DEFAULT_NOISE) 
     # A run's total is its own epochs' (a compare's 2-epoch probes beside its seeds' trainings): never pooled.
     by: dict[tuple, dict[str, list[float]]] = {}
     totals = pd.to_numeric(own["total_time_s"], errors="coerce")
-    for r, sweep, total in zip(records(own), sweeps(own), totals):
+    rows = records(own)
+    period = periods(rows)  # sessions within an hour of each other: one draw of the machine's shift
+    for r, sweep, total in zip(rows, sweeps(own), totals):
         if pd.notna(total):
+            sweep = period.get(sweep.removeprefix("session "), sweep)
             by.setdefault(identity.key(r, "noise"), {}).setdefault(sweep, []).append(float(total))
     return stats.noise_from_groups([[g[k] for k in sorted(g)] for g in by.values()], fallback=prior)

@@ -240,16 +240,19 @@ def speed_samples(store: Any, c: Candidate, ref: Configuration, fingerprint: str
                   by: dict[int, list[dict[str, Any]]] | None = None) -> list[combo.SpeedSample]:
     """Candidate ``c``'s speed samples among ``runs`` (default: every ok run), never a ``--check`` training (it is
     held against the interval, so it is no part of it); ``by``: their epochs by run, where already read."""
-    runs = [r for r in (runs if runs is not None else store.runs(status="ok"))
-            if matches(r, c, ref, fingerprint) and not is_check(r)]
+    from cpustudy.analysis.runs import periods
+
+    every = runs if runs is not None else store.runs(status="ok")
+    runs = [r for r in every if matches(r, c, ref, fingerprint) and not is_check(r)]
     if not runs:
         return []
     by = by if by is not None else epochs_by_run(store, runs)
+    period = periods(every)  # sessions within an hour of each other are one draw of the machine's shift
     out = []
     for r in runs:
         s = combo.speed_sample(r, by.get(r["id"], []))
         if s is not None:
-            out.append(s)
+            out.append(dataclasses.replace(s, session=period.get(s.session, s.session)))
     return out
 
 
@@ -432,14 +435,18 @@ def session_note(store: Any, results: Sequence[combo.CandidateResult], seeds: Se
     ids = sorted({int(i) for r in results for i in r.run_ids} | {s.run_id for s in seeds})
     if not ids or noise.between_basis == "repeats":  # measured for these configurations
         return []
-    sessions = {session_of(r) for r in store.runs(run_ids=ids)} - {""}
+    from cpustudy.analysis.runs import periods
+
+    behind = store.runs(run_ids=ids)
+    period = periods(behind)
+    sessions = {period.get(session_of(r), session_of(r)) for r in behind} - {""}
     if len(sessions) > 1:
         return []
     if noise.between_basis == "anchor":
-        return [f"every run behind the intervals comes from one measuring session: the variation between sessions in "
+        return [f"every run behind the intervals comes from one measuring period (sessions less than an hour apart): the variation between sessions in "
                 f"them ({noise.between:.0%}) is this machine's anchor's ({noise.source}), not these configurations' own; "
                 "compare again in another session, or --check in a later one, and the database learns theirs"]
-    return [f"the intervals cover this session only: every run behind them comes from one measuring session, and the "
+    return [f"the intervals cover this session only: every run behind them comes from one measuring period (sessions less than an hour apart), and the "
             f"variation between sessions is cpustudy's default ({noise.between:.0%}), not measured here (20-30 % has "
             "been seen between sessions on shared VMs); a training in a later session may land outside more often. "
             "Compare again in another session, or --check in a later one, and the database learns it"]
