@@ -57,7 +57,8 @@ class Truth:
 
     def label(self) -> str:
         return (f"shift {self.shift:.2f} ({self.tails}), {self.sessions} session(s) x {self.runs} runs, "
-                f"anchor sees {self.anchor_sees:.0%} over {self.history} earlier session(s), {self.epochs}"
+                + (f"{self.seeds} seeds, " if self.seeds != 3 else "")
+                + f"anchor sees {self.anchor_sees:.0%} over {self.history} earlier session(s), {self.epochs}"
                 + (f", {self.others} other configuration(s) in both sessions" if self.others else "")
                 + (f", speed runs projected {self.projection_bias:+.0%} off" if self.projection_bias is not None
                    else ""))
