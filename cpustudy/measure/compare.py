@@ -392,12 +392,11 @@ def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dic
     """Store what the comparison stated for each local candidate with an interval (``Store.add_statement``), so that
     the backtest holds later trainings against it as stated; how many. ``setting_of``: each local candidate's
     setting label ("" in a comparison of one setting), which names its seeds."""
-    from cpustudy import identity, provenance
+    from cpustudy import identity
 
     target = comparison.target
     if isinstance(target, bool) or not isinstance(target, (int, float)):  # a validation accuracy only
         return 0
-    made = provenance.record()
     n = 0
     for r in comparison.results:
         if r.candidate not in setting_of or r.time_low_s is None or r.time_high_s is None or not r.run_ids:
@@ -413,8 +412,7 @@ def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dic
             "target_accuracy": float(target), "convergence": convergence,
             "place": totarget.place_name(runs[0]), "candidate": r.candidate, "level": r.level,
             "low_s": r.time_low_s, "median_s": r.time_to_target_s, "high_s": r.time_high_s,
-            "data_sessions": sorted({session_of(x) for x in behind} - {""}),
-            "cpustudy": f"{made['cpustudy_version']} {made['cpustudy_commit'] or '-'}"})
+            "data_sessions": sorted({session_of(x) for x in behind} - {""})})
         n += 1
     return n
 

@@ -308,9 +308,11 @@ class Store:
             return row_id(self._insert("checks", row))
 
     def add_statement(self, statement: Mapping[str, Any]) -> int:
-        """One interval ``compare`` stated (``schema.v15_statements``)."""
+        """One interval ``compare`` stated (``schema.v15_statements``), stamped with the cpustudy stating it."""
         row = {k: statement.get(k) for k in ("machine_id", "session", "workload", "target_accuracy", "place",
-                                             "candidate", "level", "low_s", "median_s", "high_s", "cpustudy")}
+                                             "candidate", "level", "low_s", "median_s", "high_s")}
+        made = provenance.record()
+        row["cpustudy"] = statement.get("cpustudy") or f"{made['cpustudy_version']} {made['cpustudy_commit'] or '-'}"
         row.update(convergence=json.dumps(statement["convergence"], sort_keys=True, default=str),
                    data_sessions=json.dumps(sorted(statement.get("data_sessions") or [])),
                    stated_at=statement.get("stated_at") or now())
