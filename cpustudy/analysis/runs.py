@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
 import pandas as pd
@@ -215,10 +216,17 @@ def periods(runs: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     return out
 
 
-def _when(text: Any) -> Any:
-    """A stored time as a UTC timestamp, or None."""
-    when = pd.to_datetime(str(text), errors="coerce", utc=True) if text else None
-    return None if when is None or pd.isna(when) else when
+def _when(text: Any) -> datetime | None:
+    """A stored time (``Store``'s ISO 8601, with or without its offset; none: UTC) as an aware datetime, or None.
+    ``datetime.fromisoformat``, not ``pd.to_datetime``: this runs for every stored run each time a candidate's speed
+    samples are read (0.1 us a time against 230)."""
+    if not text:
+        return None
+    try:
+        when = datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
 def settings_of(stored: Any) -> dict[str, Any]:
