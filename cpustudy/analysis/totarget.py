@@ -438,7 +438,7 @@ def session_note(store: Any, results: Sequence[combo.CandidateResult], seeds: Se
     from cpustudy.analysis.runs import periods
 
     behind = store.runs(run_ids=ids)
-    period = periods(behind)
+    period = periods(store.runs(status="ok"))  # over every run, as the speed samples' periods are (sessions between chain)
     sessions = {period.get(session_of(r), session_of(r)) for r in behind} - {""}
     if len(sessions) > 1:
         return []
