@@ -442,15 +442,15 @@ def session_note(store: Any, results: Sequence[combo.CandidateResult], seeds: Se
     sessions = {period.get(session_of(r), session_of(r)) for r in behind} - {""}
     if len(sessions) > 1:
         return []
+    head = ("the intervals cover this session only: every run behind them comes from one measuring period (sessions "
+            "less than an hour apart), and the ")
     if noise.between_basis == "anchor":
-        return [f"the intervals cover this session only: every run behind them comes from one measuring period (sessions "
-                f"less than an hour apart), and the variation between sessions in them ({noise.between:.0%}) is this "
-                f"machine's anchor's ({noise.source}), not these configurations' own: a 10 ms kernel on one core, which "
-                "can miss what moves a training (on a Granite Rapids VM it missed a 20 % shift). Compare again in "
-                "another session, or --check in a later one, and the database learns theirs"]
-    return [f"the intervals cover this session only: every run behind them comes from one measuring period (sessions less than an hour apart), and the "
-            f"variation between sessions is cpustudy's default ({noise.between:.0%}), not measured here (20-30 % has "
-            "been seen between sessions on shared VMs); a training in a later session may land outside more often. "
+        return [head + f"variation between sessions in them ({noise.between:.0%}) is this machine's anchor's "
+                f"({noise.source}), not these configurations' own: a 10 ms kernel on one core, which can miss what "
+                "moves a training (on a Granite Rapids VM it missed a 20 % shift). Compare again in another session, "
+                "or --check in a later one, and the database learns theirs"]
+    return [head + f"variation between sessions is cpustudy's default ({noise.between:.0%}), not measured here (20-30 % "
+            "has been seen between sessions on shared VMs); a training in a later session may land outside more often. "
             "Compare again in another session, or --check in a later one, and the database learns it"]
 
 
