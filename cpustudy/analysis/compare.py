@@ -412,17 +412,15 @@ def _times(epochs: np.ndarray, samples: Sequence[SpeedSample], noise: Noise, dra
     projection2 = (noise.projection * float(np.mean([s.projected for s in samples]))) ** 2
     if len(sessions) > 1:
         center, scale, df = _across_sessions(logs, list(sessions.values()), noise)
-        scale = np.sqrt(scale ** 2 + projection2)
-        t = np.exp(center + np.minimum(scale * rng.standard_t(df, draws), math.log(100.0)))
-        return np.where(finite, t, np.inf), ""
-    spread = stats.predictive_scale(((logs - logs.mean(axis=1, keepdims=True)) ** 2).sum(axis=1), n, noise)
-    if spread is None:
-        note = (f"one speed run and no known spread of this machine: no interval ({n + 1} runs, or repeats "
-                "stored in the database, give one)")
-        return np.where(finite, np.exp(logs[:, 0]), np.inf), note
-    scale, df = spread
+    else:
+        spread = stats.predictive_scale(((logs - logs.mean(axis=1, keepdims=True)) ** 2).sum(axis=1), n, noise)
+        if spread is None:
+            note = (f"one speed run and no known spread of this machine: no interval ({n + 1} runs, or repeats "
+                    "stored in the database, give one)")
+            return np.where(finite, np.exp(logs[:, 0]), np.inf), note
+        center, (scale, df) = logs.mean(axis=1), spread
     scale = np.sqrt(scale ** 2 + projection2)
-    t = np.exp(logs.mean(axis=1) + np.minimum(scale * rng.standard_t(df, draws), math.log(100.0)))
+    t = np.exp(center + np.minimum(scale * rng.standard_t(df, draws), math.log(100.0)))
     return np.where(finite, t, np.inf), ""
 
 
