@@ -80,17 +80,23 @@ class Noise:
 #: on these VMs (a log sd of 0.25; 20-30 % between sessions on an Emerald Rapids VM, 2026-11-26), not cpustudy's
 #: default, so that equal speeds measured in two sessions are called different at most 5 % of the time whatever
 #: the machine's shift (simulated, :mod:`cpustudy.analysis.simulate`). Measure both sides in one session, or let
-#: the database learn the machine's (the anchor, from three sessions), and smaller differences can be findings.
+#: the database learn the machine's (configurations measured in several sessions), and smaller differences can be
+#: findings.
 UNMEASURED_BETWEEN = 0.25
 #: ... worth this many sessions (its t's degrees of freedom): the largest seen is not the largest there is.
 UNMEASURED_DF = 10.0
+
+
+def between_measured(noise: "Noise") -> bool:
+    """Whether the variation between sessions was measured from configurations' own runs in several sessions."""
+    return noise.between_basis == "repeats" and bool(noise.between_df)
 
 
 def across_sessions(noise: "Noise") -> tuple[float, float]:
     """The variation between sessions a contrast across two known sessions adds, and its degrees of freedom (0:
     taken as known): the machine's where its configurations' runs measured it, else at least
     :data:`UNMEASURED_BETWEEN`."""
-    if noise.between_basis == "repeats" and noise.between_df:
+    if between_measured(noise):
         return noise.between, noise.between_df
     if noise is NO_PRIOR or noise.source == NO_PRIOR.source:  # the samples alone: a plain Welch, as documented
         return 0.0, 0.0
@@ -237,7 +243,7 @@ def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO
         q = float(sps.t.ppf(1 - ALPHA / 2, df)) * se
         q2 = float(sps.t.ppf(1 - ALPHA, df)) * se
     note = ""
-    if same_session is False and extra and between_df == UNMEASURED_DF:
+    if same_session is False and extra and not between_measured(noise):
         note = (f"measured in different sessions, and the variation between sessions is not measured for these "
                 f"configurations: {100 * between:.0f} % assumed (measure both in one session)")
     return Contrast(math.exp(d), math.exp(d - q), math.exp(d + q), p, df, na, nb, threshold, min_effect,
