@@ -329,11 +329,6 @@ class Store:
             out.append(d)
         return out
 
-    def insert_statement_row(self, row: Mapping[str, Any]) -> int:
-        """Insert a statements row as given (one stored elsewhere, its machine id already this database's)."""
-        with self.transaction():
-            return row_id(self._insert("statements", row))
-
     def checks(self, machine_id: int | None = None) -> list[dict[str, Any]]:
         """The stored checks (of one machine), oldest first, with the session their run trained in."""
         sql = """SELECT c.*, r.settings AS run_settings FROM checks c JOIN runs r ON r.id = c.run_id"""
@@ -503,10 +498,13 @@ class Store:
         """The id of the run with this uuid stored here (see :meth:`has_run`)."""
         return int(self.conn.execute("SELECT id FROM runs WHERE uuid = ?", (run_uuid,)).fetchone()[0])
 
-    def insert_check_row(self, row: Mapping[str, Any]) -> int:
-        """Insert a checks row as given (a check stored elsewhere, its run and machine ids already this database's)."""
+    def insert_row(self, table: str, row: Mapping[str, Any]) -> int:
+        """Insert a ``checks`` or ``statements`` row as given (one stored elsewhere, its run and machine ids already
+        this database's)."""
+        if table not in ("checks", "statements"):
+            raise ValueError(f"insert_row: {table} rows go through their own method")
         with self.transaction():
-            return row_id(self._insert("checks", row))
+            return row_id(self._insert(table, row))
 
     def has_run(self, run_uuid: str) -> bool:
         """Whether a run with this uuid is stored here."""

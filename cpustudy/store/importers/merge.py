@@ -124,7 +124,7 @@ def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
             values = {k: c[k] for k in c_cols}
             values["run_id"] = ours
             values["machine_id"] = machine_map.get(c["machine_id"]) if c.get("machine_id") is not None else None
-            store.insert_check_row(values)
+            store.insert_row("checks", values)
             checks_added += 1
         s_cols = [c for c in _shared_columns(store, other, "statements", "id") if c != "machine_id"]
         said = {(x["session"], x["candidate"], x["place"], x["low_s"], x["high_s"]) for x in store.statements()}
@@ -135,5 +135,5 @@ def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
             values["convergence"] = json.dumps(x["convergence"], sort_keys=True, default=str)
             values["data_sessions"] = json.dumps(x["data_sessions"])
             values["machine_id"] = machine_map.get(x["machine_id"]) if x.get("machine_id") is not None else None
-            store.insert_statement_row(values)
+            store.insert_row("statements", values)
     return MergeResult(other_path, added, present, unfinished, epochs_added, machines_added, checks_added)
