@@ -22,7 +22,7 @@ and its start-up) by ``exp(s)`` with ``s`` normal or Student-t with 3 degrees of
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -232,7 +232,3 @@ def findings(truth: Truth, ratio: float, same_session: bool, trials: int = 1000,
         else:
             found += holdup.compare_samples(a, b, noise=noise).holds
     return Findings(truth, ratio, same_session, trials, found)
-
-
-def with_(truth: Truth, **changes: Any) -> Truth:
-    return replace(truth, **changes)
