@@ -82,7 +82,9 @@ def write(tmp_path, name, text):
 
 @pytest.fixture
 def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("CPUSTUDY_CACHE", str(tmp_path / "cache"))
+    """A test's folder. The cache stays the suite's (conftest.py): a script's check under TensorFlow is cached
+    by its content, so the scripts used by several tests here are checked once, as a user's second run of a
+    script finds its check (the first test of each script runs it)."""
     monkeypatch.setenv("AFTER_FIT", str(tmp_path / "after_fit"))
     return tmp_path
 
