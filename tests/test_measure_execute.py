@@ -25,13 +25,24 @@ def _store(db):
     return s, s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
 
 
-@pytest.mark.tensorflow
-def test_worker_pins_itself_and_reports_software(db):
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """One configuration (mnist_mlp, 1 vCPU, 2 capped epochs) measured twice by real workers into one
+    database, which the tests below read: the first run measures the peak, the second finds it."""
+    db = tmp_path_factory.mktemp("two-runs") / "runs.sqlite"
     s, mid = _store(db)
     config = _plan()
-    outcome = execute(s, mid, config)
-    assert outcome.status == "ok", outcome.error
-    (run,) = s.runs()
+    outcomes = [execute(s, mid, config) for _ in range(2)]
+    s.close()
+    return db, config, outcomes
+
+
+@pytest.mark.tensorflow
+def test_worker_pins_itself_and_reports_software(two_runs):
+    db, config, outcomes = two_runs
+    assert outcomes[0].status == "ok", outcomes[0].error
+    with Store.read(db) as s:
+        run = s.runs()[0]
     software = json.loads(run["software"])
     assert software["affinity"] == list(config.cpus) and len(config.cpus) == 1
     assert software["intra_threads"] == 1 and software["inter_threads"] == 1
@@ -54,17 +65,16 @@ def test_worker_pins_itself_and_reports_software(db):
 
 
 @pytest.mark.tensorflow
-def test_each_epoch_splits_its_time_into_steps_and_the_rest(db):
-    s, mid = _store(db)
-    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=10,
-                          data="synthetic")
-    outcome = execute(s, mid, plan(spec))
-    assert outcome.status == "ok", outcome.error
-    for e in s.epochs():
+def test_each_epoch_splits_its_time_into_steps_and_the_rest(two_runs):
+    db, _, outcomes = two_runs
+    assert outcomes[0].status == "ok", outcomes[0].error
+    with Store.read(db) as s:
+        run = s.runs()[0]
+        epochs = s.epochs([run["id"]])
+    for e in epochs:
         assert e["steps_s"] > 0 and e["boundary_s"] >= 0 and e["cpu_s"] > 0
         assert e["steps_s"] + e["boundary_s"] == pytest.approx(e["elapsed_s"], rel=1e-6)
-    (run,) = s.runs()
-    (timed,) = [e for e in s.epochs() if not e["warmup"]]
+    (timed,) = [e for e in epochs if not e["warmup"]]
     awake = timed["boundary_s"] - stall_of(timed)  # an idle stall is kept apart (none expected with tf.data)
     assert run["epoch_boundary_s"] == pytest.approx(awake)
     assert run["epoch_time_s"] == pytest.approx(timed["steps_s"] / 10 * 469 + awake)
@@ -128,18 +138,15 @@ def test_auto_without_cache_is_synthetic(empty_keras_home):
 
 
 @pytest.mark.tensorflow
-def test_peak_is_measured_once_per_configuration_and_stored_with_runs(db, empty_keras_home):
-    s, mid = _store(db)
-    spec = RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=2, steps_per_epoch=10,
-                          data="synthetic")
-    first = execute(s, mid, plan(spec))
+def test_peak_is_measured_once_per_configuration_and_stored_with_runs(two_runs):
+    db, _, (first, second) = two_runs
     assert first.status == "ok", first.error
-    (peak,) = [dict(r) for r in s.conn.execute("SELECT * FROM peaks")]
-    assert peak["peak_gflops"] > 1 and peak["mem_bandwidth_gbs"] > 0.1
-    second = execute(s, mid, plan(spec))
     assert second.status == "ok"
-    assert s.conn.execute("SELECT count(*) FROM peaks").fetchone()[0] == 1
-    runs = s.runs()
+    with Store.read(db) as s:
+        (peak,) = [dict(r) for r in s.conn.execute("SELECT * FROM peaks")]
+        runs = s.runs()
+        info = s.machine_info(runs[0]["machine_id"])
+    assert peak["peak_gflops"] > 1 and peak["mem_bandwidth_gbs"] > 0.1
     assert runs[0]["peak_gflops"] == runs[1]["peak_gflops"] == peak["peak_gflops"]
     assert not json.loads(runs[1]["settings"])["measure_peak_now"]
     state = json.loads(runs[0]["machine_state"])
@@ -147,7 +154,7 @@ def test_peak_is_measured_once_per_configuration_and_stored_with_runs(db, empty_
     # beside the measured peak, the instruction sets' theoretical one for the run's CPU (an estimate)
     from cpustudy.environment import isa
 
-    expected = isa.theoretical(s.machine_info(mid), 1, "fp32")
+    expected = isa.theoretical(info, 1, "fp32")
     assert (runs[0]["isa_peak_gflops"] is None) == (expected is None)
     if expected is not None:
         assert runs[0]["isa_peak_gflops"] == pytest.approx(expected.gflops)
