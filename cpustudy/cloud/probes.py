@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from cpustudy.errors import UserError
-from cpustudy.measure.compare import PROBE_EPOCHS, Planned, speed_samples
+from cpustudy.measure.compare import PROBE_EPOCHS, Candidate, Planned, speed_samples
+
+if TYPE_CHECKING:
+    from cpustudy.cloud.plan import Plan
+    from cpustudy.cloud.tasks import CloudSweep
 
 
 def plan_probes(p: Planned, say: Callable[[str], None]) -> tuple[str | None, float | None]:
@@ -59,11 +63,11 @@ def plan_probes(p: Planned, say: Callable[[str], None]) -> tuple[str | None, flo
     return str(folder), total
 
 
-def _targets(candidates: list[Any]) -> str:
+def _targets(candidates: Sequence[Candidate]) -> str:
     return ",".join(dict.fromkeys(c.name.split(" ")[0] for c in candidates))
 
 
-def _options(p: Planned, candidates: list[Any]) -> Any:
+def _options(p: Planned, candidates: Sequence[Candidate]) -> CloudSweep:
     """The probes' sweep on each of ``candidates``' VMs: the comparison's capped epochs (``p.cap``) in a fresh
     worker, the CPU candidates' builds."""
     from cpustudy.cloud import tasks
@@ -110,7 +114,7 @@ def _folder(base: Path, key: str, say: Callable[[str], None]) -> Path:
     return other
 
 
-def _how(earlier: Any, key: str, folder: Path) -> str:
+def _how(earlier: Plan | None, key: str, folder: Path) -> str:
     """How the plan came to be in ``folder``: new there, planned again for the same request, or for another."""
     if earlier is None:
         return f"planned in {folder}"

@@ -4,17 +4,21 @@ line when the sweep refuses vCPU counts beyond this machine (``measure.sweep.Bey
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cpustudy.errors import UserError
 from cpustudy.measure.request import SweepRequest
 from cpustudy.measure.sweep import and_list
 
+if TYPE_CHECKING:
+    from cpustudy.prices.catalog import Catalog
+
 #: The plan folder the suggested ``cloud plan`` writes (its name is the plan's: lowercase, digits, dashes).
 CLOUD_PLAN_OUT = "sweep-cloud"
 
 
-def cloud_family(info: Mapping[str, Any], sizes: Sequence[int], catalog: Any) -> tuple[str, dict[int, str], bool]:
+def cloud_family(info: Mapping[str, Any], sizes: Sequence[int],
+                 catalog: Catalog) -> tuple[str, dict[int, str], bool]:
     """The cloud family whose VMs run ``info``'s CPU (``prices.platforms``), as a report prices this machine's
     runs, and its instance of each of ``sizes`` that the catalog prices: (family, {vCPUs: instance}, whether the
     family is the default because none is known to run this CPU or none of those is priced). Among several,
