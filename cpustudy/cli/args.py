@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Sequence
+from typing import Sequence, TypeAlias
 
 from cpustudy.errors import UserError
 from cpustudy.precision import DEFAULT, POLICIES
 
 PROG = "cpustudy"
+
+#: What each command's ``register`` is given: the top parser's subcommands (argparse's own type for them).
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def positive_int(text: str) -> int:

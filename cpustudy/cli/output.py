@@ -6,10 +6,18 @@ import argparse
 import contextlib
 import os
 import sys
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cpustudy.measure.execute import RunOutcome
+    from cpustudy.measure.sweep import Cell
+
+T = TypeVar("T")
 
 
-def console(stderr: bool = False) -> Any:
+def console(stderr: bool = False) -> Console:
     from rich.console import Console
 
     out = Console(stderr=stderr, highlight=False)
@@ -67,7 +75,7 @@ def epoch_line(event: dict[str, Any], total: int) -> str:
             + (" (warm-up)" if event.get("warmup") else ""))
 
 
-def with_epoch_progress(measure: Callable[[Callable[[str, Any], None]], Any], total: int, out: Any) -> Any:
+def with_epoch_progress(measure: Callable[[Callable[[str, Any], None]], T], total: int, out: Console) -> T:
     """Run ``measure(listener)`` under a progress bar of ``total`` epochs, printing each epoch."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -89,7 +97,7 @@ def with_epoch_progress(measure: Callable[[Callable[[str, Any], None]], Any], to
         return measure(listener)
 
 
-def with_cell_progress(run: Callable[..., Any], n: int, out: Any) -> Any:
+def with_cell_progress(run: Callable[..., T], n: int, out: Console) -> T:
     """Run ``run(on_start=..., on_done=...)`` over ``n`` sweep cells under a progress bar."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.progress import TimeRemainingColumn
@@ -98,10 +106,10 @@ def with_cell_progress(run: Callable[..., Any], n: int, out: Any) -> Any:
                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=out) as bar:
         task = bar.add_task("sweep", total=n)
 
-        def on_start(i: int, cell: Any) -> None:
+        def on_start(i: int, cell: Cell) -> None:
             bar.update(task, description=cell.label)
 
-        def on_done(i: int, cell: Any, outcome: Any) -> None:
+        def on_done(i: int, cell: Cell, outcome: RunOutcome) -> None:
             bar.advance(task)
             if outcome.status == "ok":
                 s = outcome.summary

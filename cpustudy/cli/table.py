@@ -5,7 +5,10 @@ named under the table, with how to see it (``--format csv`` where the command ha
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 #: Text that may wrap onto more lines, and the narrowest each may be folded to.
 FOLDING = {"error": 30, "suspect": 24, "status": 24, "description": 24, "tf_not_compiled_for": 16,
@@ -13,7 +16,7 @@ FOLDING = {"error": 30, "suspect": 24, "status": 24, "description": 24, "tf_not_
 
 
 def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str], cell: Callable[[Any], str],
-           title: str | None = None, caption: str | None = None) -> Any:
+           title: str | None = None, caption: str | None = None) -> Table:
     from rich import box
     from rich.table import Table
 
@@ -62,7 +65,7 @@ def _widest(rows: Sequence[dict[str, Any]], columns: Sequence[str],
 
 
 def render(rows: Sequence[dict[str, Any]], columns: Sequence[str], width: int, cell: Callable[[Any], str],
-           title: str | None = None, *, formats: bool = True, note: str | None = None) -> Any:
+           title: str | None = None, *, formats: bool = True, note: str | None = None) -> Table:
     """A rich table of ``rows`` that fits ``width``. ``formats``: the command has ``--format csv|json``
     (the footer suggests it only then); ``note``: a line under the table (a legend)."""
     shown, left = fit(rows, columns, width, cell)

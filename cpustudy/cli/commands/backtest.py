@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 import cpustudy.cli.args as a
 
 
-def register(sub: Any) -> None:
+def register(sub: a.Subparsers) -> None:
     p = sub.add_parser("backtest", help="hold each stored training against the interval its earlier runs gave",
                        description="For every training stored to a validation-accuracy target (a compare's seed, "
                        "a `cpustudy run --target-accuracy`, a --check) that came after other runs of its "

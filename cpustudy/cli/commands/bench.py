@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 import cpustudy.cli.args as a
 
@@ -11,7 +10,7 @@ TITLE = ("cpustudy epoch time / plain Keras fit (1.00 = no overhead; median over
          "95 % bootstrap interval)")
 
 
-def register(sub: Any) -> None:
+def register(sub: a.Subparsers) -> None:
     p = sub.add_parser("bench", help="benchmarks of cpustudy itself")
     bsub = p.add_subparsers(dest="bench_command", metavar="ACTION", parser_class=type(p), required=True)
     q = bsub.add_parser("overhead", help="cpustudy's epoch time against a plain Keras fit, interleaved")

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from cpustudy.cli.args import add_format
+from cpustudy.cli.args import Subparsers
 
 COLUMNS = ["build", "kind", "ready", "tf", "keras", "backend", "onednn", "tf_not_compiled_for", "status"]
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("builds", help="TensorFlow/Keras builds: list, set up, build images")
     bsub = p.add_subparsers(dest="builds_command", metavar="ACTION", parser_class=type(p), required=True)
     q = bsub.add_parser("list", help="every build, whether it is ready here, and what TF reports of it")

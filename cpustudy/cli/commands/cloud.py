@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import cpustudy.cli.args as a
 
+if TYPE_CHECKING:
+    from cpustudy.cloud.jobs import SkyBackend
+    from cpustudy.cloud.plan import Plan
+    from cpustudy.cloud.tasks import CloudSweep
 
-def register(sub: Any) -> None:
+
+def register(sub: a.Subparsers) -> None:
     p = sub.add_parser("cloud", help="run the study on cloud spot VMs and GPUs (SkyPilot managed jobs)",
                        description="Plan one SkyPilot task per target (an instance type pinned), launch them as "
                        "managed jobs that recover from preemption, follow them, fetch and merge their results.")
@@ -83,7 +88,7 @@ def run_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reused(args: argparse.Namespace, options: Any) -> Any:
+def _reused(args: argparse.Namespace, options: CloudSweep) -> Plan | None:
     """The plan in --out when it was launched already for this very request (its name and bucket too)."""
     from cpustudy.cloud import plan
 
@@ -94,7 +99,7 @@ def _reused(args: argparse.Namespace, options: Any) -> Any:
     return found
 
 
-def _show_plan(p: Any) -> None:
+def _show_plan(p: Plan) -> None:
     from cpustudy.cli.output import print_table
     from cpustudy.cloud import plan
 
@@ -116,7 +121,7 @@ def _show_plan(p: Any) -> None:
     print(f"launch it with: cpustudy cloud launch {p.folder} (--dry-run: what would be launched)")
 
 
-def _backend() -> Any:
+def _backend() -> SkyBackend:
     from cpustudy.cloud.jobs import SkyBackend
 
     return SkyBackend()
@@ -134,7 +139,7 @@ def run_launch(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dry_run(p: Any) -> int:
+def _dry_run(p: Plan) -> int:
     """What `cloud launch` would start, printed in full; SkyPilot is neither imported nor started."""
     from cpustudy.cloud import jobs
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cpustudy.cli.args as a
 from cpustudy.decision.rules import RULES, Rules
 from cpustudy.decision.words import decision_lines
 from cpustudy.errors import UserError
 
+if TYPE_CHECKING:
+    from cpustudy.analysis.totarget import Comparison
 
-def register(sub: Any) -> None:
+
+def register(sub: a.Subparsers) -> None:
     p = sub.add_parser(
         "compare", help="time and cost to a target accuracy on candidate machines, with how sure that is",
         description="Train WORKLOAD (or a model file) to --target-accuracy with several seeds here (how many "
@@ -135,7 +138,7 @@ def rows(comparison: Any) -> list[dict[str, Any]]:
     return out
 
 
-def comparison_has(comparison: Any, key: str) -> bool:
+def comparison_has(comparison: Comparison, key: str) -> bool:
     return any(getattr(r, key) is not None for r in comparison.results)
 
 
@@ -180,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     return show(args, comparison)
 
 
-def show(args: argparse.Namespace, comparison: Any) -> int:
+def show(args: argparse.Namespace, comparison: Comparison) -> int:
     """Print a comparison as ``--format`` asks."""
     from cpustudy.cli.output import print_table
 
@@ -209,7 +212,7 @@ def show(args: argparse.Namespace, comparison: Any) -> int:
     return _draw(args, comparison)
 
 
-def _draw(args: argparse.Namespace, comparison: Any) -> int:
+def _draw(args: argparse.Namespace, comparison: Comparison) -> int:
     """``--out DIR``: the answer drawn there (imported here: plotnine is never loaded for ``--help``)."""
     if args.out:
         from cpustudy.report.answer import write_answer

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from cpustudy.cli.args import add_db
+from cpustudy.cli.args import Subparsers
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("import", help="import results published elsewhere (the 2017 study's logs)",
                        description="Import published results as a study of their own.")
     isub = p.add_subparsers(dest="source", metavar="SOURCE", parser_class=type(p), required=True)

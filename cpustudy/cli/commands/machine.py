@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
 from cpustudy.cli.args import add_format
+from cpustudy.cli.args import Subparsers
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("machine", help="this machine: CPU, instruction sets, topology, TF build")
     p.add_argument("--no-probe", action="store_true", help="do not start TensorFlow to read its build")
     p.add_argument("--check", action="store_true",

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from cpustudy.cli.args import add_db
+from cpustudy.cli.args import Subparsers
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "merge",
         help="merge results measured elsewhere (another cpustudy database) into this one",

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
-from cpustudy.cli.args import add_format
+from cpustudy.cli.args import Subparsers, add_format
+
+if TYPE_CHECKING:
+    from cpustudy.prices.catalog import Catalog
 
 #: The table's columns, most important first: a narrow terminal drops the last ones.
 TABLE_COLUMNS = ["instance", "region", "on_demand", "spot", "as_of", "source", "vcpus", "accelerator", "zone",
@@ -16,7 +19,7 @@ FILE_COLUMNS = ["provider", "instance_type", "family", "vcpus", "memory_gib", "a
                 "region", "on_demand_usd_per_hour", "spot_usd_per_hour", "source", "as_of", "zone", "origin"]
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "prices",
         help="the instance prices reports use: shipped, from SkyPilot's catalog, or from --prices FILE",
@@ -46,7 +49,7 @@ def _usd(value: float | None) -> str:
     return "" if value is None else f"{value:.6g}"
 
 
-def sky_line(catalog: Any, looked: bool) -> str:
+def sky_line(catalog: Catalog, looked: bool) -> str:
     """The first line: which SkyPilot catalogs priced the list, or where they were looked for."""
     from cpustudy.prices import sky
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cpustudy.cli.args as a
 
+if TYPE_CHECKING:
+    from cpustudy.analysis.totarget import Comparison
 
-def register(sub: Any) -> None:
+
+def register(sub: a.Subparsers) -> None:
     p = sub.add_parser("recommend", help="the cheapest configuration within a deadline, the fastest within a budget",
                        description="Answer from the stored runs and the price catalog: the cheapest configuration "
                        "of WORKLOAD that meets --deadline, the fastest within --budget (both: both answers; "
@@ -96,7 +99,12 @@ def run(args: argparse.Namespace) -> int:
     return 0 if rec.choices else 1
 
 
-def _from_comparison(comparison: Any, deadline: float | None, budget: float | None) -> int:
+def _known(value: float | None) -> float:
+    """A time or cost to order by; unknown ones last (the lists ordered hold only known ones)."""
+    return float("inf") if value is None else value
+
+
+def _from_comparison(comparison: Comparison, deadline: float | None, budget: float | None) -> int:
     """The answer from the same combination `compare` prints: each stored configuration's time and cost to
     the target over the seeds trained to it, then the choices."""
     from cpustudy.cli.commands.compare import rows
@@ -114,14 +122,14 @@ def _from_comparison(comparison: Any, deadline: float | None, budget: float | No
     if deadline is not None:
         ok = [r for r in priced if (r.p_deadline or 0) >= sure]
         choices.append((f"cheapest meeting the {deadline:g} s deadline in {sure:.0%} of trainings",
-                        min(ok, key=lambda r: r.cost_usd) if ok else None))
+                        min(ok, key=lambda r: _known(r.cost_usd)) if ok else None))
     if budget is not None:
         ok = [r for r in measured if (r.p_budget or 0) >= sure]
         choices.append((f"fastest within {budget:g} USD in {sure:.0%} of trainings",
-                        min(ok, key=lambda r: r.time_to_target_s) if ok else None))
+                        min(ok, key=lambda r: _known(r.time_to_target_s)) if ok else None))
     if deadline is None and budget is None:
         choices.append(("cheapest", max(priced, key=lambda r: r.p_cheapest or 0) if priced else None))
-        choices.append(("fastest", min(measured, key=lambda r: r.time_to_target_s) if measured else None))
+        choices.append(("fastest", min(measured, key=lambda r: _known(r.time_to_target_s)) if measured else None))
     for role, r in choices:
         if r is None:
             print(f"{role}: none")

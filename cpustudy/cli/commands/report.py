@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 import cpustudy.cli.args as a
 
 
-def register(sub: Any) -> None:
+def register(sub: a.Subparsers) -> None:
     p = sub.add_parser(
         "report",
         help="charts, summary.csv and an HTML/Markdown report: time and cost relative to a baseline",

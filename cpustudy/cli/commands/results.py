@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from cpustudy.cli.args import add_db, add_format
+from cpustudy.cli.args import Subparsers
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("results", help="stored measurements, one row per run (or per epoch)")
     p.add_argument("--per-epoch", action="store_true", help="one row per epoch")
     p.add_argument("--errors", action="store_true",

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 import cpustudy.cli.args as a
 from cpustudy.measure.request import target_epochs, target_text
 
 
-def register(sub: Any) -> None:
+def register(sub: a.Subparsers) -> None:
     p = sub.add_parser("run", help="measure one workload on N vCPUs (one fresh worker process)")
     p.add_argument("workload", help="workload name (see `cpustudy workloads`) or a model file (./my_model.py: "
                    "build_model() and load_data(); see the README's 'Your own model')")

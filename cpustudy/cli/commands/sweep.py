@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 import cpustudy.cli.args as a
 
 
-def register(sub: Any) -> None:
+def register(sub: a.Subparsers) -> None:
     p = sub.add_parser("sweep", help="measure the grid workloads x builds x vCPUs x repeats (resumable)",
                        description="Measure every cell of the grid workloads x builds x vCPUs (x batch sizes x "
                        "precisions) x repeats in a fresh worker, interleaved and resumable. vCPU counts above this "

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 import cpustudy.cli.args as a
 from cpustudy.names import int_list
 
 
-def register(sub: Any) -> None:
+def register(sub: a.Subparsers) -> None:
     p = sub.add_parser("tune", help="search threads, oneDNN, XLA and input pipeline for the fastest setting")
     p.add_argument("workload", help="workload name (see `cpustudy workloads`) or a model file (./my_model.py)")
     p.add_argument("--vcpus", type=a.positive_int, required=True, help="vCPUs to tune for")

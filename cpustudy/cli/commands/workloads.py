@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from cpustudy.cli.args import add_format
+from cpustudy.cli.args import Subparsers
 
 TABLE_COLUMNS = ["workload", "dataset", "input", "batch_size", "epochs", "samples_per_epoch",
                  "train_mflops_per_sample", "bound"]
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("workloads", help="the study's workloads: shapes, defaults, FLOPs per sample")
     add_format(p)
     p.set_defaults(func=run)
