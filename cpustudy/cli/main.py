@@ -8,7 +8,8 @@ import contextlib
 import signal
 import sys
 import threading
-from typing import Any, Iterator, NoReturn, Sequence
+from types import FrameType
+from typing import Iterator, NoReturn, Sequence
 
 from cpustudy import __version__
 from cpustudy.cli.args import PROG
@@ -37,7 +38,7 @@ def build_parser() -> Parser:
     return parser
 
 
-def _terminate(signum: int, frame: Any) -> None:
+def _terminate(signum: int, frame: FrameType | None) -> None:
     raise Terminated(signum)
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import cpustudy.cli.args as a
 
 if TYPE_CHECKING:
+    from cpustudy.targets import Target
     from cpustudy.analysis.totarget import Comparison
 
 
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
             # a mistyped name: one line with "did you mean"
             raise unknown("workload", args.workload, [*ALL, *store.workload_names()], "cpustudy results")
-        goal: Any = args.target_accuracy
+        goal: float | Target | None = args.target_accuracy
         if args.target is not None:
             from cpustudy import targets
             from cpustudy.errors import UserError
