@@ -353,8 +353,8 @@ def seed_kept(keras: Any) -> Iterator[list[str]]:
         label = f"{getattr(owner, '__name__', type(owner).__name__)}.{name}"
 
         def ignored(*args: Any, _label: str = label, **kwargs: Any) -> None:
-            frame = sys._getframe(1)
-            where = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+            caller = getattr(inspect.currentframe(), "f_back", None)  # the script's line that called it
+            where = f"{os.path.basename(caller.f_code.co_filename)}:{caller.f_lineno}" if caller else "a line not known"
             value = args[0] if args else kwargs.get("seed")
             calls.append(f"{_label}({value!r}) at {where}")
 
