@@ -37,12 +37,18 @@ def two_runs(tmp_path_factory):
     return db, config, outcomes
 
 
-@pytest.mark.tensorflow
-def test_worker_pins_itself_and_reports_software(two_runs):
+def _first_run(two_runs):
+    """The first of the two runs as stored, with its epochs and its configuration (it must have gone well)."""
     db, config, outcomes = two_runs
     assert outcomes[0].status == "ok", outcomes[0].error
     with Store.read(db) as s:
         run = s.runs()[0]
+        return config, run, s.epochs([run["id"]])
+
+
+@pytest.mark.tensorflow
+def test_worker_pins_itself_and_reports_software(two_runs):
+    config, run, _ = _first_run(two_runs)
     software = json.loads(run["software"])
     assert software["affinity"] == list(config.cpus) and len(config.cpus) == 1
     assert software["intra_threads"] == 1 and software["inter_threads"] == 1
@@ -66,11 +72,7 @@ def test_worker_pins_itself_and_reports_software(two_runs):
 
 @pytest.mark.tensorflow
 def test_each_epoch_splits_its_time_into_steps_and_the_rest(two_runs):
-    db, _, outcomes = two_runs
-    assert outcomes[0].status == "ok", outcomes[0].error
-    with Store.read(db) as s:
-        run = s.runs()[0]
-        epochs = s.epochs([run["id"]])
+    _, run, epochs = _first_run(two_runs)
     for e in epochs:
         assert e["steps_s"] > 0 and e["boundary_s"] >= 0 and e["cpu_s"] > 0
         assert e["steps_s"] + e["boundary_s"] == pytest.approx(e["elapsed_s"], rel=1e-6)
