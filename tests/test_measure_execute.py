@@ -192,7 +192,7 @@ def test_a_race_stops_a_seed_short_of_its_target_and_it_is_read_as_censored(db):
     from cpustudy.analysis import compare as combo
 
     s, mid = _store(db)
-    config = plan(RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=4, data="learnable", batch_size=512,
+    config = plan(RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, epochs=4, data="learnable",
                           target="val_loss<=1e-9"))  # out of reach: only the censoring stops it before 4 epochs
     outcome = execute(s, mid, config.with_(give_up_after=2, cell_key="seed-1"))
     assert outcome.status == "ok", outcome.error
