@@ -83,12 +83,18 @@ def projection_error(runs: pd.DataFrame) -> ProjectionError:
     check = projection_check(runs)
     logs = [math.log(float(r)) for r in check["ratio"] if r is not None and pd.notna(r) and float(r) > 0]
     if len(logs) < MIN_PAIRS:
-        return ProjectionError(TOLERANCE, len(logs), f"cpustudy's default {TOLERANCE:.0%} (the projection's tolerance; "
-                                                      f"{len(logs)} configuration(s) measured both ways here, "
-                                                      f"`sweep --calibrate` measures more)")
+        return default_error(len(logs))
     sd = math.sqrt(sum(x * x for x in logs) / len(logs))
     return ProjectionError(sd, len(logs), f"{sd:.1%} over {len(logs)} configurations measured projected and in full "
                                           "epochs here")
+
+
+def default_error(measured: int = 0) -> ProjectionError:
+    """cpustudy's default projection error, ``TOLERANCE``, where ``measured`` (fewer than ``MIN_PAIRS``)
+    configurations were measured both ways."""
+    return ProjectionError(TOLERANCE, measured, f"cpustudy's default {TOLERANCE:.0%} (the projection's tolerance; "
+                                                f"{measured} configuration(s) measured both ways here, "
+                                                "`sweep --calibrate` measures more)")
 
 
 def stored_check(db_path: str | Path) -> list[dict[str, object]]:

@@ -7,10 +7,10 @@ the target for one configuration: the billed time of one training (worker start 
 
 from __future__ import annotations
 
-import json
 import dataclasses
+import json
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from cpustudy import identity, prices
 from cpustudy.analysis import compare as combo
@@ -18,6 +18,9 @@ from cpustudy.analysis import recalibration
 from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
 from cpustudy.errors import UserError
 from cpustudy.identity import Configuration
+
+if TYPE_CHECKING:
+    from cpustudy.analysis.projection import ProjectionError
 
 #: The fewest training steps a speed probe's epoch may have (the projection was calibrated from 100).
 MIN_PROBE_STEPS = 100
@@ -363,9 +366,8 @@ def stored_noise(store: Any) -> Noise:
     """What the database's stored repeats tell of its machines' noise (``holdup.machine_noise`` of its runs)."""
     from cpustudy.analysis import anchor
     from cpustudy.analysis.holdup import machine_noise
-    from cpustudy.analysis.runs import load_runs, run_totals
-
     from cpustudy.analysis.projection import projection_error
+    from cpustudy.analysis.runs import load_runs, run_totals
 
     prior = anchor.prior(store.runs(status="ok"), DEFAULT_NOISE)
     try:
@@ -375,14 +377,13 @@ def stored_noise(store: Any) -> Noise:
     return with_projection(machine_noise(run_totals(runs), prior), projection_error(runs))
 
 
-def with_projection(noise: Noise, error: Any) -> Noise:
+def with_projection(noise: Noise, error: ProjectionError | None) -> Noise:
     """``noise`` with the projection's own error (:func:`cpustudy.analysis.projection.projection_error`; None:
-    cpustudy's default), which a candidate's projected speed runs carry into its interval."""
-    from cpustudy.analysis.projection import TOLERANCE
+    cpustudy's default, nothing measured both ways), which a candidate's projected speed runs carry into its
+    interval."""
+    from cpustudy.analysis.projection import default_error
 
-    if error is None:
-        return dataclasses.replace(noise, projection=TOLERANCE,
-                                   projection_source=f"cpustudy's default {TOLERANCE:.0%} (the projection's tolerance)")
+    error = error or default_error()
     return dataclasses.replace(noise, projection=error.sd, projection_source=error.source)
 
 
