@@ -121,7 +121,21 @@ def test_cifar_records_where_augmentation_ran(db, augment, pipeline, where):
     assert outcome.status == "ok", outcome.error
     run = s.runs(run_ids=[outcome.run_id])[0]
     assert run["augment"] == augment
-    assert json.loads(run["software"])["data_prep"]["augment_where"].startswith(where)
+    prep = json.loads(run["software"])["data_prep"]
+    assert prep["augment_where"].startswith(where)
+    python_pipeline = where.endswith("NumPy")
+    assert prep["host_threads"] == (2 if python_pipeline else 0)  # on the CPUs: the study's two threads
+    assert ("(2 threads)" in prep["augment_where"]) == python_pipeline
+
+
+def test_on_a_gpu_the_host_pipeline_takes_every_pinned_core_but_the_training_loops():
+    from conftest import run_config
+
+    from cpustudy.worker.data import HOST_PIPELINE_THREADS, host_pipeline_threads
+
+    assert host_pipeline_threads(run_config(device="gpu", vcpus=16)) == 15
+    assert host_pipeline_threads(run_config(device="gpu", vcpus=2)) == HOST_PIPELINE_THREADS == 2
+    assert host_pipeline_threads(run_config(device="cpu", vcpus=16)) == 2  # the CPUs train: the study's pipeline
 
 
 def test_bad_augment_value_is_a_user_error():

@@ -17,6 +17,16 @@ from cpustudy.worker.protocol import RunConfig
 HOST_PIPELINE_THREADS = 2  # ImageDataGenerator's fit_generator ran one producer thread beside training
 
 
+def host_pipeline_threads(config: RunConfig) -> int:
+    """Threads of the host's augmentation pipeline. On the CPUs the run's own cores train, so the study's
+    pipeline (:data:`HOST_PIPELINE_THREADS`) stays beside them; on a GPU the host's cores have nothing else
+    to do, so the pipeline takes every pinned core but the one that drives the training loop (at least the
+    study's two): a GPU fed by two threads measures the host, not the GPU."""
+    if config.device != "gpu":
+        return HOST_PIPELINE_THREADS
+    return max(HOST_PIPELINE_THREADS, int(config.vcpus) - 1)
+
+
 @dataclass
 class Prepared:
     """The training data (capped to the epoch's steps) and the validation data, and what they make of
@@ -95,12 +105,12 @@ def augmentation(config_options: Mapping[str, Any]) -> tuple[dict[str, Any], str
     return options, augment
 
 
-def augment_description(augment: str, device: str, pipeline: str) -> str:
+def augment_description(augment: str, device: str, pipeline: str, threads: int = HOST_PIPELINE_THREADS) -> str:
     return {
         "none": "none",
         "model": f"in the model (Keras preprocessing layers, on the {device})",
         "host": ("on the host: tf.data map on its thread pool" if pipeline == "tfdata" else
-                 f"on the host: NumPy in a Python data pipeline ({HOST_PIPELINE_THREADS} threads)"),
+                 f"on the host: NumPy in a Python data pipeline ({threads} threads)"),
     }[augment]
 
 
@@ -112,7 +122,10 @@ def data_event(config: RunConfig, prepared: Prepared, augment: str, drains: bool
                 else "between step starts",
                 from_cache=config.data != "real" and prepared.cached,
                 x_shape=list(data.x.shape), x_dtype=str(data.x.dtype), augment=augment,
-                augment_where=augment_description(augment, config.device, config.input_pipeline),
+                augment_where=augment_description(augment, config.device, config.input_pipeline,
+                                                  host_pipeline_threads(config)),
+                host_threads=host_pipeline_threads(config) if augment == "host" and config.input_pipeline != "tfdata"
+                else 0,
                 validation_samples=len(val) if val is not None else 0,
                 validation_steps=prepared.val_steps)
 
@@ -131,9 +144,10 @@ def fit_inputs(config: RunConfig, keras: Any, workload: Any, prepared: Prepared,
         aug = workload.augment_batch_tf if augment == "host" else None
         return {"x": tf_dataset(data.x, data.y, batch, seed, aug), "steps_per_epoch": steps}
     if augment == "host":
-        inputs: dict[str, Any] = {"x": host_augmented(keras, workload, data, batch, steps, seed)}
+        threads = host_pipeline_threads(config)
+        inputs: dict[str, Any] = {"x": host_augmented(keras, workload, data, batch, steps, seed, threads)}
         if not hasattr(keras.utils, "PyDataset"):  # tf.keras 2.x: fit runs a Sequence's threads
-            inputs.update(workers=HOST_PIPELINE_THREADS, use_multiprocessing=False)
+            inputs.update(workers=threads, use_multiprocessing=False)
         return inputs
     return {"x": data.x, "y": data.y, "batch_size": batch, "shuffle": True,
             "steps_per_epoch": int(steps_cap) if steps_cap else None}
@@ -157,7 +171,8 @@ def validation_inputs(config: RunConfig, prepared: Prepared) -> dict[str, Any]:
             "validation_steps": prepared.val_steps}
 
 
-def host_augmented(keras: Any, workload: Any, data: Any, batch: int, steps: int, seed: int) -> Any:
+def host_augmented(keras: Any, workload: Any, data: Any, batch: int, steps: int, seed: int,
+                   threads: int = HOST_PIPELINE_THREADS) -> Any:
     """Batches shuffled and augmented on the host by background threads (Keras 3 ``PyDataset``, or a
     ``Sequence`` under tf.keras 2.x): what ImageDataGenerator.flow with fit_generator did."""
     import numpy as np
@@ -168,7 +183,7 @@ def host_augmented(keras: Any, workload: Any, data: Any, batch: int, steps: int,
     class Batches(base):  # type: ignore[misc, valid-type]
         def __init__(self) -> None:
             if base is not keras.utils.Sequence:
-                super().__init__(workers=HOST_PIPELINE_THREADS, use_multiprocessing=False)
+                super().__init__(workers=threads, use_multiprocessing=False)
             self.epoch = 0
             self.order = np.random.default_rng((seed, 0)).permutation(len(data.x))
 
