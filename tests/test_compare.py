@@ -123,6 +123,20 @@ def test_bad_input_is_one_line_and_exit_2(run_cli, tmp_path, args, says):
     assert not db.exists()  # nothing measured
 
 
+def test_this_machines_gpu_as_a_candidate_needs_a_gpu_and_never_trains_the_seeds(run_cli, tmp_path):
+    from cpustudy.environment.machine import gpu_names
+
+    db = tmp_path / "c.sqlite"
+    base = ("compare", "mnist_mlp", "--target-accuracy", "0.9", "--data", "learnable", "--db", db)
+    if not gpu_names():
+        r = run_cli(*base, "--candidates", "here:1,here:gpu")
+        assert r.code == 2 and len(r.err.strip().splitlines()) == 1, r.err
+        assert "here:gpu: no GPU here" in r.err and "db:MACHINE:gpu" in r.err
+    r = run_cli(*base, "--candidates", "here:1", "--convergence-at", "here:gpu")
+    assert r.code == 2 and "--convergence-at here:gpu" in r.err and len(r.err.strip().splitlines()) == 1, r.err
+    assert not db.exists()
+
+
 def test_a_database_in_a_folder_that_does_not_exist_is_refused_before_anything_runs(run_cli, tmp_path):
     r = run_cli("compare", "mnist_mlp", "--target-accuracy", "0.5", "--candidates", "here:1", "--data", "learnable",
                 "--precisions", "float32,mixed_bfloat16", "--db", tmp_path / "nowhere" / "c.sqlite")

@@ -276,7 +276,8 @@ def price_of(catalog: Any, spot: bool, family_asked: str | None, c: Candidate,
             return None, f"measured on {stored_instance}, which the price catalog lacks"
         note = f"measured on {stored_instance}"
     elif c.device == "gpu":
-        return None, "a GPU measured elsewhere, not priced here (its runs name no instance)"
+        return None, ("this machine's GPU, not priced: no instance of it is known here" if c.kind == "here" else
+                      "a GPU measured elsewhere, not priced here (its runs name no instance)")
     elif family_asked:
         tpc = machine.get("threads_per_core") if isinstance(machine.get("threads_per_core"), int) else None
         price, note = catalog.cpu_instance(family_asked, int(c.vcpus or 1), threads_per_core=tpc, memory_gib=memory_gib)

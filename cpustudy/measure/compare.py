@@ -133,10 +133,11 @@ class CompareRequest:
 
 def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopology, catalog: Any,
                      machines: Sequence[dict[str, Any]], *, region: str | None = None,
-                     clouds: Any = None) -> list[Candidate]:
-    """``--candidates``: ``here:N``/``here:all``, ``CLOUD:INSTANCE_TYPE``, ``CLOUD:GPU:1`` or
-    ``db:MACHINE:VCPUS`` (a fingerprint prefix or host name of a machine in the database; ``gpu`` for its
-    GPU runs), each with every CPU build of ``builds``. Every name is checked before anything runs.
+                     clouds: Any = None, gpu_build: str = "jax-here") -> list[Candidate]:
+    """``--candidates``: ``here:N``/``here:all``, ``here:gpu`` (this machine's GPU, with ``gpu_build``, fed by
+    all its vCPUs), ``CLOUD:INSTANCE_TYPE``, ``CLOUD:GPU:1`` or ``db:MACHINE:VCPUS`` (a fingerprint prefix or
+    host name of a machine in the database; ``gpu`` for its GPU runs), each with every CPU build of ``builds``.
+    Every name is checked before anything runs.
     ``clouds``: what reads a cloud target (``cpustudy.cloud.targets``, handed down by the caller above both
     rooms); without it a cloud candidate is refused."""
     targets_mod = clouds
@@ -150,13 +151,20 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
     for item in items:
         head, _, rest = item.partition(":")
         head = head.lower()
+        if head == "here" and rest.lower() == "gpu":
+            if not machine_mod.gpu_names():
+                raise UserError(f"--candidates: {item}: no GPU here (nvidia-smi lists none): drop it, or compare "
+                                "a GPU measured elsewhere as db:MACHINE:gpu or a cloud one as CLOUD:GPU:1")
+            out.append(Candidate("here:gpu", "here", gpu_build, vcpus=topo.logical, device="gpu"))
+            continue
         if head == "here":
             if rest == "all":
                 v = topo.logical
             elif rest.isdigit() and int(rest) > 0:
                 v = int(rest)
             else:
-                raise UserError(f"--candidates: {item!r}: write here:N (vCPUs of this machine) or here:all")
+                raise UserError(f"--candidates: {item!r}: write here:N (vCPUs of this machine), here:all or "
+                                "here:gpu")
             if v > topo.logical:
                 raise UserError(f"--candidates: {item}: this machine has {topo.logical} vCPUs: give here:1 to "
                                 f"here:{topo.logical}, or here:all")
@@ -174,7 +182,7 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
                 out += [Candidate(item + (f" {b}" if several else ""), "cloud", b, vcpus=t.vcpus, target=t,
                                   instance=instance) for b in builds]
         else:
-            raise UserError(f"--candidates: {item!r}: write here:N, here:all, CLOUD:INSTANCE_TYPE "
+            raise UserError(f"--candidates: {item!r}: write here:N, here:all, here:gpu, CLOUD:INSTANCE_TYPE "
                             "(gcp:c4d-highcpu-8, aws:c7i.4xlarge), CLOUD:GPU:1 (gcp:T4:1) or db:MACHINE:VCPUS")
     names = [c.name for c in out]
     twice = sorted({n for n in names if names.count(n) > 1})
@@ -232,7 +240,7 @@ class Planned:
         """The convergence run of one seed: trained to the target in full epochs (on local candidate ``c``: at
         its vCPUs and build; else where the seeds train)."""
         vcpus, build = (int(c.vcpus or 1), c.build) if c is not None else (self.convergence_vcpus, self.builds[0])
-        spec = RunSpec(workload=self.workload, vcpus=vcpus, build=build, seed=seed,
+        spec = RunSpec(workload=self.workload, vcpus=vcpus, build=build, seed=seed, device=c.device if c else "cpu",
                        epochs=self.request.max_epochs, target_accuracy=self.request.target,
                        target=self.request.target_text, **self.common)
         config = plan(spec, host=self.host)
@@ -241,7 +249,7 @@ class Planned:
     def probe_cell(self, c: Candidate, repeat: int) -> Cell:
         """One speed probe of a local candidate: capped epochs in a fresh worker."""
         spec = RunSpec(workload=self.workload, vcpus=int(c.vcpus or 1), build=c.build, seed=0, repeat=repeat,
-                       epochs=PROBE_EPOCHS, steps_per_epoch=self.cap, **self.common)
+                       device=c.device, epochs=PROBE_EPOCHS, steps_per_epoch=self.cap, **self.common)
         config = plan(spec, host=self.host)
         return Cell(config.with_(cell_key=cell_key(config, self.fingerprint)), spec)
 
@@ -253,8 +261,7 @@ class Planned:
 
     def another_probe(self, c: Candidate) -> Cell:
         """A speed probe of ``c``'s next repeat not planned yet, added to the plan."""
-        repeat = max((x.config.repeat for x in self.probes if x.config.vcpus == c.vcpus and x.config.build == c.build),
-                     default=-1) + 1
+        repeat = max((x.config.repeat for x in self.probes if probes_of(x, c)), default=-1) + 1
         cell = self.probe_cell(c, repeat)
         self.probes.append(cell)
         return cell
@@ -280,8 +287,13 @@ def plan_compare(request: CompareRequest, clouds: Any = None) -> Planned:
     if db.is_file():
         with Store.read(db) as store:
             machines = store.machines()
-    candidates = parse_candidates(request.candidates, builds, topo, catalog, machines, clouds=clouds)
+    gpu_build = split_list(request.gpu_builds, "--gpu-builds", "jax-here")[:1] or ["jax-here"]
+    candidates = parse_candidates(request.candidates, builds, topo, catalog, machines, clouds=clouds,
+                                  gpu_build=gpu_build[0])
     m = machine_mod.collect()
+    if request.convergence_at.strip().lower() == "here:gpu":
+        raise UserError("--convergence-at here:gpu: the seeds train on this machine's CPUs (the GPU's speed is "
+                        "probed): give here:N or here:all")
     at = parse_candidates(request.convergence_at, builds[:1], topo, catalog, machines)
     if len(at) != 1 or at[0].kind != "here":
         raise UserError(f"--convergence-at {request.convergence_at}: give one place on this machine, here:N or "
@@ -305,6 +317,11 @@ def plan_compare(request: CompareRequest, clouds: Any = None) -> Planned:
         turn = local[r % len(local):] + local[:r % len(local)] if local else []
         p.probes += [p.probe_cell(c, r) for c in turn]  # interleaved, the order rotating from repeat to repeat
     return p
+
+
+def probes_of(cell: Cell, c: Candidate) -> bool:
+    """Whether a planned speed probe measures local candidate ``c`` (its device, vCPUs and build)."""
+    return cell.config.device == c.device and cell.config.vcpus == c.vcpus and cell.config.build == c.build
 
 
 def cappable(workload: Any) -> bool:
@@ -340,9 +357,9 @@ def probes_wanted(p: Planned, store: Store, seeds_to_come: int) -> list[Cell]:
     chosen: set[str] = set()
     for c in (c for c in p.candidates if c.kind == "here"):
         have = len(speed_samples(store, c, ref, p.fingerprint, stored))
-        if c.vcpus == ref.vcpus and c.build == ref.build:
+        if c.device == "cpu" and c.vcpus == ref.vcpus and c.build == ref.build:  # the seeds train on the CPUs
             have += seeds_to_come
-        mine = [x for x in todo if x.config.vcpus == c.vcpus and x.config.build == c.build]
+        mine = [x for x in todo if probes_of(x, c)]
         chosen.update(x.key for x in mine[:max(0, p.request.repeats - have)])
     return [x for x in todo if x.key in chosen]
 
@@ -527,8 +544,9 @@ def run_seconds(store: Store, outcome: RunOutcome) -> float:
 
 def what(kind: str, cell: Cell, target: str) -> str:
     cfg = cell.config
-    return (f"seed {cfg.seed} to {target} at {cfg.vcpus} vCPU(s)" if kind == "convergence" else
-            f"speed probe {cfg.vcpus} vCPU(s) {cfg.build} r{cfg.repeat}")
+    where = f"the GPU ({cfg.vcpus} vCPU(s) feeding it)" if cfg.device == "gpu" else f"{cfg.vcpus} vCPU(s)"
+    return (f"seed {cfg.seed} to {target} at {where}" if kind == "convergence" else
+            f"speed probe {where} {cfg.build} r{cfg.repeat}")
 
 
 def run_one(store: Store, machine_id: int, kind: str, cell: Cell, req: CompareRequest, say: Callable[[str], None],
