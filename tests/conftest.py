@@ -4,10 +4,12 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from cpustudy import cli
+from cpustudy import cli, precision
+from cpustudy.environment import machine
 from cpustudy.worker.protocol import RunConfig
 
 # Keep TensorFlow quiet and off any GPU in the test process and in the workers it starts.
@@ -16,6 +18,60 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
 # The tests' own cache folder (build probes, generated data, kernel readings), never the user's
 # ~/.cache/cpustudy: kept between runs on this machine, so a second run reuses what the first made.
 os.environ["CPUSTUDY_CACHE"] = os.path.join(tempfile.gettempdir(), f"cpustudy-tests-cache-{os.getuid()}")
+
+
+#: What a CPU that runs no reduced precision natively lacks (Zen 3, Ice Lake, Cascade Lake): AMX, AVX10 and the
+#: AVX-512 bfloat16/float16 instructions.
+REDUCED_PRECISION_FLAGS = frozenset({f for flags in precision.NATIVE_ON_CPU.values() for f in flags}
+                                    | {"amx_tile", "amx_int8", "avx10"})
+#: Set to 1 to run the tests as on a CPU without bfloat16 (this process reads /proc/cpuinfo and CPUID without
+#: REDUCED_PRECISION_FLAGS; the workers and probes it starts still run on the real CPU). Read here only, never
+#: by cpustudy: ``CPUSTUDY_TESTS_HIDE_BF16=1 .venv/bin/python -m pytest tests/test_decision.py``.
+HIDE_BF16 = os.environ.get("CPUSTUDY_TESTS_HIDE_BF16") == "1"
+
+
+def hide_reduced_precision(mp: pytest.MonkeyPatch) -> None:
+    """This machine read without :data:`REDUCED_PRECISION_FLAGS`: its /proc/cpuinfo (every reader of this CPU's
+    flags, ``machine.cpu_flags`` and ``machine.collect``, goes through ``machine.proc_cpuinfo``; copies of other
+    machines' cpuinfo read as they are) and what CPUID says here (``cpuid.read_cpuid``)."""
+    from cpustudy.environment import cpuid
+
+    real_proc, real_cpuid = machine.proc_cpuinfo, cpuid.read_cpuid
+
+    def proc_without(path: Path = machine.PROC_CPUINFO) -> dict[str, str]:
+        info = real_proc(path)
+        if Path(path) != machine.PROC_CPUINFO:
+            return info
+        return {k: " ".join(f for f in v.split() if f.lower() not in REDUCED_PRECISION_FLAGS)
+                if k in ("flags", "Features") else v for k, v in info.items()}
+
+    def cpuid_without() -> dict[str, Any]:
+        got = real_cpuid()
+        if "features" not in got:
+            return got
+        got = {k: v for k, v in got.items() if k != "avx10_version"}
+        return {**got, "features": [f for f in got["features"] if f not in REDUCED_PRECISION_FLAGS]}
+
+    mp.setattr(machine, "proc_cpuinfo", proc_without)
+    mp.setattr(cpuid, "read_cpuid", cpuid_without)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cpu_as_without_bf16_when_asked():
+    """With CPUSTUDY_TESTS_HIDE_BF16=1, every test sees a CPU without bfloat16 (see :data:`HIDE_BF16`)."""
+    if not HIDE_BF16:
+        yield
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        hide_reduced_precision(mp)
+        yield
+
+
+@pytest.fixture
+def cpu_without_bf16(monkeypatch) -> set[str]:
+    """This machine as a CPU without bfloat16 (or float16): its flags as this process reads them, returned."""
+    hide_reduced_precision(monkeypatch)
+    return machine.cpu_flags() or set()
 
 
 @dataclass

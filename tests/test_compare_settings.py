@@ -100,6 +100,25 @@ def test_compare_races_two_precisions_on_a_real_model(run_cli, tmp_path):
     assert ("through AMX" in kernel) == bool(flags & {"amx_bf16"}) or "not known" in kernel
 
 
+def test_a_race_over_bfloat16_is_refused_in_one_line_on_a_cpu_without_it(run_cli, tmp_path, cpu_without_bf16):
+    """On a CPU without bfloat16 (Zen 3, Ice Lake, Cascade Lake: this one's flags read without it) compare refuses
+    --precisions with mixed_bfloat16 before anything runs or is stored; float32 alone is planned."""
+    assert cpu_without_bf16 and not cpu_without_bf16 & {"avx512_bf16", "amx_bf16"}
+    db = tmp_path / "race.sqlite"
+    args = ("compare", "mnist_mlp", "--target-accuracy", "0.5", "--max-epochs", "3", "--candidates", "here:1",
+            "--data", "learnable", "--db", db)
+    r = run_cli(*args, "--precisions", "float32,mixed_bfloat16")
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1, r.err
+    assert "--precision mixed_bfloat16:" in r.err and "use --precision float32" in r.err
+    assert not db.exists()
+    import simloop
+
+    from cpustudy.measure.compare import plan_compare
+
+    sp = settings.plan_settings(simloop.request(db, precisions="float32"), plan_compare)  # batch sizes its axis
+    assert sp.labels == ["b64", "b256"] and not db.exists()
+
+
 def test_onednn_implementation_names_in_words():
     from cpustudy.environment.kernels import path_of
 

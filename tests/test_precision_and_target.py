@@ -37,6 +37,16 @@ def test_a_precision_the_cpu_cannot_run_natively_is_refused():
         spec.check_precision("bfloat16", "cpu", ["avx512_bf16"])
 
 
+def test_a_host_given_its_cpu_flags_is_checked_against_them_not_against_this_cpu():
+    """A simulated measurer's CPU (tests/simloop.py) is planned for as it is described, whatever this CPU is."""
+    run = spec.RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, data="synthetic",
+                       precision_policy="mixed_bfloat16")
+    config = spec.plan(run, host=spec.Host(TOPO, cpu_flags=frozenset({"avx2", "amx_bf16"})))
+    assert config.precision_policy == "mixed_bfloat16"
+    with pytest.raises(UserError, match="no AVX512_BF16 or AMX_BF16"):
+        spec.plan(run, host=spec.Host(TOPO, cpu_flags=frozenset({"avx2", "fma"})))
+
+
 def test_learnable_data_follows_one_planted_rule_in_the_same_formats():
     for name in ("mnist_mlp", "cifar10_cnn", "imdb_fasttext", "lstm_text_generation"):
         w = workloads.get(name)

@@ -267,9 +267,10 @@ class Planned:
         return cell
 
 
-def plan_compare(request: CompareRequest, clouds: Any = None) -> Planned:
+def plan_compare(request: CompareRequest, clouds: Any = None, host: Host | None = None) -> Planned:
     """Check and plan a comparison before the database is touched; ``clouds``: what reads cloud candidates
-    (``cpustudy.cloud.targets``, from the caller)."""
+    (``cpustudy.cloud.targets``, from the caller); ``host``: the machine its local candidates run on (default:
+    this one, :meth:`Host.here`)."""
     from cpustudy.environment import builds as builds_mod
     from cpustudy.prices import Catalog
     from cpustudy.store import Store, default_path
@@ -278,7 +279,8 @@ def plan_compare(request: CompareRequest, clouds: Any = None) -> Planned:
     request.check()
     workload = get(request.workload)
     builds = [b.name for b in builds_mod.parse_list(request.builds)]
-    topo = machine_mod.read_topology()
+    host = host or Host.here()
+    topo = host.topo
     catalog = Catalog.load(request.prices)
     if request.family:
         catalog.check_family(request.family)
@@ -298,7 +300,6 @@ def plan_compare(request: CompareRequest, clouds: Any = None) -> Planned:
     if len(at) != 1 or at[0].kind != "here":
         raise UserError(f"--convergence-at {request.convergence_at}: give one place on this machine, here:N or "
                         "here:all (convergence needs no quiet machine, but it trains here)")
-    host = Host.here(topo)
     # No peak measurement: a comparison needs no % of peak, and a peak costs seconds in a probe of ten.
     common: dict[str, Any] = {"data": request.data, "validation": "study", "precision_policy": request.precision,
                               "measure_peak": False}

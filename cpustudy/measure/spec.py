@@ -62,10 +62,12 @@ class RunSpec:
 class Host:
     """The machine a measurement is planned for: this one (:meth:`here`, every check against it), or a
     cloud VM known only by its size and device (:meth:`vm`: its CPU flags, GPU, quota and data cache
-    are unknown here, so those checks are left to the sweep that runs on it)."""
+    are unknown here, so those checks are left to the sweep that runs on it). ``cpu_flags``: the CPU's flags
+    where they are given (a simulated measurer's CPU: ``cpustudy.measure.replay``); None reads this machine's."""
 
     topo: machine_mod.CpuTopology
     local: bool = True
+    cpu_flags: frozenset[str] | None = None
 
     @classmethod
     def here(cls, topo: machine_mod.CpuTopology | None = None) -> "Host":
@@ -250,7 +252,7 @@ def _check_device(spec: RunSpec, build: Any, host: Host) -> None:
         if precision.unknown(spec.precision_policy):
             raise UserError(str(precision.unknown(spec.precision_policy)))
         return
-    flags = machine_mod.cpu_flags()
+    flags = set(host.cpu_flags) if host.cpu_flags is not None else machine_mod.cpu_flags()
     check_precision(spec.precision_policy, spec.device, flags,
                     machine_mod.gpu_compute_capability() if spec.device == "gpu" else None)
     ready, why = build.readiness(flags, import_check=False)  # `builds list` imports for real
