@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import base64
 import dataclasses
+from functools import partial
 from html import escape
 import struct
 import subprocess
@@ -121,6 +122,66 @@ def test_the_answer_is_drawn_with_every_candidate_and_its_p_cheapest(drawn):
         assert escape(line) in html
     md = (out / "index.md").read_text(encoding="utf-8")
     assert "](answer.png)" in md and "| here:2 tf | 31 s [25-37] |" in md and "settled: here:2 tf" in md
+
+
+def _close_comparison(unpriced: str) -> Comparison:
+    """Batch sizes of one convnet at 2 and 4 vCPUs whose times and costs differ by 1-3 % (where the labels of
+    ``here:2 b128`` and ``here:2 b256`` printed over one another); ``unpriced``: ``"none"``, ``"two"`` (as close
+    as the others) or ``"all"`` (the chart of time alone)."""
+    c = _comparison()
+    c.results = [
+        _result("here:2 b64", 412.0, 0.00230, 0.08),
+        _result("here:2 b128", 405.0, 0.00226, 0.22),
+        _result("here:2 b256", 401.0, 0.00224, 0.31),
+        _result("here:2 b512", 409.0, 0.00229, 0.09),
+        _result("here:4 b64", 398.0, 0.00233, 0.05),
+        _result("here:4 b128", 394.0, 0.00231, 0.10),
+        _result("here:4 b256", 390.0, 0.00228, 0.15),
+    ]
+    unpriced_result = partial(_result, cost=None, p=None, rate=None, price="no price: not in the catalog")
+    if unpriced == "two":
+        c.results += [unpriced_result(f"here:8 b{b}", t) for b, t in ((128, 385.0), (256, 380.0))]
+    if unpriced == "all":
+        c.results = [unpriced_result(r.candidate, r.time_to_target_s) for r in c.results]
+    return c
+
+
+def _label_boxes(c: Comparison, png: Path) -> tuple[list[tuple[str, object]], object, object]:
+    """The chart drawn as ``write_answer`` draws it (and saved to ``png``, to be looked at): each label's text and
+    its box on the canvas (the box drawn around it, else the text's own extent), the panel's and the figure's."""
+    import warnings
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from plotnine import theme
+
+    from cpustudy.report.answer import fig_answer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fig = (fig_answer(c.workload, c.target, c.results) + theme(dpi=110)).draw()
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    fig.savefig(png, dpi=110)
+    renderer = canvas.get_renderer()
+    (ax,) = fig.axes
+    boxes = []
+    for t in ax.texts:
+        patch = t.get_bbox_patch()
+        boxes.append((t.get_text(), (patch or t).get_window_extent(renderer)))
+    return boxes, ax.get_window_extent(renderer), fig.bbox
+
+
+@pytest.mark.parametrize("unpriced", ["none", "two", "all"])
+def test_labels_of_close_candidates_do_not_print_over_one_another(tmp_path, unpriced):
+    c = _close_comparison(unpriced)
+    boxes, panel, figure = _label_boxes(c, tmp_path / "answer.png")
+    assert sorted(text.split("  ")[0] for text, _ in boxes) == sorted(r.candidate for r in c.results)  # each labelled
+    for i, (a, box_a) in enumerate(boxes):
+        for b, box_b in boxes[i + 1:]:
+            assert not box_a.overlaps(box_b), f"{a!r} over {b!r}"
+    for text, box in boxes:  # inside the panel (a label is clipped to it), so inside the figure
+        assert panel.contains(box.x0, box.y0) and panel.contains(box.x1, box.y1), f"{text!r} leaves the panel"
+        assert figure.contains(box.x0, box.y0) and figure.contains(box.x1, box.y1), text
 
 
 def test_only_its_own_files_are_written_and_they_are_replaced(tmp_path):

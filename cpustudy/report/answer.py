@@ -49,6 +49,7 @@ from cpustudy.analysis.summary import front_of
 from cpustudy.decision.words import decision_lines
 from cpustudy.errors import UserError
 from cpustudy.report.figures import render
+from cpustudy.report.labels import LabelledPlot
 from cpustudy.report.page import Bullets, Callout, Chart, Charts, Page, Section, Table, to_html, to_markdown
 from cpustudy.report.theme import FAMILIES, OTHER_FAMILIES, theme_cpustudy
 
@@ -170,7 +171,7 @@ def fig_answer(workload: str, target: Any, results: Sequence[CandidateResult]) -
     front = priced[priced["kind"] == FRONT].sort_values(["time", "cost"])
     kinds = [k for k in (FRONT, DOMINATED, UNPRICED) if k in set(df["kind"])]
     p = (
-        ggplot(priced, aes(x="time", y="cost"))
+        LabelledPlot(priced, aes(x="time", y="cost"))  # labels set apart once laid out: none over another
         + geom_blank(data=blank)
     )
     for _, u in unpriced.iterrows():  # time only: a band for its interval, a line at its median
@@ -203,10 +204,10 @@ def fig_answer(workload: str, target: Any, results: Sequence[CandidateResult]) -
     p = (
         p
         + geom_point(aes(color="kind"), size=3.2)
-        + geom_label(aes(label="label", color="kind"), ha="left", va="bottom", nudge_x=0.025, nudge_y=0.02,
-                     size=8, fill="white", alpha=0.85, label_size=0, label_padding=0.1, show_legend=False)
+        + geom_label(aes(label="label", color="kind"), ha="left", va="bottom", size=8, fill="white", alpha=0.85,
+                     label_size=0, label_padding=0.1, show_legend=False)
         + geom_label(aes(x="time", y="foot", label="label", color="kind"), data=unpriced, angle=90, ha="right",
-                     va="bottom", size=7.5, nudge_x=-0.008, fill="white", alpha=0.85, label_size=0,
+                     va="bottom", size=7.5, fill="white", alpha=0.85, label_size=0,
                      label_padding=0.1, show_legend=False)
         + scale_x_log10(labels=_seconds)
         + scale_y_log10(labels=_dollars)
