@@ -263,3 +263,17 @@ def test_what_compare_stated_is_stored_and_later_trainings_are_held_against_it_a
     for c in held:
         s = next(s for s in said if s["session"] == c["stated_session"] and c["candidate"].startswith(s["candidate"] + " "))
         assert (c["low_s"], c["high_s"]) == (s["low_s"], s["high_s"])  # as stated: halved and doubled
+
+
+def test_nothing_is_decided_while_a_candidate_is_unmeasured():
+    decided = policy.Step("decided", "here:1: choosing it is expected to cost 0.1% more than the best")
+    same = policy.Step("same", "these 2 are the same within 5%")
+    first = policy.unmeasured_step(decided, ["here:2"], {"here:1", "here:2"})
+    assert (first.kind, first.candidates) == ("speed", ("here:2",)) and not first.stops
+    for step in (decided, same):
+        out = policy.unmeasured_step(step, ["gcp:c4d-highcpu-8"], {"here:1"})
+        assert out.kind == "stuck" and out.stops and "gcp:c4d-highcpu-8 unmeasured" in out.why
+        assert step.why in out.why  # what the measured alone say is kept, and said as such
+    seed = policy.Step("seed", "a seed more", setting="bf16")
+    assert policy.unmeasured_step(seed, ["gcp:c4d-highcpu-8"], {"here:1"}) is seed  # measuring goes on
+    assert policy.unmeasured_step(decided, [], {"here:1"}) is decided

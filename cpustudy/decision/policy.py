@@ -285,6 +285,21 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
     return Step(best.kind, why, setting=best.setting, candidates=best.candidates)
 
 
+def unmeasured_step(step: Step, unmeasured: Sequence[str], measurable: Iterable[str]) -> Step:
+    """Never decided while a candidate is unmeasured: a speed run of the first one measurable here comes first;
+    where none is, a stop that would say "decided" or "the same" says instead what it could not weigh."""
+    if not unmeasured:
+        return step
+    can = [c for c in unmeasured if c in set(measurable)]
+    if can:
+        return Step("speed", f"{can[0]} has no usable speed run yet: nothing is decided while a candidate is "
+                    "unmeasured", candidates=(can[0],))
+    if step.kind not in ("decided", "same"):
+        return step
+    return Step("stuck", f"among the measured, {step.why}; not decided: {', '.join(unmeasured)} unmeasured and not "
+                "measurable here")
+
+
 def _thin(st: Standing, seeds_left: Mapping[str, int], seed_cost_s: Mapping[str, float], rules: Rules) -> str | None:
     """A setting still in contention (one of its candidates has P(lowest expected cost) of at least
     ``rules.exclude`` over the number of settings) with fewer than ``rules.min_seeds`` seeds that can get another,
@@ -327,4 +342,5 @@ def _spread(r: combo.CandidateResult) -> float:
     return math.log(r.time_high_s / r.time_low_s) / (2 * NormalDist().inv_cdf(0.5 + r.level / 2))
 
 
-__all__: Sequence[str] = ("Group", "Standing", "Step", "next_step", "one_candidate_step", "standing")
+__all__: Sequence[str] = ("Group", "Standing", "Step", "next_step", "one_candidate_step", "standing",
+                          "unmeasured_step")

@@ -289,7 +289,7 @@ def plan_compare(request: CompareRequest, clouds: Any = None, host: Host | None 
     if db.is_file():
         with Store.read(db) as store:
             machines = store.machines()
-    gpu_build = split_list(request.gpu_builds, "--gpu-builds", "jax-here")[:1] or ["jax-here"]
+    gpu_build = split_list(request.gpu_builds or "jax-here", "--gpu-builds", "jax-here")[:1]
     candidates = parse_candidates(request.candidates, builds, topo, catalog, machines, clouds=clouds,
                                   gpu_build=gpu_build[0])
     m = machine_mod.collect()
@@ -646,17 +646,19 @@ def _step(entries: Sequence[tuple[str, Planned]], comparison: Comparison, st: po
     """The policy's next step; with fewer than two candidates to choose from, the single candidate's interval
     rule (:func:`cpustudy.decision.policy.one_candidate_step`)."""
     local = {c.name for _, p in entries for c in p.candidates if c.kind == "here"}
+    unmeasured = [r.candidate for r in comparison.results if not r.speed_runs]
     if st is None:
         step = policy.one_candidate_step(comparison.results, comparison.seeds, local, rules)
-        return replace(step, setting=entries[0][0]) if step.kind == "seed" else step
+        step = replace(step, setting=entries[0][0]) if step.kind == "seed" else step
+        return policy.unmeasured_step(step, unmeasured, local)
     trained = {label: len(seeds) for label, seeds, _ in comparison.groups}
     seeds_left = {label: max(0, p.request.seeds - trained.get(label, 0)) for label, p in entries} \
         if len(entries) > 1 else {}
     seed_cost = {label: min((st.time_s[c] for c in st.time_s if st.group_of.get(c) == label), default=0.0)
                  for label, _ in entries}
     probe = ledger.probe_s(comparison)
-    return policy.next_step(st, measurable=local, seed_cost_s=seed_cost, probe_cost_s={c: probe for c in local},
-                            seeds_left=seeds_left, default=default_of(entries), rules=rules)
+    return policy.unmeasured_step(policy.next_step(st, measurable=local, seed_cost_s=seed_cost, probe_cost_s={
+        c: probe for c in local}, seeds_left=seeds_left, default=default_of(entries), rules=rules), unmeasured, local)
 
 
 def _cells(entries: Sequence[tuple[str, Planned]], comparison: Comparison, step: policy.Step,
