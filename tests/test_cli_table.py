@@ -92,3 +92,20 @@ def test_results_at_80_columns_marks_a_projected_epoch_time_in_its_cell(run_cli,
     assert "* projected to a full epoch from the steps run" in r.out
     csv_out = run_cli("results", "--db", db, "--format", "csv").out
     assert "123.4*" not in csv_out and "projected" in csv_out.splitlines()[0]  # the data itself is unmarked
+
+
+def test_results_tell_a_gpu_run_and_where_augmentation_ran_from_a_cpu_run(run_cli, db, monkeypatch):
+    import reportdb
+
+    from cpustudy.store import Store
+
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 16})
+        reportdb.add_run(s, m, "cifar10_cnn", "jax-here", 16, [3.4], device="gpu", options={"augment": "host"})
+        reportdb.add_run(s, m, "cifar10_cnn", "jax-here", 16, [3.5], options={"augment": "none"})
+    monkeypatch.setenv("COLUMNS", "160")
+    r = run_cli("results", "--db", db)
+    assert r.code == 0, r.err
+    rows = {line.split()[0]: line.split() for line in r.out.splitlines() if line.split()[:1] in (["1"], ["2"])}
+    assert {"gpu", "host"} <= set(rows["1"]) and "gpu" not in rows["2"]
+    assert {"cpu", "none"} <= set(rows["2"])

@@ -122,6 +122,8 @@ TABLE_COLUMNS = (
     "vcpus",
     "epoch_time_s",  # a projected time marked with * in the table (`cpustudy results`)
     "samples_per_s",
+    "device",  # a GPU run shows its host's vCPUs beside it: without this it reads as a CPU run
+    "augment",  # cifar10_cnn's host, model or none: different work under one workload name
     "basis",
     "epoch_time_iqr_s",
     "unstable",
