@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from cpustudy.decision.rules import RULES, Rules
+from cpustudy.rules import RULES, Rules
 from cpustudy.measure import compare as mc
 from cpustudy.measure import replay, settings
 from cpustudy.measure.compare import CompareRequest, plan_compare

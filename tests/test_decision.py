@@ -13,7 +13,7 @@ import pytest
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis.stats import DEFAULT_NOISE
 from cpustudy.decision import policy
-from cpustudy.decision.rules import RULES, Rules
+from cpustudy.rules import RULES, Rules
 from cpustudy.decision.words import decision_lines
 
 

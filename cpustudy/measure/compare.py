@@ -32,7 +32,7 @@ from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import NO_PRIOR
 from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
 from cpustudy.decision import policy
-from cpustudy.decision.rules import RULES, Rules
+from cpustudy.rules import RULES, Rules
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.identity import Configuration

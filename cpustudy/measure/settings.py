@@ -42,7 +42,7 @@ from cpustudy import precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import recalibration, totarget
 from cpustudy.analysis.totarget import Comparison
-from cpustudy.decision.rules import RULES, Rules
+from cpustudy.rules import RULES, Rules
 from cpustudy.errors import UserError
 from cpustudy.measure import compare as single
 from cpustudy.measure.compare import CompareRequest, Planned

@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import cpustudy.cli.args as a
-from cpustudy.decision.rules import RULES, Rules
+from cpustudy.rules import RULES, Rules
 from cpustudy.decision.words import decision_lines
 from cpustudy.errors import UserError
 
