@@ -13,8 +13,8 @@ import pytest
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis.stats import DEFAULT_NOISE
 from cpustudy.decision import policy
-from cpustudy.rules import RULES, Rules
 from cpustudy.decision.words import decision_lines
+from cpustudy.rules import RULES, Rules
 
 
 def _seeds(*epochs: int, base: int = 100, margin: float = 0.01) -> list[combo.SeedResult]:
@@ -277,3 +277,21 @@ def test_nothing_is_decided_while_a_candidate_is_unmeasured():
     seed = policy.Step("seed", "a seed more", setting="bf16")
     assert policy.unmeasured_step(seed, ["gcp:c4d-highcpu-8"], {"here:1"}) is seed  # measuring goes on
     assert policy.unmeasured_step(decided, [], {"here:1"}) is decided
+
+
+def test_the_rules_level_is_the_level_of_the_intervals_a_comparison_states(tmp_path):
+    """The same measurements (the same simulated trial) compared under ``Rules(level=0.8)`` and the default 0.9:
+    every interval is stated at its rules' level, and the 80 % ones are narrower."""
+    import simloop
+
+    truth = _truths()["1.3x"]
+    wide, _ = simloop.run(truth, tmp_path / "90.sqlite", 0)
+    narrow, _ = simloop.run(truth, tmp_path / "80.sqlite", 0, rules=Rules(level=0.8))
+    assert narrow.decision["rules"]["level"] == 0.8 and wide.decision["rules"]["level"] == RULES.level == 0.9
+    both = [(w, next(n for n in narrow.results if n.candidate == w.candidate)) for w in wide.results
+            if w.time_low_s is not None]
+    assert both and all(n.time_low_s is not None for _, n in both)
+    for w, n in both:
+        assert (w.level, n.level) == (0.9, 0.8)
+        assert n.time_high_s / n.time_low_s < w.time_high_s / w.time_low_s, (w, n)
+    assert any("each interval is a 80% prediction interval" in a for a in narrow.assumptions), narrow.assumptions

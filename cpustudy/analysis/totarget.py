@@ -18,6 +18,7 @@ from cpustudy.analysis import recalibration
 from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
 from cpustudy.errors import UserError
 from cpustudy.identity import Configuration
+from cpustudy.rules import RULES
 
 if TYPE_CHECKING:
     from cpustudy.analysis.projection import ProjectionError
@@ -398,7 +399,7 @@ def interval_notes(results: Sequence[combo.CandidateResult]) -> list[str]:
 
 
 def assumptions(target: Any, spot: bool, ref: Configuration, seeds: Sequence[combo.SeedResult],
-                 noise: Noise = DEFAULT_NOISE, settings: bool = False) -> list[str]:
+                 noise: Noise = DEFAULT_NOISE, settings: bool = False, level: float = RULES.level) -> list[str]:
     reached = [s for s in seeds if s.reached]
     per = ", ".join(s.outcome() for s in seeds)
     out = [
@@ -412,7 +413,7 @@ def assumptions(target: Any, spot: bool, ref: Configuration, seeds: Sequence[com
         "billed time to target = epochs x (full-epoch training time + validation + the stall between epochs) + "
         "the first epoch's tracing + the worker's start-up (worker start to the target); cost = time x the "
         "candidate's hourly rate (" + ("spot" if spot else "on-demand") + ")",
-        f"each interval is a {combo.LEVEL:.0%} prediction interval for one training with a new seed on a new run: the "
+        f"each interval is a {level:.0%} prediction interval for one training with a new seed on a new run: the "
         f"{len(seeds)} seeds' "
         + ("margins past the target at every epoch they trained (how close each came, not only its epochs)"
            if all(s.margins for s in seeds) and len(seeds) > 1 else "spread of epochs (rounded to whole epochs)")

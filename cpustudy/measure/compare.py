@@ -22,6 +22,7 @@ import math
 import statistics
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -32,7 +33,6 @@ from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import NO_PRIOR
 from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
 from cpustudy.decision import policy
-from cpustudy.rules import RULES, Rules
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.identity import Configuration
@@ -41,6 +41,7 @@ from cpustudy.measure.spec import Host, RunSpec, plan
 from cpustudy.measure.sweep import Cell, cell_key
 from cpustudy.names import split_list
 from cpustudy.prices import Catalog
+from cpustudy.rules import RULES, Rules
 from cpustudy.store import Store
 from cpustudy.workloads import Workload
 
@@ -390,8 +391,8 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
             if progress:
                 progress(f"[{i + 1}/{len(work)}] {kind}: {what(kind, cell, req.goal_words)}")
             run_one(store, session.machine_id, kind, cell, req, say, ledger, measurer=measurer)
-        comparison = decide([("", p)], store, session.machine_id, _combine(p, store, plan_folder, probe_cost),
-                            lambda: _combine(p, store, plan_folder, probe_cost), say=say, progress=progress,
+        again = partial(_combine, p, store, plan_folder, probe_cost, rules)
+        comparison = decide([("", p)], store, session.machine_id, again(), again, say=say, progress=progress,
                             ledger=ledger, measurer=measurer, rules=rules)
         local = {c.name: (p, c) for c in p.candidates if c.kind == "here"}
         state(store, session.machine_id, comparison, {name: "" for name in local})
@@ -739,7 +740,8 @@ def seeds_of(p: Planned, store: Store) -> tuple[list[combo.SeedResult], str]:
     return totarget.distinct_seeds(seeds, by)
 
 
-def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: float | None) -> Comparison:
+def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: float | None, rules: Rules) -> Comparison:
+    """The comparison from everything stored, its intervals at ``rules.level`` from ``rules.draws`` draws."""
     req = p.request
     ref = p.reference
     seeds, same_note = seeds_of(p, store)
@@ -756,12 +758,13 @@ def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: floa
                         + ": give an easier target or more --max-epochs (what was measured is stored)")
     inputs = totarget.candidate_inputs(store, p.candidates, ref, p.fingerprint, store.runs(status="ok"), p.catalog, req.spot, req.family)
     noise = totarget.stored_noise(store)
-    results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise)
+    results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise,
+                            draws=rules.draws, level=rules.level)
     results, widened = recalibration.recalibrated(results, store, p.fingerprint)
     out = Comparison(ref.workload, req.goal, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost,
                      groups=[("", seeds, inputs)], noise=noise)
     out.notes += widened
-    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds, noise)
+    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds, noise, level=rules.level)
     out.notes += totarget.interval_notes(results) + ([same_note] if same_note else []) + \
         totarget.session_note(store, results, seeds, noise)
     agree = combo.agreement(_all_seed_results(p, store))

@@ -8,9 +8,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import cpustudy.cli.args as a
-from cpustudy.rules import RULES, Rules
 from cpustudy.decision.words import decision_lines
 from cpustudy.errors import UserError
+from cpustudy.rules import RULES, Rules
 
 if TYPE_CHECKING:
     from cpustudy.analysis.totarget import Comparison
@@ -190,7 +190,7 @@ def show(args: argparse.Namespace, comparison: Comparison) -> int:
     if args.format == "json":
         sys.stdout.write(comparison.as_json())
         return _draw(args, comparison)
-    level = comparison.results[0].level if comparison.results else 0.9
+    level = comparison.results[0].level if comparison.results else RULES.level
     from cpustudy.analysis.compare import target_words
 
     print_table(rows(comparison), f"{comparison.workload} to {target_words(comparison.target)}: billed time and "
