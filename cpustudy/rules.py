@@ -30,6 +30,9 @@ class Rules:
       :mod:`cpustudy.analysis.compare` states, unless told otherwise).
     * ``narrow``: with one candidate (nothing to choose), settled once its interval's high is at most this
       many times its low.
+    * ``budget_trainings``, ``budget_per_setting``: without ``--max-trainings``, the decision may spend this many
+      trainings' time with one setting, and this many more for each further setting (a race's first round alone
+      trains one seed of each).
     * ``draws``: draws of a new training (the intervals, P(cheapest)) and of what is known of each candidate's
       mean (the decision); the generators' seeds are fixed: the same measurements give the same answer.
     """
@@ -41,6 +44,8 @@ class Rules:
     exclude: float = 0.05
     level: float = 0.90
     narrow: float = 1.5
+    budget_trainings: float = 8.0
+    budget_per_setting: float = 2.0
     # 8000, not 4000: on four settings of two candidates, a combination takes about 26 ms with 8000 (14 ms with
     # 4000) and a decision step 18 ms (10 ms), against seconds to minutes for the measurement it chooses; 8000
     # halves the Monte Carlo variance of the interval ends and of P(cheapest) and the regret near --regret.

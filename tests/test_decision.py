@@ -295,3 +295,22 @@ def test_the_rules_level_is_the_level_of_the_intervals_a_comparison_states(tmp_p
         assert (w.level, n.level) == (0.9, 0.8)
         assert n.time_high_s / n.time_low_s < w.time_high_s / w.time_low_s, (w, n)
     assert any("each interval is a 80% prediction interval" in a for a in narrow.assumptions), narrow.assumptions
+
+
+def test_the_budget_is_the_rules_and_max_trainings_overrides_it(tmp_path):
+    """Without ``--max-trainings`` the loop may spend the rules' budget (8 trainings' time, 2 more for each
+    setting past the first); ``--max-trainings`` overrides it."""
+    from dataclasses import replace
+
+    import simloop
+
+    req = simloop.request(tmp_path / "x.sqlite", max_trainings=None)
+    own = Rules(budget_trainings=1.0, budget_per_setting=0.5)
+    assert (req.budget(1, RULES), req.budget(4, RULES), req.budget(4, own)) == (8.0, 14.0, 2.5)
+    assert replace(req, max_trainings=3).budget(4, own) == 3.0
+    # the race's first round (a seed of each of four settings) already spends more than 2.5 trainings' time
+    out, _ = simloop.run(_truths()["1.3x"], tmp_path / "a.sqlite", 0, rules=own, max_trainings=None)
+    assert out.decision["stop"] == "limit" and "the limit of 2.5 trainings" in out.decision["why"], out.steps
+    more, _ = simloop.run(_truths()["1.3x"], tmp_path / "b.sqlite", 0, rules=own, max_trainings=6)
+    assert "the limit of 2.5 trainings" not in " ".join(more.steps)
+    assert more.decision["cost"]["seeds"] > out.decision["cost"]["seeds"], (out.steps, more.steps)

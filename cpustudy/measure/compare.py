@@ -74,7 +74,7 @@ class CompareRequest:
     workdir: str | None = None  # the checkout the probe VMs install, as a wheel built from it (None: this checkout)
     db: str | None = None
     timeout: int | None = None
-    max_trainings: float | None = None  # decide within this many trainings' time (None: budget(); 0: the fixed plan)
+    max_trainings: float | None = None  # decide within this many trainings' time (None: the rules'; 0: the fixed plan)
     target_text: str | None = None  # --target METRIC=VALUE, instead of --target-accuracy
     checks: int = 0  # --check N: fresh trainings of the likeliest cheapest local candidate against its interval
     precisions: str | None = None  # --precisions: several settings raced (``measure.settings``)
@@ -92,12 +92,12 @@ class CompareRequest:
         """``--max-trainings 0``: the planned seeds and repeats only, nothing decided on the way."""
         return self.max_trainings == 0
 
-    def budget(self, settings: int = 1) -> float:
-        """The trainings' time the decision may spend in all: ``--max-trainings``, else 8 for one setting and 2
-        more for each further setting (a race's first round alone trains one seed of each)."""
+    def budget(self, settings: int, rules: Rules) -> float:
+        """The trainings' time the decision may spend in all: ``--max-trainings``, else the rules' budget for
+        ``settings`` settings (``budget_trainings`` and ``budget_per_setting`` for each past the first)."""
         if self.max_trainings is not None:
             return float(self.max_trainings)
-        return 8.0 + 2.0 * max(0, settings - 1)
+        return rules.budget_trainings + rules.budget_per_setting * max(0, settings - 1)
 
     @property
     def goal_words(self) -> str:
@@ -592,7 +592,7 @@ def decide(entries: Sequence[tuple[str, Planned]], store: Store, machine_id: int
     req = entries[0][1].request
     steps: list[str] = list(comparison.steps)
     last: policy.Step | None = None
-    limit = req.budget(len(entries))
+    limit = req.budget(len(entries), rules)
     st = standing_of(comparison, rules)  # of the comparison as it stands: read again after each measurement
     while not req.fixed_plan:
         step = _step(entries, comparison, st, ledger, rules)

@@ -44,8 +44,8 @@ def register(sub: a.Subparsers) -> None:
                    "comparison has not used, and say how many land inside its stated interval (default: 0)")
     p.add_argument("--max-trainings", type=float, default=None, metavar="T",
                    help="measure until the decision is made (see --regret, --indifference, --trainings) within T "
-                   "trainings' time in all (default: 8, and 2 more for each setting past the first; 0: the planned "
-                   "seeds and repeats only)")
+                   f"trainings' time in all (default: {RULES.budget_trainings:g}, and {RULES.budget_per_setting:g} "
+                   "more for each setting past the first; 0: the planned seeds and repeats only)")
     p.add_argument("--regret", type=float, default=RULES.regret, metavar="SHARE",
                    help="decided once choosing the leader is expected to cost at most this share more than the best "
                    f"(default: {RULES.regret:g})")
