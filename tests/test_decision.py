@@ -279,10 +279,13 @@ def test_nothing_is_decided_while_a_candidate_is_unmeasured():
     assert policy.unmeasured_step(decided, [], {"here:1"}) is decided
 
 
-def test_the_rules_level_is_the_level_of_the_intervals_a_comparison_states(tmp_path):
+def test_the_rules_level_is_the_level_of_the_intervals_a_comparison_states_and_stores(tmp_path):
     """The same measurements (the same simulated trial) compared under ``Rules(level=0.8)`` and the default 0.9:
-    every interval is stated at its rules' level, and the 80 % ones are narrower."""
+    every interval is stated at its rules' level, the 80 % ones are narrower, and each stored statement carries
+    its level and the rules it was stated under."""
     import simloop
+
+    from cpustudy.store import Store
 
     truth = _truths()["1.3x"]
     wide, _ = simloop.run(truth, tmp_path / "90.sqlite", 0)
@@ -295,6 +298,10 @@ def test_the_rules_level_is_the_level_of_the_intervals_a_comparison_states(tmp_p
         assert (w.level, n.level) == (0.9, 0.8)
         assert n.time_high_s / n.time_low_s < w.time_high_s / w.time_low_s, (w, n)
     assert any("each interval is a 80% prediction interval" in a for a in narrow.assumptions), narrow.assumptions
+    for db, rules in ((tmp_path / "90.sqlite", RULES), (tmp_path / "80.sqlite", Rules(level=0.8))):
+        with Store.read(db) as store:
+            said = store.statements()
+        assert len(said) == len(both) and all((s["level"], s["rules"]) == (rules.level, rules.as_dict()) for s in said)
 
 
 def test_the_budget_is_the_rules_and_max_trainings_overrides_it(tmp_path):

@@ -408,8 +408,8 @@ CHECK_FIRST_SEED = totarget.CHECK_FIRST_SEED
 
 
 def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dict[str, str]) -> int:
-    """Store what the comparison stated for each local candidate with an interval (``Store.add_statement``), so that
-    the backtest holds later trainings against it as stated; how many. ``setting_of``: each local candidate's
+    """Store what the comparison stated for each local candidate with an interval, and its rules, so that the
+    backtest holds later trainings against it as stated; how many. ``setting_of``: each local candidate's
     setting label ("" in a comparison of one setting), which names its seeds."""
     from cpustudy import identity
 
@@ -431,7 +431,7 @@ def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dic
             "target_accuracy": float(target), "convergence": convergence,
             "place": totarget.place_name(runs[0]), "candidate": r.candidate, "level": r.level,
             "low_s": r.time_low_s, "median_s": r.time_to_target_s, "high_s": r.time_high_s,
-            "data_sessions": sorted({session_of(x) for x in behind} - {""})})
+            "data_sessions": sorted({session_of(x) for x in behind} - {""}), "rules": comparison.decision.get("rules")})
         n += 1
     return n
 
@@ -741,7 +741,6 @@ def seeds_of(p: Planned, store: Store) -> tuple[list[combo.SeedResult], str]:
 
 
 def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: float | None, rules: Rules) -> Comparison:
-    """The comparison from everything stored, its intervals at ``rules.level`` from ``rules.draws`` draws."""
     req = p.request
     ref = p.reference
     seeds, same_note = seeds_of(p, store)
