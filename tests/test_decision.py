@@ -321,3 +321,39 @@ def test_the_budget_is_the_rules_and_max_trainings_overrides_it(tmp_path):
     more, _ = simloop.run(_truths()["1.3x"], tmp_path / "b.sqlite", 0, rules=own, max_trainings=6)
     assert "the limit of 2.5 trainings" not in " ".join(more.steps)
     assert more.decision["cost"]["seeds"] > out.decision["cost"]["seeds"], (out.steps, more.steps)
+
+
+def test_the_backtest_holds_a_training_against_the_level_it_was_stated_at_and_says_which_it_counts(tmp_path):
+    """A comparison under ``Rules(level=0.8)`` stores 80 % statements; a later session's training is held against
+    them at 80 %, and the machine's backtest counts the checks of one level, saying which it left out."""
+    import sqlite3
+
+    import simloop
+
+    from cpustudy.analysis import backtest, totarget
+    from cpustudy.prices import Catalog
+    from cpustudy.store import Store
+
+    truth = _truths()["1.3x"]
+    db = tmp_path / "c.sqlite"
+    simloop.run(truth, db, 0, rules=Rules(level=0.8))
+    simloop.run(truth, db, 1, checks=1)  # a later session, at the default 90 %: its check trains a fresh seed
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM checks")  # so that the backtest holds that training out
+    out = backtest.run_backtest(db, catalog=Catalog.load(None))
+    with Store.read(db) as store:
+        said = {s["session"]: s for s in store.statements()}
+    held = [c for c in out.added if c["stated_session"]]
+    assert all(c["level"] == said[c["stated_session"]]["level"] for c in held), out.added
+    at80 = [c for c in held if said[c["stated_session"]]["rules"]["level"] == 0.8]
+    assert at80 and all(c["level"] == 0.8 for c in at80)
+    (_, bt, inf), = out.machines  # the latest check: the fresh training of the later session, held at 80 %
+    assert bt is not None and bt.level == inf.level == 0.8 and "stated 80% intervals" in bt.line
+    n90 = sum(c["level"] == 0.9 for c in out.added)  # the first session's, where stated in the same second as the
+    with Store.open(db) as store:  # second's statements (a statement's time is to the second)
+        store.add_check({**held[0], "level": 0.9, "stated_session": None})
+        at_80 = totarget.backtest(store, level=0.8)
+        latest = totarget.backtest(store)
+    assert at_80 is not None and at_80.n == bt.n == len(out.added) - n90
+    assert f"left out: {n90 + 1} check(s) of 90% intervals" in at_80.line
+    assert latest is not None and (latest.level, latest.n) == (0.9, n90 + 1) and "of 80% intervals" in latest.line
