@@ -12,11 +12,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from cpustudy.decision.rules import RULES, Rules
 from cpustudy.measure import compare as mc
 from cpustudy.measure import replay, settings
 from cpustudy.measure.compare import CompareRequest, plan_compare
 from cpustudy.measure.spec import Host
+from cpustudy.rules import RULES, Rules
 from cpustudy.worker.protocol import RunConfig
 
 STREAM = Path(__file__).resolve().parent / "fixtures" / "replay" / "mnist_mlp-learnable.jsonl"

@@ -13,8 +13,8 @@ import pytest
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis.stats import DEFAULT_NOISE
 from cpustudy.decision import policy
-from cpustudy.decision.rules import RULES, Rules
 from cpustudy.decision.words import decision_lines
+from cpustudy.rules import RULES, Rules
 
 
 def _seeds(*epochs: int, base: int = 100, margin: float = 0.01) -> list[combo.SeedResult]:
@@ -277,3 +277,83 @@ def test_nothing_is_decided_while_a_candidate_is_unmeasured():
     seed = policy.Step("seed", "a seed more", setting="bf16")
     assert policy.unmeasured_step(seed, ["gcp:c4d-highcpu-8"], {"here:1"}) is seed  # measuring goes on
     assert policy.unmeasured_step(decided, [], {"here:1"}) is decided
+
+
+def test_the_rules_level_is_the_level_of_the_intervals_a_comparison_states_and_stores(tmp_path):
+    """The same measurements (the same simulated trial) compared under ``Rules(level=0.8)`` and the default 0.9:
+    every interval is stated at its rules' level, the 80 % ones are narrower, and each stored statement carries
+    its level and the rules it was stated under."""
+    import simloop
+
+    from cpustudy.store import Store
+
+    truth = _truths()["1.3x"]
+    wide, _ = simloop.run(truth, tmp_path / "90.sqlite", 0)
+    narrow, _ = simloop.run(truth, tmp_path / "80.sqlite", 0, rules=Rules(level=0.8))
+    assert narrow.decision["rules"]["level"] == 0.8 and wide.decision["rules"]["level"] == RULES.level == 0.9
+    both = [(w, next(n for n in narrow.results if n.candidate == w.candidate)) for w in wide.results
+            if w.time_low_s is not None]
+    assert both and all(n.time_low_s is not None for _, n in both)
+    for w, n in both:
+        assert (w.level, n.level) == (0.9, 0.8)
+        assert n.time_high_s / n.time_low_s < w.time_high_s / w.time_low_s, (w, n)
+    assert any("each interval is a 80% prediction interval" in a for a in narrow.assumptions), narrow.assumptions
+    for db, rules in ((tmp_path / "90.sqlite", RULES), (tmp_path / "80.sqlite", Rules(level=0.8))):
+        with Store.read(db) as store:
+            said = store.statements()
+        assert len(said) == len(both) and all((s["level"], s["rules"]) == (rules.level, rules.as_dict()) for s in said)
+
+
+def test_the_budget_is_the_rules_and_max_trainings_overrides_it(tmp_path):
+    """Without ``--max-trainings`` the loop may spend the rules' budget (8 trainings' time, 2 more for each
+    setting past the first); ``--max-trainings`` overrides it."""
+    from dataclasses import replace
+
+    import simloop
+
+    req = simloop.request(tmp_path / "x.sqlite", max_trainings=None)
+    own = Rules(budget_trainings=1.0, budget_per_setting=0.5)
+    assert (req.budget(1, RULES), req.budget(4, RULES), req.budget(4, own)) == (8.0, 14.0, 2.5)
+    assert replace(req, max_trainings=3).budget(4, own) == 3.0
+    # the race's first round (a seed of each of four settings) already spends more than 2.5 trainings' time
+    out, _ = simloop.run(_truths()["1.3x"], tmp_path / "a.sqlite", 0, rules=own, max_trainings=None)
+    assert out.decision["stop"] == "limit" and "the limit of 2.5 trainings" in out.decision["why"], out.steps
+    more, _ = simloop.run(_truths()["1.3x"], tmp_path / "b.sqlite", 0, rules=own, max_trainings=6)
+    assert "the limit of 2.5 trainings" not in " ".join(more.steps)
+    assert more.decision["cost"]["seeds"] > out.decision["cost"]["seeds"], (out.steps, more.steps)
+
+
+def test_the_backtest_holds_a_training_against_the_level_it_was_stated_at_and_says_which_it_counts(tmp_path):
+    """A comparison under ``Rules(level=0.8)`` stores 80 % statements; a later session's training is held against
+    them at 80 %, and the machine's backtest counts the checks of one level, saying which it left out."""
+    import sqlite3
+
+    import simloop
+
+    from cpustudy.analysis import backtest, totarget
+    from cpustudy.prices import Catalog
+    from cpustudy.store import Store
+
+    truth = _truths()["1.3x"]
+    db = tmp_path / "c.sqlite"
+    simloop.run(truth, db, 0, rules=Rules(level=0.8))
+    simloop.run(truth, db, 1, checks=1)  # a later session, at the default 90 %: its check trains a fresh seed
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM checks")  # so that the backtest holds that training out
+    out = backtest.run_backtest(db, catalog=Catalog.load(None))
+    with Store.read(db) as store:
+        said = {s["session"]: s for s in store.statements()}
+    held = [c for c in out.added if c["stated_session"]]
+    assert all(c["level"] == said[c["stated_session"]]["level"] for c in held), out.added
+    at80 = [c for c in held if said[c["stated_session"]]["rules"]["level"] == 0.8]
+    assert at80 and all(c["level"] == 0.8 for c in at80)
+    (_, bt, inf), = out.machines  # the latest check: the fresh training of the later session, held at 80 %
+    assert bt is not None and bt.level == inf.level == 0.8 and "stated 80% intervals" in bt.line
+    n90 = sum(c["level"] == 0.9 for c in out.added)  # the first session's, where stated in the same second as the
+    with Store.open(db) as store:  # second's statements (a statement's time is to the second)
+        store.add_check({**held[0], "level": 0.9, "stated_session": None})
+        at_80 = totarget.backtest(store, level=0.8)
+        latest = totarget.backtest(store)
+    assert at_80 is not None and at_80.n == bt.n == len(out.added) - n90
+    assert f"left out: {n90 + 1} check(s) of 90% intervals" in at_80.line
+    assert latest is not None and (latest.level, latest.n) == (0.9, n90 + 1) and "of 80% intervals" in latest.line

@@ -180,3 +180,21 @@ def test_checks_follow_their_runs_and_are_merged_once(run_cli, tmp_path):
     assert again.code == 0 and "check(s)" not in again.out
     with Store.read(db) as b:
         assert len(b.checks()) == 12
+
+
+def test_statements_are_merged_once_with_the_rules_they_were_stated_under(tmp_path):
+    from cpustudy.rules import Rules
+
+    src, db = tmp_path / "src.sqlite", tmp_path / "db.sqlite"
+    said = {"session": "s1", "workload": "mnist_mlp", "target_accuracy": 0.5, "convergence": {"batch_size": 64},
+            "place": "here:2", "candidate": "here:2", "level": 0.8, "low_s": 1.0, "median_s": 2.0, "high_s": 3.0,
+            "rules": Rules(level=0.8).as_dict()}
+    with Store.open(src) as s:
+        s.add_statement(said)
+        s.add_statement({**said, "session": "s0", "rules": None})  # as one stored before the rules were
+    with Store.open(db) as store:
+        merge.merge(store, src)
+        merge.merge(store, src)
+        got = store.statements()
+    assert sorted((x["session"], x["level"], x["rules"]) for x in got) == [
+        ("s0", 0.8, None), ("s1", 0.8, Rules(level=0.8).as_dict())]

@@ -82,6 +82,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     # One identity for a configuration, and its views (standard library and precision only).
     "identity": {"precision"},
     "targets": {"errors"},
+    # Every threshold of a comparison (standard library only): read by analysis, decision and measure alike.
+    "rules": set(),
     "provenance": {"cpustudy"},
     "prices": {"errors"},
     "store": {"identity", "errors", "precision", "provenance"},
@@ -90,17 +92,18 @@ MAY_IMPORT: dict[str, set[str]] = {
     "worker": {"cpustudy", "cache", "identity", "precision", "targets", "workloads"},
     # The machine and the builds; starts workers (their protocol), names a CPU's cloud families (prices).
     "environment": {"cache", "errors", "names", "prices", "provenance", "worker"},
-    "analysis": {"identity", "environment", "errors", "precision", "prices", "provenance", "store", "targets", "workloads"},
+    "analysis": {"identity", "environment", "errors", "precision", "prices", "provenance", "rules", "store", "targets",
+                 "workloads"},
     # How compare decides: pure functions of what is measured (the prediction below it, in analysis).
-    "decision": {"analysis"},
+    "decision": {"analysis", "rules"},
     "report": {"identity", "cpustudy", "analysis", "decision", "errors", "prices", "provenance", "store"},
     # Measuring answers from the analysis (``compare``, ``tune``); it never reaches up into the cloud.
-    "measure": {"identity", "analysis", "cache", "decision", "environment", "errors", "names", "precision", "prices", "store",
-                "targets", "worker", "workloads"},
+    "measure": {"identity", "analysis", "cache", "decision", "environment", "errors", "names", "precision", "prices", "rules",
+                "store", "targets", "worker", "workloads"},
     "cloud": {"identity", "cache", "environment", "errors", "measure", "names", "prices", "provenance", "store", "workloads"},
     # The top: the command line and ``python -m cpustudy``.
     "cli": {"identity", "cpustudy", "analysis", "cloud", "decision", "environment", "errors", "measure", "names", "precision",
-            "prices", "report", "store", "targets", "worker", "workloads"},
+            "prices", "report", "rules", "store", "targets", "worker", "workloads"},
     "__main__": {"cli"},
 }
 

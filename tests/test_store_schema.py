@@ -82,7 +82,8 @@ def test_migrations_upgrade_a_version_1_database_step_by_step(tmp_path):
               5: ("runs", "time_to_target_s"), 6: ("runs", "workload_version"), 7: ("runs", "model_hash"),
               8: ("epochs", "idle_s"), 9: ("runs", "isa_peak_gflops"),
               10: ("epochs", "wait_s"), 11: ("epochs", "target_value"), 12: ("runs", "method_version"),
-              13: ("checks", "later_session"), 14: ("checks", "kind"), 15: ("statements", "convergence")}
+              13: ("checks", "later_session"), 14: ("checks", "kind"), 15: ("statements", "convergence"),
+              16: ("statements", "rules")}
     for version in range(2, schema.SCHEMA_VERSION + 1):
         table, column = new_in[version]
         assert column not in [c[0] for c in _shape(conn)["columns"].get(table, [])]
@@ -166,3 +167,22 @@ def test_a_version_1_database_is_upgraded_without_losing_rows(db):
     assert conn.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
     assert conn.execute("SELECT count(*) FROM tunings").fetchone()[0] == 0
     conn.close()
+
+
+def test_a_version_15_database_opens_and_its_statements_read_with_no_rules(tmp_path):
+    """Statements stored before the rules were (schema v15) read back with ``rules`` None, read-only or upgraded."""
+    db = tmp_path / "v15.sqlite"
+    conn = sqlite3.connect(db)
+    schema.upgrade(conn, schema.MIGRATIONS[:15])
+    conn.execute("INSERT INTO statements (stated_at, workload, target_accuracy, convergence, place, candidate, level, "
+                 "low_s, high_s) VALUES ('x', 'mnist_mlp', 0.5, '{}', 'here:2', 'here:2', 0.9, 1.0, 3.0)")
+    conn.commit()
+    conn.close()
+    with Store.read(db) as s:
+        (said,) = s.statements()
+    assert said["rules"] is None and said["level"] == 0.9
+    with Store.open(db) as s:
+        assert [x["rules"] for x in s.statements()] == [None]
+        s.add_statement({**said, "rules": {"level": 0.8}})
+        assert [x["rules"] for x in s.statements()] == [None, {"level": 0.8}]
+    assert schema.file_version(db) == schema.SCHEMA_VERSION == 16

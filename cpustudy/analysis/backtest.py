@@ -5,9 +5,10 @@
 those earlier runs give for its place (machine, device, vCPUs, build), as ``compare`` states it from a database
 (:func:`cpustudy.analysis.totarget.stored`, over a copy of the database as it was before the training: its own
 session left out, so the interval never contains the training it is held against). Where ``compare`` stored what it
-stated for that place and configuration (``statements``, schema v15), the training is held against the latest of
-those instead, as it was stated, whatever today's cpustudy would compute. Stored in ``checks`` as
-``kind="held out"`` beside ``compare --check``'s, so one backtest counts both.
+stated for that place and configuration (``statements``, schema v15; with its rules from v16), the training is held
+against the latest of those instead, as it was stated and at its level, whatever today's cpustudy would compute.
+Stored in ``checks`` as ``kind="held out"`` beside ``compare --check``'s, so one backtest counts both, per machine at
+one level (the latest check's; :func:`cpustudy.analysis.totarget.backtest` says what it left out).
 
 **Recalibration** (:mod:`cpustudy.analysis.recalibration`): each check's score is how far its billed time lies from its interval's
 middle, in units of the interval's half-width on a log scale (at most 1: inside). From ``MIN_CHECKS`` checks on, the

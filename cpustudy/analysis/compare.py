@@ -38,7 +38,7 @@ not yet seen** on a run not yet made (:mod:`cpustudy.analysis.stats`): each draw
   capped epochs, the projection's own error too (``noise.projection``, times the share projected: one bias
   all its projected runs share).
 
-Time and cost are the median and the central ``level`` interval of the draws (90 % by default), printed
+Time and cost are the median and the central ``level`` interval of the draws (``Rules.level`` by default), printed
 with their n; each candidate's probability of being the cheapest (and of meeting a deadline or budget) is
 the share of draws where it was. Where the measurements cannot give an interval (one speed run and no
 known spread; one seed that reached the target) it is not given, and ``interval_note`` says what would.
@@ -57,13 +57,12 @@ import numpy as np
 
 from cpustudy.analysis import stats
 from cpustudy.analysis.runs import session_of
-from cpustudy.analysis.stats import LEVEL, NO_PRIOR, Noise
+from cpustudy.analysis.stats import NO_PRIOR, Noise
+from cpustudy.rules import RULES
 
 if TYPE_CHECKING:
     from cpustudy.targets import Target
 
-#: Draws of the predictive; the generator's seed is fixed, so the same measurements give the same answer.
-DRAWS = 8000
 #: What is known beforehand of how the epochs to a target vary between seeds, on the log scale: worth
 #: one seed. Without it, seeds that all took the same epochs would promise that every seed does.
 EPOCH_PRIOR = Noise(within=0.10, df=1.0, between=0.0, source="a prior worth one seed: 10 % between seeds")
@@ -161,7 +160,7 @@ class CandidateResult:
     price: str
     basis: list[str]
     run_ids: list[int]
-    level: float = LEVEL  # of the interval (low, high)
+    level: float = RULES.level  # of the interval (low, high)
     seeds: int = 0  # seeds behind the epochs
     interval_note: str = ""  # why there is no interval, or what would narrow it
     # What is known of its *expected* cost of one training (``cpustudy.decision.policy``), where there is a choice:
@@ -450,7 +449,7 @@ def _across_sessions(logs: np.ndarray, groups: Sequence[Sequence[int]], noise: N
 
 
 def combine(seeds: Sequence[SeedResult], candidates: Sequence[CandidateInput], *, deadline_s: float | None = None,
-            budget_usd: float | None = None, draws: int = DRAWS, rng_seed: int = 0, level: float = LEVEL,
+            budget_usd: float | None = None, draws: int = RULES.draws, rng_seed: int = 0, level: float = RULES.level,
             noise: Noise = NO_PRIOR, epoch_prior: Noise = EPOCH_PRIOR) -> list[CandidateResult]:
     """Each candidate's time and cost to the target for one new training, with their ``level`` prediction
     intervals and P(cheapest) (see the module's docstring); candidates with no speed sample get a row with
@@ -461,8 +460,8 @@ def combine(seeds: Sequence[SeedResult], candidates: Sequence[CandidateInput], *
 
 
 def combine_groups(groups: Sequence[tuple[Sequence[SeedResult], Sequence[CandidateInput]]], *,
-                   deadline_s: float | None = None, budget_usd: float | None = None, draws: int = DRAWS,
-                   rng_seed: int = 0, level: float = LEVEL, noise: Noise = NO_PRIOR,
+                   deadline_s: float | None = None, budget_usd: float | None = None, draws: int = RULES.draws,
+                   rng_seed: int = 0, level: float = RULES.level, noise: Noise = NO_PRIOR,
                    epoch_prior: Noise = EPOCH_PRIOR) -> list[CandidateResult]:
     """:func:`combine` for candidates that converge differently: each group is one training setting
     (a precision, a batch size) with its own seeds' epochs and its candidates; every candidate's figures come

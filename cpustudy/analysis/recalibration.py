@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from cpustudy.analysis import compare as combo
+from cpustudy.rules import RULES
 
 
 #: Checks needed before intervals are widened by the backtest.
@@ -55,10 +56,11 @@ class Inflation:
                 f"{self.level:.0%}; the tool never narrows on the backtest)")
 
 
-def inflation(checks: Sequence[dict[str, Any]], level: float = 0.90) -> Inflation:
+def inflation(checks: Sequence[dict[str, Any]], level: float = RULES.level) -> Inflation:
     """The recalibration the stored checks call for (see the module's docstring)."""
     scores = sorted(score(c["billed_s"], c["low_s"], c["high_s"], c.get("median_s")) for c in checks
-                    if c.get("billed_s") and c.get("low_s") and c.get("high_s"))
+                    if c.get("billed_s") and c.get("low_s") and c.get("high_s")
+                    and round(float(c.get("level", level)), 6) == round(level, 6))  # a score is in its own level's half-widths
     n = len(scores)
     inside = sum(s <= 1.0 for s in scores)
     if n < MIN_CHECKS:
@@ -88,7 +90,7 @@ def recalibrated(results: Sequence[combo.CandidateResult], store: Any,
     machine_id = next((m["id"] for m in store.machines() if m.get("fingerprint") == fingerprint), None)
     if machine_id is None:
         return list(results), []
-    level = next((r.level for r in results), 0.90)
+    level = next((r.level for r in results), RULES.level)
     inf = inflation(store.checks(machine_id), level)
     if inf.n == 0:
         return list(results), []

@@ -43,8 +43,6 @@ from scipy import stats as sps
 MIN_EFFECT = 0.05
 #: The error rate: per comparison alone; on a report page, the false-discovery rate of its findings.
 ALPHA = 0.05
-#: The level of every prediction interval cpustudy prints unless told otherwise.
-LEVEL = 0.90
 
 
 @dataclass(frozen=True)

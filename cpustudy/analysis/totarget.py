@@ -18,6 +18,7 @@ from cpustudy.analysis import recalibration
 from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
 from cpustudy.errors import UserError
 from cpustudy.identity import Configuration
+from cpustudy.rules import RULES
 
 if TYPE_CHECKING:
     from cpustudy.analysis.projection import ProjectionError
@@ -172,10 +173,11 @@ def is_check(run: dict[str, Any]) -> bool:
 
 @dataclass(frozen=True)
 class Backtest:
-    """How often this machine's fresh trainings (``compare --check``) fell inside the interval stated before
-    them: ``inside`` of ``n`` in ``sessions`` measuring sessions, the share's own ``level`` interval (``low``,
+    """How often this machine's fresh trainings (``compare --check``) fell inside the ``level`` interval stated
+    before them: ``inside`` of ``n`` in ``sessions`` measuring sessions, the share's own ``level`` interval (``low``,
     ``high``: resampling whole sessions from three sessions on, else Clopper-Pearson over the trainings, said),
-    and of those that trained in a later session than their interval's data, ``later_inside`` of ``later_n``."""
+    and of those that trained in a later session than their interval's data, ``later_inside`` of ``later_n``;
+    ``others``: the checks of intervals stated at other levels, left out."""
 
     n: int
     inside: int
@@ -185,9 +187,9 @@ class Backtest:
     how: str
     later_n: int
     later_inside: int
-    stated_level: float
-    level: float = 0.90
+    level: float
     held_out: int = 0  # of the n, held out by ``cpustudy backtest`` (the rest: ``compare --check``)
+    others: str = ""
 
     @property
     def line(self) -> str:
@@ -196,20 +198,27 @@ class Backtest:
         kinds = ("--check" if not self.held_out else "held out by `cpustudy backtest`" if self.held_out == self.n
                  else f"{self.n - self.held_out} by --check, {self.held_out} held out by `cpustudy backtest`")
         return (f"backtest on this machine: of {self.n} fresh training(s) ({kinds}), {self.inside} fell inside their "
-                f"stated {self.stated_level:.0%} intervals ({self.inside / self.n:.0%}, {self.level:.0%} interval "
-                f"{self.low:.0%}-{self.high:.0%}, {self.how}){later}")
+                f"stated {self.level:.0%} intervals ({self.inside / self.n:.0%}, {self.level:.0%} interval "
+                f"{self.low:.0%}-{self.high:.0%}, {self.how}){later}" + (f"; left out: {self.others}" if self.others
+                                                                         else ""))
 
 
-def backtest(store: Any, machine_id: int | None = None, level: float = 0.90) -> Backtest | None:
-    """This machine's stored checks as a :class:`Backtest`; None where there is none."""
+def backtest(store: Any, machine_id: int | None = None, level: float | None = None) -> Backtest | None:
+    """This machine's stored checks of intervals stated at ``level`` (default: the latest check's) as a
+    :class:`Backtest`, the share's interval at that level too; None where there is none."""
     import numpy as np
     from scipy import stats as sps
 
     from cpustudy.analysis.runs import session_of
 
-    rows = store.checks(machine_id)
+    every = store.checks(machine_id)
+    if not every:
+        return None
+    level = float(every[-1]["level"]) if level is None else level
+    rows = [r for r in every if round(float(r["level"]), 6) == round(level, 6)]
     if not rows:
         return None
+    others = sorted({float(r["level"]) for r in every} - {float(r["level"]) for r in rows})
     by: dict[str, list[int]] = {}
     for r in rows:
         session = session_of({"settings": r.get("run_settings")}) or f"run {r['run_id']}"
@@ -235,7 +244,8 @@ def backtest(store: Any, machine_id: int | None = None, level: float = 0.90) -> 
         how = f"Clopper-Pearson over the trainings: {len(by)} session(s), too few to resample by session"
     later = [r for r in rows if r.get("later_session")]
     return Backtest(n, k, len(by), low, high, how, len(later), sum(int(r["inside"]) for r in later),
-                    float(rows[-1]["level"]), level, sum(r.get("kind") == "held out" for r in rows))
+                    level, sum(r.get("kind") == "held out" for r in rows), f"{len(every) - len(rows)} check(s) of "
+                    f"{', '.join(f'{x:.0%}' for x in others)} intervals" if others else "")
 
 
 def speed_samples(store: Any, c: Candidate, ref: Configuration, fingerprint: str,
@@ -398,7 +408,7 @@ def interval_notes(results: Sequence[combo.CandidateResult]) -> list[str]:
 
 
 def assumptions(target: Any, spot: bool, ref: Configuration, seeds: Sequence[combo.SeedResult],
-                 noise: Noise = DEFAULT_NOISE, settings: bool = False) -> list[str]:
+                 noise: Noise = DEFAULT_NOISE, settings: bool = False, level: float = RULES.level) -> list[str]:
     reached = [s for s in seeds if s.reached]
     per = ", ".join(s.outcome() for s in seeds)
     out = [
@@ -412,7 +422,7 @@ def assumptions(target: Any, spot: bool, ref: Configuration, seeds: Sequence[com
         "billed time to target = epochs x (full-epoch training time + validation + the stall between epochs) + "
         "the first epoch's tracing + the worker's start-up (worker start to the target); cost = time x the "
         "candidate's hourly rate (" + ("spot" if spot else "on-demand") + ")",
-        f"each interval is a {combo.LEVEL:.0%} prediction interval for one training with a new seed on a new run: the "
+        f"each interval is a {level:.0%} prediction interval for one training with a new seed on a new run: the "
         f"{len(seeds)} seeds' "
         + ("margins past the target at every epoch they trained (how close each came, not only its epochs)"
            if all(s.margins for s in seeds) and len(seeds) > 1 else "spread of epochs (rounded to whole epochs)")

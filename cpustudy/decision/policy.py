@@ -19,7 +19,7 @@ From those draws: each candidate's expected cost (time, where nothing is priced)
 (the draws where it is lowest; they sum to 1), and its **expected regret**: how much more than the unknown best
 it is expected to cost, relative to the best (``E[(cost_c - min) / min]``).
 
-**When to stop** (:func:`next_step`, rules in :class:`cpustudy.decision.rules.Rules`): first, a setting still
+**When to stop** (:func:`next_step`, rules in :class:`cpustudy.rules.Rules`): first, a setting still
 in contention (P(lowest expected cost) of at least ``exclude`` over the settings) with fewer than ``min_seeds``
 seeds gets another. Then: the leader (the least expected regret) is expected to cost at most ``regret`` more than
 the best (decided); or every candidate's expected regret is at most ``indifference`` (the same: any will do, the
@@ -42,7 +42,7 @@ import numpy as np
 
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis.stats import NO_PRIOR, Noise
-from cpustudy.decision.rules import RULES, Rules
+from cpustudy.rules import RULES, Rules
 
 
 _NORMAL = NormalDist()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from cpustudy.decision.rules import Rules
+from cpustudy.rules import Rules
 
 
 def decision_lines(d: Mapping[str, Any]) -> list[str]:

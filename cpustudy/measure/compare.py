@@ -22,6 +22,7 @@ import math
 import statistics
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -32,7 +33,6 @@ from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import NO_PRIOR
 from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
 from cpustudy.decision import policy
-from cpustudy.decision.rules import RULES, Rules
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.identity import Configuration
@@ -41,6 +41,7 @@ from cpustudy.measure.spec import Host, RunSpec, plan
 from cpustudy.measure.sweep import Cell, cell_key
 from cpustudy.names import split_list
 from cpustudy.prices import Catalog
+from cpustudy.rules import RULES, Rules
 from cpustudy.store import Store
 from cpustudy.workloads import Workload
 
@@ -73,7 +74,7 @@ class CompareRequest:
     workdir: str | None = None  # the checkout the probe VMs install, as a wheel built from it (None: this checkout)
     db: str | None = None
     timeout: int | None = None
-    max_trainings: float | None = None  # decide within this many trainings' time (None: budget(); 0: the fixed plan)
+    max_trainings: float | None = None  # decide within this many trainings' time (None: the rules'; 0: the fixed plan)
     target_text: str | None = None  # --target METRIC=VALUE, instead of --target-accuracy
     checks: int = 0  # --check N: fresh trainings of the likeliest cheapest local candidate against its interval
     precisions: str | None = None  # --precisions: several settings raced (``measure.settings``)
@@ -91,12 +92,12 @@ class CompareRequest:
         """``--max-trainings 0``: the planned seeds and repeats only, nothing decided on the way."""
         return self.max_trainings == 0
 
-    def budget(self, settings: int = 1) -> float:
-        """The trainings' time the decision may spend in all: ``--max-trainings``, else 8 for one setting and 2
-        more for each further setting (a race's first round alone trains one seed of each)."""
+    def budget(self, settings: int, rules: Rules) -> float:
+        """The trainings' time the decision may spend in all: ``--max-trainings``, else the rules' budget for
+        ``settings`` settings (``budget_trainings`` and ``budget_per_setting`` for each past the first)."""
         if self.max_trainings is not None:
             return float(self.max_trainings)
-        return 8.0 + 2.0 * max(0, settings - 1)
+        return rules.budget_trainings + rules.budget_per_setting * max(0, settings - 1)
 
     @property
     def goal_words(self) -> str:
@@ -390,8 +391,8 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
             if progress:
                 progress(f"[{i + 1}/{len(work)}] {kind}: {what(kind, cell, req.goal_words)}")
             run_one(store, session.machine_id, kind, cell, req, say, ledger, measurer=measurer)
-        comparison = decide([("", p)], store, session.machine_id, _combine(p, store, plan_folder, probe_cost),
-                            lambda: _combine(p, store, plan_folder, probe_cost), say=say, progress=progress,
+        again = partial(_combine, p, store, plan_folder, probe_cost, rules)
+        comparison = decide([("", p)], store, session.machine_id, again(), again, say=say, progress=progress,
                             ledger=ledger, measurer=measurer, rules=rules)
         local = {c.name: (p, c) for c in p.candidates if c.kind == "here"}
         state(store, session.machine_id, comparison, {name: "" for name in local})
@@ -407,8 +408,8 @@ CHECK_FIRST_SEED = totarget.CHECK_FIRST_SEED
 
 
 def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dict[str, str]) -> int:
-    """Store what the comparison stated for each local candidate with an interval (``Store.add_statement``), so that
-    the backtest holds later trainings against it as stated; how many. ``setting_of``: each local candidate's
+    """Store what the comparison stated for each local candidate with an interval, and its rules, so that the
+    backtest holds later trainings against it as stated; how many. ``setting_of``: each local candidate's
     setting label ("" in a comparison of one setting), which names its seeds."""
     from cpustudy import identity
 
@@ -430,7 +431,7 @@ def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dic
             "target_accuracy": float(target), "convergence": convergence,
             "place": totarget.place_name(runs[0]), "candidate": r.candidate, "level": r.level,
             "low_s": r.time_low_s, "median_s": r.time_to_target_s, "high_s": r.time_high_s,
-            "data_sessions": sorted({session_of(x) for x in behind} - {""})})
+            "data_sessions": sorted({session_of(x) for x in behind} - {""}), "rules": comparison.decision.get("rules")})
         n += 1
     return n
 
@@ -591,7 +592,7 @@ def decide(entries: Sequence[tuple[str, Planned]], store: Store, machine_id: int
     req = entries[0][1].request
     steps: list[str] = list(comparison.steps)
     last: policy.Step | None = None
-    limit = req.budget(len(entries))
+    limit = req.budget(len(entries), rules)
     st = standing_of(comparison, rules)  # of the comparison as it stands: read again after each measurement
     while not req.fixed_plan:
         step = _step(entries, comparison, st, ledger, rules)
@@ -739,7 +740,7 @@ def seeds_of(p: Planned, store: Store) -> tuple[list[combo.SeedResult], str]:
     return totarget.distinct_seeds(seeds, by)
 
 
-def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: float | None) -> Comparison:
+def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: float | None, rules: Rules) -> Comparison:
     req = p.request
     ref = p.reference
     seeds, same_note = seeds_of(p, store)
@@ -756,12 +757,13 @@ def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: floa
                         + ": give an easier target or more --max-epochs (what was measured is stored)")
     inputs = totarget.candidate_inputs(store, p.candidates, ref, p.fingerprint, store.runs(status="ok"), p.catalog, req.spot, req.family)
     noise = totarget.stored_noise(store)
-    results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise)
+    results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise,
+                            draws=rules.draws, level=rules.level)
     results, widened = recalibration.recalibrated(results, store, p.fingerprint)
     out = Comparison(ref.workload, req.goal, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost,
                      groups=[("", seeds, inputs)], noise=noise)
     out.notes += widened
-    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds, noise)
+    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds, noise, level=rules.level)
     out.notes += totarget.interval_notes(results) + ([same_note] if same_note else []) + \
         totarget.session_note(store, results, seeds, noise)
     agree = combo.agreement(_all_seed_results(p, store))

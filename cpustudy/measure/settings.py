@@ -36,20 +36,22 @@ import random
 import statistics
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Callable, Sequence
 
 from cpustudy import precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import recalibration, totarget
 from cpustudy.analysis.totarget import Comparison
-from cpustudy.decision.rules import RULES, Rules
 from cpustudy.errors import UserError
 from cpustudy.measure import compare as single
 from cpustudy.measure.compare import CompareRequest, Planned
 from cpustudy.measure.execute import Measurer, execute
 from cpustudy.measure.sweep import Cell
 from cpustudy.names import split_list
+from cpustudy.rules import RULES, Rules
 from cpustudy.store import Store
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -141,6 +143,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
         say(f"compare: {line}")
     with measuring(req.db, sp.plans[0].machine) as session:
         store, mid = session.store, session.machine_id
+        combined = partial(joint, sp, store, rules)
 
         def run(work: list[tuple[str, Cell]], stage: str) -> None:
             for i, (kind, cell) in enumerate(work):
@@ -156,19 +159,19 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
             say(f"compare: round 1 of the race over {len(sp.plans)} settings ({', '.join(lb for lb, _ in order)}, "
                 f"in a random order, interleaved): {len(first)} run(s) into {store.path}")
         run(first, "round 1")
-        comparison = joint(sp, store)
+        comparison = combined()
         unmeasured = [r.candidate for r in comparison.results if r.speed_runs == 0]
         again = [c for c in (_probe_again(sp, name) for name in unmeasured) if c is not None]
         if again:  # a probe left out (a busy machine, a failure): once more before the decision reads it
             steps.append(f"measured again, no usable speed run after round 1: {', '.join(unmeasured)}")
             run([("speed", c) for c in again], "round 1")
-            comparison = joint(sp, store)
+            comparison = combined()
         if req.fixed_plan:  # the fixed plan: every setting's every seed, round after round
             rest = interleave([[("convergence", c) for c in pending(store, p.convergence[1:])] for _, p in order])
             run(rest, "the fixed plan")
-            comparison = joint(sp, store)
+            comparison = combined()
         comparison.steps = steps
-        comparison = single.decide(list(zip(sp.labels, sp.plans)), store, mid, comparison, lambda: joint(sp, store),
+        comparison = single.decide(list(zip(sp.labels, sp.plans)), store, mid, comparison, combined,
                                    say=say, progress=progress, ledger=ledger, measurer=measurer, rules=rules,
                                    seed_cell=lambda label, p, comp: censored(sp, label, next_seed(p, store), comp),
                                    label_of=lambda cell: _label_of(sp, cell))
@@ -246,8 +249,9 @@ def _label_of(sp: SettingsPlan, cell: Cell) -> str:
     return ""
 
 
-def joint(sp: SettingsPlan, store: Store) -> Comparison:
-    """Every setting's seeds and candidates combined in one comparison (``combine_groups``)."""
+def joint(sp: SettingsPlan, store: Store, rules: Rules) -> Comparison:
+    """Every setting's seeds and candidates combined in one comparison (``combine_groups``, at ``rules.level``
+    from ``rules.draws`` draws)."""
     req = sp.request
     groups, seeds_all, notes = [], [], []
     runs = store.runs(status="ok")
@@ -279,12 +283,12 @@ def joint(sp: SettingsPlan, store: Store) -> Comparison:
                         "--max-epochs (what was measured is stored)")
     noise = totarget.stored_noise(store)
     results = combo.combine_groups([(seeds, inputs) for _, seeds, inputs in groups], deadline_s=req.deadline_s,
-                                   budget_usd=req.budget_usd, noise=noise)
+                                   budget_usd=req.budget_usd, noise=noise, draws=rules.draws, level=rules.level)
     results, widened = recalibration.recalibrated(results, store, sp.plans[0].fingerprint)
     ref = sp.plans[0].reference
     out = Comparison(ref.workload, req.goal, results, seeds_all, groups=groups, noise=noise)
     out.notes += widened
-    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds_all, noise, settings=True)
+    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds_all, noise, settings=True, level=rules.level)
     out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "
                            "epochs are drawn from its own setting's")
     out.notes += notes + totarget.interval_notes(results) + totarget.session_note(store, results, seeds_all, noise)

@@ -316,6 +316,12 @@ def v15_statements(conn: sqlite3.Connection) -> None:
     )""")
 
 
+def v16_statement_rules(conn: sqlite3.Connection) -> None:
+    """``rules``: the rules (``cpustudy.rules.Rules``, JSON: the level, draws, budget and the decision's
+    thresholds) the comparison that stated it ran under; NULL in statements stored before."""
+    conn.execute("ALTER TABLE statements ADD COLUMN rules TEXT")
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
@@ -333,6 +339,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v13_checks,
     v14_held_out_checks,
     v15_statements,
+    v16_statement_rules,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("machines", "runs", "epochs", "peaks", "tunings", "checks", "statements")

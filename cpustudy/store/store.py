@@ -308,24 +308,28 @@ class Store:
             return row_id(self._insert("checks", row))
 
     def add_statement(self, statement: Mapping[str, Any]) -> int:
-        """One interval ``compare`` stated (``schema.v15_statements``), stamped with the cpustudy stating it."""
+        """One interval ``compare`` stated (``schema.v15_statements``) and the rules it ran under (``rules``, a dict),
+        stamped with the cpustudy stating it."""
         row = {k: statement.get(k) for k in ("machine_id", "session", "workload", "target_accuracy", "place",
                                              "candidate", "level", "low_s", "median_s", "high_s")}
         made = provenance.record()
         row["cpustudy"] = statement.get("cpustudy") or f"{made['cpustudy_version']} {made['cpustudy_commit'] or '-'}"
         row.update(convergence=json.dumps(statement["convergence"], sort_keys=True, default=str),
                    data_sessions=json.dumps(sorted(statement.get("data_sessions") or [])),
+                   rules=None if statement.get("rules") is None else json.dumps(statement["rules"], sort_keys=True),
                    stated_at=statement.get("stated_at") or now())
         with self.transaction():
             return row_id(self._insert("statements", row))
 
     def statements(self) -> list[dict[str, Any]]:
-        """The stored statements, oldest first (``convergence`` and ``data_sessions`` read back from JSON)."""
+        """The stored statements, oldest first (``convergence``, ``data_sessions`` and ``rules`` read back from JSON;
+        ``rules`` None where stored before they were)."""
         out = []
         for row in self.conn.execute("SELECT * FROM statements ORDER BY stated_at, id"):
             d = dict(row)
             d["convergence"] = json.loads(d["convergence"])
             d["data_sessions"] = json.loads(d["data_sessions"] or "[]")
+            d["rules"] = json.loads(d["rules"]) if d.get("rules") else None
             out.append(d)
         return out
 

@@ -70,7 +70,7 @@ def old_run(truth: simloop.Truth, db: Path, trial: int):
 
 
 def trial_new(truth, db, trial, max_trainings, trainings=None):
-    from cpustudy.decision.rules import Rules
+    from cpustudy.rules import Rules
 
     rules = Rules(trainings=trainings) if trainings else Rules()
     out, _ = simloop.run(truth, db, trial, rules=rules, max_trainings=max_trainings)

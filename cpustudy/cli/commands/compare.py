@@ -8,9 +8,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import cpustudy.cli.args as a
-from cpustudy.decision.rules import RULES, Rules
 from cpustudy.decision.words import decision_lines
 from cpustudy.errors import UserError
+from cpustudy.rules import RULES, Rules
 
 if TYPE_CHECKING:
     from cpustudy.analysis.totarget import Comparison
@@ -44,8 +44,8 @@ def register(sub: a.Subparsers) -> None:
                    "comparison has not used, and say how many land inside its stated interval (default: 0)")
     p.add_argument("--max-trainings", type=float, default=None, metavar="T",
                    help="measure until the decision is made (see --regret, --indifference, --trainings) within T "
-                   "trainings' time in all (default: 8, and 2 more for each setting past the first; 0: the planned "
-                   "seeds and repeats only)")
+                   f"trainings' time in all (default: {RULES.budget_trainings:g}, and {RULES.budget_per_setting:g} "
+                   "more for each setting past the first; 0: the planned seeds and repeats only)")
     p.add_argument("--regret", type=float, default=RULES.regret, metavar="SHARE",
                    help="decided once choosing the leader is expected to cost at most this share more than the best "
                    f"(default: {RULES.regret:g})")
@@ -190,7 +190,7 @@ def show(args: argparse.Namespace, comparison: Comparison) -> int:
     if args.format == "json":
         sys.stdout.write(comparison.as_json())
         return _draw(args, comparison)
-    level = comparison.results[0].level if comparison.results else 0.9
+    level = comparison.results[0].level if comparison.results else RULES.level
     from cpustudy.analysis.compare import target_words
 
     print_table(rows(comparison), f"{comparison.workload} to {target_words(comparison.target)}: billed time and "

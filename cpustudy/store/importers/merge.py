@@ -126,14 +126,21 @@ def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
             values["machine_id"] = machine_map.get(c["machine_id"]) if c.get("machine_id") is not None else None
             store.insert_row("checks", values)
             checks_added += 1
-        s_cols = [c for c in _shared_columns(store, other, "statements", "id") if c != "machine_id"]
-        said = {(x["session"], x["candidate"], x["place"], x["low_s"], x["high_s"]) for x in store.statements()}
-        for x in other.statements():
-            if (x["session"], x["candidate"], x["place"], x["low_s"], x["high_s"]) in said:
-                continue
-            values = {k: x[k] for k in s_cols}
-            values["convergence"] = json.dumps(x["convergence"], sort_keys=True, default=str)
-            values["data_sessions"] = json.dumps(x["data_sessions"])
-            values["machine_id"] = machine_map.get(x["machine_id"]) if x.get("machine_id") is not None else None
-            store.insert_row("statements", values)
+        _merge_statements(store, other, machine_map)
     return MergeResult(other_path, added, present, unfinished, epochs_added, machines_added, checks_added)
+
+
+def _merge_statements(store: Store, other: Store, machine_map: dict[int, int]) -> None:
+    """``other``'s statements not here yet (the same session, candidate, place and interval), every field (its
+    rules too) carried, its machine this database's."""
+    s_cols = [c for c in _shared_columns(store, other, "statements", "id") if c != "machine_id"]
+    said = {(x["session"], x["candidate"], x["place"], x["low_s"], x["high_s"]) for x in store.statements()}
+    for x in other.statements():
+        if (x["session"], x["candidate"], x["place"], x["low_s"], x["high_s"]) in said:
+            continue
+        values = {k: x[k] for k in s_cols}
+        values["convergence"] = json.dumps(x["convergence"], sort_keys=True, default=str)
+        values["data_sessions"] = json.dumps(x["data_sessions"])
+        values["rules"] = None if x.get("rules") is None else json.dumps(x["rules"], sort_keys=True)
+        values["machine_id"] = machine_map.get(x["machine_id"]) if x.get("machine_id") is not None else None
+        store.insert_row("statements", values)

@@ -1,5 +1,7 @@
-"""Every threshold ``compare``'s decision uses, in one frozen object, documented once and stored with every
-answer (its JSON and its page), so that an answer says the rules it was reached under."""
+"""Every threshold of a comparison (its decision's, its intervals' level and draws, its budget), in one frozen
+object, documented once, passed down to what computes them and stored with every answer (its JSON and its page),
+so that an answer says the rules it was reached under. Standard library only: ``analysis`` reads its defaults
+(:data:`RULES`) here."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any, Sequence
 
 @dataclass(frozen=True)
 class Rules:
-    """The decision's thresholds (``compare --regret``, ``--indifference``, ``--trainings`` set the first
+    """A comparison's thresholds (``compare --regret``, ``--indifference``, ``--trainings`` set the first
     three).
 
     * ``regret`` (epsilon): the comparison is decided once choosing the leader is expected to cost at most
@@ -24,11 +26,15 @@ class Rules:
       seed tells nothing of how its epochs vary); ``exclude``: a setting is out of contention once none of its
       candidates has a P(lowest expected cost) of ``exclude`` over the number of settings (a Bonferroni bound, so
       that ruling several settings out on one seed each still errs in at most ``exclude`` of comparisons).
-    * ``level``: the central share of the prediction intervals of one new training.
+    * ``level``: the central share of the prediction intervals of one new training (every interval
+      :mod:`cpustudy.analysis.compare` states, unless told otherwise).
     * ``narrow``: with one candidate (nothing to choose), settled once its interval's high is at most this
       many times its low.
-    * ``draws``: draws of what is known of each candidate's mean (the generator's seed is fixed: the same
-      measurements give the same decision).
+    * ``budget_trainings``, ``budget_per_setting``: without ``--max-trainings``, the decision may spend this many
+      trainings' time with one setting, and this many more for each further setting (a race's first round alone
+      trains one seed of each).
+    * ``draws``: draws of a new training (the intervals, P(cheapest)) and of what is known of each candidate's
+      mean (the decision); the generators' seeds are fixed: the same measurements give the same answer.
     """
 
     regret: float = 0.02
@@ -38,7 +44,12 @@ class Rules:
     exclude: float = 0.05
     level: float = 0.90
     narrow: float = 1.5
-    draws: int = 4000
+    budget_trainings: float = 8.0
+    budget_per_setting: float = 2.0
+    # 8000, not 4000: on four settings of two candidates, a combination takes about 26 ms with 8000 (14 ms with
+    # 4000) and a decision step 18 ms (10 ms), against seconds to minutes for the measurement it chooses; 8000
+    # halves the Monte Carlo variance of the interval ends and of P(cheapest) and the regret near --regret.
+    draws: int = 8000
 
     def check(self) -> str | None:
         """What is wrong with these rules, in one line naming the flag; None when nothing is."""
