@@ -75,13 +75,20 @@ class Standing:
     speed_var: dict[str, float] = field(default_factory=dict)  # per candidate: var of its log mean speed
     runs: dict[str, int] = field(default_factory=dict)
 
-    @property
-    def leader(self) -> str:
-        return min(self.regret, key=lambda n: (self.regret[n], -self.p_best[n]))
-
     def within(self, delta: float) -> list[str]:
         """The candidates whose expected regret is at most ``delta``, least first."""
         return sorted((n for n, r in self.regret.items() if r <= delta), key=lambda n: self.regret[n])
+
+
+def leader(st: Standing | None, results: Sequence[combo.CandidateResult] = ()) -> str | None:
+    """The one rule naming a comparison's answer (its decision's choice, the race's leader): the least expected
+    regret (ties: the likelier lowest expected cost); without a Standing (fewer than two to weigh), the measured
+    one of least median cost where all are priced, else of least median time; None where none is measured."""
+    if st is not None:
+        return min(st.regret, key=lambda n: (st.regret[n], -st.p_best[n]))
+    timed = [r for r in results if r.time_to_target_s is not None]
+    priced = all(r.cost_usd is not None for r in timed)
+    return min(timed, key=lambda r: (r.cost_usd if priced else r.time_to_target_s) or 0.0).candidate if timed else None
 
 
 def _mean_epochs(seeds: Sequence[combo.SeedResult], draws: int, rng: np.random.Generator,
@@ -205,7 +212,7 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
     docstring). ``measurable``: candidates that can be measured here; ``seed_cost_s``: per setting, what one
     more seed takes (s); ``probe_cost_s``: per candidate, what one more speed run takes; ``seeds_left``: per
     setting, how many more seeds it may get; ``default``: the candidate the user would take anyway."""
-    lead = st.leader
+    lead = str(leader(st))
     r = st.regret[lead]
     same = st.within(rules.indifference)
     thin = _thin(st, seeds_left, seed_cost_s, rules)
@@ -320,10 +327,10 @@ def one_candidate_step(results: Sequence[combo.CandidateResult], seeds: Sequence
     ``rules.narrow``; else a seed where the seeds' epochs make half or more of the interval's spread (or fewer
     than 3 seeds), a speed run where its runs make most of it. ``measurable``: candidates measurable here."""
     can = set(measurable)
-    measured = [r for r in results if r.time_to_target_s is not None]
-    if not measured:
+    name = leader(None, results)
+    if name is None:
         return Step("stuck", "no candidate measured")
-    lead = min(measured, key=lambda r: r.time_to_target_s or math.inf)
+    lead = next(r for r in results if r.candidate == name)
     if lead.time_low_s and lead.time_high_s and lead.time_high_s / lead.time_low_s <= rules.narrow:
         return Step("decided", f"{lead.candidate}'s {lead.level:.0%} interval is within {rules.narrow:g}x")
     reached = [float(s.earliest) for s in seeds if s.earliest]
@@ -342,5 +349,5 @@ def _spread(r: combo.CandidateResult) -> float:
     return math.log(r.time_high_s / r.time_low_s) / (2 * NormalDist().inv_cdf(0.5 + r.level / 2))
 
 
-__all__: Sequence[str] = ("Group", "Standing", "Step", "next_step", "one_candidate_step", "standing",
+__all__: Sequence[str] = ("Group", "Standing", "Step", "leader", "next_step", "one_candidate_step", "standing",
                           "unmeasured_step")
