@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from cpustudy import identity, prices
+from cpustudy import identity, precision, prices
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import recalibration
 from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
@@ -56,6 +56,7 @@ class Comparison:
     steps: list[str] = field(default_factory=list)  # what settling the comparison added, and why it stopped
     checks: list[dict[str, Any]] = field(default_factory=list)  # ``--check``: fresh trainings against the interval
     decision: dict[str, Any] = field(default_factory=dict)  # how the decision ended, its rules, cost and value
+    setting: str = ""  # the one training setting every figure is for, where the candidates' names omit it: fp32 b64
     # What the decision reads (not stored): per setting (label, seeds, candidate inputs), and the machine's noise.
     groups: list[tuple[str, list[combo.SeedResult], list[combo.CandidateInput]]] = field(default_factory=list,
                                                                                        repr=False)
@@ -85,7 +86,7 @@ class Comparison:
                            "notes": self.notes, "probe_plan": self.plan_folder,
                            "probe_cost_usd": self.probe_cost_usd, "settling": self.steps,
                            "wall_s": self.wall_s, "training_wall_s": self.training_wall_s, "checks": self.checks,
-                           "decision": self.decision},
+                           "decision": self.decision, "setting": self.setting},
                           indent=2, default=str) + "\n"
 
 
@@ -518,7 +519,8 @@ def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool =
         by_name = {r.candidate: r for r in fixed}
         results = [by_name.get(r.candidate, r) for r in results]
         lines += [f"{fingerprint}: {line}" for line in said] if len(machine_of) > 1 else said
-    out = Comparison(workload, target, results, seeds)
+    out = Comparison(workload, target, results, seeds, groups=[("", seeds, given)], noise=noise, setting=" ".join(
+        [precision.TAGS.get(ref.precision_policy, "fp32")] + ([f"b{ref.batch_size}"] if ref.batch_size else [])))
     out.notes += sorted(set(lines))
     out.assumptions = assumptions(target, spot, ref, seeds, noise)
     if same_note:
