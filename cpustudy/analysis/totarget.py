@@ -466,6 +466,20 @@ def place_name(run: dict[str, Any]) -> str:
     return f"{config_name(device, run.get('vcpus'), run['build'])} on {where}"
 
 
+def _places(runs: Sequence[dict[str, Any]], ref: Configuration) -> dict[tuple, Candidate]:
+    """Every machine, device, vCPU count and build with runs of ``ref``'s configuration: a candidate each."""
+    places: dict[tuple, Candidate] = {}
+    for r in runs:
+        device = r.get("device") or "cpu"
+        c = Candidate("", "stored", r["build"] if device == "cpu" else "gpu", vcpus=r.get("vcpus"), device=device,
+                      machine=r.get("machine"))
+        if not matches(r, c, ref, ""):
+            continue
+        places.setdefault((r.get("machine"), device, r.get("vcpus"), c.build), Candidate(
+            place_name(r), "stored", c.build, vcpus=c.vcpus, device=device, machine=r.get("machine")))
+    return places
+
+
 def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool = True, family: str | None = None,
            deadline_s: float | None = None, budget_usd: float | None = None,
            noise: Noise | None = None, convergence: tuple | None = None) -> Comparison | None:
@@ -498,16 +512,7 @@ def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool =
     if not any(s.reached for s in seeds):
         return None
     ref = Configuration.from_row(next(iter(chosen.values()))[1])
-    places: dict[tuple, Candidate] = {}
-    for r in runs:
-        device = r.get("device") or "cpu"
-        c = Candidate("", "stored", r["build"] if device == "cpu" else "gpu", vcpus=r.get("vcpus"), device=device,
-                      machine=r.get("machine"))
-        if not matches(r, c, ref, ""):
-            continue
-        name = place_name(r)
-        places.setdefault((r.get("machine"), device, r.get("vcpus"), c.build), Candidate(
-            name, "stored", c.build, vcpus=c.vcpus, device=device, machine=r.get("machine")))
+    places = _places(runs, ref)
     given = candidate_inputs(store, list(places.values()), ref, "", runs, catalog, spot, family)
     noise = noise or stored_noise(store)
     results = combo.combine(seeds, given, deadline_s=deadline_s, budget_usd=budget_usd, noise=noise)
