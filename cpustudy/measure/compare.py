@@ -527,7 +527,8 @@ class Ledger:
         predicted median."""
         if self.trainings:
             return statistics.median(self.trainings)
-        return _one_training(comparison) if comparison is not None else None
+        times = [r.time_to_target_s for r in (comparison.results if comparison else []) if r.time_to_target_s]
+        return min(times) if times else None
 
     def spent(self, comparison: Comparison | None = None) -> float:
         """Trainings' worth spent so far (inf where one training's time is not known)."""
@@ -721,12 +722,6 @@ def attach(comparison: Comparison, st: policy.Standing | None, step: policy.Step
             decision["cost"]["in_unit"] = spent
             decision["pays_after_trainings"] = spent / saves if saves > 0 else None
     comparison.decision = decision
-
-
-def _one_training(comparison: Comparison) -> float | None:
-    """One training to the target here, where this call trained none: the fastest candidate's median."""
-    times = [r.time_to_target_s for r in comparison.results if r.time_to_target_s]
-    return min(times) if times else None
 
 
 def seeds_of(p: Planned, store: Store) -> tuple[list[combo.SeedResult], str]:
