@@ -139,7 +139,7 @@ def test_a_deadline_counts_validation_and_start_up_and_says_so(run_cli, tmp_path
     assert ok.code == 0, ok.err
     # compare's combination: 3 epochs x (10 s of training + 5 s of validation) + 3 s of start-up, the median
     # of one new training; 70 s is met in 90 % of them (three seeds and runs cannot promise 50 s so often)
-    assert "cheapest meeting the 70 s deadline in 90% of trainings: 1 vCPU tf on Test CPU: 48 s" in ok.out
+    assert "cheapest meeting the 70 s deadline in 90% of trainings: 1 vCPU tf on Test CPU, fp32: 48 s" in ok.out
     late = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--deadline", "40s", "--db", db)
     assert late.code == 1 and "cheapest meeting the 40 s deadline in 90% of trainings: none" in late.out  # 30 s of
     # training alone would fit
@@ -184,3 +184,30 @@ def test_recommend_and_compare_take_a_target_on_any_validation_metric(run_cli, t
     neither = run_cli("compare", "mnist_mlp", "--candidates", "here:1", "--data", "learnable", "--db",
                       tmp_path / "c.sqlite")
     assert neither.code == 2 and "--target-accuracy A or as --target METRIC=VALUE" in neither.err
+
+
+def test_recommend_on_a_compare_over_two_batch_sizes_names_the_batch_size_of_its_numbers(run_cli, tmp_path):
+    """A compare raced over batch sizes 64 and 256 (the simulated measurer): `recommend --target-accuracy` answers
+    for one setting, and every answer line names it, batch size and precision, beside the candidate."""
+    import re
+
+    import simloop
+
+    from cpustudy.analysis import totarget
+    from cpustudy.prices import Catalog
+
+    base = 1.7e-4
+    truth = simloop.Truth({"fp32 b64": base, "fp32 b256": base / 1.5},
+                          {k: (lambda s: 1.0 + 0.8 * simloop.uniform(s)) for k in ("fp32 b64", "fp32 b256")})
+    db = tmp_path / "b.sqlite"
+    simloop.run(truth, db, 0, precisions=None, batch_sizes="64,256", max_trainings=0)
+    with Store.read(db) as s:
+        answer = totarget.stored(s, "mnist_mlp", simloop.TARGET, catalog=Catalog.load(None))
+    assert answer is not None and re.fullmatch(r"fp32 b(64|256)", answer.setting)
+    r = run_cli("recommend", "mnist_mlp", "--target-accuracy", simloop.TARGET, "--db", db)
+    assert r.code == 0, r.err
+    answers = [line for line in r.out.splitlines() if line.startswith(("cheapest:", "fastest:"))]
+    assert len(answers) == 2 and all(f", {answer.setting}: " in line for line in answers), r.out
+    assert "the least expected cost" in answers[0]
+    left_out = "b256" if answer.setting.endswith("b64") else "b64"
+    assert not any(left_out in line for line in answers)

@@ -3,7 +3,9 @@ meets a deadline and the fastest within a budget, with the spread of the figures
 it assumed (projected epochs, spot or on-demand, which machine and price).
 
 With a target accuracy, time and cost are those to reach it (runs with ``--target-accuracy``, at that
-target or a higher one); otherwise the full training time of the workload's default epochs.
+target or a higher one); otherwise the full training time of the workload's default epochs. The rule: the least
+median cost (then time) of a configuration's runs, named by its build label (``tf+b64``: the setting included).
+Runs trained to the target are answered from ``compare``'s combination instead, by its rule (the command's).
 """
 
 from __future__ import annotations

@@ -461,7 +461,8 @@ def pareto_front(df: pd.DataFrame, x: str = "total_time_s", y: str = "cost_usd")
 
 
 def cheapest(df: pd.DataFrame, deadline: float | None = None) -> Any:
-    """Index of the cheapest configuration (meeting the deadline, if one is given), or None."""
+    """Index of the cheapest configuration of a sweep's report (meeting the deadline, if one is given), or None: the
+    least median cost of its runs; a different question from a comparison's choice (``decision.policy.leader``)."""
     d = df.dropna(subset=["cost_usd"])
     if deadline is not None:
         d = d[d["total_time_s"] <= deadline]

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from cpustudy import identity, prices
+from cpustudy import identity, precision, prices
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import recalibration
 from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
@@ -57,6 +57,7 @@ class Comparison:
     steps: list[str] = field(default_factory=list)  # what settling the comparison added, and why it stopped
     checks: list[dict[str, Any]] = field(default_factory=list)  # ``--check``: fresh trainings against the interval
     decision: dict[str, Any] = field(default_factory=dict)  # how the decision ended, its rules, cost and value
+    setting: str = ""  # the one training setting every figure is for, where the candidates' names omit it: fp32 b64
     # What the decision reads (not stored): per setting (label, seeds, candidate inputs), and the machine's noise.
     groups: list[tuple[str, list[combo.SeedResult], list[combo.CandidateInput]]] = field(default_factory=list,
                                                                                        repr=False)
@@ -86,7 +87,7 @@ class Comparison:
                            "notes": self.notes, "probe_plan": self.plan_folder,
                            "probe_cost_usd": self.probe_cost_usd, "settling": self.steps,
                            "wall_s": self.wall_s, "training_wall_s": self.training_wall_s, "checks": self.checks,
-                           "decision": self.decision},
+                           "decision": self.decision, "setting": self.setting},
                           indent=2, default=str) + "\n"
 
 
@@ -475,6 +476,20 @@ def place_name(run: dict[str, Any]) -> str:
     return f"{config_name(device, run.get('vcpus'), run['build'])} on {where}"
 
 
+def _places(runs: Sequence[dict[str, Any]], ref: Configuration) -> dict[tuple, Candidate]:
+    """Every machine, device, vCPU count and build with runs of ``ref``'s configuration: a candidate each."""
+    places: dict[tuple, Candidate] = {}
+    for r in runs:
+        device = r.get("device") or "cpu"
+        c = Candidate("", "stored", r["build"] if device == "cpu" else "gpu", vcpus=r.get("vcpus"), device=device,
+                      machine=r.get("machine"))
+        if not matches(r, c, ref, ""):
+            continue
+        places.setdefault((r.get("machine"), device, r.get("vcpus"), c.build), Candidate(
+            place_name(r), "stored", c.build, vcpus=c.vcpus, device=device, machine=r.get("machine")))
+    return places
+
+
 def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool = True, family: str | None = None,
            deadline_s: float | None = None, budget_usd: float | None = None,
            noise: Noise | None = None, convergence: tuple | None = None) -> Comparison | None:
@@ -507,16 +522,7 @@ def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool =
     if not any(s.reached for s in seeds):
         return None
     ref = Configuration.from_row(next(iter(chosen.values()))[1])
-    places: dict[tuple, Candidate] = {}
-    for r in runs:
-        device = r.get("device") or "cpu"
-        c = Candidate("", "stored", r["build"] if device == "cpu" else "gpu", vcpus=r.get("vcpus"), device=device,
-                      machine=r.get("machine"))
-        if not matches(r, c, ref, ""):
-            continue
-        name = place_name(r)
-        places.setdefault((r.get("machine"), device, r.get("vcpus"), c.build), Candidate(
-            name, "stored", c.build, vcpus=c.vcpus, device=device, machine=r.get("machine")))
+    places = _places(runs, ref)
     given = candidate_inputs(store, list(places.values()), ref, "", runs, catalog, spot, family)
     noise = noise or stored_noise(store)
     results = combo.combine(seeds, given, deadline_s=deadline_s, budget_usd=budget_usd, noise=noise)
@@ -528,7 +534,8 @@ def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool =
         by_name = {r.candidate: r for r in fixed}
         results = [by_name.get(r.candidate, r) for r in results]
         lines += [f"{fingerprint}: {line}" for line in said] if len(machine_of) > 1 else said
-    out = Comparison(workload, target, results, seeds)
+    out = Comparison(workload, target, results, seeds, groups=[("", seeds, given)], noise=noise, setting=" ".join(
+        [precision.TAGS.get(ref.precision_policy, "fp32")] + ([f"b{ref.batch_size}"] if ref.batch_size else [])))
     out.notes += sorted(set(lines))
     out.assumptions = assumptions(target, spot, ref, seeds, noise)
     if same_note:

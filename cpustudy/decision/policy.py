@@ -75,13 +75,20 @@ class Standing:
     speed_var: dict[str, float] = field(default_factory=dict)  # per candidate: var of its log mean speed
     runs: dict[str, int] = field(default_factory=dict)
 
-    @property
-    def leader(self) -> str:
-        return min(self.regret, key=lambda n: (self.regret[n], -self.p_best[n]))
-
     def within(self, delta: float) -> list[str]:
         """The candidates whose expected regret is at most ``delta``, least first."""
         return sorted((n for n, r in self.regret.items() if r <= delta), key=lambda n: self.regret[n])
+
+
+def leader(st: Standing | None, results: Sequence[combo.CandidateResult] = ()) -> str | None:
+    """The one rule naming a comparison's answer (its decision's choice, the race's leader): the least expected
+    regret (ties: the likelier lowest expected cost); without a Standing (fewer than two to weigh), the measured
+    one of least median cost where all are priced, else of least median time; None where none is measured."""
+    if st is not None:
+        return min(st.regret, key=lambda n: (st.regret[n], -st.p_best[n]))
+    timed = [r for r in results if r.time_to_target_s is not None]
+    priced = all(r.cost_usd is not None for r in timed)
+    return min(timed, key=lambda r: (r.cost_usd if priced else r.time_to_target_s) or 0.0).candidate if timed else None
 
 
 def _mean_epochs(seeds: Sequence[combo.SeedResult], draws: int, rng: np.random.Generator,
@@ -205,7 +212,7 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
     docstring). ``measurable``: candidates that can be measured here; ``seed_cost_s``: per setting, what one
     more seed takes (s); ``probe_cost_s``: per candidate, what one more speed run takes; ``seeds_left``: per
     setting, how many more seeds it may get; ``default``: the candidate the user would take anyway."""
-    lead = st.leader
+    lead = str(leader(st))
     r = st.regret[lead]
     same = st.within(rules.indifference)
     thin = _thin(st, seeds_left, seed_cost_s, rules)
@@ -222,34 +229,6 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
                     f"{_pct(min(st.regret.values()))}-{_pct(max(st.regret.values()))}): any will do; the default is "
                     f"{keep}")
     can = set(measurable)
-    challengers = [c for c in st.regret if c != lead]
-
-    def change_sd(c: str, seed_of: str | None, speed_of: str | None, m: int) -> float:
-        """How far ``m`` more seeds of ``seed_of`` (or speed runs of ``speed_of``) are expected to move the log
-        ratio of challenger ``c``'s mean cost to the leader's: the sd of the change of its posterior mean (a
-        mean of n known to var v moves by var v m / (n + m) with m more)."""
-        if seed_of is not None and st.group_of[c] != st.group_of[lead] and seed_of in (st.group_of[c],
-                                                                                       st.group_of[lead]):
-            n = st.seeds.get(seed_of, 1)
-            return math.sqrt(st.epoch_var.get(seed_of, 0.0) * m / (n + m))
-        if speed_of is not None and speed_of in (c, lead):
-            n = st.runs.get(speed_of, 1)
-            return math.sqrt(st.speed_var.get(speed_of, 0.0) * m / (n + m))
-        return 0.0
-
-    def worth(seed_of: str | None = None, speed_of: str | None = None, m: int = 1) -> float:
-        """What ``m`` more such measurements are expected to save per training, relative: the knowledge
-        gradient of the pair they move most, sd x (z Phi(z) + phi(z)), z = -gap / sd, where sd is how far m
-        measurements are expected to move the pair's log ratio."""
-        best = 0.0
-        for c in challengers:
-            sd = change_sd(c, seed_of, speed_of, m)
-            if sd <= 0:
-                continue
-            z = -abs(math.log(st.expected[c] / st.expected[lead])) / sd
-            best = max(best, sd * (z * _NORMAL.cdf(z) + _NORMAL.pdf(z)))
-        return best
-
     # (seconds saved over the trainings served, cost s, step): a single measurement rarely turns a decision on
     # its own, so each kind is valued as its best run of 1, 2, 4 or 8 (per measurement: the KG* of Frazier,
     # Powell and Dayanik), so that a difference worth several runs to find is found.
@@ -259,12 +238,12 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
     for label in sorted({st.group_of[c] for c in st.regret}):
         cost = seed_cost_s.get(label)
         if cost and seeds_left.get(label, 0) > 0:
-            saves = max(worth(seed_of=label, m=m) * per_training / m for m in (1, 2, 4, 8))
+            saves = max(_worth(st, lead, label, None, m) * per_training / m for m in (1, 2, 4, 8))
             options.append((saves, cost, Step("seed", "", setting=label)))
     for c in st.regret:
         cost = probe_cost_s.get(c)
         if c in can and cost:
-            saves = max(worth(speed_of=c, m=m) * per_training / m for m in (1, 2, 4, 8))
+            saves = max(_worth(st, lead, None, c, m) * per_training / m for m in (1, 2, 4, 8))
             options.append((saves, cost, Step("speed", "", candidates=(c,))))
     if not options:
         return Step("stuck", f"{lead} leads with expected regret {_pct(r)}, and nothing that could tell it from "
@@ -276,13 +255,40 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
                     f"save what it costs over {rules.trainings} trainings (the best: {saves:.0f} s saved for "
                     f"{cost:.0f} s of measuring)" + (f"; within {rules.indifference:.0%} of it: {', '.join(near)}"
                                                     if near else ""))
-    rival = max(challengers, key=lambda x: st.p_best[x])
+    rival = max((c for c in st.regret if c != lead), key=lambda x: st.p_best[x])
     what = (f"a seed of {best.setting}: its epochs" if best.kind == "seed" else
             f"a speed run of {best.candidates[0]}: its speed")
     why = (f"{lead} leads (expected regret {_pct(r)}, P(lowest expected cost) {st.p_best[lead]:.0%}; {rival} "
            f"{st.p_best[rival]:.0%}); {what} is expected to save {saves:.0f} s over {rules.trainings} trainings "
            f"for {cost:.0f} s of measuring, the most per second")
     return Step(best.kind, why, setting=best.setting, candidates=best.candidates)
+
+
+def _change_sd(st: Standing, lead: str, c: str, seed_of: str | None, speed_of: str | None, m: int) -> float:
+    """How far ``m`` more seeds of ``seed_of`` (or speed runs of ``speed_of``) are expected to move the log
+    ratio of challenger ``c``'s mean cost to the leader's: the sd of the change of its posterior mean (a
+    mean of n known to var v moves by var v m / (n + m) with m more)."""
+    if seed_of is not None and st.group_of[c] != st.group_of[lead] and seed_of in (st.group_of[c], st.group_of[lead]):
+        n = st.seeds.get(seed_of, 1)
+        return math.sqrt(st.epoch_var.get(seed_of, 0.0) * m / (n + m))
+    if speed_of is not None and speed_of in (c, lead):
+        n = st.runs.get(speed_of, 1)
+        return math.sqrt(st.speed_var.get(speed_of, 0.0) * m / (n + m))
+    return 0.0
+
+
+def _worth(st: Standing, lead: str, seed_of: str | None, speed_of: str | None, m: int) -> float:
+    """What ``m`` more such measurements are expected to save per training, relative: the knowledge
+    gradient of the pair they move most, sd x (z Phi(z) + phi(z)), z = -gap / sd, where sd is how far m
+    measurements are expected to move the pair's log ratio."""
+    best = 0.0
+    for c in (c for c in st.regret if c != lead):
+        sd = _change_sd(st, lead, c, seed_of, speed_of, m)
+        if sd <= 0:
+            continue
+        z = -abs(math.log(st.expected[c] / st.expected[lead])) / sd
+        best = max(best, sd * (z * _NORMAL.cdf(z) + _NORMAL.pdf(z)))
+    return best
 
 
 def unmeasured_step(step: Step, unmeasured: Sequence[str], measurable: Iterable[str]) -> Step:
@@ -320,10 +326,10 @@ def one_candidate_step(results: Sequence[combo.CandidateResult], seeds: Sequence
     ``rules.narrow``; else a seed where the seeds' epochs make half or more of the interval's spread (or fewer
     than 3 seeds), a speed run where its runs make most of it. ``measurable``: candidates measurable here."""
     can = set(measurable)
-    measured = [r for r in results if r.time_to_target_s is not None]
-    if not measured:
+    name = leader(None, results)
+    if name is None:
         return Step("stuck", "no candidate measured")
-    lead = min(measured, key=lambda r: r.time_to_target_s or math.inf)
+    lead = next(r for r in results if r.candidate == name)
     if lead.time_low_s and lead.time_high_s and lead.time_high_s / lead.time_low_s <= rules.narrow:
         return Step("decided", f"{lead.candidate}'s {lead.level:.0%} interval is within {rules.narrow:g}x")
     reached = [float(s.earliest) for s in seeds if s.earliest]
@@ -342,5 +348,5 @@ def _spread(r: combo.CandidateResult) -> float:
     return math.log(r.time_high_s / r.time_low_s) / (2 * NormalDist().inv_cdf(0.5 + r.level / 2))
 
 
-__all__: Sequence[str] = ("Group", "Standing", "Step", "next_step", "one_candidate_step", "standing",
+__all__: Sequence[str] = ("Group", "Standing", "Step", "leader", "next_step", "one_candidate_step", "standing",
                           "unmeasured_step")

@@ -15,7 +15,8 @@ def decision_lines(d: Mapping[str, Any]) -> list[str]:
     out = [f"{d['stop']}: {d['why']}"]
     if d.get("choice"):
         same = [c for c in d.get("same", []) if c != d["choice"]]
-        out.append(f"choose {d['choice']} (expected regret {d['expected_regret']:.1%})"
+        regret = f"expected regret {d['expected_regret']:.1%}" if "expected_regret" in d else "none other to weigh"
+        out.append(f"choose {d['choice']} ({regret})"
                    + (f"; the same within {d['rules']['indifference']:.0%}: {', '.join(same)}" if same else ""))
     cost = d["cost"]
     out.append(f"deciding cost {cost['trainings']:.1f} trainings' time here ({cost['seconds']:.0f} s: "

@@ -76,7 +76,7 @@ class CompareRequest:
     timeout: int | None = None
     max_trainings: float | None = None  # decide within this many trainings' time (None: the rules'; 0: the fixed plan)
     target_text: str | None = None  # --target METRIC=VALUE, instead of --target-accuracy
-    checks: int = 0  # --check N: fresh trainings of the likeliest cheapest local candidate against its interval
+    checks: int = 0  # --check N: fresh trainings of the decision's choice, where local, against its interval
     precisions: str | None = None  # --precisions: several settings raced (``measure.settings``)
     batch_sizes: str | None = None  # --batch-sizes, likewise
 
@@ -439,8 +439,8 @@ def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dic
 def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Store, machine_id: int,
                  comparison: Comparison, say: Callable[[str], None],
                  progress: Callable[[str], None] | None = None, measurer: Measurer = execute) -> list[dict[str, Any]]:
-    """``--check N``: the likeliest cheapest (else the fastest) local candidate of ``comparison`` (``local``: its
-    local candidates by name, with their plans) trained ``n`` more times to the target with seeds no comparison
+    """``--check N``: the decision's choice (``comparison.decision["choice"]``), where it is a local candidate
+    (``local``: by name, with their plans), trained ``n`` more times to the target with seeds no comparison
     trains (from :data:`CHECK_FIRST_SEED`), each billed as the comparison bills a training and held against
     the interval it stated before them. Stored as ordinary runs (run again, they are reused)."""
     import pandas as pd
@@ -450,12 +450,11 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
 
     if not n:
         return []
-    ranked = sorted((r for r in comparison.results if r.candidate in local and r.time_to_target_s is not None),
-                    key=lambda r: (-(r.p_cheapest or 0.0), r.time_to_target_s or math.inf))
-    if not ranked:
-        say("compare: --check: no local candidate was measured to the target: nothing to check")
+    choice = comparison.decision.get("choice")
+    lead = next((r for r in comparison.results if r.candidate == choice and r.time_to_target_s is not None), None)
+    if lead is None or choice not in local:
+        say(f"compare: --check: the choice, {choice or 'none'}, is no local candidate timed to the target: nothing to check")
         return []
-    lead = ranked[0]
     plan_, cand = local[lead.candidate]
     req = plan_.request
     out = []
@@ -529,7 +528,8 @@ class Ledger:
         predicted median."""
         if self.trainings:
             return statistics.median(self.trainings)
-        return _one_training(comparison) if comparison is not None else None
+        times = [r.time_to_target_s for r in (comparison.results if comparison else []) if r.time_to_target_s]
+        return min(times) if times else None
 
     def spent(self, comparison: Comparison | None = None) -> float:
         """Trainings' worth spent so far (inf where one training's time is not known)."""
@@ -688,7 +688,7 @@ def _remains(st: policy.Standing | None, rules: Rules) -> str:
     square root of the leading candidates' runs)."""
     if st is None:
         return ""
-    lead = st.leader
+    lead = str(policy.leader(st))
     r = st.regret[lead]
     n = st.runs.get(lead, 1)
     more = max(1, math.ceil(n * (r / rules.regret) ** 2) - n)
@@ -699,23 +699,22 @@ def _remains(st: policy.Standing | None, rules: Rules) -> str:
 def attach(comparison: Comparison, st: policy.Standing | None, step: policy.Step | None, ledger: Ledger,
            rules: Rules, default: str | None) -> None:
     """The decision's figures on the comparison: every candidate's expected cost, P(lowest expected cost) and
-    expected regret, and ``decision``: how it ended, under which rules, what deciding cost and what the choice
-    saves per training against the default."""
+    expected regret, and ``decision``: how it ended, under which rules, its ``choice`` (``policy.leader``: what the
+    page and ``--check`` read), what deciding cost and what the choice saves per training against the default."""
+    lead = policy.leader(st, comparison.results)
     decision: dict[str, Any] = {"rules": rules.as_dict(), "stop": step.kind if step else "fixed plan",
                                 "why": step.why if step else "the planned runs only (--max-trainings 0)",
                                 "cost": {"trainings": round(ledger.spent(comparison), 2),
                                          "seconds": round(ledger.spent_s, 1), "seeds": ledger.seeds,
                                          "speed_runs": ledger.probes},
-                                "default": default}
-    if st is not None:
+                                "default": default, "choice": lead}
+    if st is not None and lead is not None:
         for r in comparison.results:
             if r.candidate in st.expected:
                 r.expected, r.expected_unit = st.expected[r.candidate], st.unit
                 r.expected_low, r.expected_high = st.low[r.candidate], st.high[r.candidate]
                 r.p_best, r.regret = st.p_best[r.candidate], st.regret[r.candidate]
-        lead = st.leader
-        decision.update({"choice": lead, "expected_regret": st.regret[lead], "unit": st.unit,
-                         "same": st.within(rules.indifference)})
+        decision.update({"expected_regret": st.regret[lead], "unit": st.unit, "same": st.within(rules.indifference)})
         if default in st.expected and default != lead:
             saves = st.expected[default] - st.expected[lead]
             decision["saves_per_training"] = saves
@@ -724,12 +723,6 @@ def attach(comparison: Comparison, st: policy.Standing | None, step: policy.Step
             decision["cost"]["in_unit"] = spent
             decision["pays_after_trainings"] = spent / saves if saves > 0 else None
     comparison.decision = decision
-
-
-def _one_training(comparison: Comparison) -> float | None:
-    """One training to the target here, where this call trained none: the fastest candidate's median."""
-    times = [r.time_to_target_s for r in comparison.results if r.time_to_target_s]
-    return min(times) if times else None
 
 
 def seeds_of(p: Planned, store: Store) -> tuple[list[combo.SeedResult], str]:

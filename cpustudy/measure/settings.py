@@ -31,7 +31,6 @@ for them. A reduced precision this CPU would emulate is refused before anything 
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 import time
@@ -43,6 +42,7 @@ from cpustudy import precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import recalibration, totarget
 from cpustudy.analysis.totarget import Comparison
+from cpustudy.decision.policy import leader
 from cpustudy.errors import UserError
 from cpustudy.measure import compare as single
 from cpustudy.measure.compare import CompareRequest, Planned
@@ -173,7 +173,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
         comparison.steps = steps
         comparison = single.decide(list(zip(sp.labels, sp.plans)), store, mid, comparison, combined,
                                    say=say, progress=progress, ledger=ledger, measurer=measurer, rules=rules,
-                                   seed_cell=lambda label, p, comp: censored(sp, label, next_seed(p, store), comp),
+                                   seed_cell=lambda label, p, comp: censored(sp, label, next_seed(p, store), comp, rules),
                                    label_of=lambda cell: _label_of(sp, cell))
         comparison.steps.append(race_cost(sp, store))
         local = {c.name: (p, c) for p in sp.plans for c in p.candidates if c.kind == "here"}
@@ -295,13 +295,14 @@ def joint(sp: SettingsPlan, store: Store, rules: Rules) -> Comparison:
     return out
 
 
-def censored(sp: SettingsPlan, label: str, cell: Cell, comparison: Comparison) -> tuple[Cell, str]:
+def censored(sp: SettingsPlan, label: str, cell: Cell, comparison: Comparison, rules: Rules = RULES) -> tuple[Cell, str]:
     """``cell`` (a seed of setting ``label``) told to stop once it can no longer make its setting the cheapest
-    (:func:`cpustudy.analysis.compare.censor_after` against the leading candidate's upper bound), and the
-    sentence saying so; unchanged, with "", for the leader's own setting or where nothing bounds it."""
+    (:func:`cpustudy.analysis.compare.censor_after` against the upper bound of the leader, ``policy.leader`` under
+    ``rules``), and the sentence saying so; unchanged, with "", for the leader's own setting or where nothing bounds it."""
     from cpustudy.measure.sweep import Cell
 
-    lead = _leader(comparison)
+    name = leader(single.standing_of(comparison, rules), comparison.results)
+    lead = next((r for r in comparison.results if r.candidate == name), None)
     if lead is None or label not in sp.inputs:
         return cell, ""
     if lead.candidate in {c.candidate for c in sp.inputs[label]}:
@@ -333,19 +334,6 @@ def race_cost(sp: SettingsPlan, store: Store) -> str:
             f"{spent} epochs; every setting with {most} seeds would have trained {len(sp.plans) * most} seeds, "
             f"about {every:.0f} epochs ({spent / every:.0%} of it spent)" if every else
             f"the race trained {trained} seed(s) across {len(sp.plans)} settings")
-
-
-def _leader(comparison: Comparison) -> combo.CandidateResult | None:
-    """The candidate the decision leads with: the least expected regret where there is a choice, else the
-    likeliest cheapest, else the fastest."""
-    st = single.standing_of(comparison)
-    if st is not None:
-        return next(r for r in comparison.results if r.candidate == st.leader)
-    priced = [r for r in comparison.results if r.p_cheapest is not None]
-    if priced:
-        return max(priced, key=lambda r: r.p_cheapest or 0.0)
-    timed = [r for r in comparison.results if r.time_to_target_s is not None]
-    return min(timed, key=lambda r: r.time_to_target_s or math.inf) if timed else None
 
 
 def several(request: CompareRequest) -> bool:

@@ -46,6 +46,7 @@ from plotnine import (
 from cpustudy import __version__
 from cpustudy.analysis.compare import CandidateResult, target_words
 from cpustudy.analysis.summary import front_of
+from cpustudy.decision.policy import leader
 from cpustudy.decision.words import decision_lines
 from cpustudy.errors import UserError
 from cpustudy.report.figures import render
@@ -329,13 +330,25 @@ def _listed(results: Sequence[CandidateResult]) -> list[str]:
     return out
 
 
-def _answer_lines(results: Sequence[CandidateResult]) -> list[str]:
+#: Said where P(cheapest) is shown: what it is, and why the decision reads another probability.
+ONE_TRAINING = ("P(cheapest) is P(cheapest in one training), the share of new trainings in which a candidate costs "
+                "least: it carries one training's luck (its seed, its run's noise), so it does not settle which is "
+                "cheaper on average; P(lowest expected cost) does, and the decision reads it.")
+
+
+def _answer_lines(results: Sequence[CandidateResult], d: dict[str, Any]) -> list[str]:
+    """The answer in short: the decision's choice (``d["choice"]``; without a decision, the same rule's fallback,
+    :func:`cpustudy.decision.policy.leader`) with its one probability, P(lowest expected cost); the fastest by
+    the median; the Pareto front."""
     lines = []
-    priced = [r for r in results if r.p_cheapest is not None]
-    if priced:
-        best = max(priced, key=lambda r: r.p_cheapest or 0.0)
-        lines.append(f"Most likely the cheapest: {best.candidate}, the cheapest in {best.p_cheapest or 0.0:.0%} of "
-                     f"new trainings (P(cheapest) {p_text(best.p_cheapest)}); {cost_text(best)} USD, {time_text(best)}.")
+    choice = d.get("choice") or leader(None, results)
+    lead = next((r for r in results if r.candidate == choice and _drawn(r)), None)
+    if lead is not None:
+        how = ([f"expected regret {d['expected_regret']:.1%}"] if "expected_regret" in d else []) + (
+            [f"P(lowest expected cost) {p_text(lead.p_best)}"] if lead.p_best is not None else [])
+        stop = f" ({d['stop']}; the decision below)" if d.get("stop") else ""
+        money = f"{cost_text(lead)} USD, " if lead.cost_usd is not None else ""
+        lines.append(f"Choose {choice}{': ' + ', '.join(how) if how else ''}{stop}; {money}{time_text(lead)}.")
     timed = [r for r in results if _drawn(r)]
     if timed:
         fast = min(timed, key=lambda r: r.time_to_target_s or math.inf)
@@ -450,17 +463,10 @@ def answer_page(comparison: Any, chart: bool) -> Page:
     results = list(c.results)
     target = target_words(c.target)
     level = level_words(results)
-    lines = _answer_lines(results)
-    d = c.decision or {}
-    if d.get("choice"):  # the decision first: what to choose, how sure, and why it stopped
-        lead = next((r for r in results if r.candidate == d["choice"]), None)
-        p = f", P(lowest expected cost) {p_text(lead.p_best)}" if lead is not None and lead.p_best is not None else ""
-        lines.insert(0, f"Choose {d['choice']}: expected regret {d['expected_regret']:.1%}{p} ({d['stop']}; the "
-                        "decision below).")
-    answer: list[Any] = [Bullets(lines)]
+    answer: list[Any] = [Bullets(_answer_lines(results, c.decision or {}))]
     if chart:
         answer.append(Charts([Chart(STEM, f"{c.workload} to {target}: billed time and cost of one new training per "
-                                          f"candidate, {level}, Pareto front and P(cheapest)")]))
+                                          f"candidate, {level}, Pareto front and P(cheapest in one training)")]))
     listed = _listed(results)
     if listed:
         answer.append(Bullets(listed))
@@ -481,6 +487,8 @@ def answer_page(comparison: Any, chart: bool) -> Page:
         cost = f", estimated at {c.probe_cost_usd:.3g} USD" if c.probe_cost_usd is not None else ""
         meta.append(f"cloud probes planned in {c.plan_folder}{cost}")
     candidates: list[Any] = [Table(header, table, wide=True)]
+    if any(r.p_cheapest is not None for r in results):
+        candidates.append(Bullets([ONE_TRAINING]))
     if price_notes:
         candidates.append(Bullets(price_notes))
     sections = [Section("The answer", answer)]

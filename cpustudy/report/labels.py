@@ -138,10 +138,10 @@ def _set_apart(ax: Axes, renderer: RendererBase, gap: float) -> None:
         t.set_position((float(x), float(y)))
         taken.append(new[None, :])
         if max(dx[best], dy[best]) > near + gap:  # away from what it labels: a thin line to it
-            _leader(ax, t, anchor, new, near - gap)
+            _connector(ax, t, anchor, new, near - gap)
 
 
-def _leader(ax: Axes, t: Text, anchor: np.ndarray, box: np.ndarray, start: float) -> None:
+def _connector(ax: Axes, t: Text, anchor: np.ndarray, box: np.ndarray, start: float) -> None:
     """A thin line in the label's colour from ``start`` px off ``anchor`` (its point's edge) to the nearest
     point of the label's box."""
     from matplotlib.lines import Line2D

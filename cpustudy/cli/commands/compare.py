@@ -40,8 +40,8 @@ def register(sub: a.Subparsers) -> None:
                    "with one setting, all of them first; with several, one each first and up to N each where they "
                    "decide")
     p.add_argument("--check", type=int, default=0, metavar="N",
-                   help="after the answer, train the likeliest cheapest local candidate N more times with seeds the "
-                   "comparison has not used, and say how many land inside its stated interval (default: 0)")
+                   help="after the answer, train its choice (where it is a local candidate) N more times with seeds "
+                   "the comparison has not used, and say how many land inside its stated interval (default: 0)")
     p.add_argument("--max-trainings", type=float, default=None, metavar="T",
                    help="measure until the decision is made (see --regret, --indifference, --trainings) within T "
                    f"trainings' time in all (default: {RULES.budget_trainings:g}, and {RULES.budget_per_setting:g} "

@@ -11,6 +11,7 @@ import cpustudy.cli.args as a
 
 if TYPE_CHECKING:
     from cpustudy.targets import Target
+    from cpustudy.analysis.compare import CandidateResult
     from cpustudy.analysis.totarget import Comparison
 
 
@@ -105,40 +106,58 @@ def _known(value: float | None) -> float:
     return float("inf") if value is None else value
 
 
+def _cheapest(comparison: Comparison, priced: list[CandidateResult]) -> tuple[CandidateResult | None, str]:
+    """The cheapest by compare's one rule (:func:`cpustudy.decision.policy.leader`) over the priced candidates:
+    the least expected regret in cost, with its P(lowest expected cost) in words."""
+    from cpustudy.analysis.stats import NO_PRIOR
+    from cpustudy.decision import policy
+
+    names = {r.candidate for r in priced}
+    groups = [policy.Group(label, seeds, [i for i in inputs if i.candidate in names])
+              for label, seeds, inputs in comparison.groups]
+    st = policy.standing(groups, noise=comparison.noise or NO_PRIOR) if groups else None
+    name = policy.leader(st, priced)
+    said = ", the least expected cost" + (f" (P(lowest expected cost) {st.p_best[name]:.0%})"
+                                          if st is not None and name is not None else "")
+    return next((r for r in priced if r.candidate == name), None), said
+
+
 def _from_comparison(comparison: Comparison, deadline: float | None, budget: float | None) -> int:
     """The answer from the same combination `compare` prints: each stored configuration's time and cost to
-    the target over the seeds trained to it, then the choices."""
+    the target over the seeds trained to it, then the choices: the cheapest by compare's rule (the least
+    expected cost), the fastest by the median, or the cheapest (fastest) of those meeting the deadline (budget)
+    in 90 % of trainings; each named with its setting (precision, batch size)."""
     from cpustudy.cli.commands.compare import rows
     from cpustudy.cli.output import print_table
 
     from cpustudy.analysis.compare import target_words
 
-    print(f"{comparison.workload}: judged by the time and cost of one training to {target_words(comparison.target)}"
-          f", over {len(comparison.seeds)} seed(s) and each configuration's speed runs")
+    setting = f", {comparison.setting}" if comparison.setting else ""
+    print(f"{comparison.workload}{setting}: judged by the time and cost of one training to "
+          f"{target_words(comparison.target)}, over {len(comparison.seeds)} seed(s) and each configuration's speed runs")
     print_table(rows(comparison), f"median [{comparison.results[0].level if comparison.results else 0.9:.0%} prediction interval]")
     measured = [r for r in comparison.results if r.time_to_target_s is not None]
     priced = [r for r in measured if r.cost_usd is not None]
     sure = 0.9
-    choices = []
+    choices: list[tuple[str, CandidateResult | None, str]] = []
     if deadline is not None:
         ok = [r for r in priced if (r.p_deadline or 0) >= sure]
         choices.append((f"cheapest meeting the {deadline:g} s deadline in {sure:.0%} of trainings",
-                        min(ok, key=lambda r: _known(r.cost_usd)) if ok else None))
+                        min(ok, key=lambda r: _known(r.cost_usd)) if ok else None, ""))
     if budget is not None:
         ok = [r for r in measured if (r.p_budget or 0) >= sure]
         choices.append((f"fastest within {budget:g} USD in {sure:.0%} of trainings",
-                        min(ok, key=lambda r: _known(r.time_to_target_s)) if ok else None))
+                        min(ok, key=lambda r: _known(r.time_to_target_s)) if ok else None, ""))
     if deadline is None and budget is None:
-        choices.append(("cheapest", max(priced, key=lambda r: r.p_cheapest or 0) if priced else None))
-        choices.append(("fastest", min(measured, key=lambda r: _known(r.time_to_target_s)) if measured else None))
-    for role, r in choices:
+        choices.append(("cheapest", *_cheapest(comparison, priced)))
+        choices.append(("fastest", min(measured, key=lambda r: _known(r.time_to_target_s)) if measured else None, ""))
+    for role, r, said in choices:
         if r is None:
             print(f"{role}: none")
             continue
-        cheapest = f", the cheapest in {r.p_cheapest:.0%} of draws" if r.p_cheapest is not None else ""
         cost = f", {r.cost_usd:.3g} USD" if r.cost_usd is not None else ""
-        print(f"{role}: {r.candidate}: {r.time_to_target_s:.0f} s{cost}{cheapest}, from run(s) "
+        print(f"{role}: {r.candidate}{setting}: {r.time_to_target_s:.0f} s{cost}{said}, from run(s) "
               f"{', '.join(map(str, r.run_ids))} ({r.price})")
     for line in comparison.assumptions:
         print(f"assumed: {line}")
-    return 0 if any(r is not None for _, r in choices) else 1
+    return 0 if any(r is not None for _, r, _ in choices) else 1
