@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from cpustudy.measure import compare as mc
-from cpustudy.measure import replay, settings
+from cpustudy.measure import rehearsal, replay, settings
 from cpustudy.measure.compare import CompareRequest, plan_compare
 from cpustudy.measure.spec import Host
 from cpustudy.rules import RULES, Rules
 from cpustudy.worker.protocol import RunConfig
 
-STREAM = Path(__file__).resolve().parent / "fixtures" / "replay" / "mnist_mlp-learnable.jsonl"
+STREAM = rehearsal.TEMPLATE
 #: The CPU the simulated measurer plays, whatever this machine's is: one that runs bfloat16 natively (AMX, as
 #: Sapphire Rapids), since the truths race mixed_bfloat16 against float32. Planning checks the precisions and
 #: builds against it; this machine's topology is still the one the candidates are placed on.

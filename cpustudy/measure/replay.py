@@ -84,6 +84,7 @@ class Scenario:
     tracing_s: float = 0.5
     validation_s: float = 0.3
     metric_name: str = "val_accuracy"
+    startup_of: Callable[[RunConfig], float] | None = None  # a start-up per configuration (None: startup_s)
 
 
 @dataclass
@@ -126,7 +127,8 @@ class Simulated:
                 yield kind, {**event, "precision_policy": config.precision_policy}
             elif kind in (protocol.DATA, protocol.WARMUP):
                 yield kind, dict(event)
-        yield protocol.TRAIN_START, {"wall": spawned_at + sc.startup_s * factor}
+        startup = sc.startup_of(config) if sc.startup_of else sc.startup_s
+        yield protocol.TRAIN_START, {"wall": spawned_at + startup * factor}
         target = of_run(config.target, config.target_accuracy)
         steps = int(config.steps_per_epoch or config.full_steps_per_epoch)
         step_s = sc.step_s(config) * factor
