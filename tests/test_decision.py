@@ -384,3 +384,60 @@ def test_the_backtest_holds_a_training_against_the_level_it_was_stated_at_and_sa
     assert at_80 is not None and at_80.n == bt.n == len(out.added) - n90
     assert f"left out: {n90 + 1} check(s) of 90% intervals" in at_80.line
     assert latest is not None and (latest.level, latest.n) == (0.9, n90 + 1) and "of 80% intervals" in latest.line
+
+
+# --- compare --simulate: the real loop rehearsed against a scenario ---------------------------------------------
+
+
+def _scenario(tmp_path, second_sample_s: float, **extra) -> str:
+    f = tmp_path / "scenario.json"
+    f.write_text(json.dumps({"noise": 0.06, "period_shift": 0.1, **extra,
+                             "candidates": {"here:1": {"sample_s": 2e-4}, "here:2": {"sample_s": second_sample_s}},
+                             "settings": {"": {"epochs": {"1": 0.6, "2": 0.4}}}}))
+    return str(f)
+
+
+def _rehearse(run_cli, tmp_path, scenario: str, *more: str):
+    db = tmp_path / "never.sqlite"
+    r = run_cli("compare", "mnist_mlp", "--target-accuracy", "0.5", "--data", "learnable", "--candidates",
+                "here:1,here:2", "--seeds", "2", "--max-epochs", "4", "--db", db, "--simulate", scenario, *more)
+    assert not db.exists()  # a rehearsal stores nothing where the user's results are
+    return r
+
+
+def test_a_rehearsal_runs_the_real_loop_and_sets_each_answer_beside_its_truth(run_cli, tmp_path):
+    # here:2 twice as slow per sample as here:1 and priced at twice the rate: here:1 is clearly the cheapest
+    r = _rehearse(run_cli, tmp_path, _scenario(tmp_path, 4e-4), "--trials", "6", "--format", "json")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert len(out["trials"]) == 6 and out["summary"]["trials"] == 6
+    for t in out["trials"]:
+        assert t["truly_best"] == ["here:1"] and t["choice"] == "here:1" and t["realised_regret"] == 0.0
+        assert t["stop"] in ("decided", "not worth it") and t["deciding_s"] > 0
+        assert t["fresh_s"] > 0 and isinstance(t["inside"], bool)  # a fresh training held against the interval
+    assert out["summary"]["choice_truly_best"] == 1.0 and out["summary"]["fresh_checked"] == 6
+
+
+def test_a_rehearsal_of_near_equal_candidates_states_what_deciding_cost_and_its_regret(run_cli, tmp_path):
+    # at the same cost per sample (twice the rate, half the time) only start-up tells them apart
+    r = _rehearse(run_cli, tmp_path, _scenario(tmp_path, 1e-4, interaction=0.05), "--trials", "4")
+    assert r.code == 0, r.err
+    lines = [x for x in r.out.splitlines() if x.startswith("rehearsal: ")]
+    assert lines[0].startswith("rehearsal: 4 trials; how they ended:")
+    assert any("realised" in x for x in lines) and any("inside its stated interval" in x for x in lines)
+    assert len([x for x in r.out.splitlines() if x.startswith("trial ")]) == 4
+
+
+@pytest.mark.parametrize("scenario, says", [
+    ({"candidates": {}}, "no \"candidates\""),
+    ({"candidates": {"here:1": {"sample_s": 2e-4}}}, "the scenario has no here:2"),
+    ({"candidates": {"here:1": {"sample_s": 2e-4}, "here:2": {"sample_s": -1}}}, "positive \"sample_s\""),
+    ({"candidates": {"here:1": {"sample_s": 2e-4}, "here:2": {"sample_s": 1e-4}}, "settings": {"": {"epochs": {}}}},
+     "needs \"epochs\""),
+    ("{not json", "JSONDecodeError"),
+])
+def test_a_bad_scenario_is_one_line_and_exit_2(run_cli, tmp_path, scenario, says):
+    f = tmp_path / "bad.json"
+    f.write_text(scenario if isinstance(scenario, str) else json.dumps(scenario))
+    r = _rehearse(run_cli, tmp_path, str(f))
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and says in r.err, r.err

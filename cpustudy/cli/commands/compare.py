@@ -98,6 +98,12 @@ def register(sub: a.Subparsers) -> None:
     p.add_argument("--timeout", type=a.positive_int, metavar="SECONDS", help="fail a measurement after this long")
     p.add_argument("--out", metavar="DIR", help="also draw the answer there: a chart of time and cost to the target "
                    "(answer.png, answer.svg), index.html and index.md (created; other files left alone)")
+    p.add_argument("--simulate", metavar="SCENARIO.json",
+                   help="rehearse instead of measuring: the same comparison, decided by the same loop, against a "
+                   "simulated measurer that plays the scenario's true speeds, epochs and noise (docs/compare.md, "
+                   "Rehearsal); nothing trains and nothing is stored; prints each trial's answer beside its truth")
+    p.add_argument("--trials", type=a.positive_int, default=20, metavar="N",
+                   help="with --simulate: how many comparisons to rehearse (default: 20)")
     a.add_format(p, ("table", "json"))
     a.add_db(p)
     p.set_defaults(func=run)
@@ -162,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
     if problem:
         raise UserError(problem)
     err = console(stderr=True)
+    if args.simulate:
+        return rehearse(args, request, rules)
     from cpustudy.measure import settings
 
     if settings.several(request):  # precisions or batch sizes as candidates: raced
@@ -181,6 +189,29 @@ def run(args: argparse.Namespace) -> int:
     with status("comparing") as update:
         comparison = measure(planned, say=err.print, progress=update, probes=probes, rules=rules)
     return show(args, comparison)
+
+
+def rehearse(args: argparse.Namespace, request: Any, rules: Rules) -> int:
+    """``--simulate``: the comparison rehearsed against a scenario, trial after trial."""
+    import json
+
+    from cpustudy.cli.output import status
+    from cpustudy.measure import rehearsal
+
+    scenario = rehearsal.Scenario.load(args.simulate)
+    with status("rehearsing") as update:
+        result = rehearsal.rehearse(request, scenario, args.trials, rules, progress=update)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        return 0
+    for row in result["trials"]:
+        regret = row.get("realised_regret")
+        print(f"trial {row['trial']}: {row['stop']}, chose {row['choice']} (expected regret stated "
+              f"{(row['stated_regret'] or 0):.1%}, realised " + ("-" if regret is None else f"{regret:.1%}") +
+              f"; truly best {', '.join(row['truly_best'])})")
+    for line in rehearsal.lines(result):
+        print(f"rehearsal: {line}")
+    return 0
 
 
 def show(args: argparse.Namespace, comparison: Comparison) -> int:

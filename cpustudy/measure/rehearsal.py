@@ -1,0 +1,284 @@
+"""``compare --simulate SCENARIO.json``: the real comparison, planned as the command line asks and measured to its
+decision by the real loop, against a simulated measurer that plays a scenario (:mod:`cpustudy.measure.replay`),
+trial after trial, each in a database of its own; then every trial's answer beside the truth it could not see.
+
+A scenario (JSON; docs/compare.md "Rehearsal" has the format) gives each local candidate's true seconds per
+training sample (and its start-up, and how far its capped-epoch probes read off), each setting's distribution of
+whole epochs to the target, the run-to-run noise, the shift between periods and each candidate's own share of it
+(interaction). Per trial: one period shift shared by every run (it moves all candidates alike, as a session
+does), one interaction draw per candidate, one noise draw per run; a seed's epochs are drawn from its setting's
+distribution by the seed and trial (the same seed at the same quantile in every setting). Nothing trains.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import tempfile
+import zlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from cpustudy import precision
+from cpustudy.errors import UserError
+from cpustudy.measure import compare as single
+from cpustudy.measure import replay, settings
+from cpustudy.measure.compare import CompareRequest, plan_compare
+from cpustudy.measure.spec import Host
+from cpustudy.rules import RULES, Rules
+from cpustudy.worker.protocol import RunConfig
+
+#: The recorded worker events a simulated run's software, data and model events are played from: what one real
+#: worker sent for ``compare mnist_mlp --target-accuracy 0.5 --data learnable`` at 1 vCPU, seed 1 (TensorFlow
+#: 2.21.0, Keras 3.15.1, an Emerald Rapids 2-core VM, 2026-11-27); the decision loop's tests play it too.
+TEMPLATE = Path(__file__).resolve().parent.parent / "data" / "replay-template.jsonl"
+#: What the simulated CPU runs natively: every reduced precision (the scenario is the truth, not this CPU).
+SIMULATED_FLAGS = frozenset({"sse4_2", "avx", "avx2", "fma", "avx512f", *(f for fs in precision.NATIVE_ON_CPU.values()
+                                                                          for f in fs)})
+SLOPE = 0.02  # the metric's gain an epoch around the target
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """The truth a rehearsal plays (see the module's docstring)."""
+
+    candidates: dict[str, dict[str, float]]  # place (here:2, here:gpu, here:2 tf-eigen) -> sample_s, startup_s, ...
+    settings: dict[str, dict[str, Any]]  # label ("" for one setting, "bf16 b64") -> epochs {E: p}, speed
+    noise: float = 0.06
+    interaction: float = 0.0
+    period_shift: float = 0.0
+    startup_s: float = 4.0
+    tracing_s: float = 0.2
+    validation_s: float = 0.3
+
+    @classmethod
+    def load(cls, path: str) -> "Scenario":
+        try:
+            raw = json.loads(Path(path).read_text())
+        except (OSError, ValueError) as exc:
+            raise UserError(f"--simulate {path}: {exc.__class__.__name__}: {exc}: give a scenario file as "
+                            "docs/compare.md's Rehearsal describes") from None
+        if not isinstance(raw, dict) or not isinstance(raw.get("candidates"), dict) or not raw["candidates"]:
+            raise UserError(f"--simulate {path}: no \"candidates\": give each local candidate's sample_s, e.g. "
+                            "{\"candidates\": {\"here:1\": {\"sample_s\": 2e-4}}, \"settings\": {\"\": {\"epochs\": "
+                            "{\"1\": 0.7, \"2\": 0.3}}}}")
+        known = {k: raw[k] for k in ("noise", "interaction", "period_shift", "startup_s", "tracing_s", "validation_s")
+                 if k in raw}
+        sc = cls(raw["candidates"], raw.get("settings") or {"": {"epochs": {"1": 1.0}}}, **known)
+        sc.check(path)
+        return sc
+
+    def check(self, path: str) -> None:
+        for name, c in self.candidates.items():
+            if not isinstance(c, dict) or not float(c.get("sample_s", 0)) > 0:
+                raise UserError(f"--simulate {path}: candidate {name!r} needs a positive \"sample_s\" (its true "
+                                "seconds per training sample)")
+        for label, s in self.settings.items():
+            dist = s.get("epochs") if isinstance(s, dict) else None
+            if not isinstance(dist, dict) or not dist or any(not str(e).isdigit() or int(e) < 1 or p < 0
+                                                           for e, p in dist.items()) or not sum(dist.values()) > 0:
+                raise UserError(f"--simulate {path}: setting {label!r} needs \"epochs\": whole epochs to the target "
+                                "with their probabilities, e.g. {\"1\": 0.7, \"2\": 0.3}")
+
+    def epochs(self, label: str, u: float) -> int:
+        """The whole epochs a seed at quantile ``u`` needs in setting ``label``."""
+        dist = sorted((int(e), float(p)) for e, p in self.settings[label]["epochs"].items())
+        total, acc = sum(p for _, p in dist), 0.0
+        for e, p in dist:
+            acc += p / total
+            if u < acc:
+                return e
+        return dist[-1][0]
+
+    def mean_epochs(self, label: str) -> float:
+        dist = self.settings[label]["epochs"]
+        return sum(int(e) * float(p) for e, p in dist.items()) / sum(float(p) for p in dist.values())
+
+
+def place(x: Any, several_builds: bool) -> str:
+    """A run's (or a local candidate's) place as a scenario names it: ``here:gpu``, ``here:2``, ``here:2 tf-eigen``
+    (with several builds)."""
+    name = "here:gpu" if x.device == "gpu" else f"here:{x.vcpus}"
+    return f"{name} {x.build}" if several_builds and x.device != "gpu" else name
+
+
+def _uniform(*key: object) -> float:
+    return (zlib.crc32(":".join(map(str, key)).encode()) % 100_003) / 100_003
+
+
+@dataclass
+class World:
+    """One trial's draws: the period's shift and each candidate's own factor."""
+
+    scenario: Scenario
+    labels: dict[tuple[str, int], str]  # (precision, batch) -> setting label
+    several_builds: bool
+    trial: int
+    shift: float
+    own: dict[str, float]
+
+    def label(self, cfg: RunConfig) -> str:
+        return self.labels.get((cfg.precision_policy, int(cfg.batch_size)), "")
+
+    def step_s(self, cfg: RunConfig) -> float:
+        where = place(cfg, self.several_builds)
+        c = self.scenario.candidates[where]
+        bias = float(c.get("projection_bias", 0.0)) if cfg.steps_per_epoch else 0.0
+        speed = float(self.scenario.settings[self.label(cfg)].get("speed", 1.0))
+        return float(c["sample_s"]) * int(cfg.batch_size) * speed * math.exp(self.own[where] + bias)
+
+    def metric(self, target: float, cfg: RunConfig, epoch: int) -> float:
+        need = self.scenario.epochs(self.label(cfg), _uniform(self.trial, cfg.seed))
+        return target + SLOPE * (epoch - need + 0.5)
+
+    def startup_s(self, cfg: RunConfig) -> float:
+        return float(self.scenario.candidates[place(cfg, self.several_builds)].get("startup_s",
+                                                                                   self.scenario.startup_s))
+
+    def billed_s(self, name: str, label: str, samples: int, rng: np.random.Generator | None = None) -> float:
+        """A training's true billed seconds on candidate place ``name`` in ``label``: its expectation, or with
+        ``rng`` one fresh training in a later period (a new shift, own factor and run noise, a new seed)."""
+        sc, c = self.scenario, self.scenario.candidates[name]
+        speed = float(sc.settings[label].get("speed", 1.0))
+        if rng is None:
+            epochs, factor = sc.mean_epochs(label), math.exp(self.own[name])
+        else:
+            epochs = sc.epochs(label, float(rng.random()))
+            factor = math.exp(rng.normal(0, sc.period_shift) + rng.normal(0, sc.interaction) + rng.normal(0, sc.noise))
+        per_epoch = samples * float(c["sample_s"]) * speed * factor + sc.validation_s * factor
+        return epochs * per_epoch + (sc.tracing_s + float(c.get("startup_s", sc.startup_s))) * factor
+
+
+def rehearse(request: CompareRequest, scenario: Scenario, trials: int, rules: Rules = RULES,
+             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """``trials`` comparisons of ``request`` against ``scenario``: every trial's answer and truth, and a summary."""
+    if not isinstance(request.target, (int, float)):
+        raise UserError("--simulate plays a validation accuracy: give --target-accuracy A, not --target")
+    host = replace(Host.here(), cpu_flags=SIMULATED_FLAGS)
+    raced = settings.several(request)
+    plan: Any = (settings.plan_settings(request, lambda r: plan_compare(r, host=host)) if raced
+                 else plan_compare(request, host=host))
+    plans = plan.plans if raced else [plan]
+    labels = {(p.convergence[0].config.precision_policy, int(p.convergence[0].config.batch_size)): label
+              for p, label in zip(plans, plan.labels if raced else [""])}
+    several_builds = len(plans[0].builds) > 1
+    _check_covers(scenario, plans, labels, several_builds)
+    template = replay.load_stream(TEMPLATE)
+    rows = []
+    for trial in range(trials):
+        if progress:
+            progress(f"rehearsal: trial {trial + 1} of {trials}")
+        rng = np.random.default_rng([trial, 20261128])
+        world = World(scenario, labels, several_builds, trial, float(rng.normal(0, scenario.period_shift)),
+                      {name: float(rng.normal(0, scenario.interaction)) for name in scenario.candidates})
+        rows.append(_trial(copy.deepcopy(plan), raced, world, template, rules, rng))  # a trial adds to its plan
+    return {"trials": rows, "summary": summary(rows, rules)}
+
+
+def _check_covers(scenario: Scenario, plans: Sequence[Any], labels: dict[tuple[str, int], str],
+                  several_builds: bool) -> None:
+    places = {place(c.config, several_builds) for p in plans for c in p.convergence + p.probes}
+    missing = sorted(places - set(scenario.candidates))
+    if any(c.kind != "here" for p in plans for c in p.candidates):
+        raise UserError("--simulate: only local candidates (here:N, here:gpu) are rehearsed: leave cloud and db: "
+                        "candidates out")
+    if missing:
+        raise UserError(f"--simulate: the scenario has no {', '.join(missing)}: give each candidate and where the "
+                        "seeds train (--convergence-at) a sample_s")
+    unknown = sorted(set(labels.values()) - set(scenario.settings))
+    if unknown:
+        raise UserError(f"--simulate: the scenario has no setting {', '.join(map(repr, unknown))}: give each "
+                        "setting's \"epochs\" under \"settings\"")
+
+
+def _trial(plan: Any, raced: bool, world: World, template: Any, rules: Rules, rng: np.random.Generator) -> dict[str, Any]:
+    sc = world.scenario
+    target = float(plan.request.target)
+    sim = replay.Simulated(replay.Scenario(
+        step_s=world.step_s, metric=lambda cfg, k: world.metric(target, cfg, k), noise=sc.noise,
+        session_shift=world.shift, startup_s=sc.startup_s, startup_of=world.startup_s, tracing_s=sc.tracing_s,
+        validation_s=sc.validation_s), template, seed=world.trial)
+    with tempfile.TemporaryDirectory(prefix="cpustudy-rehearsal-") as tmp:
+        db = str(Path(tmp) / "rehearsal.sqlite")
+        if raced:
+            for p in plan.plans:
+                p.request = replace(p.request, db=db)
+            plan.request = replace(plan.request, db=db)
+            comparison = settings.measure_settings(plan, say=lambda _: None, measurer=sim.measurer(), rules=rules)
+        else:
+            plan.request = replace(plan.request, db=db)
+            comparison = single.measure(plan, say=lambda _: None, measurer=sim.measurer(), rules=rules)
+    return _answer(comparison, plan, raced, world, rng)
+
+
+def _answer(comparison: Any, plan: Any, raced: bool, world: World, rng: np.random.Generator) -> dict[str, Any]:
+    """One trial's answer beside its truth: each candidate's true expected cost, the best, the choice's realised
+    regret, and a fresh training of the choice in a later period against its stated interval."""
+    samples = int((plan.plans[0] if raced else plan).convergence[0].config.samples_per_epoch)
+    where = {c.name: (place(c, world.several_builds), label)
+             for p, label in zip(plan.plans if raced else [plan], plan.labels if raced else [""]) for c in p.candidates}
+    priced = all(r.usd_per_hour for r in comparison.results)
+    true = {r.candidate: world.billed_s(*where[r.candidate], samples) * ((r.usd_per_hour or 0) / 3600 if priced else 1)
+            for r in comparison.results}
+    best = min(true.values())
+    d = comparison.decision
+    choice = d.get("choice")
+    row: dict[str, Any] = {"trial": world.trial, "stop": d.get("stop"), "choice": choice,
+                           "stated_regret": d.get("expected_regret"), "unit": "USD" if priced else "s",
+                           "deciding_s": (d.get("cost") or {}).get("seconds"),
+                           "same": d.get("same") or [],
+                           "truly_best": sorted(n for n, v in true.items() if v <= best * (1 + 1e-9))}  # ties: all
+    if choice in true:
+        r = next(x for x in comparison.results if x.candidate == choice)
+        row.update(realised_regret=(true[choice] - best) / best, p_best=r.p_best)
+        if r.time_low_s is not None and r.time_high_s is not None:
+            fresh = world.billed_s(*where[choice], samples, rng)
+            row.update(fresh_s=fresh, inside=bool(r.time_low_s <= fresh <= r.time_high_s))
+    return row
+
+
+def summary(rows: Sequence[dict[str, Any]], rules: Rules) -> dict[str, Any]:
+    """What the trials say of the answer's own numbers: stated against realised regret, how often the choice was
+    within the indifference zone of the best, how often the leader was truly best against its P(lowest expected
+    cost), and how many fresh trainings in a later period fell inside the stated interval."""
+    chosen = [r for r in rows if "realised_regret" in r]
+    decided = [r for r in chosen if r["stop"] == "decided"]
+    mean = (lambda xs: float(np.mean(xs)) if xs else None)
+    fresh = [r["inside"] for r in chosen if "inside" in r]
+    return {
+        "trials": len(rows), "stops": {k: sum(r["stop"] == k for r in rows) for k in sorted({r["stop"] for r in rows})},
+        "mean_stated_regret": mean([r["stated_regret"] for r in chosen if r["stated_regret"] is not None]),
+        "mean_realised_regret": mean([r["realised_regret"] for r in chosen]),
+        "within_indifference": mean([r["realised_regret"] <= rules.indifference for r in chosen]),
+        "decided_over_twice_regret": mean([r["realised_regret"] > 2 * rules.regret for r in decided]),
+        "mean_p_best_of_choice": mean([r["p_best"] for r in chosen if r.get("p_best") is not None]),
+        "choice_truly_best": mean([r["choice"] in r["truly_best"] for r in chosen]),
+        "mean_deciding_s": mean([r["deciding_s"] for r in rows if r["deciding_s"] is not None]),
+        "fresh_inside": mean(fresh), "fresh_checked": len(fresh),
+    }
+
+
+def lines(result: dict[str, Any]) -> list[str]:
+    """The summary in words, one line each."""
+    s = result["summary"]
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{x:.0%}" if x >= 0.1 else f"{x:.1%}"
+
+    return [f"{s['trials']} trials; how they ended: " + ", ".join(f"{k} {n}" for k, n in s["stops"].items()),
+            f"expected regret stated at the stop {pct(s['mean_stated_regret'])} on average, realised "
+            f"{pct(s['mean_realised_regret'])} (against the scenario's true costs)",
+            f"the choice within the indifference zone of the best in {pct(s['within_indifference'])} of trials; "
+            f"decided with a realised regret over twice the threshold in {pct(s['decided_over_twice_regret'])}",
+            f"the choice's P(lowest expected cost) {pct(s['mean_p_best_of_choice'])} on average; truly best in "
+            f"{pct(s['choice_truly_best'])}",
+            f"deciding took {s['mean_deciding_s'] or 0:.0f} s of (simulated) measuring on average",
+            f"a fresh training of the choice in a later period inside its stated interval: {pct(s['fresh_inside'])} "
+            f"of {s['fresh_checked']}"]
+
+
+__all__: Sequence[str] = ("Scenario", "lines", "rehearse", "summary")
