@@ -18,7 +18,9 @@ import zlib
 import numpy as np
 import pytest
 
-from cpustudy.analysis import compare, holdup, simulate, stats
+import simsessions as simulate
+
+from cpustudy.analysis import compare, holdup, stats
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -359,7 +361,7 @@ def test_a_true_1_15x_within_one_session_is_found_where_across_sessions_it_canno
 
 
 # --- A new session: truths outside the model's family, through the functions production calls ------------------
-# (cpustudy.analysis.simulate: the anchor's prior, the noise from the database's sessions, combine with each speed
+# (tests/simsessions.py: the anchor's prior, the noise from the database's sessions, combine with each speed
 # sample's session, session_note, the report's judge). 1,000 trials each; reports/gnr2-session-calibration/ has the
 # whole grid, before and after.
 

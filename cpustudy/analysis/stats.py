@@ -77,7 +77,7 @@ class Noise:
 #: 10 ms kernel on one core may miss what shifts a training, and a missed shift is a false finding): the largest seen
 #: on these VMs (a log sd of 0.25; 20-30 % between sessions on an Emerald Rapids VM, 2026-11-26), not cpustudy's
 #: default, so that equal speeds measured in two sessions are called different at most 5 % of the time whatever
-#: the machine's shift (simulated, :mod:`cpustudy.analysis.simulate`). Measure both sides in one session, or let
+#: the machine's shift (simulated: ``tests/simsessions.py``). Measure both sides in one session, or let
 #: the database learn the machine's (configurations measured in several sessions), and smaller differences can be
 #: findings.
 UNMEASURED_BETWEEN = 0.25

@@ -1,7 +1,7 @@
 """Known truths played through cpustudy's statements of certainty, session by session: what share of fresh
 trainings in a *new* session fall inside the interval ``compare`` states, and how often equal speeds measured in two
-sessions are called different. For ``tests/test_stats_calibration.py`` and ``reports/*/simulate.py``; truths of
-your own go through the same functions.
+sessions are called different. For ``tests/test_stats_calibration.py`` (``reports/session-calibration/simulate.py``
+ran it as ``cpustudy.analysis.simulate``); a user rehearses a comparison with ``compare --simulate`` instead.
 
 Each trial builds what a database would hold and hands it to the functions production calls, in the order it
 calls them:
