@@ -128,3 +128,16 @@ def test_a_comparison_is_recalibrated_by_its_machines_checks_and_says_so(tmp_pat
         assert a.time_to_target_s == pytest.approx(b.time_to_target_s)
         assert a.time_high_s / a.time_to_target_s == pytest.approx((b.time_high_s / b.time_to_target_s) ** 2)
     assert any("widened 2.00x" in n for n in after.notes) and fingerprint
+
+
+def test_a_statement_in_the_same_second_as_a_training_is_ordered_by_its_sessions_first_run():
+    from cpustudy.analysis.runs import session_of
+
+    with Store.read(REPORTS / "gnr2-later-session" / "gnr2-later-a.sqlite") as store:  # the statement stored 15:18
+        runs, said = store.runs(status="ok"), store.statements()
+    run = next(r for r in reversed(backtest.fresh_trainings(runs)) if backtest.stated(said, r) is not None)
+    tie = [{**s, "stated_at": run["created_at"]} for s in said]  # stored to the second: the same second
+    assert backtest.stated(tie, run) is None  # no order known: only a strictly earlier time counts
+    assert backtest.stated(tie, run, {s["session"]: run["id"] + 1 for s in said}) is None  # its session began after
+    assert backtest.stated(tie, run, {s["session"]: 1 for s in said}) is not None  # and before
+    assert all(s["session"] != session_of(run) for s in said)
