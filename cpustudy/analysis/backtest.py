@@ -1,14 +1,12 @@
 """The tool's own backtest from what a database holds, and the recalibration of its intervals by it.
 
 **Held out** (:func:`held_out`): every fresh training to a target stored in the database (a ``cpustudy run`` or
-``compare`` seed, a ``--check``) that trained after other runs of its configuration, held against the interval
-those earlier runs give for its place (machine, device, vCPUs, build), as ``compare`` states it from a database
-(:func:`cpustudy.analysis.totarget.stored`, over a copy of the database as it was before the training: its own
-session left out, so the interval never contains the training it is held against). Where ``compare`` stored what it
-stated for that place and configuration (``statements``, schema v15; with its rules from v16), the training is held
-against the latest of those instead, as it was stated and at its level, whatever today's cpustudy would compute.
-Stored in ``checks`` as ``kind="held out"`` beside ``compare --check``'s, so one backtest counts both, per machine at
-one level (the latest check's; :func:`cpustudy.analysis.totarget.backtest` says what it left out).
+``compare`` seed, a ``--check``) that trained after other runs of its configuration, held against the latest interval
+``compare`` stated for its place and configuration before it (``statements``, schema v15), as stated and at its
+level; where none was stored, against the interval the runs stored before it, in other sessions, give for its place
+(:func:`cpustudy.analysis.totarget.stored` over a copy of the database as it was). Stored in ``checks`` as
+``kind="held out"`` beside ``compare --check``'s; :func:`cpustudy.analysis.totarget.backtest` counts both per machine
+at one level, clustered by period and statement, and a training as later only in a later period than its interval's.
 
 **Recalibration** (:mod:`cpustudy.analysis.recalibration`): each check's score is how far its billed time lies from its interval's
 middle, in units of the interval's half-width on a log scale (at most 1: inside). From ``MIN_CHECKS`` checks on, the
@@ -160,12 +158,7 @@ def run_backtest(path: str | Path | None, *, catalog: Any, spot: bool = True,
         added = held_out(store, catalog=catalog, spot=spot, progress=progress, skip=known)
         for check in added:
             store.add_check(check)
-        machines = []
-        for m in store.machines():
-            checks = store.checks(m["id"])
-            if not checks:
-                continue
-            level = float(checks[-1]["level"])
-            machines.append((f"{m.get('cpu_model')} ({m.get('fingerprint')})", totarget.backtest(store, m["id"], level),
-                             inflation(checks, level)))
+        machines = [(f"{m.get('cpu_model')} ({m.get('fingerprint')})", totarget.backtest(store, m["id"]),
+                     inflation(checks, float(checks[-1]["level"])))  # both at the latest check's level
+                    for m in store.machines() for checks in [store.checks(m["id"])] if checks]
     return Outcome(added, machines)
