@@ -176,7 +176,7 @@ def test_check_trains_the_choice_with_fresh_seeds_held_against_the_interval_stat
     assert out.check_lines()[-1].endswith("inside the stated interval")
 
 
-def test_checks_are_stored_with_their_interval_never_counted_in_it_and_a_later_session_counts_as_such(tmp_path):
+def test_checks_are_stored_with_their_interval_never_counted_in_it_and_only_a_later_period_counts_as_later(tmp_path):
     import simloop
 
     from cpustudy.analysis import totarget
@@ -189,21 +189,21 @@ def test_checks_are_stored_with_their_interval_never_counted_in_it_and_a_later_s
     runs_behind = next(r for r in first.results if r.candidate == lead).run_ids
     assert not {c["run_id"] for c in first.checks} & set(runs_behind)  # a check is no part of its interval
     assert any(n.startswith("the intervals cover this session only") for n in first.notes)
-    assert any(n.startswith("backtest on this machine: of 2 fresh training(s)") for n in first.notes), first.notes
+    assert any(n.startswith("backtest on this machine: 2 of 2 fresh training(s)") for n in first.notes), first.notes
     with Store.read(db) as store:
         stored = store.checks()
     assert [(c["run_id"], bool(c["inside"]), c["low_s"]) for c in stored] == [
         (c["run_id"], c["inside"], c["low_s"]) for c in first.checks]
     assert not any(c["later_session"] for c in stored)  # stated and checked in the same session
     # Again, one more check: the two reused (not stored twice), the third trained in a later session than every
-    # run behind its interval (nothing else needed measuring).
+    # run behind its interval (nothing else needed measuring), but seconds later: the same period, not counted later.
     again, _ = simloop.run(truth, db, 1, checks=3)
     with Store.read(db) as store:
         stored = store.checks()
         bt = totarget.backtest(store)
     assert len(stored) == 3 and bool(stored[-1]["later_session"]) and bt is not None
-    assert (bt.n, bt.later_n, bt.sessions) == (3, 1, 2) and 0 <= bt.low <= bt.inside / bt.n <= bt.high <= 1
-    assert "Clopper-Pearson" in bt.line and "in a later session than their interval's runs" in bt.line
+    assert (bt.n, bt.later_n, bt.periods) == (3, 0, 1) and 0 <= bt.low <= bt.inside / bt.n <= bt.high <= 1
+    assert bt.n_eff < 3 and "effective n" in bt.line and "3 in the same period as theirs not counted" in bt.line
     assert next(r for r in again.results if r.candidate == lead).run_ids == runs_behind
 
 

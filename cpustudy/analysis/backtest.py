@@ -1,14 +1,12 @@
 """The tool's own backtest from what a database holds, and the recalibration of its intervals by it.
 
 **Held out** (:func:`held_out`): every fresh training to a target stored in the database (a ``cpustudy run`` or
-``compare`` seed, a ``--check``) that trained after other runs of its configuration, held against the interval
-those earlier runs give for its place (machine, device, vCPUs, build), as ``compare`` states it from a database
-(:func:`cpustudy.analysis.totarget.stored`, over a copy of the database as it was before the training: its own
-session left out, so the interval never contains the training it is held against). Where ``compare`` stored what it
-stated for that place and configuration (``statements``, schema v15; with its rules from v16), the training is held
-against the latest of those instead, as it was stated and at its level, whatever today's cpustudy would compute.
-Stored in ``checks`` as ``kind="held out"`` beside ``compare --check``'s, so one backtest counts both, per machine at
-one level (the latest check's; :func:`cpustudy.analysis.totarget.backtest` says what it left out).
+``compare`` seed, a ``--check``) that trained after other runs of its configuration, held against the latest interval
+``compare`` stated for its place and configuration before it (``statements``, schema v15), as stated and at its
+level; where none was stored, against the interval the runs stored before it, in other sessions, give for its place
+(:func:`cpustudy.analysis.totarget.stored` over a copy of the database as it was). Stored in ``checks`` as
+``kind="held out"`` beside ``compare --check``'s; :func:`cpustudy.analysis.totarget.backtest` counts both per machine
+at one level, clustered by period and statement, and a training as later only in a later period than its interval's.
 
 **Recalibration** (:mod:`cpustudy.analysis.recalibration`): each check's score is how far its billed time lies from its interval's
 middle, in units of the interval's half-width on a log scale (at most 1: inside). From ``MIN_CHECKS`` checks on, the
@@ -63,17 +61,17 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
     """Each fresh training (:func:`fresh_trainings`, those in ``skip`` left out) held against the interval the runs
     stored before it, in other sessions, give for its place, as they stood when the last session of several runs
     before it ended (what a comparison or sweep stated; lone trainings after it, this one's peers, are left out):
-    one check each (``kind="held out"``), for
-    :meth:`cpustudy.store.Store.add_check`. A training with no earlier seed of its configuration, or no earlier
-    speed run at its place, has no interval to be held against and is left out."""
+    one check each (``kind="held out"``), for :meth:`cpustudy.store.Store.add_check`. A training with no earlier
+    seed of its configuration, or no earlier speed run at its place, has no interval to be held against: left out."""
     runs = store.runs(status="ok")
     fresh = [r for r in fresh_trainings(runs) if r["id"] not in (skip or set())]
-    size: dict[str, int] = {}
-    end: dict[str, str] = {}
+    by: dict[str, list[dict[str, Any]]] = {}
     for x in runs:
-        s = session_of(x)
-        size[s] = size.get(s, 0) + 1
-        end[s] = max(end.get(s, ""), str(x.get("created_at")))
+        by.setdefault(session_of(x), []).append(x)
+    end = {s: max(str(x.get("created_at")) for x in xs) for s, xs in by.items()}
+    # each session's first run id orders a statement's session before a training's (sessions measure one at a time;
+    # ids never tie where times, stored to the second, do); one that stored no run, strictly by time
+    first = {s: min(x["id"] for x in xs) for s, xs in by.items()}
     out: list[dict[str, Any]] = []
     statements = store.statements()
     with tempfile.TemporaryDirectory(prefix="cpustudy-backtest-") as tmp:
@@ -81,7 +79,7 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
             if progress:
                 progress(f"[{i + 1}/{len(fresh)}] run {r['id']}: the interval its earlier runs give")
             session = session_of(r)
-            said = stated(statements, r)
+            said = stated(statements, r, first)
             if said is not None:
                 out.append(_check(r, said["candidate"] + f" ({said['place']})", said["level"], said["low_s"],
                                   said["median_s"], said["high_s"], said["data_sessions"], session,
@@ -91,7 +89,7 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
                        and (not session or session_of(x) != session)]
             # what was stated: the runs as they stood when the last session of several runs before it (a
             # comparison, a sweep) ended; a lone training between is no statement the user was shown
-            stating = [end[s] for s in {session_of(x) for x in earlier} if s and size[s] > 1]
+            stating = [end[s] for s in {session_of(x) for x in earlier} if s and len(by[s]) > 1]
             cut = min(max(stating), str(r.get("created_at"))) if stating else None
             before = {x["id"] for x in earlier if cut is None or str(x.get("created_at")) <= cut}
             if not before:
@@ -113,16 +111,19 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
     return out
 
 
-def stated(statements: Sequence[dict[str, Any]], run: dict[str, Any]) -> dict[str, Any] | None:
+def stated(statements: Sequence[dict[str, Any]], run: dict[str, Any],
+           first: dict[str, int] | None = None) -> dict[str, Any] | None:
     """The latest interval ``compare`` stated (``Store.statements``) for a training like ``run`` (its workload,
-    target, convergence and place) before it, in another session; None where none was stored."""
+    target, convergence and place) before it, in another session; None where none was stored. ``first``: each
+    session's first run id, which orders sessions where it can (see ``held_out``)."""
     key = json.dumps(identity.values(run, "convergence"), sort_keys=True, default=str)
-    session, place = session_of(run), totarget.place_name(run)
+    session, place, first = session_of(run), totarget.place_name(run), first or {}
     found = [s for s in statements
              if s["workload"] == run.get("workload") and s["place"] == place
              and math.isclose(float(s["target_accuracy"]), float(run["target_accuracy"]))
              and json.dumps(s["convergence"], sort_keys=True, default=str) == key
-             and str(s["stated_at"]) <= str(run.get("created_at")) and (not session or s["session"] != session)]
+             and (first[s["session"]] < run["id"] if s["session"] in first
+                  else str(s["stated_at"]) < str(run.get("created_at"))) and (not session or s["session"] != session)]
     return found[-1] if found else None
 
 
@@ -157,12 +158,7 @@ def run_backtest(path: str | Path | None, *, catalog: Any, spot: bool = True,
         added = held_out(store, catalog=catalog, spot=spot, progress=progress, skip=known)
         for check in added:
             store.add_check(check)
-        machines = []
-        for m in store.machines():
-            checks = store.checks(m["id"])
-            if not checks:
-                continue
-            level = float(checks[-1]["level"])
-            machines.append((f"{m.get('cpu_model')} ({m.get('fingerprint')})", totarget.backtest(store, m["id"], level),
-                             inflation(checks, level)))
+        machines = [(f"{m.get('cpu_model')} ({m.get('fingerprint')})", totarget.backtest(store, m["id"]),
+                     inflation(checks, float(checks[-1]["level"])))  # both at the latest check's level
+                    for m in store.machines() for checks in [store.checks(m["id"])] if checks]
     return Outcome(added, machines)

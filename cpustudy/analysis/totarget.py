@@ -172,20 +172,44 @@ def is_check(run: dict[str, Any]) -> bool:
     return (run.get("seed") or 0) >= CHECK_FIRST_SEED and bool(run.get("target_accuracy") or run.get("target"))
 
 
+PERIOD_ICC = 0.1  # the least ICC of one period's checks (:func:`coverage`): why 0.1, docs/method.md
+
+
+def coverage(inside: Sequence[bool], period: Sequence[str], statement: Sequence[str],
+             level: float) -> tuple[float, float, float]:
+    """The share of checks ``inside`` their interval: its ``level`` interval and effective n, Clopper-Pearson at n over
+    the design effect 1 + sum (m - 1) ICC over the checks' periods (their shift) and statements (its error); m the
+    mean cluster size (sum of sizes squared over n), ICC one-way ANOVA's, the periods' never under ``PERIOD_ICC``."""
+    import numpy as np
+    from scipy import stats as sps
+
+    x = np.asarray(inside, dtype=float)
+    n, k, tail, deff = len(x), float(x.sum()), (1 - level) / 2, 1.0
+    for groups, least in ((period, PERIOD_ICC), (statement, 0.0)):
+        keys, idx = np.unique(np.asarray(groups), return_inverse=True)
+        g, size = len(keys), np.bincount(idx).astype(float)
+        m, share = float((size ** 2).sum() / n), np.bincount(idx, weights=x) / size
+        msb, msw = (size * (share - k / n) ** 2).sum() / max(g - 1, 1), (size * share * (1 - share)).sum() / max(n - g, 1)
+        den = msb + ((n - m) / max(g - 1, 1) - 1) * msw
+        deff += (m - 1) * (float(np.clip((msb - msw) / den, least, 1.0)) if g > 1 and n > g and den > 0 else least)
+    n_eff, k_eff = n / min(n, deff), k / min(n, deff)
+    low = float(sps.beta.ppf(tail, k_eff, n_eff - k_eff + 1)) if k else 0.0
+    high = float(sps.beta.ppf(1 - tail, k_eff + 1, n_eff - k_eff)) if k < n else 1.0
+    return low, high, n_eff
+
+
 @dataclass(frozen=True)
 class Backtest:
-    """How often this machine's fresh trainings (``compare --check``) fell inside the ``level`` interval stated
-    before them: ``inside`` of ``n`` in ``sessions`` measuring sessions, the share's own ``level`` interval (``low``,
-    ``high``: resampling whole sessions from three sessions on, else Clopper-Pearson over the trainings, said),
-    and of those that trained in a later session than their interval's data, ``later_inside`` of ``later_n``;
-    ``others``: the checks of intervals stated at other levels, left out."""
+    """How this machine's checks held the ``level`` intervals stated before them (:func:`backtest`): ``inside`` of
+    ``n``, the share's interval and effective n (:func:`coverage`), and of those in a later period, of ``later_n``."""
 
     n: int
     inside: int
-    sessions: int
+    periods: int
+    statements: int
+    n_eff: float
     low: float
     high: float
-    how: str
     later_n: int
     later_inside: int
     level: float
@@ -194,58 +218,38 @@ class Backtest:
 
     @property
     def line(self) -> str:
-        later = (f"; in a later session than their interval's runs: {self.later_inside} of {self.later_n}"
-                 if self.later_n else "; none yet in a later session than its interval's runs (those count most)")
+        later = (f"{self.later_inside} of {self.later_n}" if self.later_n else "none yet (those count most)") + (
+            f", {self.n - self.later_n} in the same period as theirs not counted" if self.n > self.later_n else "")
         kinds = ("--check" if not self.held_out else "held out by `cpustudy backtest`" if self.held_out == self.n
                  else f"{self.n - self.held_out} by --check, {self.held_out} held out by `cpustudy backtest`")
-        return (f"backtest on this machine: of {self.n} fresh training(s) ({kinds}), {self.inside} fell inside their "
-                f"stated {self.level:.0%} intervals ({self.inside / self.n:.0%}, {self.level:.0%} interval "
-                f"{self.low:.0%}-{self.high:.0%}, {self.how}){later}" + (f"; left out: {self.others}" if self.others
-                                                                         else ""))
+        return (f"backtest on this machine: {self.inside} of {self.n} fresh training(s) ({kinds}) inside their stated "
+                f"{self.level:.0%} intervals ({self.inside / self.n:.0%}; {self.periods} period(s), {self.statements} "
+                f"statement(s), effective n {self.n_eff:.1f}): {self.level:.0%} interval {self.low:.0%}-{self.high:.0%}"
+                f"; in a later period than every run behind their interval: {later}"
+                + (f"; left out: {self.others}" if self.others else ""))
 
 
 def backtest(store: Any, machine_id: int | None = None, level: float | None = None) -> Backtest | None:
     """This machine's stored checks of intervals stated at ``level`` (default: the latest check's) as a
-    :class:`Backtest`, the share's interval at that level too; None where there is none."""
-    import numpy as np
-    from scipy import stats as sps
-
-    from cpustudy.analysis.runs import session_of
+    :class:`Backtest`, clustered by the periods they trained in and the statements they were held against."""
+    from cpustudy.analysis.runs import periods, session_of
 
     every = store.checks(machine_id)
-    if not every:
-        return None
-    level = float(every[-1]["level"]) if level is None else level
+    level = float(every[-1]["level"] if level is None and every else level or 0)
     rows = [r for r in every if round(float(r["level"]), 6) == round(level, 6)]
     if not rows:
         return None
     others = sorted({float(r["level"]) for r in every} - {float(r["level"]) for r in rows})
-    by: dict[str, list[int]] = {}
-    for r in rows:
-        session = session_of({"settings": r.get("run_settings")}) or f"run {r['run_id']}"
-        by.setdefault(session, []).append(int(r["inside"]))
-    n, k = len(rows), sum(int(r["inside"]) for r in rows)
-    tail = (1 - level) / 2
-    if len(by) >= 3:
-        rng = np.random.default_rng(0)
-        groups = list(by.values())
-        shares = []
-        for _ in range(2000):
-            pick = [groups[i] for i in rng.integers(0, len(groups), len(groups))]
-            shares.append(sum(map(sum, pick)) / sum(map(len, pick)))
-        low, high = (float(x) for x in np.quantile(shares, [tail, 1 - tail]))
-        # resampling cannot leave 100 % (or 0 %) when every check fell inside (or none): the wider of it and the exact
-        cp_low = float(sps.beta.ppf(tail, k, n - k + 1)) if k else 0.0
-        cp_high = float(sps.beta.ppf(1 - tail, k + 1, n - k)) if k < n else 1.0
-        low, high = min(low, cp_low), max(high, cp_high)
-        how = f"the wider of resampling its {len(by)} sessions and Clopper-Pearson"
-    else:
-        low = float(sps.beta.ppf(tail, k, n - k + 1)) if k else 0.0
-        high = float(sps.beta.ppf(1 - tail, k + 1, n - k)) if k < n else 1.0
-        how = f"Clopper-Pearson over the trainings: {len(by)} session(s), too few to resample by session"
-    later = [r for r in rows if r.get("later_session")]
-    return Backtest(n, k, len(by), low, high, how, len(later), sum(int(r["inside"]) for r in later),
-                    level, sum(r.get("kind") == "held out" for r in rows), f"{len(every) - len(rows)} check(s) of "
+    period = periods(store.runs())
+    sessions = [session_of({"settings": r.get("run_settings")}) for r in rows]
+    when = [period.get(s, s) or f"run {r['run_id']}" for r, s in zip(rows, sessions)]
+    said = [f"{r['candidate']} {r['low_s']} {r['high_s']} {r.get('stated_session')}" for r in rows]
+    low, high, n_eff = coverage([bool(r["inside"]) for r in rows], when, said, level)
+    later = [r for r, s in zip(rows, sessions) if s and (behind := json.loads(r["data_sessions"] or "[]"))
+             and period.get(s, s) not in {period.get(x, x) for x in behind}]  # in none of its runs' periods
+    return Backtest(len(rows), sum(int(r["inside"]) for r in rows), len(set(when)), len(set(said)), n_eff, low, high,
+                    len(later), sum(int(r["inside"]) for r in later), level,
+                    sum(r.get("kind") == "held out" for r in rows), f"{len(every) - len(rows)} check(s) of "
                     f"{', '.join(f'{x:.0%}' for x in others)} intervals" if others else "")
 
 

@@ -31,8 +31,8 @@ def run(args: argparse.Namespace) -> int:
         out = run_backtest(args.db, catalog=Catalog.load(args.prices), spot=not args.on_demand, progress=say)
     if out.added:
         print_table([{"run": c["run_id"], "candidate": c["candidate"], "billed_s": round(c["billed_s"], 1),
-                      "interval_s": f"{c['low_s']:.1f}-{c['high_s']:.1f}", "inside": "yes" if c["inside"] else "NO",
-                      "later_session": "yes" if c["later_session"] else "no"} for c in out.added],
+                      "interval_s": f"{c['low_s']:.1f}-{c['high_s']:.1f}", "inside": "yes" if c["inside"] else "NO"}
+                     for c in out.added],
                     f"{len(out.added)} training(s) held out against the interval their earlier runs gave")
     else:
         print("no stored training to hold out that is not checked already (a training needs earlier seeds of its "
