@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from cpustudy.analysis import anchor, compare, holdup, stats, totarget
+from cpustudy.analysis.billed import Billed
 
 #: Epochs a seed needs, by name: a draw of ``n`` seeds' epochs.
 EPOCHS: dict[str, Callable[[np.random.Generator, int], np.ndarray]] = {
@@ -159,7 +160,7 @@ def coverage(truth: Truth, trials: int = 1000, seed: int = 0, draws: int = 2000,
                 run_id = len(samples)
                 projected = truth.projection_bias is not None
                 epoch = x * math.exp(truth.projection_bias or 0.0)
-                samples.append(compare.SpeedSample(epoch, 0.0, VALIDATION * x, once, run_id, projected=projected,
+                samples.append(compare.SpeedSample(Billed(epoch, 0.0, VALIDATION * x, once), run_id, projected,
                                                    session=session if by_session else ""))
                 sessions[run_id] = session
                 group.append(once + 3 * (1 + VALIDATION) * x)  # the run's total: a 3-epoch run

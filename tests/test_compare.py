@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from cpustudy.analysis.billed import Billed
 from cpustudy.analysis import compare as combo
 from cpustudy.decision import policy
 from cpustudy.measure import compare as mc
@@ -16,7 +17,7 @@ from cpustudy.store import Store
 
 
 def _sample(epoch_s: float, run_id: int, *, val: float = 0.0, startup: float = 0.0, tracing: float = 0.0):
-    return combo.SpeedSample(epoch_s, tracing, val, startup, run_id)
+    return combo.SpeedSample(Billed(epoch_s, tracing, val, startup), run_id)
 
 
 def _seeds(*epochs: int | None, max_epochs: int = 10):
@@ -25,7 +26,7 @@ def _seeds(*epochs: int | None, max_epochs: int = 10):
 
 def test_time_to_target_is_epochs_times_epoch_and_validation_plus_the_fixed_costs():
     seeds = _seeds(3, 3, 3)
-    stall = combo.SpeedSample(10.0, 2.0, 1.0, 4.0, 1, stall_s=0.5)
+    stall = combo.SpeedSample(Billed(10.0, 2.0, 1.0, 4.0, stall_s=0.5), 1)
     (r,) = combo.combine(seeds, [combo.CandidateInput("here:1", [_sample(10.0, 1, val=1.0, startup=4.0, tracing=2.0)],
                                                       3600.0, "1 USD/s")])
     assert r.time_to_target_s == pytest.approx(3 * (10 + 1) + 2 + 4, rel=0.01)  # the median of one new training
@@ -260,9 +261,9 @@ def test_settling_one_candidate_asks_for_what_narrows_its_interval():
 
 def test_a_run_that_reached_the_target_in_its_first_epoch_is_timed_by_that_epoch():
     run = {"status": "ok", "epoch_time_s": None, "id": 3, "startup_s": 4.0, "full_steps_per_epoch": 100,
-           "validation": "study"}
+           "validation": "study", "validation_time_s": 0.5}
     s = combo.speed_sample(run, [{"epoch": 1, "elapsed_s": 12.0, "warmup": 1, "steps": 100, "validation_s": 0.5}])
-    assert s is not None and (s.epoch_s, s.tracing_s, s.validation_s, s.startup_s) == (12.0, 0.0, 0.5, 4.0)
+    assert s is not None and s.billed == Billed(12.0, 0.0, 0.5, 4.0)
     capped = [{"epoch": 1, "elapsed_s": 3.0, "warmup": 1, "steps": 20}]
     assert combo.speed_sample(run, capped) is None  # part of an epoch is no epoch's time
 

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from cpustudy.analysis.billed import Billed
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis.totarget import Comparison
 from cpustudy.errors import UserError
@@ -14,7 +15,7 @@ from cpustudy.measure import settings
 
 
 def _sample(epoch_s: float, run_id: int) -> combo.SpeedSample:
-    return combo.SpeedSample(epoch_s, 1.0, 0.5, 3.0, run_id)
+    return combo.SpeedSample(Billed(epoch_s, 1.0, 0.5, 3.0), run_id)
 
 
 def _seeds(*epochs: int, base: int = 100) -> list[combo.SeedResult]:

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from cpustudy.analysis.billed import Billed
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis.stats import DEFAULT_NOISE
 from cpustudy.decision import policy
@@ -25,8 +26,8 @@ def _seeds(*epochs: int, base: int = 100, margin: float = 0.01) -> list[combo.Se
 
 def _cand(name: str, per_epoch: float, runs: int, rng: np.random.Generator, noise: float = 0.06,
           usd: float | None = 0.1) -> combo.CandidateInput:
-    return combo.CandidateInput(name, [combo.SpeedSample(per_epoch * math.exp(noise * rng.standard_normal()), 0.5,
-                                                         0.5, 4.0, i) for i in range(runs)], usd, "")
+    return combo.CandidateInput(name, [combo.SpeedSample(Billed(per_epoch * math.exp(noise * rng.standard_normal()),
+                                                                0.5, 0.5, 4.0), i) for i in range(runs)], usd, "")
 
 
 def _next(st: policy.Standing, **kw) -> policy.Step:

@@ -139,3 +139,66 @@ def test_a_configuration_is_read_back_from_its_stored_row_the_same():
     back = Configuration.from_row(row)
     assert back.identity() == c.identity()
     assert identity.same(row, back.columns(), "setting")
+
+
+# A comparison (session 1) and twelve fresh trainings to its target, each in a later session of its own (runs 6-17).
+TWO_SESSIONS = REPORTS / "zen4-two-sessions-backtest" / "zen4-two-sessions-2026-11-27.sqlite"
+
+
+def test_one_run_bills_the_same_seconds_in_the_backtest_compare_the_summary_and_the_ledger(tmp_path):
+    """One billed time: a fresh training's billed seconds in the backtest are what compare's speed sample of that
+    run bills at its epochs, and what the report's summary and a comparison's ledger say it billed. Runs 6-11 stalled
+    0.8 s between epochs (stored apart, outside their epochs' time): what compare bills and a reading of the wall
+    clock's epochs alone would not."""
+    import sqlite3
+
+    from cpustudy.analysis import backtest
+    from cpustudy.analysis import compare as combo
+    from cpustudy.measure.compare import run_seconds
+    from cpustudy.measure.execute import RunOutcome
+    from cpustudy.prices import Catalog
+
+    db = _copy(TWO_SESSIONS, tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE runs SET stall_s = 0.8 WHERE id BETWEEN 6 AND 11")
+    out = backtest.run_backtest(db, catalog=Catalog.load(None))
+    assert sorted(c["run_id"] for c in out.added) == list(range(6, 18))
+    with Store.read(db) as store:
+        runs = {r["id"]: r for r in store.runs(status="ok")}
+        sample = {i: combo.speed_sample(runs[i], store.epochs([i])) for i in runs}
+        billed = {i: s.billed.seconds(runs[i]["epochs_to_target"]) for i, s in sample.items()
+                  if s is not None and runs[i].get("target_reached")}
+        ledger = {i: run_seconds(store, RunOutcome(i, "ok", runs[i]))[1] for i in billed}
+        a = summary.analyze(store, summary.Options())
+    assert billed[6] > runs[6]["startup_s"] + runs[6]["time_to_target_s"] + 2 * runs[6]["validation_time_s"]  # stalls
+    for c in out.added:
+        assert c["billed_s"] == pytest.approx(billed[c["run_id"]]), c["run_id"]
+    assert ledger == pytest.approx(billed)
+    # the report's summary: each configuration's trainings to the target, at the same seconds
+    said = {i: t for ids, times in zip(a.summary["run_ids"], a.summary["target_times"])
+            for i, t in zip([i for i in ids if i in billed], times)}
+    assert said and said == pytest.approx({i: billed[i] for i in said})
+
+
+def test_a_run_stored_without_a_validation_time_bills_none_and_one_with_it_bills_it_everywhere(tmp_path):
+    """The one rule for validation: a run bills its stored validation time after every epoch, whatever its
+    ``validation`` column says; a run stored without one bills none, in compare and in the summary alike."""
+    import sqlite3
+
+    from cpustudy.analysis import compare as combo
+
+    db = _copy(TWO_SESSIONS, tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE runs SET validation_time_s = NULL WHERE id = 7")
+        conn.execute("UPDATE runs SET validation = NULL WHERE id = 8")
+    with Store.read(db) as store:
+        runs = {r["id"]: r for r in store.runs(status="ok")}
+        lacking, unsaid = (combo.speed_sample(runs[i], store.epochs([i])) for i in (7, 8))
+        a = summary.analyze(store, summary.Options())
+    assert lacking is not None and lacking.billed.validation_s == 0.0
+    assert lacking.billed.seconds(1) == pytest.approx(runs[7]["epoch_time_s"] + runs[7]["startup_s"])
+    assert unsaid is not None and unsaid.billed.validation_s == runs[8]["validation_time_s"] > 0
+    times = {i: t for ids, ts in zip(a.summary["run_ids"], a.summary["target_times"])
+             for i, t in zip([i for i in ids if runs[i].get("target_reached")], ts)}
+    assert times[7] == pytest.approx(lacking.billed.seconds(1))
+    assert times[8] == pytest.approx(unsaid.billed.seconds(runs[8]["epochs_to_target"]))

@@ -21,6 +21,7 @@ import pytest
 import simsessions as simulate
 
 from cpustudy.analysis import compare, holdup, stats
+from cpustudy.analysis.billed import Billed
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -113,7 +114,7 @@ EPOCHS = {
 def _speed(rng: np.random.Generator, n: int, epoch: float, noise: float, run0: int = 0) -> list[compare.SpeedSample]:
     e = epoch * np.exp(rng.normal(0, noise, n))
     start = 4.0 * np.exp(rng.normal(0, noise, n))
-    return [compare.SpeedSample(float(x), 0.5, 0.1 * float(x), float(s), run0 + i) for i, (x, s) in
+    return [compare.SpeedSample(Billed(float(x), 0.5, 0.1 * float(x), float(s)), run0 + i) for i, (x, s) in
             enumerate(zip(e, start))]
 
 
@@ -257,7 +258,7 @@ def test_p_cheapest_between_identical_candidates_is_rarely_confident() -> None:
 
 
 def test_an_interval_the_data_cannot_support_is_not_given() -> None:
-    one = [compare.SpeedSample(2.0, 0.5, 0.2, 4.0, 1)]
+    one = [compare.SpeedSample(Billed(2.0, 0.5, 0.2, 4.0), 1)]
     seeds = [compare.SeedResult(1, True, 3, 10, 1), compare.SeedResult(2, True, 4, 10, 2)]
     r = compare.combine(seeds, [compare.CandidateInput("here:2", one, 0.1, "test")])[0]
     assert r.time_to_target_s is not None and r.time_low_s is None and "one speed run" in r.interval_note
@@ -269,7 +270,7 @@ def test_an_interval_the_data_cannot_support_is_not_given() -> None:
 
 def test_seeds_that_took_the_same_epochs_do_not_give_a_zero_width_interval() -> None:
     seeds = [compare.SeedResult(i, True, 2, 10, i) for i in range(3)]
-    s = [compare.SpeedSample(8.0, 1.0, 0.5, 3.0, 1), compare.SpeedSample(8.1, 1.0, 0.5, 3.0, 2)]
+    s = [compare.SpeedSample(Billed(8.0, 1.0, 0.5, 3.0), 1), compare.SpeedSample(Billed(8.1, 1.0, 0.5, 3.0), 2)]
     r = compare.combine(seeds, [compare.CandidateInput("here:2", s, 0.1, "test")])[0]
     assert r.time_low_s < r.time_to_target_s < r.time_high_s
 

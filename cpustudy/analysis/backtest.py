@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from cpustudy import identity
-from cpustudy.analysis import compare as combo
 from cpustudy.analysis import totarget
+from cpustudy.analysis.billed import Billed
 from cpustudy.analysis.recalibration import Inflation, inflation
 from cpustudy.analysis.runs import session_of
 from cpustudy.store import Store
@@ -78,10 +78,12 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
         for i, r in enumerate(fresh):
             if progress:
                 progress(f"[{i + 1}/{len(fresh)}] run {r['id']}: the interval its earlier runs give")
-            session = session_of(r)
-            said = stated(statements, r, first)
+            session, said, billed = session_of(r), stated(statements, r, first), Billed.of_run(r, store.epochs([r["id"]]))
+            if billed is None:
+                continue
+            at = float(billed.seconds(r["epochs_to_target"]))  # what the training billed, as compare bills it
             if said is not None:
-                out.append(_check(r, said["candidate"] + f" ({said['place']})", said["level"], said["low_s"],
+                out.append(_check(r, at, said["candidate"] + f" ({said['place']})", said["level"], said["low_s"],
                                   said["median_s"], said["high_s"], said["data_sessions"], session,
                                   stated_session=said["session"]))
                 continue
@@ -106,7 +108,7 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
                 continue
             data_sessions = sorted({session_of(stored[i]) for i in result.run_ids + [s.run_id for s in answer.seeds]
                                     if i in stored} - {""})
-            out.append(_check(r, name, result.level, result.time_low_s, result.time_to_target_s, result.time_high_s,
+            out.append(_check(r, at, name, result.level, result.time_low_s, result.time_to_target_s, result.time_high_s,
                               data_sessions, session))
     return out
 
@@ -127,14 +129,9 @@ def stated(statements: Sequence[dict[str, Any]], run: dict[str, Any],
     return found[-1] if found else None
 
 
-def _check(run: dict[str, Any], candidate: str, level: float, low: float, median: float | None, high: float,
-           data_sessions: Sequence[str], session: str, stated_session: str | None = None) -> dict[str, Any]:
-    """A training held against an interval: one checks row (``kind="held out"``), its billed time counted as
-    ``compare`` bills one."""
-    billed = float(combo.billed_s(run.get("epochs_to_target") or 0,
-                                  per_epoch_s=(run.get("validation_time_s") or 0.0)
-                                  if (run.get("validation") or "none") != "none" else 0.0,
-                                  once_s=(run.get("startup_s") or 0.0) + run["time_to_target_s"]))
+def _check(run: dict[str, Any], billed: float, candidate: str, level: float, low: float, median: float | None,
+           high: float, data_sessions: Sequence[str], session: str, stated_session: str | None = None) -> dict[str, Any]:
+    """A training that billed ``billed`` seconds held against an interval: one checks row (``kind="held out"``)."""
     return {"run_id": int(run["id"]), "machine_id": run.get("machine_id"), "candidate": candidate, "level": level,
             "low_s": low, "high_s": high, "median_s": median, "billed_s": billed, "inside": low <= billed <= high,
             "kind": "held out", "stated_session": stated_session, "data_sessions": list(data_sessions),

@@ -10,13 +10,12 @@ Two measurements meet here, each of its own:
   longer make its setting the cheapest, ``censored_after``) counts with its margins up to where it stopped
   (it leaves the seeds still short of the target there); where margins are not known, as reaching the
   target one epoch after it stopped, its earliest (its setting's figures are then lower bounds).
-* **Speed** (:class:`SpeedSample`): per candidate, each stored run's full-epoch time (measured, or
-  projected from capped epochs as the calibration checked), the first epoch's extra time (tracing),
-  the validation after each epoch and the worker's start-up.
+* **Speed** (:class:`SpeedSample`): per candidate, each stored run's billed parts (:class:`Billed`: full-epoch time,
+  measured or projected, the first epoch's tracing, validation and stall per epoch, the worker's start-up).
 
 The combination (:func:`combine`), for a seed needing ``e`` epochs and a speed sample ``r``::
 
-    time = e x (epoch_s + validation_s + stall_s)(r) + (tracing_s + startup_s)(r)
+    time = r.billed.seconds(e) = e x (epoch_s + validation_s + stall_s)(r) + (tracing_s + startup_s)(r)
     cost = time x the candidate's hourly rate / 3600
 
 That is the billed time of one training: worker start to the target, start-up, tracing, every epoch with
@@ -56,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from cpustudy.analysis import stats
+from cpustudy.analysis.billed import Billed
 from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import NO_PRIOR, Noise
 from cpustudy.rules import RULES
@@ -99,36 +99,14 @@ class SeedResult:
         return self.censored_after + 1 if self.censored_after is not None else None
 
 
-def billed_s(epochs: Any, *, per_epoch_s: Any, once_s: Any) -> Any:
-    """The one billed-time formula (floats, numpy arrays and pandas series alike): what a training of ``epochs``
-    epochs bills, ``once_s + epochs x per_epoch_s``. A speed sample's parts are :attr:`SpeedSample.once_s` and
-    :attr:`SpeedSample.per_epoch_s`; an observed training to its target (``summary.billed_to_target``) bills its
-    start-up and its epochs as the wall clock saw them once, and the validation after each epoch per epoch."""
-    return once_s + epochs * per_epoch_s
-
-
 @dataclass(frozen=True)
 class SpeedSample:
-    """One run's speed on a candidate: what a training there costs per epoch and once."""
+    """One run's speed on a candidate: what a training there bills (:class:`Billed`) and where it came from."""
 
-    epoch_s: float  # a full epoch's training time (projected from capped epochs where ``projected``)
-    tracing_s: float  # the first epoch's extra time (tracing, building the input pipeline)
-    validation_s: float  # the validation after each epoch (0 without it)
-    startup_s: float  # worker spawn -> first step (importing the framework, loading data)
+    billed: Billed
     run_id: int
     projected: bool = False
-    stall_s: float = 0.0  # idle wall time between epochs (billed, outside the epoch's steps)
     session: str = ""  # the measuring session it came from ("" where the run did not say: one unknown session)
-
-    @property
-    def per_epoch_s(self) -> float:
-        """What each epoch bills: its training, the validation after it and the stall around it."""
-        return self.epoch_s + self.validation_s + self.stall_s
-
-    @property
-    def once_s(self) -> float:
-        """What a training bills once: the worker's start-up and the first epoch's tracing."""
-        return self.tracing_s + self.startup_s
 
 
 @dataclass
@@ -282,25 +260,10 @@ def _stopped_at_own_target(run: Mapping[str, Any], epochs: Sequence[Mapping[str,
 
 
 def speed_sample(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) -> SpeedSample | None:
-    """A stored ok run's speed. A run that reached its target in its first epoch has no timed epoch: its
-    first epoch, tracing and all, stands for every epoch (an overestimate, never an underestimate)."""
-    if run.get("status") != "ok":
-        return None
-    first = next((e for e in epochs if e.get("warmup")), None)
-    if not run.get("epoch_time_s"):
-        full = run.get("full_steps_per_epoch")
-        if first is None or len(epochs) != 1 or (full and first.get("steps") and first["steps"] < full):
-            return None
-        val = first.get("validation_s") if run.get("validation") != "none" else 0.0
-        return SpeedSample(float(first["elapsed_s"]), 0.0, float(val or 0.0), float(run.get("startup_s") or 0.0),
-                           int(run["id"]), False, session=session_of(dict(run)))
-    measured = run.get("measured_epoch_time_s") or run["epoch_time_s"]
-    tracing = max(0.0, float(first["elapsed_s"]) - float(measured)) if first else 0.0
-    validation = float(run.get("validation_time_s") or 0.0) if run.get("validation") != "none" else 0.0
-    stall = float(run.get("stall_s") or 0.0)
-    return SpeedSample(float(run["epoch_time_s"]), tracing, validation, float(run.get("startup_s") or 0.0),
-                       int(run["id"]), bool(run.get("projected")), stall_s=max(0.0, stall),
-                       session=session_of(dict(run)))
+    """A stored ok run's speed: its billed parts (:meth:`Billed.of_run`), None where it has none."""
+    billed = Billed.of_run(run, epochs)
+    return None if billed is None else SpeedSample(billed, int(run["id"]), bool(run.get("epoch_time_s") and
+                                                                              run.get("projected")), session_of(dict(run)))
 
 
 def _interval(values: np.ndarray, level: float) -> tuple[float | None, float | None, float | None]:
@@ -398,11 +361,9 @@ def _times(epochs: np.ndarray, samples: Sequence[SpeedSample], noise: Noise, dra
     vectorised over the draws). The seeds' and the runs' predictives are drawn independently: with few of
     either, the interval is somewhat wider than its level (simulated: 89-97 % inside a 90 % interval;
     Welch-Satterthwaite's single t for the sum fell to 72 % where all seeds took the same epochs)."""
-    per = np.array([s.per_epoch_s for s in samples], dtype=float)
-    once = np.array([s.once_s for s in samples], dtype=float)
     finite = np.isfinite(epochs)
-    e = np.where(finite, epochs, 1.0)[:, None]
-    logs = np.log(billed_s(e, per_epoch_s=per[None, :], once_s=once[None, :]))  # draws x runs
+    e = np.where(finite, epochs, 1.0)
+    logs = np.log(np.stack([s.billed.seconds(e) for s in samples], axis=1))  # draws x runs
     n = len(samples)
     sessions: dict[str, list[int]] = {}
     for i, s in enumerate(samples):
@@ -526,8 +487,8 @@ def censor_after(candidates: Sequence[CandidateInput], bound: float, max_epochs:
         if rate is None:
             continue
         for s in c.samples:
-            room = bound / rate - s.once_s
-            e = math.floor(room / s.per_epoch_s) if s.per_epoch_s > 0 else max_epochs
+            room = bound / rate - s.billed.once_s
+            e = math.floor(room / s.billed.per_epoch_s) if s.billed.per_epoch_s > 0 else max_epochs
             most = e if most is None else max(most, e)
     if most is None or most >= max_epochs:
         return None

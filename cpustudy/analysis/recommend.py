@@ -55,9 +55,8 @@ def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFram
     if target is None:
         df = df[df["total_time_s"].notna()]
         df["time"], df["cost"] = df["total_time_s"], df["cost_usd"]
-        df["low"], df["high"], df["range_is"] = df["time_min"], df["time_max"], "its runs' range"
-        df["runs_used"] = df["n_runs"]
-        return _with_overheads(df, df["epochs"])
+        df["range_is"], df["runs_used"] = "its runs' range", df["n_runs"]
+        return _billed(a, df)
     df = df[(df["target_reached_runs"] > 0) & (df["target_accuracy"] >= target - 1e-12)]
     if df.empty:
         raise UserError(f"no run of {workload} reached validation accuracy {target:g}: measure with `cpustudy "
@@ -70,20 +69,19 @@ def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFram
     df["range_is"] = [f"{level:.0%} prediction interval" if p else "its runs' range"
                       for p, level in zip(pi, df["target_level"])]
     df["runs_used"] = df["target_reached_runs"]
-    # already the billed time to the target (summary.billed_to_target): start-up and validation included
-    df["validation_total_s"], df["startup_total_s"], df["wall"] = 0.0, 0.0, df["time"]
+    df["wall"] = df["time"]  # already the billed time to the target (each run's Billed, or compare's prediction)
     return df
 
 
-def _with_overheads(df: pd.DataFrame, epochs: pd.Series) -> pd.DataFrame:
-    """What a run pays besides its training time, measured: the validation after each epoch (where the
-    runs validated) and the worker's start-up; ``wall`` = time + both, what a deadline is held against."""
-    df = df.copy()
-    per_epoch = pd.to_numeric(df["validation_time_s"], errors="coerce").fillna(0.0)
-    df["validation_total_s"] = per_epoch * pd.to_numeric(epochs, errors="coerce").fillna(0.0)
-    df["startup_total_s"] = pd.to_numeric(df["startup_s"], errors="coerce").fillna(0.0)
-    df["wall"] = df["time"] + df["validation_total_s"] + df["startup_total_s"]
-    # what is billed is all of it: the cost too (a deadline and a budget mean the same here as in compare)
+def _billed(a: Analysis, df: pd.DataFrame) -> pd.DataFrame:
+    """A full training's billed seconds (each run's :class:`~cpustudy.analysis.billed.Billed` at the workload's
+    epochs): per configuration their median (``wall``, what a deadline is held against) and range; the cost
+    scaled from the training time to it (a deadline and a budget mean the same here as in compare)."""
+    billed = dict(zip(a.runs["id"], a.runs["billed"]))
+    per = [pd.Series([billed[i].seconds(n) for i in ids if billed.get(i) is not None], dtype=float)
+           for ids, n in zip(df["run_ids"], df["epochs"])]
+    df = df.assign(wall=[x.median() for x in per], low=[x.min() for x in per], high=[x.max() for x in per])
+    df = df[df["wall"].notna()].copy()
     df["cost"] = df["cost"] * (df["wall"] / df["time"]).where(df["time"] > 0)
     return df
 
@@ -109,9 +107,8 @@ def _choice(a: Analysis, role: str, r: pd.Series) -> Choice:
     if r.get("busy"):
         basis.append(str(r["busy"]))
     if r.get("wall", 0) > r["time"]:
-        basis.append(f"{r['time']:.0f} s of training plus {r['validation_total_s']:.0f} s of validation and "
-                     f"{r['startup_total_s']:.0f} s of worker start-up: {r['wall']:.0f} s in all (billed: the deadline "
-                     "and the cost count all of it)")
+        basis.append(f"{r['time']:.0f} s of training; {r['wall']:.0f} s billed with start-up, tracing, validation "
+                     "and stalls (the deadline and the cost count all of it)")
     if r.get("changes_accuracy"):
         basis.append("its batch size or precision is not the workload's own, which can change the accuracy "
                      "reached: compare at equal accuracy with --target-accuracy")
@@ -119,26 +116,25 @@ def _choice(a: Analysis, role: str, r: pd.Series) -> Choice:
     if n < 2:
         basis.append("a single run (fresh processes vary up to 1.5x here: measure with --repeats 3)")
     cost = None if pd.isna(r["cost"]) else float(r["cost"])
-    extra = float(r["wall"] - r["time"])  # the billed time: training with its validation and start-up
     # the summary's own rows (a union of the identity's run groups): their ids, no join of our own
-    return Choice(role, _name(r), float(r["wall"]), float(r["low"]) + extra, float(r["high"]) + extra,
+    return Choice(role, _name(r), float(r["wall"]), float(r["low"]), float(r["high"]),
                   str(r["range_is"]), cost, n, sorted(int(i) for i in r["run_ids"]), basis)
 
 
 def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, budget_usd: float | None = None,
               target: float | None = None) -> Recommendation:
     df = _candidates(a, workload, target)
-    measure = (f"billed time (start-up, training, validation) and cost to reach validation accuracy {target:g}"
-               if target is not None else "billed time of a full training (the workload's default epochs: start-up, "
-               "training and validation) and its cost")
+    measure = (f"billed time (start-up, tracing, training, validation, stalls) and cost to reach validation accuracy "
+               f"{target:g}" if target is not None else "billed time of a full training (the workload's default "
+               "epochs: start-up, tracing, training, validation, stalls) and its cost")
     rec = Recommendation(workload, measure)
     priced = df.dropna(subset=["cost"])
     if deadline_s is not None:
-        ok = priced[priced["wall"] <= deadline_s]  # training, validation and start-up: all of it counts
+        ok = priced[priced["wall"] <= deadline_s]  # the billed time: all of it counts
         if ok.empty:
             fastest = df.sort_values("wall").iloc[0]
             rec.notes.append(f"no priced configuration meets the {deadline_s:g} s deadline; the fastest, "
-                             f"{_name(fastest)}, takes {fastest['wall']:.0f} s with its validation and start-up")
+                             f"{_name(fastest)}, bills {fastest['wall']:.0f} s (start-up, tracing, validation and stalls)")
         else:
             best = ok.sort_values(["cost", "wall"]).iloc[0]
             c = _choice(a, f"cheapest within the {deadline_s:g} s deadline", best)

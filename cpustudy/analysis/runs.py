@@ -28,6 +28,7 @@ from cpustudy import precision
 from cpustudy.analysis.frames import records, rows
 from cpustudy.prices import Resources, family_of
 from cpustudy.analysis import studies
+from cpustudy.analysis.billed import Billed
 from cpustudy.analysis.studies import (BUILD_NAMES, IMPORTED_STUDIES, INTERNAL_STUDIES, STOCK_BUILDS,
                                       SUMMED_STUDIES)
 from cpustudy.errors import UserError
@@ -281,7 +282,11 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
             f"no finished runs in {store.path} ({why}): measure with `cpustudy run`, import the 2017 study "
             "with `cpustudy import woolf2017 LOGS_DIR`, or pass --db"
         )
+    by_run: dict[int, list[dict[str, Any]]] = {}
+    for e in store.epochs():
+        by_run.setdefault(int(e["run_id"]), []).append(e)
     df = pd.DataFrame(rows)
+    df["billed"] = pd.Series([Billed.of_run(r, by_run.get(int(r["id"]), [])) for r in rows], dtype=object)  # parts
     if study is not None:
         studies = sorted(df["study"].unique())
         df = df[df["study"] == study]
@@ -306,7 +311,7 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
     add_configuration(df)
     df["workload_base"] = df["workload"]
     df["workload"] = [workload_variant(r) for r in records(df)]
-    epochs = pd.DataFrame(store.epochs())
+    epochs = pd.DataFrame([e for es in by_run.values() for e in es])
     if epochs.empty:
         sums = pd.DataFrame(columns=["run_id", "epochs_sum", "epochs_logged"])
     else:

@@ -25,7 +25,6 @@ from cpustudy import precision
 from cpustudy.analysis.frames import records, rows
 from cpustudy import prices
 from cpustudy.analysis import anchor, costs, projection
-from cpustudy.analysis.compare import billed_s
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
 from cpustudy.analysis.runs import CONFIG_KEYS, config_label, example_validates, guess_family, load_runs, outdated, run_totals
 from cpustudy.analysis.studies import IMPORTED_STUDIES, STOCK_BUILDS, study
@@ -147,22 +146,9 @@ def target_text(target: Any, accuracy: Any) -> str:
     return f"validation accuracy {float(accuracy):g}"
 
 
-def billed_to_target(g: pd.DataFrame) -> pd.Series:
-    """Per run that reached its target, the billed time of its training to it: the worker's start-up, every
-    epoch to the target as the wall clock saw it (tracing and idle stalls included) and the validation after
-    each (the per-epoch median), through the one formula :func:`cpustudy.analysis.compare.billed_s`. The one answer to "how long to the target" that ``compare`` and
-    ``recommend`` give too (:mod:`cpustudy.analysis.totarget`)."""
-    epochs = _column(g, "epochs_to_target")
-    validation = _column(g, "validation_time_s").fillna(0.0)
-    if "validation" in g:
-        validation = validation.where(g["validation"].fillna("") != "none", 0.0)
-    return billed_s(epochs, per_epoch_s=validation,
-                    once_s=_column(g, "startup_s").fillna(0.0) + _column(g, "time_to_target_s"))
-
-
 def _target(g: pd.DataFrame) -> dict[str, Any]:
-    """Time to a target accuracy: the target, how many runs reached it, and the median epochs and billed
-    time (:func:`billed_to_target`) of those that did (NaN when none did, or when no run had a target)."""
+    """Time to a target accuracy: the target, how many runs reached it, and the median epochs and billed time
+    (:class:`~cpustudy.analysis.billed.Billed`) of those that did (NaN when none did, or when no run had a target)."""
     target = _column(g, "target_accuracy")
     other = _column(g, "target")  # --target on another metric, as its text
     if not (target.notna().any() or other.notna().any()):
@@ -170,7 +156,8 @@ def _target(g: pd.DataFrame) -> dict[str, Any]:
                 "epochs_to_target": math.nan, "time_to_target_s": math.nan, "target_time_min": math.nan,
                 "target_time_max": math.nan, "target_times": (), "training_to_target_s": math.nan}
     reached = g[_column(g, "target_reached").fillna(0) > 0]
-    billed = billed_to_target(reached).dropna()
+    billed = pd.Series([b.seconds(float(e)) for b, e in zip(reached["billed"], _column(reached, "epochs_to_target"))
+                        if b is not None and pd.notna(e)], dtype=float)
     return {
         "target_accuracy": float(target.max()) if target.notna().any() else math.nan,
         "target": target_text(other.dropna().iloc[0] if other.notna().any() else None, target.max()),

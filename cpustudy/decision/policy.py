@@ -117,9 +117,7 @@ def _mean_log_time(epochs: np.ndarray, samples: Sequence[combo.SpeedSample], noi
                    rng: np.random.Generator) -> tuple[np.ndarray, float]:
     """Draws of a candidate's mean log time of one training at ``epochs`` (one value a draw), and the var of that
     mean at the draws' centre."""
-    per = np.array([s.per_epoch_s for s in samples], dtype=float)
-    once = np.array([s.once_s for s in samples], dtype=float)
-    logs = np.log(combo.billed_s(epochs[:, None], per_epoch_s=per[None, :], once_s=once[None, :]))
+    logs = np.log(np.stack([s.billed.seconds(epochs) for s in samples], axis=1))
     n = len(samples)
     mean = logs.mean(axis=1)
     ss = ((logs - mean[:, None]) ** 2).sum(axis=1)
@@ -156,10 +154,8 @@ def standing(groups: Sequence[Group], *, noise: Noise = NO_PRIOR, rules: Rules =
             mean_log, svar = _mean_log_time(epochs, c.samples, noise, np.random.default_rng([rng_seed, 8, g, i]))
             t = np.exp(mean_log)
             if never > 0:
-                per = float(np.mean([s.per_epoch_s for s in c.samples]))
-                once = float(np.mean([s.once_s for s in c.samples]))
-                t = t * ((1 - never) + never * combo.billed_s(cap, per_epoch_s=per, once_s=once)
-                         / combo.billed_s(epochs, per_epoch_s=per, once_s=once))
+                t = t * ((1 - never) + never * np.mean([s.billed.seconds(cap) for s in c.samples])
+                         / np.mean([s.billed.seconds(epochs) for s in c.samples], axis=0))
             times[c.candidate] = t
             rates[c.candidate] = c.usd_per_hour
             out.group_of[c.candidate] = group.label

@@ -29,6 +29,7 @@ from typing import Any, Callable, Sequence
 from cpustudy import identity, precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import recalibration, totarget
+from cpustudy.analysis.billed import Billed
 from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import NO_PRIOR
 from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
@@ -443,9 +444,6 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
     (``local``: by name, with their plans), trained ``n`` more times to the target with seeds no comparison
     trains (from :data:`CHECK_FIRST_SEED`), each billed as the comparison bills a training and held against
     the interval it stated before them. Stored as ordinary runs (run again, they are reused)."""
-    import pandas as pd
-
-    from cpustudy.analysis.summary import billed_to_target
     from cpustudy.measure.sweep import pending
 
     if not n:
@@ -471,7 +469,8 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
         if not runs:
             continue  # failed: stored as such, said by run_one
         run = runs[-1]
-        billed = float(billed_to_target(pd.DataFrame([run])).iloc[0]) if run.get("target_reached") else None
+        parts = Billed.of_run(run, store.epochs([run["id"]])) if run.get("target_reached") else None
+        billed = float(parts.seconds(run["epochs_to_target"])) if parts is not None else None
         low, high = lead.time_low_s, lead.time_high_s
         inside = (high is None and low is not None) if billed is None else \
             (low is not None and high is not None and low <= billed <= high)
@@ -495,10 +494,9 @@ def backtest_note(store: Store, machine_id: int) -> list[str]:
 
 @dataclass
 class Ledger:
-    """What a comparison measured in this call, in each run's own seconds (start-up, every epoch and the
-    validation after each: what the run took, the same for a real worker and a played one): the trainings
-    to the target (one training's time, for the budget) and everything spent (seeds, stopped seeds, probes,
-    checks)."""
+    """What a comparison measured in this call: its trainings to the target at their billed seconds (as ``compare``
+    bills one: the budget's unit), and what measuring cost (``spent_s``, ``probe_runs``: each run's wall clock, seeds,
+    stopped seeds, probes and checks alike, a real worker's or a played one's; not a billed training)."""
 
     trainings: list[float] = field(default_factory=list)
     probe_runs: list[float] = field(default_factory=list)
@@ -507,12 +505,12 @@ class Ledger:
     probes: int = 0
 
     def add(self, store: Store, kind: str, cell: Cell, outcome: RunOutcome) -> None:
-        took = run_seconds(store, outcome)
+        took, billed = run_seconds(store, outcome)
         self.spent_s += took
         if kind == "convergence":
             self.seeds += 1
-            if outcome.status == "ok" and not cell.config.give_up_after:
-                self.trainings.append(took)
+            if billed is not None and not cell.config.give_up_after:
+                self.trainings.append(billed)
         else:
             self.probes += 1
             self.probe_runs.append(took)
@@ -537,11 +535,15 @@ class Ledger:
         return self.spent_s / one if one else (0.0 if not self.spent_s else math.inf)
 
 
-def run_seconds(store: Store, outcome: RunOutcome) -> float:
-    """What one stored run took: its start-up, every epoch and the validation after each."""
+def run_seconds(store: Store, outcome: RunOutcome) -> tuple[float, float | None]:
+    """What one stored run cost to measure (wall clock: start-up, every epoch, each validation) and what its training
+    bills (:class:`~cpustudy.analysis.billed.Billed` at its epochs to the target, else all it trained; None: failed)."""
     epochs = store.epochs([outcome.run_id])
-    return float(outcome.summary.get("startup_s") or 0.0) + sum(
+    took = float(outcome.summary.get("startup_s") or 0.0) + sum(
         float(e.get("elapsed_s") or 0.0) + float(e.get("validation_s") or 0.0) for e in epochs)
+    run = next(iter(store.runs(run_ids=[outcome.run_id])), {})
+    billed = Billed.of_run(run, epochs)
+    return took, None if billed is None else float(billed.seconds(run.get("epochs_to_target") or len(epochs)))
 
 
 def what(kind: str, cell: Cell, target: str) -> str:

@@ -1,0 +1,53 @@
+"""What one training bills, decided once: :class:`Billed`, a stored run's parts (:meth:`Billed.of_run`), and
+:meth:`Billed.seconds`, ``E x (epoch_s + validation_s + stall_s) + tracing_s + startup_s`` for ``E`` epochs. Read
+by compare's speed samples, the summary, ``recommend``, the backtest and a comparison's ledger: one run, the same
+seconds in all. Validation is billed as the run stored it (``validation_time_s`` after every epoch); a run stored
+without a validation time (``--validation none``, or from before it was timed) bills none, wherever it is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+
+@dataclass(frozen=True)
+class Billed:
+    """One run's billed time, in its parts: what a training like it bills per epoch and once."""
+
+    epoch_s: float  # a full epoch's training time (projected from capped epochs where the run was)
+    tracing_s: float  # the first epoch's extra time (tracing, building the input pipeline)
+    validation_s: float  # the validation after each epoch (0 where none was stored)
+    startup_s: float  # worker spawn -> first step (importing the framework, loading data)
+    stall_s: float = 0.0  # idle wall time between epochs (outside the epoch's steps)
+
+    @property
+    def per_epoch_s(self) -> float:
+        """What each epoch bills: its training, the validation after it and the stall around it."""
+        return self.epoch_s + self.validation_s + self.stall_s
+
+    @property
+    def once_s(self) -> float:
+        """What a training bills once: the worker's start-up and the first epoch's tracing."""
+        return self.tracing_s + self.startup_s
+
+    def seconds(self, epochs: Any) -> Any:
+        """The billed seconds of a training of ``epochs`` epochs (a number, or a numpy array of them)."""
+        return epochs * self.per_epoch_s + self.once_s
+
+    @classmethod
+    def of_run(cls, run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) -> Billed | None:
+        """A stored ok run's parts (None: failed, or no full epoch's time). With no timed epoch (the target reached in
+        the first), that epoch, tracing and all, stands for every epoch (an overestimate, never an underestimate)."""
+        if run.get("status") != "ok":
+            return None
+        first = next((e for e in epochs if e.get("warmup")), None)
+        validation, startup = float(run.get("validation_time_s") or 0.0), float(run.get("startup_s") or 0.0)
+        if not run.get("epoch_time_s"):
+            full = run.get("full_steps_per_epoch")
+            if first is None or len(epochs) != 1 or (full and first.get("steps") and first["steps"] < full):
+                return None
+            return cls(float(first["elapsed_s"]), 0.0, validation, startup)
+        measured = run.get("measured_epoch_time_s") or run["epoch_time_s"]
+        tracing = max(0.0, float(first["elapsed_s"]) - float(measured)) if first else 0.0
+        return cls(float(run["epoch_time_s"]), tracing, validation, startup, max(0.0, float(run.get("stall_s") or 0.0)))
