@@ -1,0 +1,43 @@
+#!/bin/bash
+# The decision's own numbers rehearsed with `compare --simulate`, scenario family by family (docs/compare.md,
+# Rehearsal): what the answer states against what the scenario's truth says. Run from the repository root:
+#   bash reports/rehearsal-baseline/run.sh [TRIALS]
+set -u
+trials=${1:-400}
+out=reports/rehearsal-baseline
+cs=".venv/bin/cpustudy compare mnist_mlp --target-accuracy 0.5 --data learnable --max-epochs 4 --seeds 3"
+builds="--candidates here:1 --builds tf,tf-eigen --convergence-at here:1"
+family() {  # name, tf-eigen's truth (JSON), extra top-level JSON, [more compare args]
+  local name=$1 eigen=$2 extra=$3; shift 3
+  cat > "$out/$name.scenario.json" <<JSON
+{"noise": 0.06, "period_shift": 0.15, $extra
+ "candidates": {"here:1 tf": {"sample_s": 0.0002}, "here:1 tf-eigen": $eigen},
+ "settings": {"": {"epochs": {"1": 0.6, "2": 0.4}}}}
+JSON
+  $cs $builds --simulate "$out/$name.scenario.json" --trials "$trials" --format json "$@" > "$out/$name.json"
+  echo "$name: rc=$?"
+}
+family identical '{"sample_s": 0.0002}' ''
+family x1.1 '{"sample_s": 0.00022}' ''
+family x1.3 '{"sample_s": 0.00026}' ''
+family x1.5 '{"sample_s": 0.0003}' ''
+family one-period-x1.1 '{"sample_s": 0.00022}' '"period_shift": 0.0,'
+family interaction-5pc '{"sample_s": 0.0002}' '"interaction": 0.05,'
+family projected-10pc-off '{"sample_s": 0.0002, "projection_bias": 0.1}' ''
+cat > "$out/settings-2.scenario.json" <<JSON
+{"noise": 0.06, "period_shift": 0.15,
+ "candidates": {"here:1": {"sample_s": 0.0002}},
+ "settings": {"fp32": {"epochs": {"1": 0.5, "2": 0.5}}, "bf16": {"epochs": {"1": 0.3, "2": 0.7}, "speed": 0.85}}}
+JSON
+$cs --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 \
+  --simulate "$out/settings-2.scenario.json" --trials "$trials" --format json > "$out/settings-2.json"
+echo "settings-2: rc=$?"
+cat > "$out/settings-4.scenario.json" <<JSON
+{"noise": 0.06, "period_shift": 0.15,
+ "candidates": {"here:1": {"sample_s": 0.0002}},
+ "settings": {"fp32 b64": {"epochs": {"1": 0.5, "2": 0.5}}, "bf16 b64": {"epochs": {"1": 0.3, "2": 0.7}, "speed": 0.85},
+              "fp32 b256": {"epochs": {"1": 0.3, "2": 0.7}, "speed": 0.8}, "bf16 b256": {"epochs": {"2": 1.0}, "speed": 0.7}}}
+JSON
+$cs --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 --batch-sizes 64,256 \
+  --simulate "$out/settings-4.scenario.json" --trials "$trials" --format json > "$out/settings-4.json"
+echo "settings-4: rc=$?"
