@@ -5,8 +5,8 @@
 set -u
 trials=${1:-400}
 out=reports/rehearsal-baseline
-cs=".venv/bin/cpustudy compare mnist_mlp --target-accuracy 0.5 --data learnable --max-epochs 4 --seeds 3"
-builds="--candidates here:1 --builds tf,tf-eigen --convergence-at here:1"
+cs=(.venv/bin/cpustudy compare mnist_mlp --target-accuracy 0.5 --data learnable --max-epochs 4 --seeds 3)
+builds=(--candidates here:1 --builds "tf,tf-eigen" --convergence-at here:1)
 family() {  # name, tf-eigen's truth (JSON), extra top-level JSON, [more compare args]
   local name=$1 eigen=$2 extra=$3; shift 3
   cat > "$out/$name.scenario.json" <<JSON
@@ -14,7 +14,7 @@ family() {  # name, tf-eigen's truth (JSON), extra top-level JSON, [more compare
  "candidates": {"here:1 tf": {"sample_s": 0.0002}, "here:1 tf-eigen": $eigen},
  "settings": {"": {"epochs": {"1": 0.6, "2": 0.4}}}}
 JSON
-  $cs $builds --simulate "$out/$name.scenario.json" --trials "$trials" --format json "$@" > "$out/$name.json"
+  "${cs[@]}" "${builds[@]}" --simulate "$out/$name.scenario.json" --trials "$trials" --format json "$@" > "$out/$name.json"
   echo "$name: rc=$?"
 }
 family identical '{"sample_s": 0.0002}' ''
@@ -29,7 +29,7 @@ cat > "$out/settings-2.scenario.json" <<JSON
  "candidates": {"here:1": {"sample_s": 0.0002}},
  "settings": {"fp32": {"epochs": {"1": 0.5, "2": 0.5}}, "bf16": {"epochs": {"1": 0.3, "2": 0.7}, "speed": 0.85}}}
 JSON
-$cs --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 \
+"${cs[@]}" --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 \
   --simulate "$out/settings-2.scenario.json" --trials "$trials" --format json > "$out/settings-2.json"
 echo "settings-2: rc=$?"
 cat > "$out/settings-4.scenario.json" <<JSON
@@ -38,6 +38,6 @@ cat > "$out/settings-4.scenario.json" <<JSON
  "settings": {"fp32 b64": {"epochs": {"1": 0.5, "2": 0.5}}, "bf16 b64": {"epochs": {"1": 0.3, "2": 0.7}, "speed": 0.85},
               "fp32 b256": {"epochs": {"1": 0.3, "2": 0.7}, "speed": 0.8}, "bf16 b256": {"epochs": {"2": 1.0}, "speed": 0.7}}}
 JSON
-$cs --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 --batch-sizes 64,256 \
+"${cs[@]}" --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 --batch-sizes 64,256 \
   --simulate "$out/settings-4.scenario.json" --trials "$trials" --format json > "$out/settings-4.json"
 echo "settings-4: rc=$?"
