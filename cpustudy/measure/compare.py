@@ -157,7 +157,8 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
             if not machine_mod.gpu_names():
                 raise UserError(f"--candidates: {item}: no GPU here (nvidia-smi lists none): drop it, or compare "
                                 "a GPU measured elsewhere as db:MACHINE:gpu or a cloud one as CLOUD:GPU:1")
-            out.append(Candidate("here:gpu", "here", gpu_build, vcpus=topo.logical, device="gpu"))
+            out.append(Candidate(local_name("gpu", topo.logical, gpu_build), "here", gpu_build, vcpus=topo.logical,
+                                 device="gpu"))
             continue
         if head == "here":
             if rest == "all":
@@ -170,7 +171,7 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
             if v > topo.logical:
                 raise UserError(f"--candidates: {item}: this machine has {topo.logical} vCPUs: give here:1 to "
                                 f"here:{topo.logical}, or here:all")
-            out += [Candidate(f"here:{v}" + (f" {b}" if several else ""), "here", b, vcpus=v) for b in builds]
+            out += [Candidate(local_name("cpu", v, b, several), "here", b, vcpus=v) for b in builds]
         elif head == "db":
             out += [_stored(item, rest, machines, b, several) for b in builds]
         elif head in known_clouds:
@@ -192,6 +193,13 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
         raise UserError(f"--candidates: {', '.join(twice)} named twice (here:all is here:{topo.logical}): give "
                         "each once")
     return out
+
+
+def local_name(device: str, vcpus: int, build: str, several_builds: bool = False) -> str:
+    """A local candidate's name: ``here:gpu``, ``here:2``, or ``here:2 tf-eigen`` where several builds are compared."""
+    if device == "gpu":
+        return "here:gpu"
+    return f"here:{vcpus}" + (f" {build}" if several_builds else "")
 
 
 def _stored(item: str, rest: str, machines: Sequence[dict[str, Any]], build: str, several: bool) -> Candidate:

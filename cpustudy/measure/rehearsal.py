@@ -100,10 +100,9 @@ class Scenario:
 
 
 def place(x: Any, several_builds: bool) -> str:
-    """A run's (or a local candidate's) place as a scenario names it: ``here:gpu``, ``here:2``, ``here:2 tf-eigen``
-    (with several builds)."""
-    name = "here:gpu" if x.device == "gpu" else f"here:{x.vcpus}"
-    return f"{name} {x.build}" if several_builds and x.device != "gpu" else name
+    """A run's (or a local candidate's) place as a scenario names it: the candidate's name without its setting
+    (:func:`cpustudy.measure.compare.local_name`)."""
+    return single.local_name(x.device, int(x.vcpus or 1), x.build, several_builds)
 
 
 def _uniform(*key: object) -> float:
