@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 from cpustudy import identity
 from cpustudy.analysis import totarget
-from cpustudy.analysis.billed import Billed
+from cpustudy.analysis.billed import to_target_s
 from cpustudy.analysis.recalibration import Inflation, inflation
 from cpustudy.analysis.runs import session_of
 from cpustudy.store import Store
@@ -78,10 +78,9 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
         for i, r in enumerate(fresh):
             if progress:
                 progress(f"[{i + 1}/{len(fresh)}] run {r['id']}: the interval its earlier runs give")
-            session, said, billed = session_of(r), stated(statements, r, first), Billed.of_run(r, store.epochs([r["id"]]))
-            if billed is None:
+            session, said, at = session_of(r), stated(statements, r, first), to_target_s(r, store.epochs([r["id"]]))
+            if at is None:
                 continue
-            at = float(billed.seconds(r["epochs_to_target"]))  # what the training billed, as compare bills it
             if said is not None:
                 out.append(_check(r, at, said["candidate"] + f" ({said['place']})", said["level"], said["low_s"],
                                   said["median_s"], said["high_s"], said["data_sessions"], session,

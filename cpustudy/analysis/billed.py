@@ -51,3 +51,11 @@ class Billed:
         measured = run.get("measured_epoch_time_s") or run["epoch_time_s"]
         tracing = max(0.0, float(first["elapsed_s"]) - float(measured)) if first else 0.0
         return cls(float(run["epoch_time_s"]), tracing, validation, startup, max(0.0, float(run.get("stall_s") or 0.0)))
+
+
+def to_target_s(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) -> float | None:
+    """What a stored training that reached its target billed, as ``compare`` bills one (None: it did not reach
+    it, or it has no parts): its :class:`Billed` at its epochs to the target. The backtest and ``--check`` read it."""
+    billed = Billed.of_run(run, epochs) if run.get("target_reached") else None
+    return None if billed is None else float(billed.seconds(run["epochs_to_target"]))
+

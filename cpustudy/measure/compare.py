@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 from cpustudy import identity, precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import recalibration, totarget
-from cpustudy.analysis.billed import Billed
+from cpustudy.analysis.billed import Billed, to_target_s
 from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import NO_PRIOR
 from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
@@ -477,8 +477,7 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
         if not runs:
             continue  # failed: stored as such, said by run_one
         run = runs[-1]
-        parts = Billed.of_run(run, store.epochs([run["id"]])) if run.get("target_reached") else None
-        billed = float(parts.seconds(run["epochs_to_target"])) if parts is not None else None
+        billed = to_target_s(run, store.epochs([run["id"]]))
         low, high = lead.time_low_s, lead.time_high_s
         inside = (high is None and low is not None) if billed is None else \
             (low is not None and high is not None and low <= billed <= high)
