@@ -8,22 +8,16 @@ import copy
 import json
 import math
 import zlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from cpustudy.measure import compare as mc
-from cpustudy.measure import rehearsal, replay, settings
-from cpustudy.measure.compare import CompareRequest, plan_compare
-from cpustudy.measure.spec import Host
+from cpustudy.measure import rehearsal, replay
+from cpustudy.measure.compare import CompareRequest
 from cpustudy.rules import RULES, Rules
 from cpustudy.worker.protocol import RunConfig
 
 STREAM = rehearsal.TEMPLATE
-#: The CPU the simulated measurer plays, whatever this machine's is: one that runs bfloat16 natively (AMX, as
-#: Sapphire Rapids), since the truths race mixed_bfloat16 against float32. Planning checks the precisions and
-#: builds against it; this machine's topology is still the one the candidates are placed on.
-SIMULATED_CPU_FLAGS = frozenset({"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16"})
 TARGET = 0.5
 SLOPE = 0.02  # the metric gained an epoch around the target
 
@@ -89,26 +83,11 @@ def run(truth: Truth, db: Path, trial: int = 0, plan: Any = None, rules: Rules =
     if plan is None:
         known = json.dumps(over, sort_keys=True, default=str)
         if known not in _PLANS:  # planning reads the machine (a second or two): once per request
-            _PLANS[known] = plan_on_simulated_cpu(req)
+            _PLANS[known] = rehearsal.plan_simulated(req)
         plan = _PLANS[known]
     plan = copy.deepcopy(plan)
-    if isinstance(plan, settings.SettingsPlan):
-        plan.request = replace(plan.request, db=str(db))
-        for p in plan.plans:
-            p.request = replace(p.request, db=str(db))
-        comparison = settings.measure_settings(plan, say=lambda _: None, measurer=sim.measurer(), rules=rules)
-    else:
-        plan.request = replace(plan.request, db=str(db))
-        comparison = mc.measure(plan, say=lambda _: None, measurer=sim.measurer(), rules=rules)
+    comparison = rehearsal.measure_into(plan, str(db), sim.measurer(), rules)
     return comparison, plan
-
-
-def plan_on_simulated_cpu(req: CompareRequest) -> Any:
-    """``req`` planned as compare plans it, on this machine's topology with the simulated CPU's flags
-    (:data:`SIMULATED_CPU_FLAGS`)."""
-    host = replace(Host.here(), cpu_flags=SIMULATED_CPU_FLAGS)
-    return (settings.plan_settings(req, lambda r: plan_compare(r, host=host)) if settings.several(req)
-            else plan_compare(req, host=host))
 
 
 def setting_of(candidate: str) -> str:

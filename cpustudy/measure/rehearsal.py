@@ -157,10 +157,8 @@ def rehearse(request: CompareRequest, scenario: Scenario, trials: int, rules: Ru
     """``trials`` comparisons of ``request`` against ``scenario``: every trial's answer and truth, and a summary."""
     if not isinstance(request.target, (int, float)):
         raise UserError("--simulate plays a validation accuracy: give --target-accuracy A, not --target")
-    host = replace(Host.here(), cpu_flags=SIMULATED_FLAGS)
-    raced = settings.several(request)
-    plan: Any = (settings.plan_settings(request, lambda r: plan_compare(r, host=host)) if raced
-                 else plan_compare(request, host=host))
+    plan = plan_simulated(request)
+    raced = isinstance(plan, settings.SettingsPlan)
     plans = plan.plans if raced else [plan]
     labels = {(p.convergence[0].config.precision_policy, int(p.convergence[0].config.batch_size)): label
               for p, label in zip(plans, plan.labels if raced else [""])}
@@ -176,6 +174,26 @@ def rehearse(request: CompareRequest, scenario: Scenario, trials: int, rules: Ru
                       {name: float(rng.normal(0, scenario.interaction)) for name in scenario.candidates})
         rows.append(_trial(copy.deepcopy(plan), raced, world, template, rules, rng))  # a trial adds to its plan
     return {"trials": rows, "summary": summary(rows, rules)}
+
+
+def plan_simulated(request: CompareRequest) -> Any:
+    """``request`` planned as ``compare`` plans it (one setting, or a race of several), on this machine's topology
+    with the simulated CPU's flags (:data:`SIMULATED_FLAGS`)."""
+    host = replace(Host.here(), cpu_flags=SIMULATED_FLAGS)
+    return (settings.plan_settings(request, lambda r: plan_compare(r, host=host)) if settings.several(request)
+            else plan_compare(request, host=host))
+
+
+def measure_into(plan: Any, db: str, measurer: Callable[..., Any], rules: Rules) -> Any:
+    """A plan (:func:`plan_simulated`; changed: point each trial at a copy) measured into ``db`` by ``measurer``
+    through the real loop, to its decision."""
+    if isinstance(plan, settings.SettingsPlan):
+        for p in plan.plans:
+            p.request = replace(p.request, db=db)
+        plan.request = replace(plan.request, db=db)
+        return settings.measure_settings(plan, say=lambda _: None, measurer=measurer, rules=rules)
+    plan.request = replace(plan.request, db=db)
+    return single.measure(plan, say=lambda _: None, measurer=measurer, rules=rules)
 
 
 def _check_covers(scenario: Scenario, plans: Sequence[Any], labels: dict[tuple[str, int], str],
@@ -202,15 +220,7 @@ def _trial(plan: Any, raced: bool, world: World, template: Any, rules: Rules, rn
         session_shift=world.shift, startup_s=sc.startup_s, startup_of=world.startup_s, tracing_s=sc.tracing_s,
         validation_s=sc.validation_s), template, seed=world.trial)
     with tempfile.TemporaryDirectory(prefix="cpustudy-rehearsal-") as tmp:
-        db = str(Path(tmp) / "rehearsal.sqlite")
-        if raced:
-            for p in plan.plans:
-                p.request = replace(p.request, db=db)
-            plan.request = replace(plan.request, db=db)
-            comparison = settings.measure_settings(plan, say=lambda _: None, measurer=sim.measurer(), rules=rules)
-        else:
-            plan.request = replace(plan.request, db=db)
-            comparison = single.measure(plan, say=lambda _: None, measurer=sim.measurer(), rules=rules)
+        comparison = measure_into(plan, str(Path(tmp) / "rehearsal.sqlite"), sim.measurer(), rules)
     return _answer(comparison, plan, raced, world, rng)
 
 
@@ -280,4 +290,4 @@ def lines(result: dict[str, Any]) -> list[str]:
             f"of {s['fresh_checked']}"]
 
 
-__all__: Sequence[str] = ("Scenario", "lines", "rehearse", "summary")
+__all__: Sequence[str] = ("Scenario", "lines", "measure_into", "plan_simulated", "rehearse", "summary")
