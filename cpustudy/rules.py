@@ -18,7 +18,11 @@ class Rules:
       this share more than the unknown best (its expected regret, from what is known of every candidate's
       mean cost: :func:`cpustudy.decision.policy.standing`).
     * ``indifference`` (delta): candidates whose expected regret is at most this are "the same within
-      delta": any will do. Where every candidate is, the comparison stops and says so.
+      delta": any will do.
+    * ``confidence`` (1 - alpha): the comparison stops once the leader is within ``indifference`` of the lowest
+      expected cost with at least this probability (an indifference zone), or its expected regret is at most
+      ``regret``; it says "the same" where other candidates' expected regret is within ``indifference`` too, naming
+      each, and "decided" where none's is.
     * ``trainings``: how many trainings the answer will serve. Measuring stops once even knowing the best for
       certain (the leader's expected regret) would save less over that many trainings than the next
       measurement costs.
@@ -39,6 +43,7 @@ class Rules:
 
     regret: float = 0.02
     indifference: float = 0.05
+    confidence: float = 0.95
     trainings: int = 10
     min_seeds: int = 2
     exclude: float = 0.05

@@ -179,9 +179,13 @@ def test_a_censored_seed_counts_at_its_earliest_not_as_never_reaching():
     # In the draws a censored seed is a seed reaching at 2 epochs, the earliest it could: never "not reached".
     import numpy as np
 
-    censored_draws, _ = combo.draw_epochs([*_seeds(1), s], 4000, np.random.default_rng(0))
-    reached_draws, _ = combo.draw_epochs(_seeds(1, 2), 4000, np.random.default_rng(0))
-    assert np.isfinite(censored_draws).all() and (censored_draws == reached_draws).all()
+    from cpustudy.analysis.model import epochs_of
+
+    censored_draws = epochs_of([*_seeds(1), s], 4000, np.random.default_rng(0))
+    reached_draws = epochs_of(_seeds(1, 2), 4000, np.random.default_rng(0))
+    assert censored_draws is not None and reached_draws is not None
+    assert np.isfinite(censored_draws.new).all() and (censored_draws.new == reached_draws.new).all()
+    assert (censored_draws.mean == reached_draws.mean).all()
 
 
 def test_the_race_stops_a_trailing_settings_seed_and_not_the_leaders():

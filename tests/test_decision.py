@@ -5,12 +5,14 @@ plan, every run stored through ``execute``). One real comparison per path stays 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import math
 
 import numpy as np
 import pytest
 
 from cpustudy.analysis.billed import Billed
+from cpustudy.analysis.model import Group
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis.stats import DEFAULT_NOISE
 from cpustudy.decision import policy
@@ -40,8 +42,8 @@ def _next(st: policy.Standing, **kw) -> policy.Step:
 
 def test_what_is_known_of_each_mean_ranks_a_clearly_cheaper_candidate_and_p_lowest_sums_to_one():
     rng = np.random.default_rng(0)
-    groups = [policy.Group("fp32", _seeds(2, 2, 2), [_cand("a fp32", 10.0, 4, rng)]),
-              policy.Group("bf16", _seeds(2, 2, 2, base=200), [_cand("a bf16", 7.0, 4, rng)])]
+    groups = [Group("fp32", _seeds(2, 2, 2), [_cand("a fp32", 10.0, 4, rng)]),
+              Group("bf16", _seeds(2, 2, 2, base=200), [_cand("a bf16", 7.0, 4, rng)])]
     st = policy.standing(groups, noise=DEFAULT_NOISE)
     assert st is not None and st.unit == "USD" and policy.leader(st) == "a bf16"
     assert sum(st.p_best.values()) == pytest.approx(1.0) and st.p_best["a bf16"] > 0.95
@@ -56,15 +58,15 @@ def test_the_same_seeds_and_speeds_give_the_same_expected_cost_whatever_the_sett
     rng = np.random.default_rng(1)
     a = _cand("x", 10.0, 3, rng)
     same = combo.CandidateInput("y", list(a.samples), a.usd_per_hour, "")
-    st = policy.standing([policy.Group("g1", _seeds(1, 2, 2), [a]), policy.Group("g2", _seeds(1, 2, 2, base=9), [same])],
+    st = policy.standing([Group("g1", _seeds(1, 2, 2), [a]), policy.Group("g2", _seeds(1, 2, 2, base=9), [same])],
                          noise=DEFAULT_NOISE)
     assert st is not None and st.expected["x"] == pytest.approx(st.expected["y"], rel=0.03)
 
 
 def test_a_less_known_setting_is_not_read_as_a_costlier_one():
     rng = np.random.default_rng(2)
-    many = policy.Group("many", _seeds(2, 2, 2, 2, 2), [_cand("m", 10.0, 3, rng, noise=0.0)])
-    one = policy.Group("one", _seeds(2, base=50), [_cand("o", 10.0, 3, rng, noise=0.0)])
+    many = Group("many", _seeds(2, 2, 2, 2, 2), [_cand("m", 10.0, 3, rng, noise=0.0)])
+    one = Group("one", _seeds(2, base=50), [_cand("o", 10.0, 3, rng, noise=0.0)])
     st = policy.standing([many, one], noise=DEFAULT_NOISE)
     assert st is not None and st.expected["o"] == pytest.approx(st.expected["m"], rel=0.1)
     assert st.epoch_var["one"] > st.epoch_var["many"]  # but its mean is less known
@@ -72,7 +74,7 @@ def test_a_less_known_setting_is_not_read_as_a_costlier_one():
 
 def test_near_equal_candidates_stop_as_not_worth_measuring_for_few_trainings_and_measure_for_many():
     rng = np.random.default_rng(3)
-    groups = [policy.Group(g, _seeds(1, 2, base=10 * i), [_cand(f"c {g}", 10.0, 2, rng)])
+    groups = [Group(g, _seeds(1, 2, base=10 * i), [_cand(f"c {g}", 10.0, 2, rng)])
               for i, g in enumerate(("a", "b", "c", "d"))]
     st = policy.standing(groups, noise=DEFAULT_NOISE)
     assert st is not None and st.regret[str(policy.leader(st))] > RULES.regret
@@ -87,8 +89,8 @@ def test_near_equal_candidates_stop_as_not_worth_measuring_for_few_trainings_and
 
 def test_where_settings_differ_in_epochs_a_seed_is_worth_more_than_a_speed_run():
     rng = np.random.default_rng(4)
-    wide = policy.Group("wide", [*_seeds(1, base=1), *_seeds(3, base=2)], [_cand("w", 10.0, 6, rng, noise=0.01)])
-    tight = policy.Group("tight", _seeds(2, base=3), [_cand("t", 10.0, 6, rng, noise=0.01)])
+    wide = Group("wide", [*_seeds(1, base=1), *_seeds(3, base=2)], [_cand("w", 10.0, 6, rng, noise=0.01)])
+    tight = Group("tight", _seeds(2, base=3), [_cand("t", 10.0, 6, rng, noise=0.01)])
     st = policy.standing([wide, tight], noise=DEFAULT_NOISE)
     assert st is not None
     step = _next(st, rules=Rules(trainings=1000))
@@ -98,9 +100,16 @@ def test_where_settings_differ_in_epochs_a_seed_is_worth_more_than_a_speed_run()
 def test_every_candidate_within_the_indifference_zone_is_the_same_and_the_default_is_kept():
     st = policy.Standing("USD", expected={"a": 1.0, "b": 1.01}, low={"a": 0.9, "b": 0.9}, high={"a": 1.1, "b": 1.1},
                          p_best={"a": 0.55, "b": 0.45}, regret={"a": 0.03, "b": 0.04}, time_s={"a": 10, "b": 10},
-                         group_of={"a": "g", "b": "g"}, seeds={"g": 3})
+                         group_of={"a": "g", "b": "g"}, seeds={"g": 3}, p_within={"a": 0.97, "b": 0.96})
     step = _next(st)
-    assert step.kind == "same" and "the same within 5%" in step.why and "the default is b" in _next(st, default="b").why
+    assert step.kind == "same" and "a, b are the same within 5%" in step.why
+    assert "the default is b" in _next(st, default="b").why
+    # The leader surely within the zone and the other expected to cost over 5 % more: decided, not "the same".
+    apart = replace(st, regret={"a": 0.03, "b": 0.08})
+    assert _next(apart).kind == "decided" and "within 5% of the lowest expected cost with probability 97%" in \
+        _next(apart).why
+    # The leader not surely within (and its expected regret over 2 %): measuring goes on, or stops as not worth it.
+    assert _next(replace(st, p_within={"a": 0.9, "b": 0.8})).kind not in ("same", "decided")
 
 
 def test_rules_are_checked_in_one_line_naming_the_flag_and_said_in_words():

@@ -175,7 +175,7 @@ def _trajectory(rng: np.random.Generator, p: dict, censor: int | None = None) ->
                                         ("near the target at epoch 1", 5), ("2-4 epochs", 3), ("9-12 epochs", 3),
                                         ("9-12 epochs", 5), ("some never reach it", 8)])
 def test_seeds_margins_past_the_target_keep_the_interval_at_its_level(name: str, seeds: int) -> None:
-    """The epochs drawn from the seeds' margins at each epoch (``epochs_by_margins``): a fresh training inside
+    """The epochs drawn from the seeds' margins at each epoch (:func:`cpustudy.analysis.model.epochs_of`): a fresh training inside
     the stated interval at its level, within 5 points, where seeds that all took the same epochs hide how
     close to the target they were (the epochs alone: 77-79 % inside a "90 %" interval with 2-3 seeds near
     the target at epoch 1). Not met with few seeds where many never reach the target (4 seeds, a third

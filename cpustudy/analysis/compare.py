@@ -20,22 +20,14 @@ The combination (:func:`combine`), for a seed needing ``e`` epochs and a speed s
 
 That is the billed time of one training: worker start to the target, start-up, tracing, every epoch with
 its idle stalls and the validation after it. Every figure is a **prediction for one training with a seed
-not yet seen** on a run not yet made (:mod:`cpustudy.analysis.stats`): each draw takes
-
-* the new seed's epochs to the target, from how far past (or short of) it each measured seed's metric
-  was at every epoch it trained (:func:`epochs_by_margins`: epoch by epoch, a Student-t predictive of
-  the margins of the seeds still short of the target before it; past the seeds' cap, not reached). So
-  seeds that all took one epoch but reached the target by a hair still leave a new seed its chance of
-  needing two. Where the margins cannot tell (seeds stored without their metric, a single seed): whether
-  it reaches the target at all (where some measured seed did not: the share of those that did, drawn
-  from its Beta(reached + 1/2, missed + 1/2) posterior), and its epochs: a Student-t predictive of the
-  log epochs of the seeds that reached it (their spread pooled with ``EPOCH_PRIOR``), rounded to whole
-  epochs. One draw serves every candidate (the seed decides the epochs wherever it trains);
-* per candidate, a new run's per-epoch and once-only times: Student-t predictives of their logs over the
-  candidate's speed runs, their spread pooled with the machine's noise (``noise``: the database's
-  repeats, and the variation between sweeps a new run meets); where some of its runs were projected from
-  capped epochs, the projection's own error too (``noise.projection``, times the share projected: one bias
-  all its projected runs share).
+not yet seen** on a run not yet made, read from the one model of the measurements
+(:class:`cpustudy.analysis.model.Model`, from whose draws the decision reads what is known of each candidate's
+mean too): each draw takes the new seed's epochs to the target (from how far past or short of it each measured
+seed's metric was at every epoch it trained, or from the seeds' log epochs; whether it reaches the target at all
+where some seed did not; one draw serves every candidate of the setting: the seed decides the epochs wherever it
+trains), and per candidate a new training's billed time at those epochs: what is known of the candidate's mean
+plus a new period's shift, the candidate's own move in it and a run's noise (the machine's known spread pooled
+with the candidate's runs; a projection's own error where its runs were projected).
 
 Time and cost are the median and the central ``level`` interval of the draws (``Rules.level`` by default), printed
 with their n; each candidate's probability of being the cheapest (and of meeting a deadline or budget) is
@@ -54,13 +46,13 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from cpustudy.analysis import stats
 from cpustudy.analysis.billed import Billed
 from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import NO_PRIOR, Noise
 from cpustudy.rules import RULES
 
 if TYPE_CHECKING:
+    from cpustudy.analysis.model import Model
     from cpustudy.targets import Target
 
 #: What is known beforehand of how the epochs to a target vary between seeds, on the log scale: worth
@@ -276,154 +268,21 @@ def _interval(values: np.ndarray, level: float) -> tuple[float | None, float | N
     return out[0], out[1], out[2]
 
 
-def draw_epochs(seeds: Sequence[SeedResult], draws: int, rng: np.random.Generator,
-                prior: Noise = EPOCH_PRIOR) -> tuple[np.ndarray, str]:
-    """Epochs to the target of ``draws`` new seeds (inf: never reached), and why their spread is unknown
-    (empty when known): see the module's docstring."""
-    by_margins = epochs_by_margins(seeds, draws, rng)
-    if by_margins is not None:
-        return by_margins, ""
-    reached = [float(s.earliest) for s in seeds if s.earliest]  # a censored seed at its earliest
-    n, r = len(seeds), len(reached)
-    if not r:
-        return np.full(draws, np.inf), "no seed reached the target"
-    note = ""
-    pred = stats.predict_log(reached, prior)
-    if r == 1:  # the prior alone spreads it: drawn (P(cheapest) needs draws), but no interval is stated
-        note = "one seed's epochs: the seeds' spread is unknown (a second seed gives an interval)"
-    if pred is None:
-        epochs = np.full(draws, reached[0])
-    else:
-        cap = math.log(100.0 * max(reached))  # a Student-t's far tail: no seed needs 100x the slowest one's
-        epochs = np.maximum(1.0, np.round(np.exp(np.minimum(pred.draw(rng, draws), cap))))
-    if r < n:
-        p = rng.beta(r + 0.5, n - r + 0.5, draws)
-        epochs = np.where(rng.random(draws) < p, epochs, np.inf)
-    return epochs, note
-
-
-def epochs_by_margins(seeds: Sequence[SeedResult], draws: int, rng: np.random.Generator) -> np.ndarray | None:
-    """Epochs to the target of ``draws`` new seeds from how far each seed's metric was past the target at each
-    epoch it trained (``SeedResult.margins``), or None where the margins cannot tell (a seed without them, or
-    no two seeds at any epoch).
-
-    Epoch by epoch, among the seeds still short of the target before it (those that reached it earlier have
-    left; a seed a race stopped leaves when it stopped), a new seed's margin at that epoch is drawn from the
-    Student-t predictive of theirs (their mean, the between-seed spread pooled over every epoch with two or
-    more values); the first epoch whose drawn margin is at or past the target is the new seed's. Past the
-    last epoch any seed trained the last one's predictive stands (an epoch no better than the last: on the
-    cautious side); past the seeds' cap (``max_epochs``) the new seed has not reached it (inf). So three
-    seeds that each reached 0.86 in one epoch with 0.862, 0.865 and 0.873 give a new seed about one chance in
-    five of needing a second: the epochs alone (1, 1, 1) cannot tell that.
-
-    Seeds that never reached the target within their epochs are left to the Beta posterior of reaching at
-    all, as without margins: a seed that is behind stays behind, which epoch-by-epoch draws would not
-    know (simulated with a quarter of seeds never reaching: 80 % inside a "90 %" interval with them in the
-    epoch-by-epoch draws)."""
-    if len(seeds) < 2 or any(not s.margins for s in seeds):
-        return None
-    never = [s for s in seeds if not s.reached and s.censored_after is None]
-    going = [s for s in seeds if s.reached or s.censored_after is not None]
-    if len(going) < 2:
-        return None
-    longest = max(len(s.margins) for s in going)
-    at = [np.array([s.margins[k] for s in going if len(s.margins) > k]) for k in range(longest)]
-    df = sum(len(v) - 1 for v in at)
-    ss = sum(float(((v - v.mean()) ** 2).sum()) for v in at if len(v) > 1)
-    if df < 1 or ss <= 0:
-        return None
-    var = ss / df
-    cap = max(s.max_epochs for s in seeds)
-    out = np.full(draws, np.inf)
-    open_ = np.ones(draws, dtype=bool)
-    for k in range(cap):
-        v = at[min(k, longest - 1)]
-        drawn = v.mean() + math.sqrt(var * (1 + 1 / len(v))) * rng.standard_t(df, draws)
-        hit = open_ & (drawn >= 0)
-        out[hit] = k + 1
-        open_ &= ~hit
-        if not open_.any():
-            break
-    if never:
-        reached = sum(1 for s in seeds if s.reached)
-        p = rng.beta(reached + 0.5, len(never) + 0.5, draws)
-        out = np.where(rng.random(draws) < p, out, np.inf)
-    return out
-
-
-def _times(epochs: np.ndarray, samples: Sequence[SpeedSample], noise: Noise, draws: int,
-           rng: np.random.Generator) -> tuple[np.ndarray, str]:
-    """One new training's billed time per draw on a candidate, and why its spread is unknown (or "").
-
-    For a draw's epochs ``e``, each speed run stands for a whole training of ``e`` epochs (its per-epoch
-    time x e + its once-only time: a run's slow spell slows both); a new run's training is drawn from the
-    Student-t predictive of those trainings' log times (:func:`cpustudy.analysis.stats.predict_log`,
-    vectorised over the draws). The seeds' and the runs' predictives are drawn independently: with few of
-    either, the interval is somewhat wider than its level (simulated: 89-97 % inside a 90 % interval;
-    Welch-Satterthwaite's single t for the sum fell to 72 % where all seeds took the same epochs)."""
-    finite = np.isfinite(epochs)
-    e = np.where(finite, epochs, 1.0)
-    logs = np.log(np.stack([s.billed.seconds(e) for s in samples], axis=1))  # draws x runs
-    n = len(samples)
-    sessions: dict[str, list[int]] = {}
-    for i, s in enumerate(samples):
-        sessions.setdefault(s.session, []).append(i)
-    # a projected epoch's own error (one bias shared by the candidate's projected runs): its share of the runs
-    projection2 = (noise.projection * float(np.mean([s.projected for s in samples]))) ** 2
-    if len(sessions) > 1:
-        center, scale, df = _across_sessions(logs, list(sessions.values()), noise)
-    else:
-        spread = stats.predictive_scale(((logs - logs.mean(axis=1, keepdims=True)) ** 2).sum(axis=1), n, noise)
-        if spread is None:
-            note = (f"one speed run and no known spread of this machine: no interval ({n + 1} runs, or repeats "
-                    "stored in the database, give one)")
-            return np.where(finite, np.exp(logs[:, 0]), np.inf), note
-        center, (scale, df) = logs.mean(axis=1), spread
-    scale = np.sqrt(scale ** 2 + projection2)
-    t = np.exp(center + np.minimum(scale * rng.standard_t(df, draws), math.log(100.0)))
-    return np.where(finite, t, np.inf), ""
-
-
-def _across_sessions(logs: np.ndarray, groups: Sequence[Sequence[int]], noise: Noise) -> tuple[np.ndarray, np.ndarray, float]:
-    """The predictive of a new run in a new session from runs measured in several sessions (``groups``: the
-    columns of ``logs`` per session), as a random-effects model: the centre is the mean of the sessions' means
-    (each session one vote, however many runs it measured); the spread of a new run is its own (``within``,
-    pooled inside sessions with the machine's), its session's shift (``between``) and the centre's uncertainty
-    ((between^2 + within^2 / n_s) summed over the sessions / sessions^2). ``between`` pools what these sessions'
-    means say (beyond their runs' noise) with the machine's (``noise.between``, worth its ``between_df``, at
-    least one). Degrees of freedom: the fewer of within's and between's. With every run in one session this
-    is :func:`cpustudy.analysis.stats.predictive_scale`'s ``within^2 (1 + 1/n) + 2 between^2``."""
-    k = len(groups)
-    means = np.stack([logs[:, g].mean(axis=1) for g in groups], axis=1)  # draws x sessions
-    ss = sum(((logs[:, g] - means[:, [j]]) ** 2).sum(axis=1) for j, g in enumerate(groups))
-    sizes = np.array([len(g) for g in groups], dtype=float)
-    df_w = (logs.shape[1] - k) + noise.df
-    within2 = ((ss + noise.df * noise.within ** 2) / df_w if df_w > 0
-               else ((means - means.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) / (k - 1))
-    own = ((means - means.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) / (k - 1) - within2 * np.mean(1 / sizes)
-    prior_df = max(noise.between_df, 1.0)
-    between2 = ((k - 1) * np.maximum(own, 0.0) + prior_df * noise.between ** 2) / (k - 1 + prior_df)
-    var_mean = (k * between2 + within2 * np.sum(1 / sizes)) / k ** 2
-    scale = np.sqrt(between2 + within2 + var_mean)
-    df = float(min(df_w if df_w > 0 else k - 1, (k - 1) + prior_df))
-    return means.mean(axis=1), scale, df
-
-
 def combine(seeds: Sequence[SeedResult], candidates: Sequence[CandidateInput], *, deadline_s: float | None = None,
             budget_usd: float | None = None, draws: int = RULES.draws, rng_seed: int = 0, level: float = RULES.level,
-            noise: Noise = NO_PRIOR, epoch_prior: Noise = EPOCH_PRIOR) -> list[CandidateResult]:
+            noise: Noise = NO_PRIOR, epoch_prior: Noise = EPOCH_PRIOR, factor: float | Mapping[str, float] = 1.0) -> list[CandidateResult]:
     """Each candidate's time and cost to the target for one new training, with their ``level`` prediction
     intervals and P(cheapest) (see the module's docstring); candidates with no speed sample get a row with
     no figures. ``noise``: the machine's known spread (:func:`cpustudy.analysis.stats.noise_from_groups`);
     by default the speed samples alone."""
     return combine_groups([(seeds, candidates)], deadline_s=deadline_s, budget_usd=budget_usd, draws=draws,
-                          rng_seed=rng_seed, level=level, noise=noise, epoch_prior=epoch_prior)
+                          rng_seed=rng_seed, level=level, noise=noise, epoch_prior=epoch_prior, factor=factor)
 
 
 def combine_groups(groups: Sequence[tuple[Sequence[SeedResult], Sequence[CandidateInput]]], *,
                    deadline_s: float | None = None, budget_usd: float | None = None, draws: int = RULES.draws,
                    rng_seed: int = 0, level: float = RULES.level, noise: Noise = NO_PRIOR,
-                   epoch_prior: Noise = EPOCH_PRIOR) -> list[CandidateResult]:
+                   epoch_prior: Noise = EPOCH_PRIOR, factor: float | Mapping[str, float] = 1.0) -> list[CandidateResult]:
     """:func:`combine` for candidates that converge differently: each group is one training setting
     (a precision, a batch size) with its own seeds' epochs and its candidates; every candidate's figures come
     from its own group's seeds, and P(cheapest) is taken over all groups' candidates together (a new training
@@ -432,37 +291,31 @@ def combine_groups(groups: Sequence[tuple[Sequence[SeedResult], Sequence[Candida
         raise ValueError("combine needs at least one seed's convergence for every setting")
     if not 0 < level < 1:
         raise ValueError(f"level {level}: give a share between 0 and 1")
-    rng = np.random.default_rng(rng_seed)
-    # Each candidate's own figures from one stream seeded alike (the same measurements give the same
-    # figures whatever else is compared); P(cheapest) from independent streams, as new runs on separate
-    # machines are.
-    times: dict[str, np.ndarray] = {}
-    apart: dict[str, np.ndarray] = {}
-    notes: dict[str, str] = {}
-    of: dict[str, tuple[Sequence[SeedResult], CandidateInput]] = {}
-    for g, (seeds, candidates) in enumerate(groups):
-        stream = rng if g == 0 else np.random.default_rng([rng_seed, 2, g])
-        drawn, epoch_note = draw_epochs(seeds, draws, stream, epoch_prior)
-        for c in candidates:
-            of[c.candidate] = (seeds, c)
-            notes[c.candidate] = epoch_note
-            if c.samples:
-                times[c.candidate], own = _times(drawn, c.samples, noise, draws, np.random.default_rng([rng_seed, 1]))
-                notes[c.candidate] = "; ".join(x for x in (epoch_note, own) if x)
-                apart[c.candidate], _ = _times(drawn, c.samples, noise, draws, stream)
-    rates = {name: c.usd_per_hour / 3600.0 for name, (_, c) in of.items()
-             if name in times and c.usd_per_hour is not None}
-    costs = {name: times[name] * rate for name, rate in rates.items()}
-    cheapest = _p_cheapest({name: apart[name] * rate for name, rate in rates.items()}, draws)
+    from cpustudy.analysis.model import Group, Model
+
+    model = Model([Group(str(g), seeds, candidates) for g, (seeds, candidates) in enumerate(groups)], noise=noise,
+                  draws=draws, rng_seed=rng_seed, epoch_prior=epoch_prior, factor=factor)
+    return results_of(model, level=level, deadline_s=deadline_s, budget_usd=budget_usd)
+
+
+def results_of(model: "Model", *, level: float = RULES.level, deadline_s: float | None = None,
+               budget_usd: float | None = None) -> list[CandidateResult]:
+    """Each candidate's figures for one new training, read from ``model``'s draws: the median and central ``level``
+    interval of its time and cost, P(cheapest) among the priced, P(deadline) and P(budget)."""
+    fitted = model.fitted
+    costs = {n: f.new_s * rate for n, f in fitted.items() if (rate := model.rate(n)) is not None}
+    cheapest = model.p_lowest(costs)
     out = []
-    for name, (seeds, c) in of.items():
-        t = times.get(name)
+    for name, (group, c) in model.of.items():
+        f = fitted.get(name)
+        t = f.new_s if f is not None else None
         cost = costs.get(name)
         tm, tl, th = _interval(t, level) if t is not None else (None, None, None)
         cm, cl, ch = _interval(cost, level) if cost is not None else (None, None, None)
-        note = notes.get(name, "")
+        note = f.note if f is not None else model.notes.get(name, "")
         if note:  # a point figure only: no interval stated at any level
             tl = th = cl = ch = None
+        seeds = group.seeds
         out.append(CandidateResult(
             candidate=name, time_to_target_s=tm, time_low_s=tl, time_high_s=th, cost_usd=cm,
             cost_low_usd=cl, cost_high_usd=ch, p_cheapest=cheapest.get(name),
@@ -493,20 +346,6 @@ def censor_after(candidates: Sequence[CandidateInput], bound: float, max_epochs:
     if most is None or most >= max_epochs:
         return None
     return max(1, most)
-
-
-def _p_cheapest(costs: Mapping[str, np.ndarray], draws: int) -> dict[str, float]:
-    """Per priced candidate, the share of draws in which it costs least (ties shared); draws in which
-    no candidate reaches the target count for none."""
-    if not costs:
-        return {}
-    names = list(costs)
-    m = np.vstack([costs[n] for n in names])
-    best = m.min(axis=0)
-    finite = np.isfinite(best)
-    winners = (m == best) & finite
-    share = winners / np.maximum(winners.sum(axis=0), 1)
-    return {n: float(share[i].sum() / draws) for i, n in enumerate(names)}
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,13 @@
 """Intervals recalibrated by the backtest: how far each stored check fell from its interval, and how much wider
-later intervals must be for their level to hold (split conformal; see :mod:`cpustudy.analysis.backtest`)."""
+later intervals must be for their level to hold (split conformal; see :mod:`cpustudy.analysis.backtest`). The factor
+multiplies the model's drawn deviations (:mod:`cpustudy.analysis.model`), not the stated bounds alone."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from cpustudy.analysis import compare as combo
 from cpustudy.rules import RULES
 
 
@@ -47,7 +46,8 @@ class Inflation:
             return (f"intervals not recalibrated: {self.n} fresh training(s) backtested on this machine, "
                     f"{MIN_CHECKS} needed (`cpustudy backtest` holds out the stored ones)")
         if self.applies:
-            return (f"intervals widened {self.factor:.2f}x (on a log scale about their middle): of {self.n} fresh "
+            return (f"intervals widened {self.factor:.2f}x (every drawn deviation of log time, so the probabilities "
+                    f"moved with them): of {self.n} fresh "
                     f"trainings backtested on this machine only {self.inside} fell inside their stated "
                     f"{self.level:.0%} intervals, and {self.factor:.2f}x is what {self.level:.0%} of them needed "
                     "(split conformal)")
@@ -69,29 +69,14 @@ def inflation(checks: Sequence[dict[str, Any]], level: float = RULES.level) -> I
     return Inflation(scores[rank - 1] if rank <= n else math.inf, n, inside, level)
 
 
-def widen(results: Sequence[combo.CandidateResult], factor: float) -> list[combo.CandidateResult]:
-    """Each result's time and cost intervals widened ``factor``-fold on a log scale about their middle (the
-    median); a result without an interval is left as it is."""
-    def side(mid: float | None, bound: float | None) -> float | None:
-        if mid is None or bound is None or mid <= 0 or bound <= 0 or not math.isfinite(bound):
-            return bound
-        return mid * (bound / mid) ** factor
-
-    return [dataclasses.replace(r, time_low_s=side(r.time_to_target_s, r.time_low_s),
-                                time_high_s=side(r.time_to_target_s, r.time_high_s),
-                                cost_low_usd=side(r.cost_usd, r.cost_low_usd),
-                                cost_high_usd=side(r.cost_usd, r.cost_high_usd)) for r in results]
-
-
-def recalibrated(results: Sequence[combo.CandidateResult], store: Any,
-                 fingerprint: str) -> tuple[list[combo.CandidateResult], list[str]]:
-    """``results`` with the recalibration the stored checks of the machine ``fingerprint`` call for applied, and the
-    line saying so (none where the machine has no check)."""
+def factor(store: Any, fingerprint: str, level: float = RULES.level) -> tuple[float, list[str]]:
+    """The recalibration the stored checks of the machine ``fingerprint`` call for (1.0: none), and the line saying so
+    (none where the machine has no check). It is applied to the model's draws (:class:`cpustudy.analysis.model.Model`:
+    every drawn deviation of log time, so the interval and every probability read from the draws move together)."""
     machine_id = next((m["id"] for m in store.machines() if m.get("fingerprint") == fingerprint), None)
     if machine_id is None:
-        return list(results), []
-    level = next((r.level for r in results), RULES.level)
+        return 1.0, []
     inf = inflation(store.checks(machine_id), level)
     if inf.n == 0:
-        return list(results), []
-    return (widen(results, inf.factor) if inf.applies and inf.factor is not None else list(results)), [inf.line]
+        return 1.0, []
+    return (float(inf.factor) if inf.applies and inf.factor is not None else 1.0), [inf.line]

@@ -62,6 +62,7 @@ class Comparison:
     groups: list[tuple[str, list[combo.SeedResult], list[combo.CandidateInput]]] = field(default_factory=list,
                                                                                        repr=False)
     noise: Any = None
+    factor: Any = 1.0  # the backtest's recalibration the model was drawn with (per candidate where a mapping)
 
     def check_lines(self) -> list[str]:
         """``--check``'s trainings in words, and how many landed inside the interval stated before them."""
@@ -529,16 +530,15 @@ def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool =
     places = _places(runs, ref)
     given = candidate_inputs(store, list(places.values()), ref, "", runs, catalog, spot, family)
     noise = noise or stored_noise(store)
-    results = combo.combine(seeds, given, deadline_s=deadline_s, budget_usd=budget_usd, noise=noise)
     lines: list[str] = []
     machine_of = {c.name: c.machine for c in places.values()}
+    factor: dict[str, float] = {}
     for fingerprint in sorted({m for m in machine_of.values() if m}):
-        theirs = [r for r in results if machine_of.get(r.candidate) == fingerprint]
-        fixed, said = recalibration.recalibrated(theirs, store, fingerprint)
-        by_name = {r.candidate: r for r in fixed}
-        results = [by_name.get(r.candidate, r) for r in results]
+        f, said = recalibration.factor(store, fingerprint)
+        factor.update({name: f for name, m in machine_of.items() if m == fingerprint})
         lines += [f"{fingerprint}: {line}" for line in said] if len(machine_of) > 1 else said
-    out = Comparison(workload, target, results, seeds, groups=[("", seeds, given)], noise=noise, setting=" ".join(
+    results = combo.combine(seeds, given, deadline_s=deadline_s, budget_usd=budget_usd, noise=noise, factor=factor)
+    out = Comparison(workload, target, results, seeds, groups=[("", seeds, given)], noise=noise, factor=factor, setting=" ".join(
         [precision.TAGS.get(ref.precision_policy, "fp32")] + ([f"b{ref.batch_size}"] if ref.batch_size else [])))
     out.notes += sorted(set(lines))
     out.assumptions = assumptions(target, spot, ref, seeds, noise)

@@ -3,28 +3,20 @@
 **What is known of each candidate's mean** (:func:`standing`). A prediction interval and P(cheapest in one
 training) carry each training's own luck (run noise, the seed), so they never settle a difference smaller
 than that luck however much is measured. A decision needs what is known of each candidate's *expected*
-cost: per draw,
-
-* a setting's mean epochs to the target: centred on the mean of its new-seed predictive
-  (:func:`cpustudy.analysis.compare.draw_epochs`), spread by that predictive's log spread over the square root of
-  its seeds (what n seeds tell of a mean); every candidate of the setting shares the draw (the seed decides the
-  epochs wherever it trains), settings draw apart;
-* a candidate's mean log time of one training at those epochs: the mean of its speed runs' log trainings, spread
-  by their spread pooled with the machine's (``noise.within`` worth ``noise.df`` runs) over the square root of
-  the runs (Student-t). The variation between sessions moves every candidate measured in one session alike and
-  is left out of this comparison of means;
-* a seed that would not reach the target costs a training to the cap.
-
-From those draws: each candidate's expected cost (time, where nothing is priced), **P(lowest expected cost)**
-(the draws where it is lowest; they sum to 1), and its **expected regret**: how much more than the unknown best
-it is expected to cost, relative to the best (``E[(cost_c - min) / min]``).
+cost, read from the one model of the measurements (:class:`cpustudy.analysis.model.Model`, whose draws the
+intervals read too): per draw, a setting's mean epochs (shared by its candidates) and a candidate's mean log
+time of one training at them, with the period shifts, its own move per period, run noise and projection bias
+the model knows of. From those draws: each candidate's expected cost (time, where nothing is priced),
+**P(lowest expected cost)** (the draws where it is lowest; they sum to 1), its **expected regret** (how much more
+than the unknown best it is expected to cost, relative: ``E[(cost_c - min) / min]``) and P(within
+``indifference`` of the lowest).
 
 **When to stop** (:func:`next_step`, rules in :class:`cpustudy.rules.Rules`): first, a setting still
 in contention (P(lowest expected cost) of at least ``exclude`` over the settings) with fewer than ``min_seeds``
-seeds gets another. Then: the leader (the least expected regret) is expected to cost at most ``regret`` more than
-the best (decided); or every candidate's expected regret is at most ``indifference`` (the same: any will do, the
-default named); or no measurement is expected to save what it costs over ``trainings`` trainings (not worth
-it). Otherwise the next measurement is the one expected to save the most per second of measuring: a seed of a
+seeds gets another. Then: the leader is within ``indifference`` of the lowest expected cost with probability
+``confidence`` or its expected regret is at most ``regret``: "the same" where other candidates' expected regret is
+within ``indifference`` too (each named), else "decided"; or no measurement is expected to save what it costs over
+``trainings`` trainings (not worth it). Otherwise the next measurement is the one expected to save the most per second of measuring: a seed of a
 setting (its epochs' doubt, where the leader and a challenger train in different settings) or a speed run of a
 candidate. What a measurement saves is the knowledge gradient of the leader's pair it moves most (Frazier,
 Powell and Dayanik 2008), valued at its best run of 1, 2, 4 or 8 such measurements (KG*: one alone rarely
@@ -41,20 +33,12 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from cpustudy.analysis import compare as combo
+from cpustudy.analysis.model import Group, Model
 from cpustudy.analysis.stats import NO_PRIOR, Noise
 from cpustudy.rules import RULES, Rules
 
 
 _NORMAL = NormalDist()
-
-
-@dataclass(frozen=True)
-class Group:
-    """One training setting as the decision sees it: its label, its seeds and its candidates' inputs."""
-
-    label: str
-    seeds: Sequence[combo.SeedResult]
-    candidates: Sequence[combo.CandidateInput]
 
 
 @dataclass
@@ -74,10 +58,13 @@ class Standing:
     seeds: dict[str, int] = field(default_factory=dict)
     speed_var: dict[str, float] = field(default_factory=dict)  # per candidate: var of its log mean speed
     runs: dict[str, int] = field(default_factory=dict)
+    p_within: dict[str, float] = field(default_factory=dict)  # P(within ``indifference`` of the lowest expected cost)
 
-    def within(self, delta: float) -> list[str]:
-        """The candidates whose expected regret is at most ``delta``, least first."""
-        return sorted((n for n, r in self.regret.items() if r <= delta), key=lambda n: self.regret[n])
+    def same(self, rules: Rules) -> list[str]:
+        """The candidates expected to cost at most ``rules.indifference`` more than the best (expected regret), least
+        first: what a stop names as the same."""
+        return sorted((n for n, r in self.regret.items() if r <= rules.indifference), key=lambda n: self.regret[n])
+
 
 
 def leader(st: Standing | None, results: Sequence[combo.CandidateResult] = ()) -> str | None:
@@ -91,93 +78,33 @@ def leader(st: Standing | None, results: Sequence[combo.CandidateResult] = ()) -
     return min(timed, key=lambda r: (r.cost_usd if priced else r.time_to_target_s) or 0.0).candidate if timed else None
 
 
-def _mean_epochs(seeds: Sequence[combo.SeedResult], draws: int, rng: np.random.Generator,
-                 spread: np.random.Generator) -> tuple[np.ndarray, float, float] | None:
-    """Draws of a setting's mean epochs to the target, the var of their log, and the share of new seeds that
-    would not reach it; None where no seed reached it. ``rng`` draws the new-seed predictive (the same stream for
-    every setting: the same seeds give the same centre), ``spread`` the mean's own uncertainty (a stream of the
-    setting's own). The centre is the predictive's mean between its 2.5 and 97.5 % quantiles: a Student-t with
-    few degrees of freedom has tails that would make a plain mean a matter of luck."""
-    pred, _ = combo.draw_epochs(seeds, draws, rng)
-    finite = pred[np.isfinite(pred)]
-    if not len(finite):
-        return None
-    never = 1.0 - len(finite) / len(pred)
-    lo, hi = np.percentile(finite, [2.5, 97.5])
-    inner = finite[(finite >= lo) & (finite <= hi)]
-    logs = np.log(inner)
-    sd = float(np.std(logs))
-    centre = math.log(float(np.mean(inner)))
-    var = sd * sd / max(1, len(seeds))
-    # log-normal about the mean: centred at log(mean) - var/2, so that less known is not read as costlier
-    return np.exp(centre - var / 2 + math.sqrt(var) * spread.standard_normal(draws)), var, never
-
-
-def _mean_log_time(epochs: np.ndarray, samples: Sequence[combo.SpeedSample], noise: Noise,
-                   rng: np.random.Generator) -> tuple[np.ndarray, float]:
-    """Draws of a candidate's mean log time of one training at ``epochs`` (one value a draw), and the var of that
-    mean at the draws' centre."""
-    logs = np.log(np.stack([s.billed.seconds(epochs) for s in samples], axis=1))
-    n = len(samples)
-    mean = logs.mean(axis=1)
-    ss = ((logs - mean[:, None]) ** 2).sum(axis=1)
-    df = (n - 1) + noise.df
-    if df <= 0:
-        return mean, 0.0
-    var = (ss + noise.df * noise.within ** 2) / df / n
-    return mean + np.sqrt(var) * rng.standard_t(df, len(epochs)), float(np.median(var))
-
-
 def standing(groups: Sequence[Group], *, noise: Noise = NO_PRIOR, rules: Rules = RULES,
-             rng_seed: int = 0) -> Standing | None:
-    """What is known of every measured candidate's expected cost (see the module's docstring); None where fewer
-    than two candidates have figures (nothing to choose between)."""
-    draws = rules.draws
-    rows: dict[str, np.ndarray] = {}
-    times: dict[str, np.ndarray] = {}
-    rates: dict[str, float | None] = {}
-    out = Standing("s", {}, {}, {}, {}, {}, {})
-    for g, group in enumerate(groups):
-        if not group.seeds:
-            continue
-        drawn = _mean_epochs(group.seeds, draws, np.random.default_rng([rng_seed, 7]),
-                             np.random.default_rng([rng_seed, 9, g]))
-        if drawn is None:
-            continue
-        epochs, evar, never = drawn
-        out.epoch_var[group.label] = evar
-        out.seeds[group.label] = len(group.seeds)
-        cap = float(max(s.max_epochs for s in group.seeds))
-        for i, c in enumerate(group.candidates):
-            if not c.samples:
-                continue
-            mean_log, svar = _mean_log_time(epochs, c.samples, noise, np.random.default_rng([rng_seed, 8, g, i]))
-            t = np.exp(mean_log)
-            if never > 0:
-                t = t * ((1 - never) + never * np.mean([s.billed.seconds(cap) for s in c.samples])
-                         / np.mean([s.billed.seconds(epochs) for s in c.samples], axis=0))
-            times[c.candidate] = t
-            rates[c.candidate] = c.usd_per_hour
-            out.group_of[c.candidate] = group.label
-            out.speed_var[c.candidate] = svar
-            out.runs[c.candidate] = len(c.samples)
-    if len(times) < 2:
+             rng_seed: int = 0, factor: float | Mapping[str, float] = 1.0) -> Standing | None:
+    """What is known of every measured candidate's expected cost, read from the one model of the measurements
+    (:class:`cpustudy.analysis.model.Model`; ``factor`` its recalibration); None where fewer than two candidates
+    have figures (nothing to choose between)."""
+    model = Model(groups, noise=noise, draws=rules.draws, rng_seed=rng_seed, factor=factor)
+    if len(model.fitted) < 2:
         return None
-    priced = all(r is not None for r in rates.values())
-    out.unit = "USD" if priced else "s"
-    for name, t in times.items():
-        rate = rates[name]
-        rows[name] = t * (rate or 0.0) / 3600.0 if priced else t
-    names = list(rows)
-    m = np.vstack([rows[n] for n in names])
+    out = Standing("USD" if model.priced else "s", {}, {}, {}, {}, {}, {})
+    for label, ep in model.epochs.items():
+        out.epoch_var[label] = ep.log_var
+        out.seeds[label] = model.seeds[label]
+    costs = model.mean_cost()
+    times = model.mean_time()
+    for name, f in model.fitted.items():
+        out.group_of[name] = f.label
+        out.speed_var[name] = f.runs_var
+        out.runs[name] = len(f.input.samples)
+    names = list(costs)
+    m = np.vstack([costs[n] for n in names])
     best = m.min(axis=0)
-    winners = m == best
-    share = winners / winners.sum(axis=0)
+    out.p_best = model.p_lowest(costs)
     for i, n in enumerate(names):
         out.expected[n] = float(m[i].mean())
         out.low[n], out.high[n] = (float(x) for x in np.percentile(m[i], [5.0, 95.0]))
-        out.p_best[n] = float(share[i].mean())
         out.regret[n] = float(np.mean((m[i] - best) / best))
+        out.p_within[n] = float(np.mean(m[i] <= (1 + rules.indifference) * best))
         out.time_s[n] = float(times[n].mean())
     return out
 
@@ -210,20 +137,22 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
     setting, how many more seeds it may get; ``default``: the candidate the user would take anyway."""
     lead = str(leader(st))
     r = st.regret[lead]
-    same = st.within(rules.indifference)
     thin = _thin(st, seeds_left, seed_cost_s, rules)
     if thin is not None:
         return Step("seed", f"{lead} leads (expected regret {_pct(r)}), but setting {thin} is still in contention "
                     f"with {st.seeds.get(thin, 0)} seed(s): a seed more before anything is decided (one seed tells "
                     "nothing of how its epochs vary)", setting=thin)
-    if r <= rules.regret:
-        return Step("decided", f"{lead}: choosing it is expected to cost {_pct(r)} more than the best (expected "
-                    f"regret, at or under {rules.regret:.0%}); P(lowest expected cost) {st.p_best[lead]:.0%}")
-    if len(same) == len(st.regret):
-        keep = default if default in st.regret else lead
-        return Step("same", f"these {len(same)} are the same within {rules.indifference:.0%} (expected regret "
-                    f"{_pct(min(st.regret.values()))}-{_pct(max(st.regret.values()))}): any will do; the default is "
-                    f"{keep}")
+    if st.p_within[lead] >= rules.confidence or r <= rules.regret:
+        sure = (f"within {rules.indifference:.0%} of the lowest expected cost with probability "
+                f"{st.p_within[lead]:.0%}, expected regret {_pct(r)} (stopped at {rules.confidence:.0%}, or at "
+                f"{rules.regret:.0%} expected regret)")
+        same = st.same(rules)
+        if len(same) > 1:
+            keep = default if default in same else lead
+            return Step("same", f"{', '.join(same)} are the same within {rules.indifference:.0%} (expected regret "
+                        f"{_pct(st.regret[same[0]])}-{_pct(st.regret[same[-1]])}): any will do, the default is {keep}; "
+                        f"{lead} leads, {sure}")
+        return Step("decided", f"{lead}: {sure}; P(lowest expected cost) {st.p_best[lead]:.0%}")
     can = set(measurable)
     # (seconds saved over the trainings served, cost s, step): a single measurement rarely turns a decision on
     # its own, so each kind is valued as its best run of 1, 2, 4 or 8 (per measurement: the KG* of Frazier,
@@ -246,7 +175,7 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
                     "its challengers can be measured here")
     saves, cost, best = max(options, key=lambda o: o[0] / o[1])
     if saves < cost:
-        near = [c for c in same if c != lead]
+        near = [c for c in st.same(rules) if c != lead]
         return Step("not worth it", f"{lead} leads with expected regret {_pct(r)}; no measurement is expected to "
                     f"save what it costs over {rules.trainings} trainings (the best: {saves:.0f} s saved for "
                     f"{cost:.0f} s of measuring)" + (f"; within {rules.indifference:.0%} of it: {', '.join(near)}"

@@ -30,6 +30,7 @@ from cpustudy import identity, precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import recalibration, totarget
 from cpustudy.analysis.billed import Billed, to_target_s
+from cpustudy.analysis.model import Group
 from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import NO_PRIOR
 from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
@@ -637,8 +638,9 @@ def decide(entries: Sequence[tuple[str, Planned]], store: Store, machine_id: int
 
 def standing_of(comparison: Comparison, rules: Rules = RULES) -> policy.Standing | None:
     """What is known of each candidate's expected cost in ``comparison`` (None: fewer than two to choose from)."""
-    groups = [policy.Group(label, seeds, inputs) for label, seeds, inputs in comparison.groups]
-    return policy.standing(groups, noise=comparison.noise or NO_PRIOR, rules=rules) if groups else None
+    groups = [Group(label, seeds, inputs) for label, seeds, inputs in comparison.groups]
+    return policy.standing(groups, noise=comparison.noise or NO_PRIOR, rules=rules,
+                           factor=comparison.factor) if groups else None
 
 
 def default_of(entries: Sequence[tuple[str, Planned]]) -> str | None:
@@ -723,7 +725,7 @@ def attach(comparison: Comparison, st: policy.Standing | None, step: policy.Step
                 r.expected, r.expected_unit = st.expected[r.candidate], st.unit
                 r.expected_low, r.expected_high = st.low[r.candidate], st.high[r.candidate]
                 r.p_best, r.regret = st.p_best[r.candidate], st.regret[r.candidate]
-        decision.update({"expected_regret": st.regret[lead], "unit": st.unit, "same": st.within(rules.indifference)})
+        decision.update({"expected_regret": st.regret[lead], "unit": st.unit, "same": st.same(rules)})
         if default in st.expected and default != lead:
             saves = st.expected[default] - st.expected[lead]
             decision["saves_per_training"] = saves
@@ -759,11 +761,11 @@ def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: floa
                         + ": give an easier target or more --max-epochs (what was measured is stored)")
     inputs = totarget.candidate_inputs(store, p.candidates, ref, p.fingerprint, store.runs(status="ok"), p.catalog, req.spot, req.family)
     noise = totarget.stored_noise(store)
+    factor, widened = recalibration.factor(store, p.fingerprint, rules.level)
     results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise,
-                            draws=rules.draws, level=rules.level)
-    results, widened = recalibration.recalibrated(results, store, p.fingerprint)
+                            draws=rules.draws, level=rules.level, factor=factor)
     out = Comparison(ref.workload, req.goal, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost,
-                     groups=[("", seeds, inputs)], noise=noise)
+                     groups=[("", seeds, inputs)], noise=noise, factor=factor)
     out.notes += widened
     out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds, noise, level=rules.level)
     out.notes += totarget.interval_notes(results) + ([same_note] if same_note else []) + \

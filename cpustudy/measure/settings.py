@@ -19,7 +19,7 @@ draws every candidate's training from its own setting's seeds, with P(cheapest) 
    is stopped once it can no longer make its setting the cheapest: past the epochs at which even its
    setting's fastest speed run costs more than the leader's upper bound
    (:func:`cpustudy.analysis.compare.censor_after`). It is counted as censored, not dropped: its margins to
-   the target count up to where it stopped (``epochs_by_margins``; without them, as reaching the target one
+   the target count up to where it stopped (:func:`cpustudy.analysis.model.epochs_of`; without them, as reaching the target one
    epoch later, its earliest, said in its basis as lower-bound figures). With ``--max-trainings 0`` every
    setting trains every seed (the fixed plan).
 
@@ -282,11 +282,12 @@ def joint(sp: SettingsPlan, store: Store, rules: Rules) -> Comparison:
         raise UserError(f"no seed of any setting reached {req.goal_words}: give an easier target or more "
                         "--max-epochs (what was measured is stored)")
     noise = totarget.stored_noise(store)
+    factor, widened = recalibration.factor(store, sp.plans[0].fingerprint, rules.level)
     results = combo.combine_groups([(seeds, inputs) for _, seeds, inputs in groups], deadline_s=req.deadline_s,
-                                   budget_usd=req.budget_usd, noise=noise, draws=rules.draws, level=rules.level)
-    results, widened = recalibration.recalibrated(results, store, sp.plans[0].fingerprint)
+                                   budget_usd=req.budget_usd, noise=noise, draws=rules.draws, level=rules.level,
+                                   factor=factor)
     ref = sp.plans[0].reference
-    out = Comparison(ref.workload, req.goal, results, seeds_all, groups=groups, noise=noise)
+    out = Comparison(ref.workload, req.goal, results, seeds_all, groups=groups, noise=noise, factor=factor)
     out.notes += widened
     out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds_all, noise, settings=True, level=rules.level)
     out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "

@@ -1,0 +1,327 @@
+"""One model of what a comparison's measurements say, fitted once per question: every number an answer states
+(a new training's interval, P(cheapest in one training), P(deadline), P(budget), and the decision's expected cost,
+P(lowest expected cost), expected regret and who is within the indifference zone) is read from its draws.
+
+**Epochs to the target, per setting** (:func:`epochs_of`). The parameters behind the seeds are drawn from their
+posterior, and from each draw both what the decision needs (the setting's *mean* epochs billed, a seed that never
+reaches the target billed to the cap) and what an interval needs (one *new* seed's epochs) are computed:
+
+* by margins (every seed stored how far its metric was past the target at each epoch): a new seed's margin at
+  epoch k is normal about mu_k with the seeds' pooled spread sigma; sigma^2 is drawn from its scaled
+  inverse-chi-square posterior and mu_k | sigma from N(the seeds' mean at k, sigma^2 / n_k). Then P(reached at k) =
+  Phi(mu_k / sigma) epoch by epoch gives the whole distribution of the first epoch at the target: its mean, and a
+  new seed drawn from it. Marginally a new seed's margin is the Student-t predictive of
+  the epoch-by-epoch draws it replaced, so intervals keep their calibration; the mean now carries
+  what two or three agreeing seeds leave unknown (the old sd over sqrt(seeds) said they left almost nothing);
+* otherwise by log epochs of the seeds that reached it (their spread pooled with ``EPOCH_PRIOR``): (mu, sigma)
+  drawn likewise, the mean of whole epochs max(1, round(exp(mu + sigma z))) by 16-point Gauss-Hermite quadrature;
+* seeds that never reached it: P(reaching) from its Beta(reached + 1/2, missed + 1/2) posterior, one draw shared.
+
+**Log time of a training, per candidate** (:class:`Components`): a run's log time = the candidate's effect + the
+period's shift (shared by every candidate measured on the machine in that period) + the candidate's own move in
+that period (interaction) + run noise (+ a projection bias shared by its projected runs). A period is
+:func:`cpustudy.analysis.runs.periods`'s (sessions less than an hour apart), the ``session`` its speed samples carry.
+What is known of the candidate's effect is its runs' mean of period means, less each period's shift (one draw per
+period, shared by every candidate the period measured: a contrast within one period is free of it, one across
+periods pays it), less the interaction and run noise averaged over its periods and runs, less the projection
+bias. One new training adds a new period's shift and interaction and its own run noise. Run noise and
+interaction share one scale draw (chi-square over their degrees of freedom), so that a new training's log time is
+the same Student-t predictive as :func:`cpustudy.analysis.stats.predictive_scale` (within^2 (1 + 1/n) + 2 between^2
+for one period). Each component enters here and nowhere else.
+
+**Recalibration** (``factor``, from the backtest): multiplies every drawn deviation of log time, so the interval
+and every probability read from the draws move together.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+from scipy.special import ndtr
+
+from cpustudy.analysis.compare import EPOCH_PRIOR, CandidateInput, SeedResult
+from cpustudy.analysis.stats import Noise
+
+#: A configuration's own move from period to period (interaction), as a log sd; the rest of ``Noise.between`` is the
+#: machine's shift that moves every configuration alike. Read on a 2-core Zen 4 VM (2026-11-27, two periods 30
+#: minutes apart, ``shared/measurements/zen4-two-sessions``): 1 and 2 vCPUs of one convnet both ran 7.5-10 % slower in
+#: the later period, their ratio moved 3 % (1.55 against 1.50): about 0.02 each. One pair of periods: an assumption,
+#: said where it decides (a contrast within one period is never surer than this).
+INTERACTION = 0.02
+#: No new training takes more than 100x a measured one (a Student-t's far tail).
+_CAP = math.log(100.0)
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(16)
+_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+
+
+@dataclass(frozen=True)
+class Group:
+    """One training setting: its label, its seeds and its candidates' inputs."""
+
+    label: str
+    seeds: Sequence[SeedResult]
+    candidates: Sequence[CandidateInput]
+
+
+@dataclass(frozen=True)
+class EpochDraws:
+    """A setting's epochs per draw: ``mean`` billed over new seeds (a seed never reaching the target billed to the
+    cap), ``new`` one new seed (inf: never reached), ``note`` why no interval can be stated (or "")."""
+
+    mean: np.ndarray
+    new: np.ndarray
+    note: str = ""
+
+    @property
+    def log_var(self) -> float:
+        """The variance of the log mean epochs: how much is unknown of the setting's mean."""
+        return float(np.var(np.log(self.mean)))
+
+
+def _stream(rng_seed: int, *key: object) -> np.random.Generator:
+    """A generator fixed by what it draws for (a candidate's name, a period, a setting's seeds), so the same
+    measurements give the same draws whatever else is compared."""
+    return np.random.default_rng([rng_seed, *(zlib.crc32(str(k).encode()) for k in key)])
+
+
+def _sigma2(ss: float, df: float, rng: np.random.Generator, draws: int) -> np.ndarray:
+    """Draws of a variance from its scaled inverse-chi-square posterior (sum of squares ``ss`` over ``df``)."""
+    return ss / rng.chisquare(df, draws)
+
+
+def epochs_of(seeds: Sequence[SeedResult], draws: int, rng: np.random.Generator,
+              prior: Noise = EPOCH_PRIOR) -> EpochDraws | None:
+    """A setting's epochs per draw (see the module's docstring); None where no seed reached the target."""
+    cap = float(max(s.max_epochs for s in seeds))
+    out = _by_margins(seeds, draws, rng, cap)
+    if out is None:
+        out = _by_log_epochs(seeds, draws, rng, prior)
+    if out is None:
+        return None
+    missed = [s for s in seeds if not s.reached and s.censored_after is None]
+    if missed and len(missed) < len(seeds):
+        p = rng.beta(len(seeds) - len(missed) + 0.5, len(missed) + 0.5, draws)
+        out = EpochDraws(p * out.mean + (1 - p) * cap, np.where(rng.random(draws) < p, out.new, np.inf), out.note)
+    return out
+
+
+def _by_margins(seeds: Sequence[SeedResult], draws: int, rng: np.random.Generator, cap: float) -> EpochDraws | None:
+    if len(seeds) < 2 or any(not s.margins for s in seeds):
+        return None
+    going = [s for s in seeds if s.reached or s.censored_after is not None]
+    if len(going) < 2:
+        return None
+    longest = max(len(s.margins) for s in going)
+    at = [np.array([s.margins[k] for s in going if len(s.margins) > k]) for k in range(longest)]
+    df = sum(len(v) - 1 for v in at)
+    ss = sum(float(((v - v.mean()) ** 2).sum()) for v in at if len(v) > 1)
+    if df < 1 or ss <= 0:
+        return None
+    sigma = np.sqrt(_sigma2(ss, df, rng, draws))
+    alive = np.ones(draws)  # P(not yet reached) before epoch k, per draw
+    mean = np.zeros(draws)
+    new = np.full(draws, np.inf)
+    u = rng.random(draws)
+    cum = np.zeros(draws)
+    for k in range(int(cap)):
+        v = at[min(k, longest - 1)]
+        mu = v.mean() + sigma / math.sqrt(len(v)) * rng.standard_normal(draws)
+        hit = alive * ndtr(mu / sigma)
+        mean += (k + 1) * hit
+        cum_next = cum + hit
+        new = np.where(np.isinf(new) & (u < cum_next), k + 1, new)
+        cum, alive = cum_next, alive - hit
+    mean += cap * alive
+    return EpochDraws(mean, new)
+
+
+def _by_log_epochs(seeds: Sequence[SeedResult], draws: int, rng: np.random.Generator,
+                   prior: Noise) -> EpochDraws | None:
+    reached = np.log([float(s.earliest) for s in seeds if s.earliest])  # a censored seed at its earliest
+    r = len(reached)
+    if not r:
+        return None
+    note = "one seed's epochs: the seeds' spread is unknown (a second seed gives an interval)" if r == 1 else ""
+    df = (r - 1) + prior.df
+    ss = float(((reached - reached.mean()) ** 2).sum()) + prior.df * prior.within ** 2
+    if df <= 0 or ss <= 0:
+        e = np.full(draws, math.exp(reached[0]))
+        return EpochDraws(e, e.copy(), note)
+    sigma = np.sqrt(_sigma2(ss, df, rng, draws))
+    mu = reached.mean() + sigma / math.sqrt(r) * rng.standard_normal(draws)
+    top = math.log(100.0) + reached.max()
+
+    mean = (np.maximum(1.0, np.round(np.exp(np.minimum(mu[:, None] + sigma[:, None] * _NODES[None, :], top))))
+            * _WEIGHTS[None, :]).sum(axis=1)
+    new = np.maximum(1.0, np.round(np.exp(np.minimum(mu + sigma * rng.standard_normal(draws), top))))
+    # Centred on the new seeds' mean between their 2.5 and 97.5 % quantiles (over the draws the mean's mean is the
+    # new seeds' mean, which few seeds and a Student-t's tails would make a matter of luck): a less known setting is
+    # not read as a costlier one, only as less known.
+    lo, hi = np.percentile(new, [2.5, 97.5])
+    mean = mean * float(np.mean(new[(new >= lo) & (new <= hi)])) / float(np.mean(mean))
+    return EpochDraws(np.maximum(mean, 1.0), new, note)
+
+
+@dataclass(frozen=True)
+class Components:
+    """The variance components of a run's log time (standard deviations; see the module's docstring), read from
+    a :class:`Noise`: run noise (``within``, worth ``within_df`` runs), the period shift every candidate of the
+    machine shares and each candidate's own move per period (``INTERACTION``; ``Noise.between`` is both, worth
+    ``between_df`` periods), and a projected epoch's error (``projection``)."""
+
+    within: float
+    within_df: float
+    shift: float
+    interaction: float
+    between_df: float
+    projection: float
+
+    @classmethod
+    def of(cls, noise: Noise) -> "Components":
+        inter = min(INTERACTION, noise.between)
+        return cls(noise.within, noise.df, math.sqrt(noise.between ** 2 - inter ** 2), inter,
+                   max(noise.between_df, 1.0), noise.projection)
+
+
+@dataclass
+class Fitted:
+    """One candidate in the model: per draw, the log time of one training at its setting's mean epochs with what is
+    known of its effect (``mean_log``), one new training's time (``new_s``, inf: the seed never reached the target),
+    the variance of its mean that more runs would shrink (``runs_var``), and why no interval can be stated (or "")."""
+
+    label: str
+    input: CandidateInput
+    mean_log: np.ndarray
+    new_s: np.ndarray
+    runs_var: float
+    note: str = ""
+
+
+def _offsets(samples: Sequence, mean_e: np.ndarray, comps: Components, draws: int,
+             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float, str]:
+    """The candidate's own random parts per draw: (what is unknown of its effect beyond the shared shifts, one new
+    training's own deviation, the run-noise share of the first's variance, note)."""
+    logs = np.log(np.stack([s.billed.seconds(mean_e) for s in samples], axis=1))  # draws x runs
+    n = len(samples)
+    by: dict[str, list[int]] = {}
+    for i, s in enumerate(samples):
+        by.setdefault(s.session, []).append(i)
+    groups = list(by.values())
+    k = len(groups)
+    means = np.stack([logs[:, g].mean(axis=1) for g in groups], axis=1)
+    ss = sum(((logs[:, g] - means[:, [j]]) ** 2).sum(axis=1) for j, g in enumerate(groups))
+    inv_n = float(np.sum([1 / len(g) for g in groups]))
+    df_w = (n - k) + comps.within_df
+    if df_w > 0:
+        within2 = (ss + comps.within_df * comps.within ** 2) / df_w
+    elif k > 1:
+        within2 = ((means - means.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) / (k - 1)
+    else:
+        note = (f"one speed run and no known spread of this machine: no interval ({n + 1} runs, or repeats "
+                "stored in the database, give one)")
+        zero = np.zeros(draws)
+        return zero, zero, 0.0, note
+    inter2 = np.full(draws, comps.interaction ** 2)
+    df = df_w if df_w > 0 else float(k - 1)
+    if k > 1:  # the candidate's own periods say how far it moves beyond its runs' noise, pooled with the machine's
+        own = ((means - means.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) / (k - 1) - within2 * inv_n / k
+        own = np.maximum(own - comps.shift ** 2, 0.0)
+        inter2 = ((k - 1) * own + comps.between_df * comps.interaction ** 2) / (k - 1 + comps.between_df)
+        df = min(df, (k - 1) + comps.between_df)
+    share = float(np.mean([bool(s.projected) for s in samples]))
+    runs2 = within2 * inv_n / k ** 2
+    scale = rng.chisquare(df, draws) / df if math.isfinite(df) else np.ones(draws)
+    effect = np.sqrt((runs2 + inter2 / k) / scale) * rng.standard_normal(draws) \
+        + comps.projection * share * rng.standard_normal(draws)
+    fresh = np.sqrt((within2 + inter2) / scale) * rng.standard_normal(draws)
+    return effect, fresh, float(np.median(runs2)), ""
+
+
+class Model:
+    """The one model of a comparison's measurements (see the module's docstring): ``groups`` its settings,
+    ``noise`` the machine's known spread, ``factor`` the backtest's recalibration (1: none; a mapping: per candidate,
+    by its machine's checks)."""
+
+    def __init__(self, groups: Sequence[Group], *, noise: Noise, draws: int, rng_seed: int = 0,
+                 epoch_prior: Noise = EPOCH_PRIOR, factor: float | Mapping[str, float] = 1.0) -> None:
+        self.comps = Components.of(noise)
+        self.draws = draws
+        self.epochs: dict[str, EpochDraws] = {}
+        self.fitted: dict[str, Fitted] = {}
+        self.seeds: dict[str, int] = {}
+        self.notes: dict[str, str] = {}  # per candidate without figures: why
+        self.of: dict[str, tuple[Group, CandidateInput]] = {}
+        periods = sorted({s.session for g in groups for c in g.candidates for s in c.samples})
+        shift = {p: self.comps.shift * _stream(rng_seed, "period", p).standard_normal(draws) for p in periods}
+        for g in groups:
+            key = ",".join(str(s.run_id) for s in sorted(g.seeds, key=lambda s: s.run_id)) or g.label
+            ep = epochs_of(g.seeds, draws, _stream(rng_seed, "epochs", key), epoch_prior) if g.seeds else None
+            for c in g.candidates:
+                self.of[c.candidate] = (g, c)
+                self.notes[c.candidate] = ep.note if ep is not None else "no seed reached the target"
+            if ep is None:
+                continue
+            self.epochs[g.label] = ep
+            self.seeds[g.label] = len(g.seeds)
+            finite = np.isfinite(ep.new)
+            new_e = np.where(finite, ep.new, 1.0)
+            for c in g.candidates:
+                if not c.samples:
+                    continue
+                rng = _stream(rng_seed, "candidate", c.candidate)
+                f = factor.get(c.candidate, 1.0) if isinstance(factor, Mapping) else factor
+                effect, fresh, runs_var, note = _offsets(c.samples, ep.mean, self.comps, draws, rng)
+                own = -np.mean([shift[p] for p in {s.session for s in c.samples}], axis=0)
+                fresh = fresh + self.comps.shift * rng.standard_normal(draws) if not note else fresh
+                base = self._mean_of_periods(c.samples, ep.mean)
+                dev = np.clip(f * (effect + own) if not note else 0.0, -_CAP, _CAP)
+                mean_log = base + dev
+                new_log = self._mean_of_periods(c.samples, new_e) + dev + np.clip(f * fresh, -_CAP, _CAP)
+                self.fitted[c.candidate] = Fitted(g.label, c, mean_log, np.where(finite, np.exp(new_log), np.inf),
+                                                  runs_var, "; ".join(x for x in (ep.note, note) if x))
+
+    @staticmethod
+    def _mean_of_periods(samples: Sequence, epochs: np.ndarray) -> np.ndarray:
+        """Per draw, the mean over the candidate's periods of its runs' mean log time there, at ``epochs``."""
+        logs = np.log(np.stack([s.billed.seconds(epochs) for s in samples], axis=1))
+        by: dict[str, list[int]] = {}
+        for i, s in enumerate(samples):
+            by.setdefault(s.session, []).append(i)
+        return np.mean([logs[:, g].mean(axis=1) for g in by.values()], axis=0)
+
+    def rate(self, name: str) -> float | None:
+        """The candidate's price per second (None: not priced)."""
+        usd = self.of[name][1].usd_per_hour
+        return None if usd is None else usd / 3600.0
+
+    @property
+    def priced(self) -> bool:
+        """Whether every candidate with figures is priced: then costs are in USD, else in seconds."""
+        return all(self.rate(n) is not None for n in self.fitted)
+
+    def mean_cost(self) -> dict[str, np.ndarray]:
+        """Per candidate with figures, draws of its expected cost of one training (USD where every candidate is
+        priced, else s): what the decision weighs."""
+        return {n: np.exp(f.mean_log) * (self.rate(n) or 0.0 if self.priced else 1.0) for n, f in self.fitted.items()}
+
+    def mean_time(self) -> dict[str, np.ndarray]:
+        return {n: np.exp(f.mean_log) for n, f in self.fitted.items()}
+
+    def p_lowest(self, costs: Mapping[str, np.ndarray]) -> dict[str, float]:
+        """Per candidate, the share of draws in which it costs least (ties shared; draws where none is finite count
+        for none)."""
+        if not costs:
+            return {}
+        names = list(costs)
+        m = np.vstack([costs[n] for n in names])
+        best = m.min(axis=0)
+        winners = (m == best) & np.isfinite(best)
+        share = winners / np.maximum(winners.sum(axis=0), 1)
+        return {n: float(share[i].sum() / m.shape[1]) for i, n in enumerate(names)}
+
+
+__all__: Sequence[str] = ("Components", "EpochDraws", "Fitted", "Group", "INTERACTION", "Model", "epochs_of")
