@@ -3,6 +3,8 @@ from runs merged from several machines, with the runs and prices it rests on."""
 
 from __future__ import annotations
 
+import re
+
 import json
 import pytest
 import reportdb
@@ -129,7 +131,8 @@ def test_a_run_that_reached_the_target_in_its_first_epoch_counts(run_cli, tmp_pa
         _target_run(s, m, 2, 3, reached_at=3)
     r = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--db", db)
     assert r.code == 0, r.err
-    assert "fastest: 1 vCPU tf" in r.out  # 10 s to the target, not discarded as "warm-up only"
+    # 10 s to the target, not discarded as "warm-up only" (2 vCPUs take as long: which is named fastest is a toss)
+    assert re.search(r"1 vCPU tf on Test CPU +10 s", r.out), r.out
 
 
 def test_a_deadline_counts_validation_and_start_up_and_says_so(run_cli, tmp_path):

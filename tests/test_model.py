@@ -109,3 +109,15 @@ def test_a_fresh_training_in_a_new_period_falls_inside_the_model_s_interval_at_i
         fresh = _billed(10.0, rng.normal(0, 0.10) + rng.normal(0, 0.02) + rng.normal(0, 0.06)).seconds(1)
         inside += bool(r.time_low_s is not None and r.time_high_s is not None and r.time_low_s <= fresh <= r.time_high_s)
     assert 0.85 <= inside / trials <= 0.96
+
+
+def test_seeds_without_margins_that_agree_leave_their_mean_epochs_open_and_unbiased():
+    # Two seeds that both took 2 epochs (no metric stored per epoch): a new seed may need 1 or 3; more seeds that
+    # agree narrow the mean, and a less known setting is not read as a costlier one.
+    rng = np.random.default_rng(4)
+    two = epochs_of([combo.SeedResult(i, True, 2, 6, i) for i in range(2)], 8000, rng)
+    eight = epochs_of([combo.SeedResult(i, True, 2, 6, i) for i in range(8)], 8000, rng)
+    assert two is not None and eight is not None
+    assert float(np.mean(two.mean)) == float(np.mean(eight.mean)) == 2.0 or \
+        abs(float(np.mean(two.mean)) - 2.0) < 0.02 and abs(float(np.mean(eight.mean)) - 2.0) < 0.02
+    assert float(np.std(two.mean)) > 1.5 * float(np.std(eight.mean)) > 0.05

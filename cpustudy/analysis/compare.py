@@ -41,76 +41,19 @@ price changes.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from cpustudy.analysis.billed import Billed
+from cpustudy.analysis.model import EPOCH_PRIOR, CandidateInput, Group, Model, SeedResult, SpeedSample
 from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import NO_PRIOR, Noise
 from cpustudy.rules import RULES
 
 if TYPE_CHECKING:
-    from cpustudy.analysis.model import Model
     from cpustudy.targets import Target
-
-#: What is known beforehand of how the epochs to a target vary between seeds, on the log scale: worth
-#: one seed. Without it, seeds that all took the same epochs would promise that every seed does.
-EPOCH_PRIOR = Noise(within=0.10, df=1.0, between=0.0, source="a prior worth one seed: 10 % between seeds")
-
-
-@dataclass(frozen=True)
-class SeedResult:
-    """One seed's training to the target: after how many epochs it reached it, or that it did not
-    within ``max_epochs``."""
-
-    seed: int
-    reached: bool
-    epochs: int | None  # epochs to the target (the first epoch counts), None when not reached
-    max_epochs: int
-    run_id: int
-    vcpus: int | None = None
-    samples: int | None = None  # training samples seen to the target
-    censored_after: int | None = None  # a race stopped it after this many epochs, short of the target
-    margins: tuple[float, ...] = ()  # per trained epoch, how far its metric was past the target (< 0: short)
-    setting: str = ""  # its training setting's label where several are compared (``bf16 b64``)
-
-    def outcome(self, unreached: str = "not reached") -> str:
-        """Its epochs to the target in words: the number, ``stopped after K (censored)`` for a seed a race stopped,
-        else ``unreached``."""
-        if self.reached:
-            return f"{self.epochs}"
-        return f"stopped after {self.censored_after} (censored)" if self.censored_after is not None else unreached
-
-    @property
-    def earliest(self) -> int | None:
-        """The epochs to the target as the combination counts them: reached, or a censored seed's earliest."""
-        if self.reached:
-            return self.epochs
-        return self.censored_after + 1 if self.censored_after is not None else None
-
-
-@dataclass(frozen=True)
-class SpeedSample:
-    """One run's speed on a candidate: what a training there bills (:class:`Billed`) and where it came from."""
-
-    billed: Billed
-    run_id: int
-    projected: bool = False
-    session: str = ""  # the measuring session it came from ("" where the run did not say: one unknown session)
-
-
-@dataclass
-class CandidateInput:
-    """A candidate as the combination sees it: its speed samples and its price (None: not priced)."""
-
-    candidate: str
-    samples: list[SpeedSample]
-    usd_per_hour: float | None
-    price: str  # which rate, or why none
-    basis: list[str] = field(default_factory=list)  # where its speed came from, and what it assumed
-
 
 @dataclass
 class CandidateResult:
@@ -291,14 +234,12 @@ def combine_groups(groups: Sequence[tuple[Sequence[SeedResult], Sequence[Candida
         raise ValueError("combine needs at least one seed's convergence for every setting")
     if not 0 < level < 1:
         raise ValueError(f"level {level}: give a share between 0 and 1")
-    from cpustudy.analysis.model import Group, Model
-
     model = Model([Group(str(g), seeds, candidates) for g, (seeds, candidates) in enumerate(groups)], noise=noise,
                   draws=draws, rng_seed=rng_seed, epoch_prior=epoch_prior, factor=factor)
     return results_of(model, level=level, deadline_s=deadline_s, budget_usd=budget_usd)
 
 
-def results_of(model: "Model", *, level: float = RULES.level, deadline_s: float | None = None,
+def results_of(model: Model, *, level: float = RULES.level, deadline_s: float | None = None,
                budget_usd: float | None = None) -> list[CandidateResult]:
     """Each candidate's figures for one new training, read from ``model``'s draws: the median and central ``level``
     interval of its time and cost, P(cheapest) among the priced, P(deadline) and P(budget)."""

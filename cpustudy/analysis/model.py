@@ -13,8 +13,10 @@ reaches the target billed to the cap) and what an interval needs (one *new* seed
   new seed drawn from it. Marginally a new seed's margin is the Student-t predictive of
   the epoch-by-epoch draws it replaced, so intervals keep their calibration; the mean now carries
   what two or three agreeing seeds leave unknown (the old sd over sqrt(seeds) said they left almost nothing);
-* otherwise by log epochs of the seeds that reached it (their spread pooled with ``EPOCH_PRIOR``): (mu, sigma)
-  drawn likewise, the mean of whole epochs max(1, round(exp(mu + sigma z))) by 16-point Gauss-Hermite quadrature;
+* otherwise a new seed by log epochs of the seeds that reached it (their spread pooled with ``EPOCH_PRIOR``: (mu,
+  sigma) drawn likewise, rounded to whole epochs), and the mean from the share of seeds needing each whole number
+  of epochs near those seen (a Dirichlet posterior, each count plus one half): seeds that agree on a few epochs
+  leave the mean as unknown as a 1-in-(seeds + 2) chance of a neighbour says;
 * seeds that never reached it: P(reaching) from its Beta(reached + 1/2, missed + 1/2) posterior, one draw shared.
 
 **Log time of a training, per candidate** (:class:`Components`): a run's log time = the candidate's effect + the
@@ -37,13 +39,13 @@ from __future__ import annotations
 
 import math
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
 from scipy.special import ndtr
 
-from cpustudy.analysis.compare import EPOCH_PRIOR, CandidateInput, SeedResult
+from cpustudy.analysis.billed import Billed
 from cpustudy.analysis.stats import Noise
 
 #: A configuration's own move from period to period (interaction), as a log sd; the rest of ``Noise.between`` is the
@@ -54,8 +56,63 @@ from cpustudy.analysis.stats import Noise
 INTERACTION = 0.02
 #: No new training takes more than 100x a measured one (a Student-t's far tail).
 _CAP = math.log(100.0)
-_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(16)
-_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+
+
+#: What is known beforehand of how the epochs to a target vary between seeds, on the log scale: worth
+#: one seed. Without it, seeds that all took the same epochs would promise that every seed does.
+EPOCH_PRIOR = Noise(within=0.10, df=1.0, between=0.0, source="a prior worth one seed: 10 % between seeds")
+
+
+@dataclass(frozen=True)
+class SeedResult:
+    """One seed's training to the target: after how many epochs it reached it, or that it did not
+    within ``max_epochs``."""
+
+    seed: int
+    reached: bool
+    epochs: int | None  # epochs to the target (the first epoch counts), None when not reached
+    max_epochs: int
+    run_id: int
+    vcpus: int | None = None
+    samples: int | None = None  # training samples seen to the target
+    censored_after: int | None = None  # a race stopped it after this many epochs, short of the target
+    margins: tuple[float, ...] = ()  # per trained epoch, how far its metric was past the target (< 0: short)
+    setting: str = ""  # its training setting's label where several are compared (``bf16 b64``)
+
+    def outcome(self, unreached: str = "not reached") -> str:
+        """Its epochs to the target in words: the number, ``stopped after K (censored)`` for a seed a race stopped,
+        else ``unreached``."""
+        if self.reached:
+            return f"{self.epochs}"
+        return f"stopped after {self.censored_after} (censored)" if self.censored_after is not None else unreached
+
+    @property
+    def earliest(self) -> int | None:
+        """The epochs to the target as the combination counts them: reached, or a censored seed's earliest."""
+        if self.reached:
+            return self.epochs
+        return self.censored_after + 1 if self.censored_after is not None else None
+
+
+@dataclass(frozen=True)
+class SpeedSample:
+    """One run's speed on a candidate: what a training there bills (:class:`Billed`) and where it came from."""
+
+    billed: Billed
+    run_id: int
+    projected: bool = False
+    session: str = ""  # the measuring session it came from ("" where the run did not say: one unknown session)
+
+
+@dataclass
+class CandidateInput:
+    """A candidate as the combination sees it: its speed samples and its price (None: not priced)."""
+
+    candidate: str
+    samples: list[SpeedSample]
+    usd_per_hour: float | None
+    price: str  # which rate, or why none
+    basis: list[str] = field(default_factory=list)  # where its speed came from, and what it assumed
 
 
 @dataclass(frozen=True)
@@ -155,15 +212,20 @@ def _by_log_epochs(seeds: Sequence[SeedResult], draws: int, rng: np.random.Gener
     mu = reached.mean() + sigma / math.sqrt(r) * rng.standard_normal(draws)
     top = math.log(100.0) + reached.max()
 
-    mean = (np.maximum(1.0, np.round(np.exp(np.minimum(mu[:, None] + sigma[:, None] * _NODES[None, :], top))))
-            * _WEIGHTS[None, :]).sum(axis=1)
     new = np.maximum(1.0, np.round(np.exp(np.minimum(mu + sigma * rng.standard_normal(draws), top))))
-    # Centred on the new seeds' mean between their 2.5 and 97.5 % quantiles (over the draws the mean's mean is the
-    # new seeds' mean, which few seeds and a Student-t's tails would make a matter of luck): a less known setting is
-    # not read as a costlier one, only as less known.
-    lo, hi = np.percentile(new, [2.5, 97.5])
-    mean = mean * float(np.mean(new[(new >= lo) & (new <= hi)])) / float(np.mean(mean))
-    return EpochDraws(np.maximum(mean, 1.0), new, note)
+    return EpochDraws(_mean_whole_epochs(seeds, draws, rng), new, note)
+
+
+def _mean_whole_epochs(seeds: Sequence[SeedResult], draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Draws of a setting's mean epochs where the margins cannot tell: the share of new seeds needing each whole
+    number of epochs, from one fewer than the fewest seen to one more than the most (at least 1, at most the cap),
+    drawn from its Dirichlet posterior (each seen count plus one half). Epochs are few small whole numbers: two seeds
+    that both took 2 leave about one new seed in seven needing 1 or 3 (a log-normal of their log spread said none)."""
+    seen = [int(s.earliest) for s in seeds if s.earliest]
+    cap = max(s.max_epochs for s in seeds)
+    ks = np.arange(max(1, min(seen) - 1), min(cap, max(seen) + 1) + 1)
+    alpha = np.array([seen.count(int(k)) + 0.5 for k in ks])
+    return rng.dirichlet(alpha, draws) @ ks.astype(float)
 
 
 @dataclass(frozen=True)
@@ -225,19 +287,21 @@ def _offsets(samples: Sequence, mean_e: np.ndarray, comps: Components, draws: in
                 "stored in the database, give one)")
         zero = np.zeros(draws)
         return zero, zero, 0.0, note
-    inter2 = np.full(draws, comps.interaction ** 2)
     df = df_w if df_w > 0 else float(k - 1)
+    between2 = np.full(draws, comps.shift ** 2 + comps.interaction ** 2)
     if k > 1:  # the candidate's own periods say how far it moves beyond its runs' noise, pooled with the machine's
         own = ((means - means.mean(axis=1, keepdims=True)) ** 2).sum(axis=1) / (k - 1) - within2 * inv_n / k
-        own = np.maximum(own - comps.shift ** 2, 0.0)
-        inter2 = ((k - 1) * own + comps.between_df * comps.interaction ** 2) / (k - 1 + comps.between_df)
+        between2 = ((k - 1) * np.maximum(own, 0.0) + comps.between_df * between2) / (k - 1 + comps.between_df)
         df = min(df, (k - 1) + comps.between_df)
+    inter2 = np.minimum(comps.interaction ** 2, between2)
+    shift2 = between2 - inter2  # the period shift as its periods saw it; the machine's share of it is drawn shared
+    beyond = np.maximum(shift2 - comps.shift ** 2, 0.0)
     share = float(np.mean([bool(s.projected) for s in samples]))
     runs2 = within2 * inv_n / k ** 2
     scale = rng.chisquare(df, draws) / df if math.isfinite(df) else np.ones(draws)
-    effect = np.sqrt((runs2 + inter2 / k) / scale) * rng.standard_normal(draws) \
+    effect = np.sqrt((runs2 + (inter2 + beyond) / k) / scale) * rng.standard_normal(draws) \
         + comps.projection * share * rng.standard_normal(draws)
-    fresh = np.sqrt((within2 + inter2) / scale) * rng.standard_normal(draws)
+    fresh = np.sqrt((within2 + inter2 + shift2) / scale) * rng.standard_normal(draws)  # a new period and run
     return effect, fresh, float(np.median(runs2)), ""
 
 
@@ -276,7 +340,6 @@ class Model:
                 f = factor.get(c.candidate, 1.0) if isinstance(factor, Mapping) else factor
                 effect, fresh, runs_var, note = _offsets(c.samples, ep.mean, self.comps, draws, rng)
                 own = -np.mean([shift[p] for p in {s.session for s in c.samples}], axis=0)
-                fresh = fresh + self.comps.shift * rng.standard_normal(draws) if not note else fresh
                 base = self._mean_of_periods(c.samples, ep.mean)
                 dev = np.clip(f * (effect + own) if not note else 0.0, -_CAP, _CAP)
                 mean_log = base + dev
@@ -324,4 +387,4 @@ class Model:
         return {n: float(share[i].sum() / m.shape[1]) for i, n in enumerate(names)}
 
 
-__all__: Sequence[str] = ("Components", "EpochDraws", "Fitted", "Group", "INTERACTION", "Model", "epochs_of")
+__all__: Sequence[str] = ("EPOCH_PRIOR", "CandidateInput", "Components", "EpochDraws", "Fitted", "Group", "INTERACTION", "Model", "SeedResult", "SpeedSample", "epochs_of")

@@ -4,7 +4,7 @@
 #   bash reports/rehearsal-baseline/run.sh [TRIALS]
 set -u
 trials=${1:-400}
-out=reports/rehearsal-baseline
+out=${OUT_DIR:-reports/rehearsal-baseline}  # another folder: OUT_DIR=reports/NAME
 cs=(.venv/bin/cpustudy compare mnist_mlp --target-accuracy 0.5 --data learnable --max-epochs 4 --seeds 3)
 builds=(--candidates here:1 --builds "tf,tf-eigen" --convergence-at here:1)
 family() {  # name, tf-eigen's truth (JSON), extra top-level JSON, [more compare args]
