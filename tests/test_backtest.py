@@ -38,6 +38,10 @@ def test_the_factor_is_the_split_conformal_quantile_and_is_applied_only_to_widen
     assert inf.factor == pytest.approx(1.5) and inf.applies and "widened 1.50x" in inf.line
     tight = inflation([{**c, "billed_s": 10.0} for c in checks])  # every training at the middle
     assert tight.factor == pytest.approx(0.0) and not tight.applies and "never narrows" in tight.line
+    # Intervals stated already widened 1.5x are scored against the raw interval behind them (their scores times their
+    # factor): the factor is what the raw model needs, 2.25x here, and never settles short by feeding on itself.
+    stated = inflation([{**c, "factor": 1.5} for c in checks])
+    assert stated.factor == pytest.approx(2.25) and stated.n == 10
 
 
 def test_each_fresh_training_is_held_against_what_its_earlier_runs_gave_and_stored(tmp_path):

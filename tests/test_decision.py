@@ -438,6 +438,21 @@ def test_a_rehearsal_of_near_equal_candidates_states_what_deciding_cost_and_its_
     assert len([x for x in r.out.splitlines() if x.startswith("trial ")]) == 4
 
 
+def test_a_comparison_resumed_in_a_later_period_times_its_reference_again_and_blocks_the_shift(run_cli, tmp_path):
+    # here:1 measured alone first; two hours later (a new period, every run 0.3 sd slower or faster) here:2, 1.6x the
+    # rate for 0.8x the time a sample, joins. Re-timed in the later period, here:1 tells the shift apart from here:2's
+    # speed: here:1, truly cheaper, is chosen each time.
+    f = tmp_path / "resumed.json"
+    f.write_text(json.dumps({"noise": 0.04, "period_shift": 0.3, "earlier": ["here:1"],
+                             "candidates": {"here:1": {"sample_s": 2e-4}, "here:2": {"sample_s": 1.6e-4}},
+                             "settings": {"": {"epochs": {"1": 0.6, "2": 0.4}}}}))
+    r = _rehearse(run_cli, tmp_path, str(f), "--trials", "4", "--format", "json")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert [t["choice"] for t in out["trials"]] == ["here:1"] * 4
+    assert all(t["truly_best"] == ["here:1"] and t["stop"] != "stuck" for t in out["trials"])
+
+
 @pytest.mark.parametrize("scenario, says", [
     ({"candidates": {}}, "no \"candidates\""),
     ({"candidates": {"here:1": {"sample_s": 2e-4}}}, "the scenario has no here:2"),

@@ -121,3 +121,26 @@ def test_seeds_without_margins_that_agree_leave_their_mean_epochs_open_and_unbia
     assert float(np.mean(two.mean)) == float(np.mean(eight.mean)) == 2.0 or \
         abs(float(np.mean(two.mean)) - 2.0) < 0.02 and abs(float(np.mean(eight.mean)) - 2.0) < 0.02
     assert float(np.std(two.mean)) > 1.5 * float(np.std(eight.mean)) > 0.05
+
+
+def test_a_reference_timed_in_both_periods_blocks_a_contrast_across_them():
+    # B (measured in the later period only) and C (the earlier only) are equally fast; every run of the later period
+    # is 30 % slower (the machine's shift). A, timed in both periods, tells the shift: B and C come out the same,
+    # surely so; without A's later runs the shift is read as B being 1.35x slower.
+    rng = np.random.default_rng(5)
+    noise = Noise(within=0.03, df=20, between=0.15, source="test")
+    seeds = _seeds([(0.20,), (0.25,), (0.22,)])
+    late = {"late": 0.3}
+    a_early = _samples(12.0, ["early"] * 3, rng, noise=0.03)
+    a_late = _samples(12.0, ["late"] * 3, rng, noise=0.03, shift=late)
+    b = combo.CandidateInput("b", _samples(10.0, ["late"] * 3, rng, noise=0.03, shift=late), None, "")
+    c = combo.CandidateInput("c", _samples(10.0, ["early"] * 3, rng, noise=0.03), None, "")
+
+    def ratio(a: list[combo.SpeedSample]) -> tuple[float, float]:
+        m = Model([Group("", seeds, [combo.CandidateInput("a", a, None, ""), b, c])], noise=noise, draws=8000)
+        r = np.log(m.mean_cost()["b"] / m.mean_cost()["c"])
+        return float(np.mean(r)), float(np.std(r))
+
+    blocked, unblocked = ratio(a_early + a_late), ratio(a_early)
+    assert abs(blocked[0]) < 0.06 and blocked[1] < 0.08
+    assert unblocked[0] > 0.2 and unblocked[1] > 1.5 * blocked[1]

@@ -84,7 +84,7 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
             if said is not None:
                 out.append(_check(r, at, said["candidate"] + f" ({said['place']})", said["level"], said["low_s"],
                                   said["median_s"], said["high_s"], said["data_sessions"], session,
-                                  stated_session=said["session"]))
+                                  stated_session=said["session"], factor=said.get("factor")))
                 continue
             earlier = [x for x in runs if str(x.get("created_at")) < str(r.get("created_at"))
                        and (not session or session_of(x) != session)]
@@ -107,8 +107,9 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
                 continue
             data_sessions = sorted({session_of(stored[i]) for i in result.run_ids + [s.run_id for s in answer.seeds]
                                     if i in stored} - {""})
+            f = answer.factor
             out.append(_check(r, at, name, result.level, result.time_low_s, result.time_to_target_s, result.time_high_s,
-                              data_sessions, session))
+                              data_sessions, session, factor=f.get(name) if isinstance(f, dict) else f))
     return out
 
 
@@ -129,12 +130,14 @@ def stated(statements: Sequence[dict[str, Any]], run: dict[str, Any],
 
 
 def _check(run: dict[str, Any], billed: float, candidate: str, level: float, low: float, median: float | None,
-           high: float, data_sessions: Sequence[str], session: str, stated_session: str | None = None) -> dict[str, Any]:
+           high: float, data_sessions: Sequence[str], session: str, stated_session: str | None = None,
+           factor: float | None = None) -> dict[str, Any]:
     """A training that billed ``billed`` seconds held against an interval: one checks row (``kind="held out"``)."""
     return {"run_id": int(run["id"]), "machine_id": run.get("machine_id"), "candidate": candidate, "level": level,
             "low_s": low, "high_s": high, "median_s": median, "billed_s": billed, "inside": low <= billed <= high,
             "kind": "held out", "stated_session": stated_session, "data_sessions": list(data_sessions),
-            "later_session": bool(session and session not in data_sessions), "stated_at": run.get("created_at")}
+            "later_session": bool(session and session not in data_sessions), "stated_at": run.get("created_at"),
+            "factor": factor}
 
 
 @dataclass

@@ -319,18 +319,20 @@ class Model:
         self.seeds: dict[str, int] = {}
         self.notes: dict[str, str] = {}  # per candidate without figures: why
         self.of: dict[str, tuple[Group, CandidateInput]] = {}
-        periods = sorted({s.session for g in groups for c in g.candidates for s in c.samples})
-        shift = {p: self.comps.shift * _stream(rng_seed, "period", p).standard_normal(draws) for p in periods}
         for g in groups:
             key = ",".join(str(s.run_id) for s in sorted(g.seeds, key=lambda s: s.run_id)) or g.label
             ep = epochs_of(g.seeds, draws, _stream(rng_seed, "epochs", key), epoch_prior) if g.seeds else None
             for c in g.candidates:
                 self.of[c.candidate] = (g, c)
                 self.notes[c.candidate] = ep.note if ep is not None else "no seed reached the target"
+            if ep is not None:
+                self.epochs[g.label] = ep
+                self.seeds[g.label] = len(g.seeds)
+        self.reference, shift = self._shifts(groups, rng_seed)
+        for g in groups:
+            ep = self.epochs.get(g.label)
             if ep is None:
                 continue
-            self.epochs[g.label] = ep
-            self.seeds[g.label] = len(g.seeds)
             finite = np.isfinite(ep.new)
             new_e = np.where(finite, ep.new, 1.0)
             for c in g.candidates:
@@ -346,6 +348,33 @@ class Model:
                 new_log = self._mean_of_periods(c.samples, new_e) + dev + np.clip(f * fresh, -_CAP, _CAP)
                 self.fitted[c.candidate] = Fitted(g.label, c, mean_log, np.where(finite, np.exp(new_log), np.inf),
                                                   runs_var, "; ".join(x for x in (ep.note, note) if x))
+
+    def _shifts(self, groups: Sequence[Group], rng_seed: int) -> tuple[str | None, dict[str, np.ndarray]]:
+        """Per period, draws of its shift of the machine (log; shared by every candidate measured in it), and the
+        candidate that anchors them. A candidate measured in two or more periods (the most; ties: the most runs) is
+        the reference: its period means less their mean are the shifts, known to its run noise and its own move in
+        each period (so a contrast across periods is a ratio of ratios); a period it did not measure is a draw of the
+        machine's shift about it."""
+        draws, comps = self.draws, self.comps
+        periods = sorted({s.session for g in groups for c in g.candidates for s in c.samples})
+        shift = {p: comps.shift * _stream(rng_seed, "period", p).standard_normal(draws) for p in periods}
+        timed = [(len({s.session for s in c.samples}), len(c.samples), c.candidate, g.label)
+                 for g in groups for c in g.candidates if g.label in self.epochs]
+        most = max(timed, default=None)
+        if most is None or most[0] < 2:
+            return None, shift
+        _, _, name, label = most
+        samples = self.of[name][1].samples
+        logs = np.log(np.stack([s.billed.seconds(self.epochs[label].mean) for s in samples], axis=1))
+        by: dict[str, list[int]] = {}
+        for i, s in enumerate(samples):
+            by.setdefault(s.session, []).append(i)
+        means = {p: logs[:, idx].mean(axis=1) for p, idx in by.items()}
+        centre = np.mean(list(means.values()), axis=0)
+        for p, m in means.items():
+            known = math.sqrt(comps.within ** 2 / len(by[p]) + comps.interaction ** 2)
+            shift[p] = m - centre + known * _stream(rng_seed, "period", p).standard_normal(draws)
+        return name, shift
 
     @staticmethod
     def _mean_of_periods(samples: Sequence, epochs: np.ndarray) -> np.ndarray:

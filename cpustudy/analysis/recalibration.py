@@ -58,7 +58,9 @@ class Inflation:
 
 def inflation(checks: Sequence[dict[str, Any]], level: float = RULES.level) -> Inflation:
     """The recalibration the stored checks call for (see the module's docstring)."""
-    scores = sorted(score(c["billed_s"], c["low_s"], c["high_s"], c.get("median_s")) for c in checks
+    # against the model's raw interval: a stated interval's half-widths were its factor times the raw ones
+    scores = sorted(score(c["billed_s"], c["low_s"], c["high_s"], c.get("median_s")) * float(c.get("factor") or 1.0)
+                    for c in checks
                     if c.get("billed_s") and c.get("low_s") and c.get("high_s")
                     and round(float(c.get("level", level)), 6) == round(level, 6))  # a score is in its own level's half-widths
     n = len(scores)

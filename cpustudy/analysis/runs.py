@@ -198,10 +198,10 @@ def periods(runs: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     spans: dict[tuple[str, str], list[Any]] = {}
     for r in runs:
         session = session_of(dict(r))
-        start = _when(r.get("created_at"))
+        start = stored_time(r.get("created_at"))
         if not session or start is None:
             continue
-        end = _when(r.get("finished_at"))
+        end = stored_time(r.get("finished_at"))
         end = start if end is None else max(start, end)
         key = (str(r.get("machine_id") or r.get("machine") or ""), session)
         span = spans.setdefault(key, [start, end])
@@ -217,7 +217,7 @@ def periods(runs: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     return out
 
 
-def _when(text: Any) -> datetime | None:
+def stored_time(text: Any) -> datetime | None:
     """A stored time (``Store``'s ISO 8601, with or without its offset; none: UTC) as an aware datetime, or None.
     ``datetime.fromisoformat``, not ``pd.to_datetime``: this runs for every stored run each time a candidate's speed
     samples are read (0.1 us a time against 230)."""

@@ -20,7 +20,8 @@ within ``indifference`` too (each named), else "decided"; or no measurement is e
 setting (its epochs' doubt, where the leader and a challenger train in different settings) or a speed run of a
 candidate. What a measurement saves is the knowledge gradient of the leader's pair it moves most (Frazier,
 Powell and Dayanik 2008), valued at its best run of 1, 2, 4 or 8 such measurements (KG*: one alone rarely
-turns a decision), times the leader's expected time of a training and ``trainings``.
+turns a decision), times the leader's expected cost of a training and ``trainings``; a measurement costs its time
+here at the hourly rate of what it trains on (in USD where every candidate is priced, else in seconds).
 """
 
 from __future__ import annotations
@@ -124,6 +125,19 @@ class Step:
         return self.kind in ("decided", "same", "not worth it", "stuck")
 
 
+def choice(st: Standing | None, step: Step | None, default: str | None,
+           results: Sequence[combo.CandidateResult] = (), rules: Rules = RULES) -> str | None:
+    """What the answer names: the default where the comparison ended "the same" with the default among them (no
+    reason to move), else the leader (:func:`leader`)."""
+    if st is not None and step is not None and step.kind == "same" and default in st.same(rules):
+        return default
+    return leader(st, results)
+
+
+def _amount(x: float, unit: str) -> str:
+    return f"{x:.3g} USD" if unit == "USD" else f"{x:.0f} s"
+
+
 def _pct(x: float) -> str:
     return f"{x:.1%}" if x < 0.1 else f"{x:.0%}"
 
@@ -158,18 +172,22 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
     # its own, so each kind is valued as its best run of 1, 2, 4 or 8 (per measurement: the KG* of Frazier,
     # Powell and Dayanik), so that a difference worth several runs to find is found.
     options: list[tuple[float, float, Step]] = []
-    per_training = st.time_s[lead] * rules.trainings
+    # In one unit: USD where every candidate is priced (a saving at the leader's expected cost, a measurement at the
+    # hourly rate of what it trains on), seconds otherwise.
+    per_training = st.expected[lead] * rules.trainings
+    rate = {c: st.expected[c] / st.time_s[c] if st.unit == "USD" and st.time_s[c] else 1.0 for c in st.regret}
 
     for label in sorted({st.group_of[c] for c in st.regret}):
         cost = seed_cost_s.get(label)
         if cost and seeds_left.get(label, 0) > 0:
+            cost *= min(rate[c] for c in st.regret if st.group_of[c] == label)
             saves = max(_worth(st, lead, label, None, m) * per_training / m for m in (1, 2, 4, 8))
             options.append((saves, cost, Step("seed", "", setting=label)))
     for c in st.regret:
         cost = probe_cost_s.get(c)
         if c in can and cost:
             saves = max(_worth(st, lead, None, c, m) * per_training / m for m in (1, 2, 4, 8))
-            options.append((saves, cost, Step("speed", "", candidates=(c,))))
+            options.append((saves, cost * rate[c], Step("speed", "", candidates=(c,))))
     if not options:
         return Step("stuck", f"{lead} leads with expected regret {_pct(r)}, and nothing that could tell it from "
                     "its challengers can be measured here")
@@ -177,15 +195,15 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
     if saves < cost:
         near = [c for c in st.same(rules) if c != lead]
         return Step("not worth it", f"{lead} leads with expected regret {_pct(r)}; no measurement is expected to "
-                    f"save what it costs over {rules.trainings} trainings (the best: {saves:.0f} s saved for "
-                    f"{cost:.0f} s of measuring)" + (f"; within {rules.indifference:.0%} of it: {', '.join(near)}"
+                    f"save what it costs over {rules.trainings} trainings (the best: {_amount(saves, st.unit)} saved "
+                    f"for {_amount(cost, st.unit)} of measuring)" + (f"; within {rules.indifference:.0%} of it: {', '.join(near)}"
                                                     if near else ""))
     rival = max((c for c in st.regret if c != lead), key=lambda x: st.p_best[x])
     what = (f"a seed of {best.setting}: its epochs" if best.kind == "seed" else
             f"a speed run of {best.candidates[0]}: its speed")
     why = (f"{lead} leads (expected regret {_pct(r)}, P(lowest expected cost) {st.p_best[lead]:.0%}; {rival} "
-           f"{st.p_best[rival]:.0%}); {what} is expected to save {saves:.0f} s over {rules.trainings} trainings "
-           f"for {cost:.0f} s of measuring, the most per second")
+           f"{st.p_best[rival]:.0%}); {what} is expected to save {_amount(saves, st.unit)} over "
+           f"{rules.trainings} trainings for {_amount(cost, st.unit)} of measuring, the most for what it costs")
     return Step(best.kind, why, setting=best.setting, candidates=best.candidates)
 
 
@@ -273,5 +291,5 @@ def _spread(r: combo.CandidateResult) -> float:
     return math.log(r.time_high_s / r.time_low_s) / (2 * NormalDist().inv_cdf(0.5 + r.level / 2))
 
 
-__all__: Sequence[str] = ("Group", "Standing", "Step", "leader", "next_step", "one_candidate_step", "standing",
+__all__: Sequence[str] = ("Group", "Standing", "Step", "choice", "leader", "next_step", "one_candidate_step", "standing",
                           "unmeasured_step")

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from cpustudy import identity, precision
 from cpustudy.analysis import compare as combo
@@ -376,6 +376,33 @@ def probes_wanted(p: Planned, store: Store, seeds_to_come: int) -> list[Cell]:
     return [x for x in todo if x.key in chosen]
 
 
+def reference_probe(p: Planned, store: Store, say: Callable[[str], None]) -> list[Cell]:
+    """The reference re-timed in this measuring session: the first local candidate (the default), where its speed was
+    timed only in earlier periods (its last speed run ended more than ``runs.PERIOD_GAP_S`` ago), gets one speed probe
+    now, so that the one model reads this period's shift of the machine from it (a contrast with a candidate timed
+    only now is then a ratio of ratios, not a guess of the shift). Nothing where it was never timed (the planned
+    probes time it) or was timed in this period."""
+    from cpustudy.analysis.runs import PERIOD_GAP_S, stored_time
+    from cpustudy.store.store import now
+
+    c = next((c for c in p.candidates if c.kind == "here" and c.device == "cpu"), None)
+    if c is None:
+        return []
+    stored = store.runs(status="ok")
+    ids = {s.run_id for s in speed_samples(store, c, p.reference, p.fingerprint, stored)}
+    mine = [r for r in stored if r["id"] in ids]
+    ends = [t for r in mine if (t := stored_time(r.get("finished_at") or r.get("created_at"))) is not None]
+    ago = ((stored_time(now()) or max(ends)) - max(ends)).total_seconds() if ends else 0.0
+    if ago <= PERIOD_GAP_S:
+        return []
+    repeat = max([int(r.get("repeat") or 0) for r in mine] + [x.config.repeat for x in p.probes if probes_of(x, c)]) + 1
+    cell = p.probe_cell(c, repeat)
+    p.probes.append(cell)
+    say(f"compare: {c.name} was last timed {ago / 3600:.1f} h ago: "
+        "one speed probe of it now, this period's reference (the machine's shift since is read from it)")
+    return [cell]
+
+
 def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], None] | None = None,
             probes: tuple[str | None, float | None] = (None, None), measurer: Measurer = execute,
             rules: Rules = RULES) -> Comparison:
@@ -392,7 +419,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
     with measuring(req.db, p.machine) as session:
         store = session.store
         todo_conv = pending(store, p.convergence)
-        local_probes = probes_wanted(p, store, len(todo_conv))
+        local_probes = probes_wanted(p, store, len(todo_conv)) or reference_probe(p, store, say)
         work = order(todo_conv, local_probes)
         if work:
             say(f"compare: {len(todo_conv)} convergence run(s) ({req.seeds} seeds wanted, "
@@ -441,9 +468,16 @@ def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dic
             "target_accuracy": float(target), "convergence": convergence,
             "place": totarget.place_name(runs[0]), "candidate": r.candidate, "level": r.level,
             "low_s": r.time_low_s, "median_s": r.time_to_target_s, "high_s": r.time_high_s,
-            "data_sessions": sorted({session_of(x) for x in behind} - {""}), "rules": comparison.decision.get("rules")})
+            "data_sessions": sorted({session_of(x) for x in behind} - {""}), "rules": comparison.decision.get("rules"),
+            "factor": factor_of(comparison, r.candidate)})
         n += 1
     return n
+
+
+def factor_of(comparison: Comparison, candidate: str) -> float:
+    """The recalibration ``candidate``'s interval in ``comparison`` was drawn with (1: none)."""
+    f = comparison.factor
+    return float(f.get(candidate, 1.0) if isinstance(f, Mapping) else f or 1.0)
 
 
 def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Store, machine_id: int,
@@ -484,7 +518,7 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
             (low is not None and high is not None and low <= billed <= high)
         check = {"candidate": lead.candidate, "seed": int(cell.config.seed), "run_id": int(run["id"]),
                  "billed_s": billed, "epochs": run.get("epochs_to_target"), "low_s": low, "high_s": high,
-                 "level": lead.level, "inside": bool(inside)}
+                 "level": lead.level, "inside": bool(inside), "factor": factor_of(comparison, lead.candidate)}
         out.append(check)
         if fresh:  # held against the interval stated before it: the machine's backtest (a reused one was already)
             session = session_of(run)
@@ -710,24 +744,27 @@ def _remains(st: policy.Standing | None, rules: Rules) -> str:
 def attach(comparison: Comparison, st: policy.Standing | None, step: policy.Step | None, ledger: Ledger,
            rules: Rules, default: str | None) -> None:
     """The decision's figures on the comparison: every candidate's expected cost, P(lowest expected cost) and
-    expected regret, and ``decision``: how it ended, under which rules, its ``choice`` (``policy.leader``: what the
-    page and ``--check`` read), what deciding cost and what the choice saves per training against the default."""
+    expected regret, and ``decision``: how it ended, under which rules, its ``leader`` (``policy.leader``) and
+    ``choice`` (``policy.choice``: the default where it ended "the same" with it among them; what the page and
+    ``--check`` read), what deciding cost and what the choice saves per training against the default."""
     lead = policy.leader(st, comparison.results)
+    chosen = policy.choice(st, step, default, comparison.results, rules)
     decision: dict[str, Any] = {"rules": rules.as_dict(), "stop": step.kind if step else "fixed plan",
                                 "why": step.why if step else "the planned runs only (--max-trainings 0)",
                                 "cost": {"trainings": round(ledger.spent(comparison), 2),
                                          "seconds": round(ledger.spent_s, 1), "seeds": ledger.seeds,
                                          "speed_runs": ledger.probes},
-                                "default": default, "choice": lead}
-    if st is not None and lead is not None:
+                                "default": default, "choice": chosen,
+                                "leader": lead}
+    if st is not None and chosen is not None:
         for r in comparison.results:
             if r.candidate in st.expected:
                 r.expected, r.expected_unit = st.expected[r.candidate], st.unit
                 r.expected_low, r.expected_high = st.low[r.candidate], st.high[r.candidate]
                 r.p_best, r.regret = st.p_best[r.candidate], st.regret[r.candidate]
-        decision.update({"expected_regret": st.regret[lead], "unit": st.unit, "same": st.same(rules)})
-        if default in st.expected and default != lead:
-            saves = st.expected[default] - st.expected[lead]
+        decision.update({"expected_regret": st.regret[chosen], "unit": st.unit, "same": st.same(rules)})
+        if default in st.expected and default != chosen:
+            saves = st.expected[default] - st.expected[chosen]
             decision["saves_per_training"] = saves
             decision["saves_share"] = saves / st.expected[default] if st.expected[default] else None
             spent = ledger.spent_s * (st.expected[default] / st.time_s[default]) if st.unit == "USD" else ledger.spent_s

@@ -7,7 +7,10 @@ training sample (and its start-up, and how far its capped-epoch probes read off)
 whole epochs to the target, the run-to-run noise, the shift between periods and each candidate's own share of it
 (interaction). Per trial: one period shift shared by every run (it moves all candidates alike, as a session
 does), one interaction draw per candidate, one noise draw per run; a seed's epochs are drawn from its setting's
-distribution by the seed and trial (the same seed at the same quantile in every setting). Nothing trains.
+distribution by the seed and trial (the same seed at the same quantile in every setting). A scenario with
+``earlier`` plays a comparison resumed in a later period: those candidates first, alone, in one session; then the
+whole comparison with its runs stamped two hours later (``store.CLOCK_OFFSET_S``) and a new period shift. Nothing
+trains.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ import json
 import math
 import tempfile
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -54,6 +58,10 @@ class Scenario:
     startup_s: float = 4.0
     tracing_s: float = 0.2
     validation_s: float = 0.3
+    #: a comparison resumed in a later period: the candidates (scenario places) its first session measured (with
+    #: the seeds), 2 hours before the whole comparison is run again (each session its own period shift); empty: one
+    #: session
+    earlier: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, path: str) -> "Scenario":
@@ -68,7 +76,8 @@ class Scenario:
                             "{\"1\": 0.7, \"2\": 0.3}}}}")
         known = {k: raw[k] for k in ("noise", "interaction", "period_shift", "startup_s", "tracing_s", "validation_s")
                  if k in raw}
-        sc = cls(raw["candidates"], raw.get("settings") or {"": {"epochs": {"1": 1.0}}}, **known)
+        sc = cls(raw["candidates"], raw.get("settings") or {"": {"epochs": {"1": 1.0}}}, **known,
+                 earlier=tuple(raw.get("earlier") or ()))
         sc.check(path)
         return sc
 
@@ -220,8 +229,29 @@ def _trial(plan: Any, raced: bool, world: World, template: Any, rules: Rules, rn
         session_shift=world.shift, startup_s=sc.startup_s, startup_of=world.startup_s, tracing_s=sc.tracing_s,
         validation_s=sc.validation_s), template, seed=world.trial)
     with tempfile.TemporaryDirectory(prefix="cpustudy-rehearsal-") as tmp:
-        comparison = measure_into(plan, str(Path(tmp) / "rehearsal.sqlite"), sim.measurer(), rules)
+        db = str(Path(tmp) / "rehearsal.sqlite")
+        if sc.earlier:  # the first session: these candidates alone, in this period
+            first = copy.deepcopy(plan)
+            for p in first.plans if raced else [first]:
+                p.candidates = [c for c in p.candidates if place(c, world.several_builds) in sc.earlier]
+            measure_into(first, db, sim.measurer(), rules)
+            sim.scenario = replace(sim.scenario, session_shift=float(rng.normal(0, sc.period_shift)))
+        with _later(2 * 3600.0 if sc.earlier else 0.0):
+            comparison = measure_into(plan, db, sim.measurer(), rules)
     return _answer(comparison, plan, raced, world, rng)
+
+
+@contextmanager
+def _later(seconds: float) -> Iterator[None]:
+    """Runs stamped ``seconds`` later than the wall clock (a later period), then as before."""
+    from cpustudy.store import store as store_mod
+
+    was = store_mod.CLOCK_OFFSET_S
+    store_mod.CLOCK_OFFSET_S = was + seconds
+    try:
+        yield
+    finally:
+        store_mod.CLOCK_OFFSET_S = was
 
 
 def _answer(comparison: Any, plan: Any, raced: bool, world: World, rng: np.random.Generator) -> dict[str, Any]:
@@ -263,6 +293,7 @@ def summary(rows: Sequence[dict[str, Any]], rules: Rules) -> dict[str, Any]:
         "mean_stated_regret": mean([r["stated_regret"] for r in chosen if r["stated_regret"] is not None]),
         "mean_realised_regret": mean([r["realised_regret"] for r in chosen]),
         "within_indifference": mean([r["realised_regret"] <= rules.indifference for r in chosen]),
+        "said_same": mean([len(r.get("same") or []) > 1 for r in rows]),  # two or more named the same within delta
         "decided_over_twice_regret": mean([r["realised_regret"] > 2 * rules.regret for r in decided]),
         "mean_p_best_of_choice": mean([r["p_best"] for r in chosen if r.get("p_best") is not None]),
         "choice_truly_best": mean([r["choice"] in r["truly_best"] for r in chosen]),
@@ -281,7 +312,8 @@ def lines(result: dict[str, Any]) -> list[str]:
     return [f"{s['trials']} trials; how they ended: " + ", ".join(f"{k} {n}" for k, n in s["stops"].items()),
             f"expected regret stated at the stop {pct(s['mean_stated_regret'])} on average, realised "
             f"{pct(s['mean_realised_regret'])} (against the scenario's true costs)",
-            f"the choice within the indifference zone of the best in {pct(s['within_indifference'])} of trials; "
+            f"two or more named the same within the indifference zone in {pct(s.get('said_same'))} of trials; the "
+            f"choice within it of the best in {pct(s['within_indifference'])}; "
             f"decided with a realised regret over twice the threshold in {pct(s['decided_over_twice_regret'])}",
             f"the choice's P(lowest expected cost) {pct(s['mean_p_best_of_choice'])} on average; truly best in "
             f"{pct(s['choice_truly_best'])}",

@@ -153,7 +153,8 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
                 single.run_one(store, mid, kind, cell, req, say, ledger, _label_of(sp, cell), measurer=measurer)
 
         order = shuffled(sp, req.first_seed)
-        first = interleave([single.order(pending(store, p.convergence[:1]), single.probes_wanted(p, store, 1))
+        first = interleave([single.order(pending(store, p.convergence[:1]), single.probes_wanted(p, store, 1)
+                                         or (single.reference_probe(p, store, say) if p is sp.plans[0] else []))
                             for _, p in order])
         if first:
             say(f"compare: round 1 of the race over {len(sp.plans)} settings ({', '.join(lb for lb, _ in order)}, "

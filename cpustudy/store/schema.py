@@ -322,6 +322,14 @@ def v16_statement_rules(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE statements ADD COLUMN rules TEXT")
 
 
+def v17_recalibration_factor(conn: sqlite3.Connection) -> None:
+    """``factor``: the backtest's recalibration (:mod:`cpustudy.analysis.recalibration`) the interval of a statement
+    or check was stated with, so that later checks are scored against the model's raw interval (a score times its
+    factor) and the factor never feeds on itself; NULL where stored before (taken as 1: as stated)."""
+    conn.execute("ALTER TABLE statements ADD COLUMN factor REAL")
+    conn.execute("ALTER TABLE checks ADD COLUMN factor REAL")
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
@@ -340,6 +348,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v14_held_out_checks,
     v15_statements,
     v16_statement_rules,
+    v17_recalibration_factor,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("machines", "runs", "epochs", "peaks", "tunings", "checks", "statements")

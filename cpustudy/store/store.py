@@ -60,8 +60,13 @@ def row_id(cur: sqlite3.Cursor) -> int:
     return int(cur.lastrowid)
 
 
+#: Seconds added to the wall clock where runs are stamped (and where ``compare`` asks how long ago a reference was
+#: timed): 0, except while a rehearsal (``compare --simulate``) plays a later period (``Scenario.later``).
+CLOCK_OFFSET_S = 0.0
+
+
 def now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(time.time() + CLOCK_OFFSET_S))
 
 
 def default_path() -> Path:
@@ -299,7 +304,7 @@ class Store:
         """One fresh training held against an interval stated without it (``schema.v13_checks``, ``v14``): a
         ``compare --check`` training, or (``kind="held out"``) one ``cpustudy backtest`` held out."""
         row = {k: check.get(k) for k in ("run_id", "machine_id", "candidate", "level", "low_s", "high_s", "billed_s",
-                                         "stated_session", "median_s")}
+                                         "stated_session", "median_s", "factor")}
         row["kind"] = check.get("kind") or "check"
         row.update(inside=int(bool(check["inside"])), later_session=int(bool(check.get("later_session"))),
                    data_sessions=json.dumps(sorted(check.get("data_sessions") or [])),
@@ -311,7 +316,7 @@ class Store:
         """One interval ``compare`` stated (``schema.v15_statements``) and the rules it ran under (``rules``, a dict),
         stamped with the cpustudy stating it."""
         row = {k: statement.get(k) for k in ("machine_id", "session", "workload", "target_accuracy", "place",
-                                             "candidate", "level", "low_s", "median_s", "high_s")}
+                                             "candidate", "level", "low_s", "median_s", "high_s", "factor")}
         made = provenance.record()
         row["cpustudy"] = statement.get("cpustudy") or f"{made['cpustudy_version']} {made['cpustudy_commit'] or '-'}"
         row.update(convergence=json.dumps(statement["convergence"], sort_keys=True, default=str),

@@ -24,6 +24,11 @@ family x1.5 '{"sample_s": 0.0003}' ''
 family one-period-x1.1 '{"sample_s": 0.00022}' '"period_shift": 0.0,'
 family interaction-5pc '{"sample_s": 0.0002}' '"interaction": 0.05,'
 family projected-10pc-off '{"sample_s": 0.0002, "projection_bias": 0.1}' ''
+if [ -z "${BASELINE:-}" ]; then  # families the baseline's version could not play (a comparison resumed later)
+  family resumed-shift0.15-x1.1 '{"sample_s": 0.00022}' '"earlier": ["here:1 tf"],'
+  family resumed-shift0.25-x1.1 '{"sample_s": 0.00022}' '"period_shift": 0.25, "earlier": ["here:1 tf"],'
+  family resumed-shift0.25-identical '{"sample_s": 0.0002}' '"period_shift": 0.25, "earlier": ["here:1 tf"],'
+fi
 cat > "$out/settings-2.scenario.json" <<JSON
 {"noise": 0.06, "period_shift": 0.15,
  "candidates": {"here:1": {"sample_s": 0.0002}},

@@ -5,18 +5,18 @@ from pathlib import Path
 
 here = Path(sys.argv[1] if len(sys.argv) > 1 else "reports/rehearsal-baseline")
 names = ["identical", "x1.1", "x1.3", "x1.5", "one-period-x1.1", "interaction-5pc", "projected-10pc-off",
-         "settings-2", "settings-4"]
+         "resumed-shift0.15-x1.1", "resumed-shift0.25-x1.1", "resumed-shift0.25-identical", "settings-2", "settings-4"]
 
 
 def pct(x):
     return "-" if x is None else f"{100 * x:.1f} %"
 
 
-print("| family | trials | how they ended | stated regret (mean) | realised regret (mean) | realised / stated | "
+print("| family | trials | how they ended | named the same | stated regret (mean) | realised regret (mean) | realised / stated | "
       "decided with realised > 2x threshold | choice within 5 % of the best | P(lowest expected cost) of the choice "
       "(mean) | choice truly best | deciding (s, mean) | fresh training in a later period inside the 90 % "
       "interval |")
-print("|" + " --- |" * 12)
+print("|" + " --- |" * 13)
 for name in names:
     f = here / f"{name}.json"
     if not f.is_file() or not f.stat().st_size:
@@ -24,7 +24,7 @@ for name in names:
     s = json.loads(f.read_text())["summary"]
     ratio = (s["mean_realised_regret"] / s["mean_stated_regret"]) if s["mean_stated_regret"] else None
     stops = ", ".join(f"{k} {v}" for k, v in s["stops"].items())
-    print(f"| {name} | {s['trials']} | {stops} | {pct(s['mean_stated_regret'])} | {pct(s['mean_realised_regret'])} | "
+    print(f"| {name} | {s['trials']} | {stops} | {pct(s.get('said_same'))} | {pct(s['mean_stated_regret'])} | {pct(s['mean_realised_regret'])} | "
           f"{'-' if ratio is None else f'{ratio:.2f}'} | {pct(s['decided_over_twice_regret'])} | "
           f"{pct(s['within_indifference'])} | {pct(s['mean_p_best_of_choice'])} | {pct(s['choice_truly_best'])} | "
           f"{s['mean_deciding_s']:.0f} | {pct(s['fresh_inside'])} of {s['fresh_checked']} |")
