@@ -14,10 +14,13 @@ from typing import Any, Callable
 
 from cpustudy.measure import rehearsal, replay
 from cpustudy.measure.compare import CompareRequest
-from cpustudy.rules import RULES, Rules
+from cpustudy.rules import Rules
 from cpustudy.worker.protocol import RunConfig
 
 STREAM = rehearsal.TEMPLATE
+#: The rules the loop's tests run under: the default's, except that a race is never refused before measuring (at
+#: most 100 % saved a training: the up-front valuation, ``Rules.prior_saving``, is tested on its own).
+LOOP = Rules(prior_saving=1.0)
 TARGET = 0.5
 SLOPE = 0.02  # the metric gained an epoch around the target
 
@@ -75,7 +78,7 @@ def uniform(seed: int, salt: int = 0) -> float:
 _PLANS: dict[str, Any] = {}
 
 
-def run(truth: Truth, db: Path, trial: int = 0, plan: Any = None, rules: Rules = RULES, **over: Any) -> tuple[Any, Any]:
+def run(truth: Truth, db: Path, trial: int = 0, plan: Any = None, rules: Rules = LOOP, **over: Any) -> tuple[Any, Any]:
     """One comparison to its decision against ``truth``: (its comparison, its plan). ``plan``: a plan made
     before (copied, pointed at ``db``), to save planning each trial."""
     sim = replay.Simulated(truth.scenario(), replay.load_stream(STREAM), seed=trial)

@@ -326,7 +326,7 @@ def test_the_rules_level_is_the_level_of_the_intervals_a_comparison_states_and_s
 
     truth = _truths()["1.3x"]
     wide, _ = simloop.run(truth, tmp_path / "90.sqlite", 0)
-    narrow, _ = simloop.run(truth, tmp_path / "80.sqlite", 0, rules=Rules(level=0.8))
+    narrow, _ = simloop.run(truth, tmp_path / "80.sqlite", 0, rules=Rules(level=0.8, prior_saving=1))
     assert narrow.decision["rules"]["level"] == 0.8 and wide.decision["rules"]["level"] == RULES.level == 0.9
     both = [(w, next(n for n in narrow.results if n.candidate == w.candidate)) for w in wide.results
             if w.time_low_s is not None]
@@ -335,7 +335,7 @@ def test_the_rules_level_is_the_level_of_the_intervals_a_comparison_states_and_s
         assert (w.level, n.level) == (0.9, 0.8)
         assert n.time_high_s / n.time_low_s < w.time_high_s / w.time_low_s, (w, n)
     assert any("each interval is a 80% prediction interval" in a for a in narrow.assumptions), narrow.assumptions
-    for db, rules in ((tmp_path / "90.sqlite", RULES), (tmp_path / "80.sqlite", Rules(level=0.8))):
+    for db, rules in ((tmp_path / "90.sqlite", simloop.LOOP), (tmp_path / "80.sqlite", Rules(level=0.8, prior_saving=1))):
         with Store.read(db) as store:
             said = store.statements()
         assert len(said) == len(both) and all((s["level"], s["rules"]) == (rules.level, rules.as_dict()) for s in said)
@@ -349,7 +349,7 @@ def test_the_budget_is_the_rules_and_max_trainings_overrides_it(tmp_path):
     import simloop
 
     req = simloop.request(tmp_path / "x.sqlite", max_trainings=None)
-    own = Rules(budget_trainings=1.0, budget_per_setting=0.5)
+    own = Rules(budget_trainings=1.0, budget_per_setting=0.5, prior_saving=1.0)
     assert (req.budget(1, RULES), req.budget(4, RULES), req.budget(4, own)) == (8.0, 14.0, 2.5)
     assert replace(req, max_trainings=3).budget(4, own) == 3.0
     # the race's first round (a seed of each of four settings) already spends more than 2.5 trainings' time
@@ -373,7 +373,7 @@ def test_the_backtest_holds_a_training_against_the_level_it_was_stated_at_and_sa
 
     truth = _truths()["1.3x"]
     db = tmp_path / "c.sqlite"
-    simloop.run(truth, db, 0, rules=Rules(level=0.8))
+    simloop.run(truth, db, 0, rules=Rules(level=0.8, prior_saving=1))
     simloop.run(truth, db, 1, checks=1)  # a later session, at the default 90 %: its check trains a fresh seed
     with sqlite3.connect(db) as conn:
         conn.execute("DELETE FROM checks")  # so that the backtest holds that training out

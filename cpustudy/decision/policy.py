@@ -125,6 +125,20 @@ class Step:
         return self.kind in ("decided", "same", "not worth it", "stuck")
 
 
+def before_measuring(first_round: float, default: str | None, rules: Rules = RULES) -> Step | None:
+    """Whether measuring can pay before anything is measured: deciding can save at most ``rules.prior_saving`` of a
+    training over ``rules.trainings`` trainings, and the first round takes ``first_round`` trainings' time at least;
+    a stop naming ``default`` where it cannot, else None (measure)."""
+    worth = rules.trainings * rules.prior_saving
+    if worth >= first_round:
+        return None
+    need = math.ceil(first_round / rules.prior_saving)
+    return Step("not worth it", f"before measuring: over {rules.trainings} trainings deciding can save at most "
+                f"{worth:.1f} trainings' time (at most {rules.prior_saving:.0%} of each, assumed), and its first round "
+                f"alone takes {first_round:g} or more: nothing measured, the default {default} is the answer "
+                f"(--trainings {need} or more makes measuring worth it)")
+
+
 def choice(st: Standing | None, step: Step | None, default: str | None,
            results: Sequence[combo.CandidateResult] = (), rules: Rules = RULES) -> str | None:
     """What the answer names: the default where the comparison ended "the same" with the default among them (no
@@ -291,5 +305,5 @@ def _spread(r: combo.CandidateResult) -> float:
     return math.log(r.time_high_s / r.time_low_s) / (2 * NormalDist().inv_cdf(0.5 + r.level / 2))
 
 
-__all__: Sequence[str] = ("Group", "Standing", "Step", "choice", "leader", "next_step", "one_candidate_step", "standing",
+__all__: Sequence[str] = ("Group", "Standing", "Step", "before_measuring", "choice", "leader", "next_step", "one_candidate_step", "standing",
                           "unmeasured_step")

@@ -42,7 +42,7 @@ from cpustudy import precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import recalibration, totarget
 from cpustudy.analysis.totarget import Comparison
-from cpustudy.decision.policy import leader
+from cpustudy.decision.policy import Step, before_measuring, leader
 from cpustudy.errors import UserError
 from cpustudy.measure import compare as single
 from cpustudy.measure.compare import CompareRequest, Planned
@@ -153,6 +153,12 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
                 single.run_one(store, mid, kind, cell, req, say, ledger, _label_of(sp, cell), measurer=measurer)
 
         order = shuffled(sp, req.first_seed)
+        fresh = all(pending(store, p.convergence) == p.convergence for p in sp.plans)
+        stop = None if req.fixed_plan or not fresh else before_measuring(
+            float(len(sp.plans)), single.default_of(list(zip(sp.labels, sp.plans))), rules)
+        if stop is not None:
+            say(f"compare: {stop.why}")
+            return nothing_measured(sp, stop, rules)
         first = interleave([single.order(pending(store, p.convergence[:1]), single.probes_wanted(p, store, 1)
                                          or (single.reference_probe(p, store, say) if p is sp.plans[0] else []))
                             for _, p in order])
@@ -186,6 +192,19 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = ledger.one_training()
     return comparison
+
+
+def nothing_measured(sp: SettingsPlan, stop: Step, rules: Rules) -> Comparison:
+    """The answer where nothing was worth measuring: every candidate without figures, the default chosen."""
+    default = single.default_of(list(zip(sp.labels, sp.plans)))
+    results = [combo.CandidateResult(c.name, None, None, None, None, None, None, None, None, None, 0.0, 0, None,
+                                     "", [], []) for p in sp.plans for c in p.candidates]
+    out = Comparison(sp.plans[0].reference.workload, sp.request.goal, results, [])
+    out.decision = {"rules": rules.as_dict(), "stop": stop.kind, "why": stop.why, "default": default,
+                    "choice": default, "leader": None, "cost": {"trainings": 0.0, "seconds": 0.0, "seeds": 0,
+                                                                "speed_runs": 0}}
+    out.steps = [f"stopped: {stop.why}"]
+    return out
 
 
 def next_seed(p: Planned, store: Store) -> Cell:

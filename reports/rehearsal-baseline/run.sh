@@ -46,3 +46,9 @@ JSON
 "${cs[@]}" --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 --batch-sizes 64,256 \
   --simulate "$out/settings-4.scenario.json" --trials "$trials" --format json > "$out/settings-4.json"
 echo "settings-4: rc=$?"
+if [ -z "${BASELINE:-}" ]; then  # the same race serving 100 trainings (10: not worth starting, since the one model)
+  cp "$out/settings-4.scenario.json" "$out/settings-4-t100.scenario.json"
+  "${cs[@]}" --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 --batch-sizes 64,256 \
+    --trainings 100 --simulate "$out/settings-4.scenario.json" --trials "$trials" --format json > "$out/settings-4-t100.json"
+  echo "settings-4-t100: rc=$?"
+fi
