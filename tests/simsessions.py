@@ -112,7 +112,7 @@ class Coverage:
 
     def line(self) -> str:
         rest = self.share_unlabelled
-        return (f"{self.truth.label()}: {self.share:.1%} inside of {self.trials}; said 'this session only' "
+        return (f"{self.truth.label()}: {self.share:.1%} inside of {self.trials}; said 'the shift is assumed' "
                 f"{self.labelled / self.trials:.0%}"
                 + (f", the rest {rest:.1%} inside" if rest is not None else "")
                 + f"; width {self.width:.2f}x, {self.width_vs_truth:.2f}x the truth's range")
@@ -173,7 +173,7 @@ def coverage(truth: Truth, trials: int = 1000, seed: int = 0, draws: int = 2000,
         cand = compare.CandidateInput("here", samples, 0.1, "simulated")
         r = compare.combine(seeds, [cand], draws=draws, rng_seed=t, noise=noise)[0]
         assert r.time_low_s is not None and r.time_high_s is not None, r.interval_note
-        said = "cover this session only" in " ".join(totarget.session_note(_Rows(sessions), [r], seeds, noise))
+        said = "the shift to a later period is assumed" in " ".join(totarget.session_note(_Rows(sessions), [r], seeds, noise))
         fresh = _training(rng, truth, float(ep[-1]), new)
         hit = r.time_low_s <= fresh <= r.time_high_s
         inside += hit

@@ -198,7 +198,7 @@ def test_checks_are_stored_with_their_interval_never_counted_in_it_and_only_a_la
     lead = first.checks[0]["candidate"]
     runs_behind = next(r for r in first.results if r.candidate == lead).run_ids
     assert not {c["run_id"] for c in first.checks} & set(runs_behind)  # a check is no part of its interval
-    assert any(n.startswith("the intervals cover this session only") for n in first.notes)
+    assert any(n.startswith("the shift to a later period is assumed") for n in first.notes)
     assert any(n.startswith("backtest on this machine: 2 of 2 fresh training(s)") for n in first.notes), first.notes
     with Store.read(db) as store:
         stored = store.checks()

@@ -46,7 +46,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from cpustudy.analysis.billed import Billed
-from cpustudy.analysis.stats import Noise
+from cpustudy.analysis.stats import NO_PRIOR, Noise, between_measured
 
 #: A configuration's own move from period to period (interaction), as a log sd; the rest of ``Noise.between`` is the
 #: machine's shift that moves every configuration alike. Read on a 2-core Zen 4 VM (2026-11-27, two periods 30
@@ -54,6 +54,12 @@ from cpustudy.analysis.stats import Noise
 #: the later period, their ratio moved 3 % (1.55 against 1.50): about 0.02 each. One pair of periods: an assumption,
 #: said where it decides (a contrast within one period is never surer than this).
 INTERACTION = 0.02
+#: The machine's shift between periods (log sd) where the database has not measured it (no configuration timed in
+#: several periods): a training in a later period meets it. Seen on these 2-core VMs: every training about 30 % slower
+#: 2.5 hours later (Granite Rapids, 2026-11-27), both configurations of a convnet 7.5-10 % slower 30 minutes later
+#: (Zen 4, 2026-11-27), 20-30 % between sessions on shared VMs; cpustudy's 5 % default (``stats.DEFAULT_NOISE``) held
+#: for sweeps minutes apart. Rehearsed with a true 0.15, the 5 % put 73-76 % of later trainings inside a 90 % interval.
+UNMEASURED_SHIFT = 0.15
 #: No new training takes more than 100x a measured one (a Student-t's far tail).
 _CAP = math.log(100.0)
 
@@ -232,7 +238,7 @@ def _mean_whole_epochs(seeds: Sequence[SeedResult], draws: int, rng: np.random.G
 class Components:
     """The variance components of a run's log time (standard deviations; see the module's docstring), read from
     a :class:`Noise`: run noise (``within``, worth ``within_df`` runs), the period shift every candidate of the
-    machine shares and each candidate's own move per period (``INTERACTION``; ``Noise.between`` is both, worth
+    machine shares (at least ``UNMEASURED_SHIFT`` where the database has not measured it) and each candidate's own move per period (``INTERACTION``; ``Noise.between`` is both, worth
     ``between_df`` periods), and a projected epoch's error (``projection``)."""
 
     within: float
@@ -245,8 +251,10 @@ class Components:
     @classmethod
     def of(cls, noise: Noise) -> "Components":
         inter = min(INTERACTION, noise.between)
-        return cls(noise.within, noise.df, math.sqrt(noise.between ** 2 - inter ** 2), inter,
-                   max(noise.between_df, 1.0), noise.projection)
+        shift = math.sqrt(noise.between ** 2 - inter ** 2)
+        if not between_measured(noise) and noise.source != NO_PRIOR.source:
+            shift = max(shift, UNMEASURED_SHIFT)
+        return cls(noise.within, noise.df, shift, inter, max(noise.between_df, 1.0), noise.projection)
 
 
 @dataclass

@@ -446,8 +446,8 @@ def assumptions(target: Any, spot: bool, ref: Configuration, seeds: Sequence[com
 
 def session_note(store: Any, results: Sequence[combo.CandidateResult], seeds: Sequence[combo.SeedResult],
                  noise: Noise) -> list[str]:
-    """Where every run behind the intervals comes from one measuring session and the variation between sessions
-    is not measured here (cpustudy's default), a note that the intervals cover this session only."""
+    """Where every run behind the intervals comes from one measuring period and the variation between periods is not
+    measured here, a note that the intervals assume the machine's shift to a later period (``model.UNMEASURED_SHIFT``)."""
     from cpustudy.analysis.runs import session_of
 
     ids = sorted({int(i) for r in results for i in r.run_ids} | {s.run_id for s in seeds})
@@ -460,16 +460,18 @@ def session_note(store: Any, results: Sequence[combo.CandidateResult], seeds: Se
     sessions = {period.get(session_of(r), session_of(r)) for r in behind} - {""}
     if len(sessions) > 1:
         return []
-    head = ("the intervals cover this session only: every run behind them comes from one measuring period (sessions "
-            "less than an hour apart), and the ")
+    from cpustudy.analysis.model import Components
+
+    shift = Components.of(noise).shift
+    head = (f"the shift to a later period is assumed, not measured: every run behind the intervals comes from one "
+            f"measuring period (sessions less than an hour apart), and they take the machine's shift between periods as "
+            f"{shift:.0%}")
     if noise.between_basis == "anchor":
-        return [head + f"variation between sessions in them ({noise.between:.0%}) is this machine's anchor's "
-                f"({noise.source}), not these configurations' own: a 10 ms kernel on one core, which can miss what "
-                "moves a training (on a Granite Rapids VM it missed a 20 % shift). Compare again in another session, "
-                "or --check in a later one, and the database learns theirs"]
-    return [head + f"variation between sessions is cpustudy's default ({noise.between:.0%}), not measured here (20-30 % "
-            "has been seen between sessions on shared VMs); a training in a later session may land outside more often. "
-            "Compare again in another session, or --check in a later one, and the database learns it"]
+        return [head + f" (this machine's anchor says {noise.between:.0%}: a 10 ms kernel on one core, which can miss "
+                "what moves a training; on a Granite Rapids VM it missed a 20 % shift). Compare again in another "
+                "session, or --check in a later one, and the database learns it"]
+    return [head + " (20-30 % has been seen between sessions on shared VMs). Compare again in another session, or "
+            "--check in a later one, and the database learns it"]
 
 
 def place_name(run: dict[str, Any]) -> str:
