@@ -453,6 +453,34 @@ def test_a_comparison_resumed_in_a_later_period_times_its_reference_again_and_bl
     assert all(t["truly_best"] == ["here:1"] and t["stop"] != "stuck" for t in out["trials"])
 
 
+def test_the_reference_is_timed_again_in_a_later_period_and_only_there(tmp_path):
+    """A comparison of here:1 alone, then two hours later (a new period) of here:1 and here:2: the later session
+    times here:1 once more, its reference, beside here:2's probes; run again in that period, it does not."""
+    import simloop
+
+    from cpustudy.store import Store
+    from cpustudy.store import store as store_mod
+
+    truth = simloop.Truth({"fp32 b128": 2e-4}, {"fp32 b128": lambda s: 1.5})
+    db = tmp_path / "resumed.sqlite"
+    one = dict(precisions=None, batch_sizes=None, convergence_at="here:1", max_trainings=0)
+    simloop.run(truth, db, 0, candidates="here:1", **one)
+
+    def probes_at_1() -> int:
+        with Store.read(db) as store:
+            return sum(1 for r in store.runs(status="ok") if r["vcpus"] == 1 and r.get("steps_per_epoch"))
+
+    before = probes_at_1()
+    store_mod.CLOCK_OFFSET_S = 2 * 3600.0
+    try:
+        simloop.run(truth, db, 1, candidates="here:1,here:2", **one)
+        assert probes_at_1() == before + 1
+        simloop.run(truth, db, 2, candidates="here:1,here:2", **one)  # the same period: timed there already
+        assert probes_at_1() == before + 1
+    finally:
+        store_mod.CLOCK_OFFSET_S = 0.0
+
+
 @pytest.mark.parametrize("scenario, says", [
     ({"candidates": {}}, "no \"candidates\""),
     ({"candidates": {"here:1": {"sample_s": 2e-4}}}, "the scenario has no here:2"),

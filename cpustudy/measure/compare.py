@@ -376,17 +376,17 @@ def probes_wanted(p: Planned, store: Store, seeds_to_come: int) -> list[Cell]:
     return [x for x in todo if x.key in chosen]
 
 
-def reference_probe(p: Planned, store: Store, say: Callable[[str], None]) -> list[Cell]:
+def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted: Sequence[Cell] = ()) -> list[Cell]:
     """The reference re-timed in this measuring session: the first local candidate (the default), where its speed was
     timed only in earlier periods (its last speed run ended more than ``runs.PERIOD_GAP_S`` ago), gets one speed probe
     now, so that the one model reads this period's shift of the machine from it (a contrast with a candidate timed
     only now is then a ratio of ratios, not a guess of the shift). Nothing where it was never timed (the planned
-    probes time it) or was timed in this period."""
+    probes time it), was timed in this period, or has a probe among ``wanted`` (this session's planned ones)."""
     from cpustudy.analysis.runs import PERIOD_GAP_S, stored_time
     from cpustudy.store.store import now
 
     c = next((c for c in p.candidates if c.kind == "here" and c.device == "cpu"), None)
-    if c is None:
+    if c is None or any(probes_of(x, c) for x in wanted):
         return []
     stored = store.runs(status="ok")
     ids = {s.run_id for s in speed_samples(store, c, p.reference, p.fingerprint, stored)}
@@ -419,7 +419,8 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
     with measuring(req.db, p.machine) as session:
         store = session.store
         todo_conv = pending(store, p.convergence)
-        local_probes = probes_wanted(p, store, len(todo_conv)) or reference_probe(p, store, say)
+        local_probes = probes_wanted(p, store, len(todo_conv))
+        local_probes += reference_probe(p, store, say, local_probes)
         work = order(todo_conv, local_probes)
         if work:
             say(f"compare: {len(todo_conv)} convergence run(s) ({req.seeds} seeds wanted, "

@@ -159,8 +159,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
         if stop is not None:
             say(f"compare: {stop.why}")
             return nothing_measured(sp, stop, rules)
-        first = interleave([single.order(pending(store, p.convergence[:1]), single.probes_wanted(p, store, 1)
-                                         or (single.reference_probe(p, store, say) if p is sp.plans[0] else []))
+        first = interleave([single.order(pending(store, p.convergence[:1]), _with_reference(sp, p, store, say))
                             for _, p in order])
         if first:
             say(f"compare: round 1 of the race over {len(sp.plans)} settings ({', '.join(lb for lb, _ in order)}, "
@@ -192,6 +191,12 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = ledger.one_training()
     return comparison
+
+
+def _with_reference(sp: SettingsPlan, p: Planned, store: Store, say: Callable[[str], None]) -> list[Cell]:
+    """A setting's planned probes still wanted, and for the first setting its reference re-timed in a new period."""
+    wanted = single.probes_wanted(p, store, 1)
+    return wanted + (single.reference_probe(p, store, say, wanted) if p is sp.plans[0] else [])
 
 
 def nothing_measured(sp: SettingsPlan, stop: Step, rules: Rules) -> Comparison:
