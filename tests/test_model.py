@@ -97,7 +97,8 @@ def test_the_interval_and_the_decision_read_the_same_model():
 def test_a_fresh_training_in_a_new_period_falls_inside_the_model_s_interval_at_its_level():
     # Truth: run noise 0.06, a period shift 0.10 and an interaction 0.02 (what the model assumes); 4 runs measured
     # in one period; the fresh training in another. 300 trials.
-    noise = Noise(within=0.06, df=20, between=math.hypot(0.10, 0.02), source="test")
+    noise = Noise(within=0.06, df=20, between=math.hypot(0.10, 0.02), source="test", between_df=20,
+                  between_basis="repeats")  # measured: no assumed shift on top
     inside = 0
     trials = 300
     rng = np.random.default_rng(3)
