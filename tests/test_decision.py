@@ -129,7 +129,7 @@ def test_a_decision_in_words_says_its_stop_choice_cost_saving_and_rules():
     lines = decision_lines(d)
     assert lines[0] == "decided: x" and "choose here:2 bf16" in lines[1] and "here:2 fp32" in lines[1]
     assert "4.2 trainings" in lines[2] and "pays for itself after 5.5 trainings" in lines[3]
-    assert lines[-1].startswith("rules: decided once")
+    assert lines[-1].startswith("rules: stopped once")
 
 
 # --- the whole loop against a simulated measurer -----------------------------------------------------------

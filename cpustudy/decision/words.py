@@ -30,8 +30,7 @@ def decision_lines(d: Mapping[str, Any]) -> list[str]:
                    + (f"; deciding pays for itself after {pays:.1f} trainings" if pays else ""))
     elif d.get("default") and d.get("choice") == d.get("default"):
         out.append(f"the default {d['default']} is the choice: keep it")
-    out.append("rules: " + Rules(**{k: d["rules"][k] for k in ("regret", "indifference", "trainings", "level",
-                                                               "narrow", "draws")}).words())
+    out.append("rules: " + Rules(**{k: v for k, v in d["rules"].items() if k in Rules.__dataclass_fields__}).words())
     return out
 
 
