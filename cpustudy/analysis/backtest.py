@@ -107,9 +107,8 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
                 continue
             data_sessions = sorted({session_of(stored[i]) for i in result.run_ids + [s.run_id for s in answer.seeds]
                                     if i in stored} - {""})
-            f = answer.factor
             out.append(_check(r, at, name, result.level, result.time_low_s, result.time_to_target_s, result.time_high_s,
-                              data_sessions, session, factor=f.get(name) if isinstance(f, dict) else f))
+                              data_sessions, session, factor=answer.factor_of(name)))
     return out
 
 

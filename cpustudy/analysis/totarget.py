@@ -64,6 +64,11 @@ class Comparison:
     noise: Any = None
     factor: Any = 1.0  # the backtest's recalibration the model was drawn with (per candidate where a mapping)
 
+    def factor_of(self, candidate: str) -> float:
+        """The recalibration ``candidate``'s figures were drawn with (1: none)."""
+        f = self.factor
+        return float(f.get(candidate, 1.0) if isinstance(f, dict) else f or 1.0)
+
     def check_lines(self) -> list[str]:
         """``--check``'s trainings in words, and how many landed inside the interval stated before them."""
         if not self.checks:

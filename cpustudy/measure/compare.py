@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from cpustudy import identity, precision
 from cpustudy.analysis import compare as combo
@@ -470,15 +470,9 @@ def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dic
             "place": totarget.place_name(runs[0]), "candidate": r.candidate, "level": r.level,
             "low_s": r.time_low_s, "median_s": r.time_to_target_s, "high_s": r.time_high_s,
             "data_sessions": sorted({session_of(x) for x in behind} - {""}), "rules": comparison.decision.get("rules"),
-            "factor": factor_of(comparison, r.candidate)})
+            "factor": comparison.factor_of(r.candidate)})
         n += 1
     return n
-
-
-def factor_of(comparison: Comparison, candidate: str) -> float:
-    """The recalibration ``candidate``'s interval in ``comparison`` was drawn with (1: none)."""
-    f = comparison.factor
-    return float(f.get(candidate, 1.0) if isinstance(f, Mapping) else f or 1.0)
 
 
 def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Store, machine_id: int,
@@ -519,7 +513,7 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
             (low is not None and high is not None and low <= billed <= high)
         check = {"candidate": lead.candidate, "seed": int(cell.config.seed), "run_id": int(run["id"]),
                  "billed_s": billed, "epochs": run.get("epochs_to_target"), "low_s": low, "high_s": high,
-                 "level": lead.level, "inside": bool(inside), "factor": factor_of(comparison, lead.candidate)}
+                 "level": lead.level, "inside": bool(inside), "factor": comparison.factor_of(lead.candidate)}
         out.append(check)
         if fresh:  # held against the interval stated before it: the machine's backtest (a reused one was already)
             session = session_of(run)
