@@ -271,18 +271,24 @@ class Fitted:
     note: str = ""
 
 
-def _offsets(samples: Sequence, mean_e: np.ndarray, comps: Components, draws: int,
-             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float, str]:
-    """The candidate's own random parts per draw: (what is unknown of its effect beyond the shared shifts, one new
-    training's own deviation, the run-noise share of the first's variance, note)."""
-    logs = np.log(np.stack([s.billed.seconds(mean_e) for s in samples], axis=1))  # draws x runs
-    n = len(samples)
+def _period_means(samples: Sequence[SpeedSample], epochs: np.ndarray) -> tuple[np.ndarray, list[list[int]], np.ndarray]:
+    """The runs' log billed times at ``epochs`` (draws x runs), the runs grouped by period (``SpeedSample.session``)
+    and each period's mean (draws x periods)."""
+    logs = np.log(np.stack([s.billed.seconds(epochs) for s in samples], axis=1))
     by: dict[str, list[int]] = {}
     for i, s in enumerate(samples):
         by.setdefault(s.session, []).append(i)
     groups = list(by.values())
-    k = len(groups)
-    means = np.stack([logs[:, g].mean(axis=1) for g in groups], axis=1)
+    return logs, groups, np.stack([logs[:, g].mean(axis=1) for g in groups], axis=1)
+
+
+def _offsets(samples: Sequence[SpeedSample], at_mean: tuple[np.ndarray, list[list[int]], np.ndarray],
+             comps: Components, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float, str]:
+    """The candidate's own random parts per draw: (what is unknown of its effect beyond the shared shifts, one new
+    training's own deviation, the run-noise share of the first's variance, note). ``at_mean``: its runs at the
+    setting's mean epochs (:func:`_period_means`)."""
+    logs, groups, means = at_mean
+    n, k = len(samples), len(groups)
     ss = sum(((logs[:, g] - means[:, [j]]) ** 2).sum(axis=1) for j, g in enumerate(groups))
     inv_n = float(np.sum([1 / len(g) for g in groups]))
     df_w = (n - k) + comps.within_df
@@ -336,7 +342,7 @@ class Model:
             if ep is not None:
                 self.epochs[g.label] = ep
                 self.seeds[g.label] = len(g.seeds)
-        self.reference, shift = self._shifts(groups, rng_seed)
+        shift = self._shifts(groups, rng_seed)
         for g in groups:
             ep = self.epochs.get(g.label)
             if ep is None:
@@ -348,21 +354,20 @@ class Model:
                     continue
                 rng = _stream(rng_seed, "candidate", c.candidate)
                 f = factor.get(c.candidate, 1.0) if isinstance(factor, Mapping) else factor
-                effect, fresh, runs_var, note = _offsets(c.samples, ep.mean, self.comps, draws, rng)
+                at_mean = _period_means(c.samples, ep.mean)
+                effect, fresh, runs_var, note = _offsets(c.samples, at_mean, self.comps, draws, rng)
                 own = -np.mean([shift[p] for p in {s.session for s in c.samples}], axis=0)
-                base = self._mean_of_periods(c.samples, ep.mean)
                 dev = np.clip(f * (effect + own) if not note else 0.0, -_CAP, _CAP)
-                mean_log = base + dev
-                new_log = self._mean_of_periods(c.samples, new_e) + dev + np.clip(f * fresh, -_CAP, _CAP)
+                mean_log = at_mean[2].mean(axis=1) + dev
+                new_log = _period_means(c.samples, new_e)[2].mean(axis=1) + dev + np.clip(f * fresh, -_CAP, _CAP)
                 self.fitted[c.candidate] = Fitted(g.label, c, mean_log, np.where(finite, np.exp(new_log), np.inf),
                                                   runs_var, "; ".join(x for x in (ep.note, note) if x))
 
-    def _shifts(self, groups: Sequence[Group], rng_seed: int) -> tuple[str | None, dict[str, np.ndarray]]:
-        """Per period, draws of its shift of the machine (log; shared by every candidate measured in it), and the
-        candidate that anchors them. A candidate measured in two or more periods (the most; ties: the most runs) is
-        the reference: its period means less their mean are the shifts, known to its run noise and its own move in
-        each period (so a contrast across periods is a ratio of ratios); a period it did not measure is a draw of the
-        machine's shift about it."""
+    def _shifts(self, groups: Sequence[Group], rng_seed: int) -> dict[str, np.ndarray]:
+        """Per period, draws of its shift of the machine (log; shared by every candidate measured in it). A candidate
+        measured in two or more periods (the most; ties: the most runs) is the reference: its period means less their
+        mean are the shifts, known to its run noise and its own move in each period (so a contrast across periods is
+        a ratio of ratios); a period it did not measure is a draw of the machine's shift about it."""
         draws, comps = self.draws, self.comps
         periods = sorted({s.session for g in groups for c in g.candidates for s in c.samples})
         shift = {p: comps.shift * _stream(rng_seed, "period", p).standard_normal(draws) for p in periods}
@@ -370,28 +375,16 @@ class Model:
                  for g in groups for c in g.candidates if g.label in self.epochs]
         most = max(timed, default=None)
         if most is None or most[0] < 2:
-            return None, shift
+            return shift
         _, _, name, label = most
         samples = self.of[name][1].samples
-        logs = np.log(np.stack([s.billed.seconds(self.epochs[label].mean) for s in samples], axis=1))
-        by: dict[str, list[int]] = {}
-        for i, s in enumerate(samples):
-            by.setdefault(s.session, []).append(i)
-        means = {p: logs[:, idx].mean(axis=1) for p, idx in by.items()}
-        centre = np.mean(list(means.values()), axis=0)
-        for p, m in means.items():
-            known = math.sqrt(comps.within ** 2 / len(by[p]) + comps.interaction ** 2)
-            shift[p] = m - centre + known * _stream(rng_seed, "period", p).standard_normal(draws)
-        return name, shift
-
-    @staticmethod
-    def _mean_of_periods(samples: Sequence, epochs: np.ndarray) -> np.ndarray:
-        """Per draw, the mean over the candidate's periods of its runs' mean log time there, at ``epochs``."""
-        logs = np.log(np.stack([s.billed.seconds(epochs) for s in samples], axis=1))
-        by: dict[str, list[int]] = {}
-        for i, s in enumerate(samples):
-            by.setdefault(s.session, []).append(i)
-        return np.mean([logs[:, g].mean(axis=1) for g in by.values()], axis=0)
+        _, by, means = _period_means(samples, self.epochs[label].mean)
+        centre = means.mean(axis=1)
+        for j, idx in enumerate(by):
+            p = samples[idx[0]].session
+            known = math.sqrt(comps.within ** 2 / len(idx) + comps.interaction ** 2)
+            shift[p] = means[:, j] - centre + known * _stream(rng_seed, "period", p).standard_normal(draws)
+        return shift
 
     def rate(self, name: str) -> float | None:
         """The candidate's price per second (None: not priced)."""
