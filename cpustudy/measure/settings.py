@@ -205,9 +205,8 @@ def nothing_measured(sp: SettingsPlan, stop: Step, rules: Rules) -> Comparison:
     results = [combo.CandidateResult(c.name, None, None, None, None, None, None, None, None, None, 0.0, 0, None,
                                      "", [], []) for p in sp.plans for c in p.candidates]
     out = Comparison(sp.plans[0].reference.workload, sp.request.goal, results, [])
-    out.decision = {"rules": rules.as_dict(), "stop": stop.kind, "why": stop.why, "default": default,
-                    "choice": default, "leader": None, "cost": {"trainings": 0.0, "seconds": 0.0, "seeds": 0,
-                                                                "speed_runs": 0}}
+    single.attach(out, None, stop, single.Ledger(), rules, default)
+    out.decision["choice"] = default  # nothing measured, no leader: the default is the answer
     out.steps = [f"stopped: {stop.why}"]
     return out
 
