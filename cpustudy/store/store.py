@@ -61,7 +61,7 @@ def row_id(cur: sqlite3.Cursor) -> int:
 
 
 #: Seconds added to the wall clock where runs are stamped (and where ``compare`` asks how long ago a reference was
-#: timed): 0, except while a rehearsal (``compare --simulate``) plays a later period (``Scenario.later``).
+#: timed): 0, except while a rehearsal (``compare --simulate``) plays a later period (``Scenario.earlier``).
 CLOCK_OFFSET_S = 0.0
 
 
