@@ -488,6 +488,10 @@ def test_the_reference_is_timed_again_in_a_later_period_and_only_there(tmp_path)
     ({"candidates": {"here:1": {"sample_s": 2e-4}, "here:2": {"sample_s": 1e-4}}, "settings": {"": {"epochs": {}}}},
      "needs \"epochs\""),
     ("{not json", "JSONDecodeError"),
+    ({"candidates": {"here:1": {"sample_s": 2e-4}, "here:2": {"sample_s": 1e-4}}, "earlier": ["here:9"]},
+     "\"earlier\" names here:9"),
+    ({"candidates": {"here:1": {"sample_s": 2e-4}, "here:2": {"sample_s": 1e-4}}, "earlier": "here:1"},
+     "\"earlier\" is a list"),
 ])
 def test_a_bad_scenario_is_one_line_and_exit_2(run_cli, tmp_path, scenario, says):
     f = tmp_path / "bad.json"

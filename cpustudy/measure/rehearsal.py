@@ -76,12 +76,19 @@ class Scenario:
                             "{\"1\": 0.7, \"2\": 0.3}}}}")
         known = {k: raw[k] for k in ("noise", "interaction", "period_shift", "startup_s", "tracing_s", "validation_s")
                  if k in raw}
+        earlier = raw.get("earlier") or []
+        if not isinstance(earlier, list) or not all(isinstance(x, str) for x in earlier):
+            raise UserError(f"--simulate {path}: \"earlier\" is a list of candidates' places, e.g. [\"here:1\"]")
         sc = cls(raw["candidates"], raw.get("settings") or {"": {"epochs": {"1": 1.0}}}, **known,
-                 earlier=tuple(raw.get("earlier") or ()))
+                 earlier=tuple(earlier))
         sc.check(path)
         return sc
 
     def check(self, path: str) -> None:
+        unknown = sorted(set(self.earlier) - set(self.candidates))
+        if unknown:
+            raise UserError(f"--simulate {path}: \"earlier\" names {', '.join(unknown)}, not among the scenario's "
+                            "\"candidates\": list the places measured first")
         for name, c in self.candidates.items():
             if not isinstance(c, dict) or not float(c.get("sample_s", 0)) > 0:
                 raise UserError(f"--simulate {path}: candidate {name!r} needs a positive \"sample_s\" (its true "
