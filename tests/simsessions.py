@@ -55,6 +55,7 @@ class Truth:
     others: int = 0  # (findings) other configurations measured in both sides' sessions, ``runs`` runs each
     epochs: str = "always 3"
     projection_bias: float | None = None  # speed runs projected from capped epochs, off by exp(bias) (None: full)
+    interaction: float = 0.0  # (findings) log sd of each configuration's own move in each session
 
     def label(self) -> str:
         return (f"shift {self.shift:.2f} ({self.tails}), {self.sessions} session(s) x {self.runs} runs, "
@@ -62,7 +63,8 @@ class Truth:
                 + f"anchor sees {self.anchor_sees:.0%} over {self.history} earlier session(s), {self.epochs}"
                 + (f", {self.others} other configuration(s) in both sessions" if self.others else "")
                 + (f", speed runs projected {self.projection_bias:+.0%} off" if self.projection_bias is not None
-                   else ""))
+                   else "")
+                + (f", interaction {self.interaction:.0%}" if self.interaction else ""))
 
 
 def _shift(rng: np.random.Generator, truth: Truth, n: int) -> np.ndarray:
@@ -204,14 +206,21 @@ class Findings:
 
 
 def findings(truth: Truth, ratio: float, same_session: bool, trials: int = 1000, seed: int = 0,
-             sessions_known: bool = True) -> Findings:
+             sessions_known: bool = True, reference: bool = False) -> Findings:
     """Two configurations of true speed ratio ``ratio``, ``truth.runs`` runs each, measured in one session or
     each in its own, judged as a report judges them with the noise the database would estimate (their own
     sessions' repeats, the anchor's prior over ``history`` earlier sessions and theirs). ``sessions_known=False``:
     the runs do not say their sessions (as every contrast was judged before cpustudy told sessions apart:
-    cpustudy's default variation between them added)."""
+    cpustudy's default variation between them added). ``reference``: a third configuration, ``truth.runs`` runs in
+    each side's session, blocks the contrast (:func:`cpustudy.analysis.holdup.reference`). Each configuration moves by
+    its own ``truth.interaction`` in each session."""
     rng = np.random.default_rng(seed)
     found = 0
+
+    def runs(speed: float, s: float) -> list[float]:
+        own = rng.normal(0.0, truth.interaction) if truth.interaction else 0.0
+        return list(speed * math.exp(s + own) * np.exp(rng.normal(0.0, truth.within, truth.runs)))
+
     for _ in range(trials):
         shifts = _shift(rng, truth, truth.history + 2)
         history, (sa, sb) = shifts[:truth.history], shifts[truth.history:]
@@ -219,9 +228,11 @@ def findings(truth: Truth, ratio: float, same_session: bool, trials: int = 1000,
             sb = sa
         seen = list(history) + ([sa] if same_session else [sa, sb])
         prior = anchor.prior(_anchor_rows(rng, seen, truth))
-        a = list(10.0 * ratio * math.exp(sa) * np.exp(rng.normal(0.0, truth.within, truth.runs)))
-        b = list(10.0 * math.exp(sb) * np.exp(rng.normal(0.0, truth.within, truth.runs)))
+        a, b = runs(10.0 * ratio, sa), runs(10.0, sb)
         groups = [[a], [b]]
+        ref = (runs(7.0, sa), runs(7.0, sb)) if reference else None
+        if ref:
+            groups.append(list(ref))
         for _ in range(truth.others):  # another configuration in each side's session: the between measured
             speed = 10.0 * math.exp(rng.normal(0.0, 0.3))
             groups.append([list(speed * math.exp(s) * np.exp(rng.normal(0.0, truth.within, truth.runs)))
@@ -229,7 +240,8 @@ def findings(truth: Truth, ratio: float, same_session: bool, trials: int = 1000,
         noise = stats.noise_from_groups(groups, fallback=prior)
         if sessions_known:
             found += holdup.compare_samples(a, b, sessions_a=["1"] * truth.runs,
-                                            sessions_b=["1" if same_session else "2"] * truth.runs, noise=noise).holds
+                                            sessions_b=["1" if same_session else "2"] * truth.runs, noise=noise,
+                                            reference=ref).holds
         else:
             found += holdup.compare_samples(a, b, noise=noise).holds
     return Findings(truth, ratio, same_session, trials, found)

@@ -27,3 +27,33 @@ def test_the_heatmap_draws_an_inconclusive_comparison_neutral_and_says_so(run_cl
     assert r.code == 0, r.err
     page = (tmp_path / "out" / "report.md").read_text()
     assert "Data: synthetic (the real data's shapes and statistics, random labels): 4 runs." in page
+
+
+def test_a_configuration_measured_in_both_periods_blocks_a_contrast_across_them():
+    """B (the later period only) and C (the earlier only) run at one speed; every run of the later period is 30 %
+    slower. A, timed in both, is the page's reference: judged against it B and C are not called different, and a
+    true 1.5x between them is found; without A the assumed shift leaves both inconclusive."""
+    import pandas as pd
+
+    from cpustudy.analysis import holdup, stats
+
+    def row(name: str, ids: range, times: dict[str, list[float]]) -> dict:
+        periods = [p for p, ts in times.items() for _ in ts]
+        return {"label": name, "study": "cpustudy", "busy": "", "run_ids": tuple(ids), "periods": tuple(sorted(set(periods))),
+                "run_periods": tuple(periods), "run_times": tuple(t for ts in times.values() for t in ts)}
+
+    early, late = "period s1", "period s2"
+    a = row("A", range(0, 6), {early: [12.1, 11.9, 12.0], late: [15.7, 15.5, 15.6]})
+    b = row("B", range(6, 9), {late: [13.1, 12.9, 13.0]})
+    b_slow = row("B slow", range(9, 12), {late: [19.6, 19.4, 19.5]})
+    c = row("C", range(12, 15), {early: [10.1, 9.9, 10.0]})
+    noise = stats.Noise(within=0.03, df=20, between=0.15, source="test")
+    page = pd.DataFrame([a, b, b_slow, c])
+    assert holdup.reference(b, c) is None  # no page being judged: no reference
+    with holdup.judging(holdup.Family(noise, blocks=holdup.blocks(page))):
+        assert holdup.reference(b, c) == ((15.7, 15.5, 15.6), (12.1, 11.9, 12.0))
+        assert "could be noise" in str(holdup.verdict(b, c)) or "under the 5 %" in str(holdup.verdict(b, c))
+        assert not holdup.verdict(b_slow, c)  # 1.5x, blocked: holds
+    with holdup.judging(holdup.Family(noise, blocks=holdup.blocks(page.iloc[1:]))):
+        assert holdup.reference(b, c) is None
+        assert "not measured for these configurations" in str(holdup.verdict(b_slow, c))  # the shift assumed

@@ -8,8 +8,9 @@ A finding is stated only when the comparison behind it holds up:
   sweep's own previous worker;
 * **a difference the runs show**: the per-run values of the two sides tested by
   :func:`cpustudy.analysis.stats.compare_samples` (Welch's t on log times, each side's spread pooled with
-  the machine's known noise, the variation between sweeps added unless every run of both sides came from one
-  measuring session: ``one_session``), significant at the page's threshold
+  the machine's known noise, the variation between periods as the machine's variance components say
+  (within one period each side's own move in it; across two, blocked by a configuration of the page measured in both
+  where there is one: :func:`session_relation`, :func:`reference`), significant at the page's threshold
   (Benjamini-Hochberg over the page's comparisons: :func:`page`) and at least
   :data:`~cpustudy.analysis.stats.MIN_EFFECT` (5 %) apart.
 
@@ -50,6 +51,7 @@ class Family:
     threshold: float = stats.ALPHA
     corrected: bool = False
     seen: dict[tuple, float] | None = None
+    blocks: tuple[Block, ...] = ()  # the page's configurations measured in several periods (:func:`blocks`)
 
     @property
     def family(self) -> int:
@@ -68,15 +70,16 @@ def judging(p: Family) -> Iterator[Family]:
         _PAGE.reset(token)
 
 
-def page(noise: stats.Noise, state_all: Callable[[], Any], alpha: float = stats.ALPHA) -> Family:
+def page(noise: stats.Noise, state_all: Callable[[], Any], alpha: float = stats.ALPHA,
+         references: tuple[Block, ...] = ()) -> Family:
     """The page on which everything ``state_all`` states is judged together: it is run once to collect the
     p-values of its comparisons, and the returned page holds their Benjamini-Hochberg threshold (the
     expected share of false findings among those stated is at most ``alpha``). Judge under it with
     ``with judging(page): ...``."""
-    with judging(Family(noise, alpha, seen={})) as first:
+    with judging(Family(noise, alpha, seen={}, blocks=references)) as first:
         state_all()
     seen = first.seen or {}
-    return Family(noise, stats.bh_threshold(seen.values(), alpha), corrected=True, seen=seen)
+    return Family(noise, stats.bh_threshold(seen.values(), alpha), corrected=True, seen=seen, blocks=references)
 
 
 def rule_sentence(p: Family) -> str:
@@ -175,38 +178,78 @@ def verdict(a: Row, b: Row, metric: str = "time") -> Reason:
         return Reason(busy[0], busy=True)
     if not study(a.get("study")).judged and not study(b.get("study")).judged:
         return HOLDS  # an imported study's single logged runs, as it published them
-    result = judge(samples(a, metric), samples(b, metric), same_session=session_relation(a, b))
+    result = judge(samples(a, metric), samples(b, metric), same_session=session_relation(a, b),
+                   reference=reference(a, b))
     return HOLDS if result.holds else Reason(result.reason)
 
 
-def one_session(a: Row, b: Row) -> bool:
-    """Whether every run of both configurations (summary rows: ``sessions``) came from one and the same measuring
-    session: then a shift of that session moved both alike, and the variation between sessions is left out of the
-    comparison (:func:`cpustudy.analysis.stats.compare_samples`)."""
-    sa, sb = a.get("sessions"), b.get("sessions")
-    if not isinstance(sa, (list, tuple)) or not isinstance(sb, (list, tuple)):
-        return False
-    # a stored session id only (``sweeps``: "session ID"); runs grouped by the gaps between them are no known session
-    return len(set(sa)) == 1 and set(sa) == set(sb) and str(sa[0]).startswith("session ")
+def _periods(r: Row) -> tuple[str, ...] | None:
+    """The periods of a configuration's runs (summary row: ``periods``), None where any run's is unknown (stored
+    before sessions were kept: grouped only by the gaps between them)."""
+    x = r.get("periods")
+    if not isinstance(x, (list, tuple)) or not x or not all(str(p).startswith("period ") for p in x):
+        return None
+    return tuple(x)
 
 
 def session_relation(a: Row, b: Row) -> bool | None:
-    """True where every run of both came from one measuring session (:func:`one_session`), False where their
-    stored sessions say they did not, None where either side's runs did not store their session (runs stored before
-    sessions were kept, grouped only by the gaps between them): cpustudy's default variation between sessions is
-    assumed there, not the largest seen (:func:`cpustudy.analysis.stats.across_sessions`)."""
-    if one_session(a, b):
-        return True
-    known = [isinstance(x, (list, tuple)) and bool(x) and all(str(s).startswith("session ") for s in x)
-             for x in (a.get("sessions"), b.get("sessions"))]
-    return False if all(known) else None
+    """True where every run of both configurations (summary rows) came from one measuring period
+    (:func:`cpustudy.analysis.runs.periods`: sessions less than an hour apart), so one shift moved both alike; False
+    where their stored periods say otherwise; None where either side's runs did not store their session (cpustudy's
+    default variation between sessions is assumed there: :func:`cpustudy.analysis.stats.compare_samples`)."""
+    pa, pb = _periods(a), _periods(b)
+    if pa is None or pb is None:
+        return None
+    return len(set(pa)) == 1 and set(pa) == set(pb)
 
 
-def judge(a: Sequence[float], b: Sequence[float], same_session: bool | None = None) -> stats.Contrast:
+@dataclass(frozen=True)
+class Block:
+    """A configuration's full-training times per period (a page's possible reference), and its runs."""
+
+    run_ids: frozenset[int]
+    times: Mapping[str, tuple[float, ...]]
+
+
+def blocks(summary: pd.DataFrame) -> tuple[Block, ...]:
+    """Every configuration of a page (summary rows with ``run_periods``) measured on a quiet machine, as a possible
+    reference for a contrast across two periods (:func:`reference`)."""
+    out = []
+    for r in records(summary):
+        if r.get("busy") or not study(r.get("study")).judged:
+            continue
+        by: dict[str, list[float]] = {}
+        for period, t in zip(r.get("run_periods") or (), r.get("run_times") or ()):
+            if str(period).startswith("period "):
+                by.setdefault(str(period), []).append(float(t))
+        if len(by) > 1:
+            out.append(Block(frozenset(int(i) for i in r.get("run_ids") or ()), {k: tuple(v) for k, v in by.items()}))
+    return tuple(out)
+
+
+def reference(a: Row, b: Row) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+    """Where ``a`` was measured in one period and ``b`` in another, a third configuration of the page being judged
+    measured in both (the one with most runs in the fewer of the two): its times in ``a``'s period and in ``b``'s,
+    which block the contrast (a ratio of ratios, free of the machine's shift); None where none was."""
+    pa, pb = _periods(a), _periods(b)
+    if pa is None or pb is None or len(set(pa)) != 1 or len(set(pb)) != 1 or pa[0] == pb[0]:
+        return None
+    own = {int(i) for r in (a, b) for i in r.get("run_ids") or ()}
+    fits = [k for k in (_PAGE.get() or Family()).blocks
+            if pa[0] in k.times and pb[0] in k.times and not (k.run_ids & own)]
+    if not fits:
+        return None
+    best = max(fits, key=lambda k: min(len(k.times[pa[0]]), len(k.times[pb[0]])))
+    return best.times[pa[0]], best.times[pb[0]]
+
+
+def judge(a: Sequence[float], b: Sequence[float], same_session: bool | None = None,
+          reference: tuple[Sequence[float], Sequence[float]] | None = None) -> stats.Contrast:
     """Two sets of per-run values compared on the page being judged (its noise and threshold); on a
     first pass, the comparison's p-value is collected for the page's correction."""
     p = _PAGE.get() or Family()
-    result = stats.compare_samples(a, b, noise=p.noise, threshold=p.threshold, same_session=same_session)
+    result = stats.compare_samples(a, b, noise=p.noise, threshold=p.threshold, same_session=same_session,
+                                   reference=reference)
     if p.corrected:
         result = result.at(p.threshold, max(p.family, 1))
     if p.seen is not None and math.isfinite(result.p):
@@ -216,18 +259,28 @@ def judge(a: Sequence[float], b: Sequence[float], same_session: bool | None = No
 
 
 def compare_samples(a: Sequence[float], b: Sequence[float], *, sessions_a: Sequence[str] | None = None,
-                    sessions_b: Sequence[str] | None = None, noise: stats.Noise | None = None) -> stats.Contrast:
+                    sessions_b: Sequence[str] | None = None, noise: stats.Noise | None = None,
+                    reference: tuple[Sequence[float], Sequence[float]] | None = None) -> stats.Contrast:
     """Two sequences of per-run times compared as a report's finding would be, alone on its page: an
     object with ``.holds`` and ``.ratio`` (a / b). See :func:`cpustudy.analysis.stats.compare_samples`.
     Without ``noise``, the samples alone (plain Welch); with it, the page's judge (:func:`judge`) with that
-    noise. ``sessions_a``/``sessions_b``: each run's measuring session; where every run of both came from one
-    session, the variation between sessions is left out (:func:`one_session`)."""
-    same = session_relation({"sessions": tuple(f"session {x}" for x in sessions_a)} if sessions_a else {},
-                            {"sessions": tuple(f"session {x}" for x in sessions_b)} if sessions_b else {})
+    noise. ``sessions_a``/``sessions_b``: each run's measuring period; where every run of both came from one,
+    the shift between periods is left out (:func:`session_relation`); ``reference``: a third configuration's runs
+    in ``a``'s period and in ``b``'s."""
+    same = session_relation({"periods": tuple(f"period {x}" for x in sessions_a)} if sessions_a else {},
+                            {"periods": tuple(f"period {x}" for x in sessions_b)} if sessions_b else {})
     if noise is None:
-        return stats.compare_samples(a, b, noise=stats.NO_PRIOR, same_session=same)
+        return stats.compare_samples(a, b, noise=stats.NO_PRIOR, same_session=same, reference=reference)
     with judging(Family(noise)):
-        return judge(a, b, same_session=same)
+        return judge(a, b, same_session=same, reference=reference)
+
+
+def period_of(runs: pd.DataFrame) -> pd.Series:
+    """Each run's measuring period (:func:`cpustudy.analysis.runs.periods` of its stored session), or its sweep
+    (:func:`sweeps`) where it stored no session."""
+    sweep = sweeps(runs)
+    period = periods(records(runs))
+    return pd.Series([period.get(s.removeprefix("session "), s) for s in sweep], index=runs.index, dtype="object")
 
 
 #: Runs further apart than this (one's end to the next one's start, on one machine) belong to separate sweeps.
@@ -277,10 +330,7 @@ def machine_noise(runs: pd.DataFrame, prior: stats.Noise = stats.DEFAULT_NOISE) 
     # A run's total is its own epochs' (a compare's 2-epoch probes beside its seeds' trainings): never pooled.
     by: dict[tuple, dict[str, list[float]]] = {}
     totals = pd.to_numeric(own["total_time_s"], errors="coerce")
-    rows = records(own)
-    period = periods(rows)  # sessions within an hour of each other: one draw of the machine's shift
-    for r, sweep, total in zip(rows, sweeps(own), totals):
+    for r, period, total in zip(records(own), period_of(own), totals):  # one draw of the machine's shift a period
         if pd.notna(total):
-            sweep = period.get(sweep.removeprefix("session "), sweep)
-            by.setdefault(identity.key(r, "noise"), {}).setdefault(sweep, []).append(float(total))
+            by.setdefault(identity.key(r, "noise"), {}).setdefault(period, []).append(float(total))
     return stats.noise_from_groups([[g[k] for k in sorted(g)] for g in by.values()], fallback=prior)

@@ -19,7 +19,7 @@ reaches the target billed to the cap) and what an interval needs (one *new* seed
   leave the mean as unknown as a 1-in-(seeds + 2) chance of a neighbour says;
 * seeds that never reached it: P(reaching) from its Beta(reached + 1/2, missed + 1/2) posterior, one draw shared.
 
-**Log time of a training, per candidate** (:class:`Components`): a run's log time = the candidate's effect + the
+**Log time of a training, per candidate** (:class:`cpustudy.analysis.stats.Components`): a run's log time = the candidate's effect + the
 period's shift (shared by every candidate measured on the machine in that period) + the candidate's own move in
 that period (interaction) + run noise (+ a projection bias shared by its projected runs). A period is
 :func:`cpustudy.analysis.runs.periods`'s (sessions less than an hour apart), the ``session`` its speed samples carry.
@@ -46,20 +46,8 @@ import numpy as np
 from scipy.special import ndtr
 
 from cpustudy.analysis.billed import Billed
-from cpustudy.analysis.stats import NO_PRIOR, Noise, between_measured
+from cpustudy.analysis.stats import Components, Noise
 
-#: A configuration's own move from period to period (interaction), as a log sd; the rest of ``Noise.between`` is the
-#: machine's shift that moves every configuration alike. Read on a 2-core Zen 4 VM (2026-11-27, two periods 30
-#: minutes apart, ``shared/measurements/zen4-two-sessions``): 1 and 2 vCPUs of one convnet both ran 7.5-10 % slower in
-#: the later period, their ratio moved 3 % (1.55 against 1.50): about 0.02 each. One pair of periods: an assumption,
-#: said where it decides (a contrast within one period is never surer than this).
-INTERACTION = 0.02
-#: The machine's shift between periods (log sd) where the database has not measured it (no configuration timed in
-#: several periods): a training in a later period meets it. Seen on these 2-core VMs: every training about 30 % slower
-#: 2.5 hours later (Granite Rapids, 2026-11-27), both configurations of a convnet 7.5-10 % slower 30 minutes later
-#: (Zen 4, 2026-11-27), 20-30 % between sessions on shared VMs; cpustudy's 5 % default (``stats.DEFAULT_NOISE``) held
-#: for sweeps minutes apart. Rehearsed with a true 0.15, the 5 % put 73-76 % of later trainings inside a 90 % interval.
-UNMEASURED_SHIFT = 0.15
 #: No new training takes more than 100x a measured one (a Student-t's far tail).
 _CAP = math.log(100.0)
 
@@ -234,29 +222,6 @@ def _mean_whole_epochs(seeds: Sequence[SeedResult], draws: int, rng: np.random.G
     return rng.dirichlet(alpha, draws) @ ks.astype(float)
 
 
-@dataclass(frozen=True)
-class Components:
-    """The variance components of a run's log time (standard deviations; see the module's docstring), read from
-    a :class:`Noise`: run noise (``within``, worth ``within_df`` runs), the period shift every candidate of the
-    machine shares (at least ``UNMEASURED_SHIFT`` where the database has not measured it) and each candidate's own move per period (``INTERACTION``; ``Noise.between`` is both, worth
-    ``between_df`` periods), and a projected epoch's error (``projection``)."""
-
-    within: float
-    within_df: float
-    shift: float
-    interaction: float
-    between_df: float
-    projection: float
-
-    @classmethod
-    def of(cls, noise: Noise) -> "Components":
-        inter = min(INTERACTION, noise.between)
-        shift = math.sqrt(noise.between ** 2 - inter ** 2)
-        if not between_measured(noise) and noise.source != NO_PRIOR.source:
-            shift = max(shift, UNMEASURED_SHIFT)
-        return cls(noise.within, noise.df, shift, inter, max(noise.between_df, 1.0), noise.projection)
-
-
 @dataclass
 class Fitted:
     """One candidate in the model: per draw, the log time of one training at its setting's mean epochs with what is
@@ -417,4 +382,4 @@ class Model:
         return {n: float(share[i].sum() / m.shape[1]) for i, n in enumerate(names)}
 
 
-__all__: Sequence[str] = ("EPOCH_PRIOR", "CandidateInput", "Components", "EpochDraws", "Fitted", "Group", "INTERACTION", "Model", "SeedResult", "SpeedSample", "epochs_of")
+__all__: Sequence[str] = ("EPOCH_PRIOR", "CandidateInput", "EpochDraws", "Fitted", "Group", "Model", "SeedResult", "SpeedSample", "epochs_of")

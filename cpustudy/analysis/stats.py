@@ -72,17 +72,25 @@ class Noise:
                 f"sweeps {100 * self.between:.1f} % ({self.source})")
 
 
-#: The variation between sessions a contrast across two sessions assumes where the configurations' own runs in
-#: several sessions do not measure it (``between_basis`` not "repeats"; the anchor's alone is not trusted here: a
-#: 10 ms kernel on one core may miss what shifts a training, and a missed shift is a false finding): the largest seen
-#: on these VMs (a log sd of 0.25; 20-30 % between sessions on an Emerald Rapids VM, 2026-11-26), not cpustudy's
-#: default, so that equal speeds measured in two sessions are called different at most 5 % of the time whatever
-#: the machine's shift (simulated: ``tests/simsessions.py``). Measure both sides in one session, or let
-#: the database learn the machine's (configurations measured in several sessions), and smaller differences can be
-#: findings.
-UNMEASURED_BETWEEN = 0.25
-#: ... worth this many sessions (its t's degrees of freedom): the largest seen is not the largest there is.
-UNMEASURED_DF = 10.0
+#: A configuration's own move from period to period (the configuration x period interaction), as a log sd; the rest
+#: of ``Noise.between`` is the machine's shift that moves every configuration alike. Two readings: 0.05 on an Emerald
+#: Rapids VM (three sweeps, 2026-11-26: a configuration's sweep mean moved 7 %, 5 % of it its own) and 0.02 on a Zen 4
+#: VM (2026-11-27, ``shared/measurements/zen4-two-sessions``: 1 and 2 vCPUs of one convnet both 7.5-10 % slower 30
+#: minutes later, their ratio moved 3 %); their root mean square. An assumption, said where it decides: a contrast
+#: within one period is never surer than it, and equal configurations in one period with a true 5 % interaction are
+#: called different at most 5 % of the time (``tests/test_stats_calibration.py``).
+INTERACTION = 0.038
+#: The machine's shift between periods (log sd) where the database has not measured it (no configuration timed in
+#: several periods): a training in a later period meets it. Seen on these 2-core VMs: every training about 30 % slower
+#: 2.5 hours later (Granite Rapids, 2026-11-27), both configurations of a convnet 7.5-10 % slower 30 minutes later
+#: (Zen 4, 2026-11-27), 20-30 % between sessions on shared VMs; cpustudy's 5 % default (``DEFAULT_NOISE``) held
+#: for sweeps minutes apart. Rehearsed with a true 0.15, the 5 % put 73-76 % of later trainings inside a 90 % interval.
+UNMEASURED_SHIFT = 0.15
+#: ... worth this many periods (a contrast's t degrees of freedom for it): a shift of 0.25 has been seen too, so equal
+#: speeds measured in two periods are called different at most 5 % of the time up to a true 0.25
+#: (``tests/simsessions.py``). Measure both sides in one period, or a reference in both, or let the database learn
+#: the machine's (configurations measured in several periods), and smaller differences can be findings.
+UNMEASURED_DF = 3.0
 
 
 def between_measured(noise: "Noise") -> bool:
@@ -90,15 +98,30 @@ def between_measured(noise: "Noise") -> bool:
     return noise.between_basis == "repeats" and bool(noise.between_df)
 
 
-def across_sessions(noise: "Noise") -> tuple[float, float]:
-    """The variation between sessions a contrast across two known sessions adds, and its degrees of freedom (0:
-    taken as known): the machine's where its configurations' runs measured it, else at least
-    :data:`UNMEASURED_BETWEEN`."""
-    if between_measured(noise):
-        return noise.between, noise.between_df
-    if noise is NO_PRIOR or noise.source == NO_PRIOR.source:  # the samples alone: a plain Welch, as documented
-        return 0.0, 0.0
-    return max(noise.between, UNMEASURED_BETWEEN), UNMEASURED_DF
+@dataclass(frozen=True)
+class Components:
+    """The variance components of a run's log time (standard deviations), read from a :class:`Noise`: run noise
+    (``within``, worth ``within_df`` runs), the period shift every configuration of the machine shares (at least
+    ``UNMEASURED_SHIFT`` where the database has not measured it), each configuration's own move per period
+    (``INTERACTION``; ``Noise.between`` is both, worth ``between_df`` periods), and a projected epoch's error
+    (``projection``). The one model of the measurements (:mod:`cpustudy.analysis.model`) and every finding
+    (:func:`compare_samples`) read them here."""
+
+    within: float
+    within_df: float
+    shift: float
+    interaction: float
+    between_df: float
+    projection: float
+
+    @classmethod
+    def of(cls, noise: "Noise") -> "Components":
+        inter = min(INTERACTION, noise.between)
+        shift = math.sqrt(noise.between ** 2 - inter ** 2)
+        df = max(noise.between_df, 1.0)
+        if not between_measured(noise) and noise.source != NO_PRIOR.source:
+            shift, df = max(shift, UNMEASURED_SHIFT), UNMEASURED_DF
+        return cls(noise.within, noise.df, shift, inter, df, noise.projection)
 
 
 #: Nothing known beforehand: the samples alone (a plain Welch test; a t-predictive on their own spread).
@@ -204,14 +227,18 @@ def _pct(ratio: float) -> str:
 
 
 def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO_PRIOR, threshold: float = ALPHA,
-                    min_effect: float = MIN_EFFECT, same_session: bool | None = None) -> Contrast:
+                    min_effect: float = MIN_EFFECT, same_session: bool | None = None,
+                    reference: tuple[Sequence[float], Sequence[float]] | None = None) -> Contrast:
     """Per-run values ``a`` and ``b`` (times or costs, positive) compared: see the module's docstring.
     With ``noise`` the prior spread of this machine (:func:`noise_from_groups`); without it, plain Welch
-    on the logs, which needs two runs a side. ``same_session``: both sides were measured in one measuring
-    session, so a shift of that session moved both alike and the variation between sessions is no part of
-    their difference; False: their stored sessions differ, and it is added, each side its own, as
-    :func:`across_sessions` says (where the configurations' runs did not measure it, the largest seen); None: the
-    runs did not say (stored before sessions were kept), and ``noise.between`` is added."""
+    on the logs, which needs two runs a side. The variation between periods enters as the machine's
+    :class:`Components` say. ``same_session``: both sides were measured in one measuring period, so its shift moved
+    both alike and only each side's own move in it (the interaction) is added; False: their periods differ, and
+    each side's shift and interaction are added (where not measured, the shift assumed with few degrees of
+    freedom), unless ``reference`` gives a third configuration's runs in ``a``'s period and in ``b``'s: then the
+    contrast is a ratio of ratios (each side against the reference in its own period), free of the shift, paying
+    the reference's runs and its own interaction in each period; None: the runs did not say (stored before
+    sessions were kept), and ``noise.between`` is added."""
     la, lb = np.log(_clean(a)), np.log(_clean(b))
     na, nb = len(la), len(lb)
     if not na or not nb:
@@ -224,13 +251,31 @@ def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO
         return Contrast(math.exp(d), math.nan, math.nan, math.nan, 0.0, na, nb, threshold, min_effect,
                           why_untested=f"{na} and {nb} run(s) and no known spread: a run alone cannot show a "
                           "difference (measure with --repeats 2 or more)")
-    ea, eb = va / na, vb / nb
-    between, between_df = across_sessions(noise) if same_session is False else (noise.between, 0.0)
-    extra = 0.0 if same_session else 2 * between ** 2  # each side's sweep moved it by its own amount
-    se2 = ea + eb + extra
-    # Welch-Satterthwaite, the variation between sessions counted with its own degrees of freedom where measured
-    tail = extra ** 2 / between_df if extra and between_df else 0.0
-    df = se2 ** 2 / (ea ** 2 / dfa + eb ** 2 / dfb + tail) if (ea > 0 or eb > 0 or tail) else math.inf
+    parts = [(va / na, dfa), (vb / nb, dfb)]  # (variance, its degrees of freedom: inf where assumed as known)
+    comps = Components.of(noise)
+    ra, rb = (np.log(_clean(x)) for x in reference) if reference and same_session is False else ((), ())
+    blocked = len(ra) > 0 and len(rb) > 0
+    note = ""
+    if same_session:
+        parts.append((2 * comps.interaction ** 2, math.inf))
+    elif blocked:  # a ratio of ratios: each side against the reference measured in its own period
+        d -= float(np.mean(ra) - np.mean(rb))
+        for r in (ra, rb):
+            v, df = moderated(np.asarray(r), noise)
+            parts.append((v / len(r) if df > 0 else comps.within ** 2 / len(r), df if df > 0 else math.inf))
+        parts.append((4 * comps.interaction ** 2, math.inf))
+    elif same_session is False:
+        parts.append((2 * (comps.shift ** 2 + comps.interaction ** 2), comps.between_df))
+        if not between_measured(noise) and noise.source != NO_PRIOR.source:
+            note = (f"measured in different periods, and the machine's shift between periods is not measured for "
+                    f"these configurations: {100 * comps.shift:.0f} % assumed (measure both in one period, or one "
+                    "configuration in both)")
+    else:
+        parts.append((2 * noise.between ** 2, math.inf))
+    se2 = sum(v for v, _ in parts)
+    # Welch-Satterthwaite over every part with its own degrees of freedom
+    tail = sum(v ** 2 / df for v, df in parts if v > 0 and math.isfinite(df))
+    df = se2 ** 2 / tail if tail > 0 else math.inf
     se = math.sqrt(se2)
     margin = math.log1p(min_effect)  # the test is of a difference of at least min_effect, not of one above 0
     if se == 0:
@@ -240,10 +285,6 @@ def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO
         p = float(min(1.0, 2 * sps.t.sf((abs(d) - margin) / se, df))) if abs(d) > margin else 1.0
         q = float(sps.t.ppf(1 - ALPHA / 2, df)) * se
         q2 = float(sps.t.ppf(1 - ALPHA, df)) * se
-    note = ""
-    if same_session is False and extra and not between_measured(noise):
-        note = (f"measured in different sessions, and the variation between sessions is not measured for these "
-                f"configurations: {100 * between:.0f} % assumed (measure both in one session)")
     return Contrast(math.exp(d), math.exp(d - q), math.exp(d + q), p, df, na, nb, threshold, min_effect,
                       _tost_low=math.exp(d - q2), _tost_high=math.exp(d + q2), sessions_note=note)
 

@@ -28,7 +28,7 @@ from cpustudy.analysis import anchor, costs, projection
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
 from cpustudy.analysis.runs import CONFIG_KEYS, config_label, example_validates, guess_family, load_runs, outdated, run_totals
 from cpustudy.analysis.studies import IMPORTED_STUDIES, STOCK_BUILDS, study
-from cpustudy.analysis.holdup import Family, busy_reason, judging, machine_noise, sweeps, verdict
+from cpustudy.analysis.holdup import Family, blocks, busy_reason, judging, machine_noise, period_of, verdict
 from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
 from cpustudy.analysis.peakshare import peak_share
 from cpustudy.analysis.suspect import gpu_caveat, suspect_column
@@ -191,7 +191,9 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "total_time_iqr_s": _iqr(g["total_time_s"]),
             "run_times": tuple(float(x) for x in g["total_time_s"].dropna()),
             "run_ids": tuple(int(x) for x in g["id"]) if "id" in g else (),
-            "sessions": tuple(sorted(set(g["session"]))) if "session" in g else (),
+            "periods": tuple(sorted(set(g["period"]))) if "period" in g else (),
+            "run_periods": tuple(p for p, t in zip(g["period"], g["total_time_s"]) if pd.notna(t)) if "period" in g
+            else (),
             "time_min": float(g["total_time_s"].min()),
             "time_max": float(g["total_time_s"].max()),
             "busy": _join(pd.Series([busy_reason(m) or None for m in (g["machine_state"] if "machine_state" in g
@@ -340,7 +342,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
                      "out of the figures (the full epochs are the measurement): they are compared with them under "
                      "'Projections checked against full epochs'")
         runs = runs[~both]
-    runs = runs.assign(session=sweeps(runs))  # which measuring session each run came from (holdup.one_session)
+    runs = runs.assign(period=period_of(runs))  # which measuring period each run came from (holdup.session_relation)
     summary = aggregate(runs)
     noise = machine_noise(runs, anchor.prior(records(runs)))
     gpus = summary[summary["device"] == "gpu"]
@@ -356,7 +358,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
     summary = costs.add_costs(summary, priced)
     summary = to_target(summary, store, catalog, spot=not opts.on_demand, family=opts.instance_family)
     summary, baselines = apply_baselines(summary, opts.baseline)
-    with judging(Family(noise)):
+    with judging(Family(noise, blocks=blocks(summary))):
         summary = add_scaling(summary)
     unpriced = summary["cost_usd"].isna().sum()
     if unpriced:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from cpustudy import identity, precision, prices
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import recalibration
-from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
+from cpustudy.analysis.stats import DEFAULT_NOISE, Components, Noise
 from cpustudy.errors import UserError
 from cpustudy.identity import Configuration
 from cpustudy.rules import RULES
@@ -452,7 +452,7 @@ def assumptions(target: Any, spot: bool, ref: Configuration, seeds: Sequence[com
 def session_note(store: Any, results: Sequence[combo.CandidateResult], seeds: Sequence[combo.SeedResult],
                  noise: Noise) -> list[str]:
     """Where every run behind the intervals comes from one measuring period and the variation between periods is not
-    measured here, a note that the intervals assume the machine's shift to a later period (``model.UNMEASURED_SHIFT``)."""
+    measured here, a note that the intervals assume the machine's shift to a later period (``stats.UNMEASURED_SHIFT``)."""
     from cpustudy.analysis.runs import session_of
 
     ids = sorted({int(i) for r in results for i in r.run_ids} | {s.run_id for s in seeds})
@@ -465,8 +465,6 @@ def session_note(store: Any, results: Sequence[combo.CandidateResult], seeds: Se
     sessions = {period.get(session_of(r), session_of(r)) for r in behind} - {""}
     if len(sessions) > 1:
         return []
-    from cpustudy.analysis.model import Components
-
     shift = Components.of(noise).shift
     head = (f"the shift to a later period is assumed, not measured: every run behind the intervals comes from one "
             f"measuring period (sessions less than an hour apart), and they take the machine's shift between periods as "

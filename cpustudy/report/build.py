@@ -44,7 +44,7 @@ def build_report(db: str | Path | None, opts: Options, out: Path | None = None, 
     progress(f"{len(result.summary)} configurations from {len(result.runs)} runs: rendering charts into {out}/")
     # Every comparison the page states is judged together: a first pass collects their p-values, the
     # page's threshold is Benjamini-Hochberg's over them, and everything is judged again under it.
-    page = holdup.page(result.noise, lambda: findings(result))
+    page = holdup.page(result.noise, lambda: findings(result), references=holdup.blocks(result.summary))
     result.page = page
     try:
         with holdup.judging(page):
