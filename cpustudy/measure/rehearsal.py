@@ -155,12 +155,13 @@ class World:
                                                                                    self.scenario.startup_s))
 
     def billed_s(self, name: str, label: str, samples: int, rng: np.random.Generator | None = None) -> float:
-        """A training's true billed seconds on candidate place ``name`` in ``label``: its expectation, or with
+        """A training's true billed seconds on candidate place ``name`` in ``label``: its expectation over later
+        periods (the measured period's own move of the candidate, its interaction, is no part of it), or with
         ``rng`` one fresh training in a later period (a new shift, own factor and run noise, a new seed)."""
         sc, c = self.scenario, self.scenario.candidates[name]
         speed = float(sc.settings[label].get("speed", 1.0))
         if rng is None:
-            epochs, factor = sc.mean_epochs(label), math.exp(self.own[name])
+            epochs, factor = sc.mean_epochs(label), 1.0  # a period's own move (interaction) averages out over later ones
         else:
             epochs = sc.epochs(label, float(rng.random()))
             factor = math.exp(rng.normal(0, sc.period_shift) + rng.normal(0, sc.interaction) + rng.normal(0, sc.noise))
