@@ -1,7 +1,7 @@
 #!/bin/bash
 # The decision's own numbers rehearsed with `compare --simulate`, scenario family by family (docs/compare.md,
 # Rehearsal): what the answer states against what the scenario's truth says. Run from the repository root:
-#   bash reports/rehearsal-baseline/run.sh [TRIALS]
+#   bash reports/rehearsal-baseline/run.sh [TRIALS]    (ONLY="identical x1.1": those two-candidate families alone)
 set -u
 trials=${1:-400}
 out=${OUT_DIR:-reports/rehearsal-baseline}  # another folder: OUT_DIR=reports/NAME
@@ -9,6 +9,7 @@ cs=(.venv/bin/cpustudy compare mnist_mlp --target-accuracy 0.5 --data learnable 
 builds=(--candidates here:1 --builds "tf,tf-eigen" --convergence-at here:1)
 family() {  # name, tf-eigen's truth (JSON), extra top-level JSON, [more compare args]
   local name=$1 eigen=$2 extra=$3; shift 3
+  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi  # ONLY="identical x1.1": those alone
   cat > "$out/$name.scenario.json" <<JSON
 {"noise": 0.06, "period_shift": 0.15, $extra
  "candidates": {"here:1 tf": {"sample_s": 0.0002}, "here:1 tf-eigen": $eigen},
@@ -23,12 +24,14 @@ family x1.3 '{"sample_s": 0.00026}' ''
 family x1.5 '{"sample_s": 0.0003}' ''
 family one-period-x1.1 '{"sample_s": 0.00022}' '"period_shift": 0.0,'
 family interaction-5pc '{"sample_s": 0.0002}' '"interaction": 0.05,'
+family interaction-5pc-x1.1 '{"sample_s": 0.00022}' '"interaction": 0.05,'
 family projected-10pc-off '{"sample_s": 0.0002, "projection_bias": 0.1}' ''
 if [ -z "${BASELINE:-}" ]; then  # families the baseline's version could not play (a comparison resumed later)
   family resumed-shift0.15-x1.1 '{"sample_s": 0.00022}' '"earlier": ["here:1 tf"],'
   family resumed-shift0.25-x1.1 '{"sample_s": 0.00022}' '"period_shift": 0.25, "earlier": ["here:1 tf"],'
   family resumed-shift0.25-identical '{"sample_s": 0.0002}' '"period_shift": 0.25, "earlier": ["here:1 tf"],'
 fi
+if [ -n "${ONLY:-}" ]; then exit 0; fi  # the settings families below are played only in a whole run
 cat > "$out/settings-2.scenario.json" <<JSON
 {"noise": 0.06, "period_shift": 0.15,
  "candidates": {"here:1": {"sample_s": 0.0002}},
