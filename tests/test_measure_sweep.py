@@ -254,3 +254,34 @@ def test_the_cloud_family_is_the_one_that_runs_this_cpu_else_the_default():
     assert (family, instances, default) == ("gcp:n4-highcpu", {8: "gcp:n4-highcpu-8", 64: "gcp:n4-highcpu-64"}, False)
     family, instances, default = cloud_family({"cpu_model": "a CPU no cloud names"}, [8], catalog)
     assert family == DEFAULT_FAMILY and default and instances == {8: f"{DEFAULT_FAMILY}-8"}
+
+
+def test_a_sweep_going_on_in_a_later_period_re_times_its_first_measured_cell_once(db, empty_keras_home, monkeypatch):
+    """A sweep extended after an hour or more (1 vCPU measured earlier, 2 vCPUs now): one more run of the first
+    measured cell leads, a repeat beyond the plan's, so the report has a configuration in both periods to read
+    contrasts across them against; none within the hour, none with nothing measured before or nothing left to do,
+    and the next period's reference takes the next repeat."""
+    from cpustudy.environment import machine
+    from cpustudy.store import store as store_mod
+
+    w = [workloads.get("mnist_mlp")]
+    args = dict(machine_fingerprint="m", topo=TOPO, epochs=1, steps_per_epoch=10, data="synthetic")
+    earlier = sweep.plan_sweep(w, ["tf", "tf-eigen"], [1], **args)
+    cells = sweep.plan_sweep(w, ["tf", "tf-eigen"], [1, 2], **args)
+    with Store.open(db) as s:
+        mid = s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
+        assert sweep.reference_cell(s, cells, sweep.pending(s, cells), "m") is None  # nothing measured before
+        for c in earlier:
+            s.finish_run(s.start_run(mid, c.config.as_dict()), "ok", {"epoch_time_s": 1.0, "samples_per_s": 1.0})
+        todo = sweep.pending(s, cells)
+        assert len(todo) == 2 and sweep.reference_cell(s, cells, todo, "m") is None  # the same period
+        monkeypatch.setattr(store_mod, "CLOCK_OFFSET_S", 2 * 3600.0)
+        ref = sweep.reference_cell(s, cells, todo, "m")
+        assert ref is not None and ref.key not in {c.key for c in cells}
+        assert (ref.config.build, ref.config.vcpus, ref.config.repeat) == ("tf", 1, 1)
+        assert sweep.reference_cell(s, cells, [], "m") is None  # nothing left to measure
+        s.finish_run(s.start_run(mid, ref.config.as_dict()), "ok", {"epoch_time_s": 1.1, "samples_per_s": 1.0})
+        assert sweep.reference_cell(s, cells, todo, "m") is None  # timed in this period now
+        monkeypatch.setattr(store_mod, "CLOCK_OFFSET_S", 4 * 3600.0)
+        again = sweep.reference_cell(s, cells, todo, "m")
+        assert again is not None and again.config.repeat == 2

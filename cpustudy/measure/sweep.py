@@ -146,6 +146,37 @@ def pending(store: Store | None, cells: Iterable[Cell], fresh: bool = False) -> 
     return [c for c in cells if c.key not in done]
 
 
+def reference_cell(store: Store, cells: Sequence[Cell], todo: Sequence[Cell], machine_fingerprint: str) -> Cell | None:
+    """The reference re-timed in this measuring period: where this sweep goes on (cells still ``todo``) after cells
+    measured only in an earlier period (their latest run ended more than ``runs.PERIOD_GAP_S`` ago), one more run of
+    the first of them, so that the report reads cross-period contrasts against it (a ratio of ratios, free of the
+    machine's shift: :func:`cpustudy.analysis.holdup.reference`); None where nothing was measured before, nothing is
+    left to measure, or a done cell was measured in this period."""
+    from cpustudy.analysis.runs import PERIOD_GAP_S, stored_time
+    from cpustudy.store.store import now
+
+    waiting = {c.key for c in todo}
+    done = [c for c in cells if c.key not in waiting]
+    if not todo or not done:
+        return None
+    first = done[0]
+
+    def again(repeat: int) -> Cell:
+        config = first.config.with_(repeat=repeat)
+        return Cell(config.with_(cell_key=cell_key(config, machine_fingerprint)),
+                    replace(first.spec, repeat=repeat) if first.spec else None)
+
+    earlier = [again(max(c.config.repeat for c in cells) + 1)]  # earlier periods' references, then the next one
+    while store.runs(status="ok", cell_keys=[earlier[-1].key]):
+        earlier.append(again(earlier[-1].config.repeat + 1))
+    stored = store.runs(status="ok", cell_keys=[c.key for c in done + earlier[:-1]])
+    ends = [t for r in stored if (t := stored_time(r.get("finished_at") or r.get("created_at"))) is not None]
+    now_t = stored_time(now())
+    if not ends or now_t is None or (now_t - max(ends)).total_seconds() <= PERIOD_GAP_S:
+        return None
+    return earlier[-1]
+
+
 #: Training FLOP/s assumed per vCPU (CPU) or per GPU when nothing was measured: a rough guess.
 GUESS_FLOPS = {"cpu": 20e9, "gpu": 20e12}
 
@@ -381,7 +412,9 @@ class SweepPlan:
         if not self.db_path.is_file():
             return plan_rows(None, self.cells, self.cells)
         with Store.read(self.db_path) as store:
-            return plan_rows(store, self.cells, pending(store, self.cells, fresh))
+            todo = pending(store, self.cells, fresh)
+            ref = reference_cell(store, self.cells, todo, self.machine.fingerprint)
+            return plan_rows(store, self.cells + ([ref] if ref else []), ([ref] if ref else []) + todo)
 
     def measure(self, fresh: bool, timeout_s: float | None, say: Callable[[str], None],
                 progress: Callable[[Callable[..., Any], int], Any],
@@ -399,6 +432,11 @@ class SweepPlan:
             if session.restored:
                 say(f"resumed from the snapshot {snapshot_to}")
             todo = pending(store, self.cells, fresh)
+            ref = reference_cell(store, self.cells, todo, self.machine.fingerprint)
+            if ref is not None:
+                say(f"sweep: {ref.label} was measured in an earlier period (more than an hour ago): one more run of "
+                    "it first, this period's reference (the report reads contrasts across periods against it)")
+                todo = [ref] + todo
             for warning in state.warnings(state.machine_state()):
                 say(f"warning: {warning} (timings may be noisy; see `cpustudy machine --check`)")
             if session.stale:
