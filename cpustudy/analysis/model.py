@@ -28,8 +28,7 @@ period, shared by every candidate the period measured: a contrast within one per
 periods pays it), less the interaction and run noise averaged over its periods and runs, less the projection
 bias. One new training adds a new period's shift and interaction and its own run noise. Run noise and
 interaction share one scale draw (chi-square over their degrees of freedom), so that a new training's log time is
-the same Student-t predictive as :func:`cpustudy.analysis.stats.predictive_scale` (within^2 (1 + 1/n) + 2 between^2
-for one period). Each component enters here and nowhere else.
+a Student-t predictive (within^2 (1 + 1/n) + shift^2 + interaction^2 for one period). Each component enters here and nowhere else.
 
 **Recalibration** (``factor``, from the backtest): multiplies every drawn deviation of log time, so the interval
 and every probability read from the draws move together.

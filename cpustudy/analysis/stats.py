@@ -20,10 +20,8 @@ only when both
 Where no difference is shown it is said as such; "the same within 5 %" is said only where an
 equivalence test (two one-sided tests, TOST) shows it.
 
-**Prediction intervals** (:func:`predict_log`): a new run's value on the log scale from ``n`` samples,
-a Student-t predictive (mean of the logs, the moderated spread times sqrt(1 + 1/n), n - 1 + the prior's
-degrees of freedom), widened by the between-sweep variation a fresh run meets. The comparison of
-candidates to a target (:mod:`cpustudy.analysis.compare`) draws from these.
+**Prediction intervals** are the one model of the measurements' (:mod:`cpustudy.analysis.model`), which reads its
+variance components here (:class:`Components`).
 
 Calibration is a measurement too: ``tests/test_stats_calibration.py`` simulates known truths through
 these functions (no difference, a true 1.3x, fresh trainings against their intervals) and checks the
@@ -34,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 from scipy import stats as sps
@@ -317,51 +315,6 @@ def bh_threshold(pvalues: Iterable[float], alpha: float = ALPHA) -> float:
         if x <= k / m * alpha:
             best = x
     return best
-
-
-# -- prediction --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Predictive:
-    """A new run's log value: location + scale x Student-t(df) (df infinite: normal)."""
-
-    loc: float
-    scale: float
-    df: float
-    n: int
-
-    def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
-        if self.scale == 0:
-            return np.full(size, self.loc)
-        z = rng.standard_normal(size) if not math.isfinite(self.df) else rng.standard_t(self.df, size)
-        return self.loc + self.scale * z
-
-
-def predictive_scale(ss: Any, n: int, noise: Noise) -> tuple[Any, float] | None:
-    """(scale, degrees of freedom) of the Student-t predictive of one new run's log value from ``n`` values
-    whose sum of squared deviations is ``ss`` (a number, or an array of them): their spread pooled with the
-    prior's, times sqrt(1 + 1/n) for the mean's own noise, widened by the between-sweep variation (the new
-    run's own sweep and the measured runs' sweep each moved them). None where nothing tells a spread (one
-    value and no prior)."""
-    df = (n - 1) + noise.df
-    if df <= 0:
-        return None
-    var = (ss + noise.df * noise.within ** 2) / df
-    return np.sqrt(var * (1 + 1 / n) + 2 * noise.between ** 2), df
-
-
-def predict_log(values: Sequence[float], noise: Noise = NO_PRIOR) -> Predictive | None:
-    """The predictive of one new run's log value from ``values`` (positive), or None where the samples
-    cannot tell a spread (one value and no prior)."""
-    x = np.log(_clean(values))
-    n = len(x)
-    if not n:
-        return None
-    spread = predictive_scale(float(np.sum((x - x.mean()) ** 2)), n, noise)
-    if spread is None:
-        return None
-    return Predictive(float(x.mean()), float(spread[0]), spread[1], n)
 
 
 # -- what a database knows of its machine's noise ----------------------------------------------------------
