@@ -290,6 +290,29 @@ def test_the_noise_between_runs_and_between_sweeps_is_recovered_from_stored_repe
     assert one.between == stats.DEFAULT_NOISE.between and "default" in one.source
 
 
+@pytest.mark.parametrize("interaction", [0.0, 0.06])
+def test_the_interaction_is_read_from_configurations_timed_together_in_several_periods(interaction: float) -> None:
+    """Three configurations in each of six periods (a shift of 0.2 moving them all, each its own move on top): the
+    two-way fit of their period means recovers the interaction, the shift aside, and the components pool it with the
+    assumed 3.8 %; one configuration alone, or each in periods of its own, tells none."""
+    rng = np.random.default_rng(31)
+    estimates = []
+    for _ in range(30):
+        shifts = rng.normal(0.0, 0.2, 6)
+        groups = [{f"p{k}": list(10.0 * (c + 1) * math.exp(s + rng.normal(0.0, interaction) if interaction else s)
+                                  * np.exp(rng.normal(0.0, 0.04, 3))) for k, s in enumerate(shifts)} for c in range(3)]
+        noise = stats.noise_from_groups(groups, fallback=stats.DEFAULT_NOISE)
+        assert noise.interaction_df == 10  # 18 means - 3 configurations - 6 periods + 1
+        estimates.append(noise.interaction)
+    assert abs(float(np.sqrt(np.mean(np.square(estimates)))) - interaction) < 0.02, estimates
+    pooled = stats.Components.of(noise).interaction
+    assert (pooled < stats.INTERACTION) if interaction < stats.INTERACTION else (pooled > stats.INTERACTION)
+    alone = stats.noise_from_groups([{f"p{k}": [10.0, 10.5] for k in range(4)}])
+    apart = stats.noise_from_groups([{"p1": [10.0, 10.5], "p2": [11.0, 11.2]}, {"p3": [5.0, 5.1], "p4": [5.5, 5.4]}])
+    assert alone.interaction_df == apart.interaction_df == 0
+    assert stats.Components.of(alone).interaction == min(stats.INTERACTION, alone.between)
+
+
 def test_sweeps_are_told_apart_by_session_and_else_by_a_gap() -> None:
     import json
 

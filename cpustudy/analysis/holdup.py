@@ -333,4 +333,4 @@ def machine_noise(runs: pd.DataFrame, prior: stats.Noise = stats.DEFAULT_NOISE) 
     for r, period, total in zip(records(own), period_of(own), totals):  # one draw of the machine's shift a period
         if pd.notna(total):
             by.setdefault(identity.key(r, "noise"), {}).setdefault(period, []).append(float(total))
-    return stats.noise_from_groups([[g[k] for k in sorted(g)] for g in by.values()], fallback=prior)
+    return stats.noise_from_groups(list(by.values()), fallback=prior)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import stats as sps
@@ -63,6 +63,10 @@ class Noise:
     #: where it was read (:func:`cpustudy.analysis.projection.projection_error`); 0: not considered
     projection: float = 0.0
     projection_source: str = ""
+    #: each configuration's own move per period (the interaction, log sd) as measured where configurations were timed
+    #: together in several periods (:func:`interaction_of`), and its degrees of freedom; 0: not measured here
+    interaction: float = 0.0
+    interaction_df: float = 0.0
 
     @property
     def line(self) -> str:
@@ -76,7 +80,8 @@ class Noise:
 #: VM (2026-11-27, ``shared/measurements/zen4-two-sessions``: 1 and 2 vCPUs of one convnet both 7.5-10 % slower 30
 #: minutes later, their ratio moved 3 %); their root mean square. An assumption, said where it decides: a contrast
 #: within one period is never surer than it, and equal configurations in one period with a true 5 % interaction are
-#: called different at most 5 % of the time (``tests/test_stats_calibration.py``).
+#: called different at most 5 % of the time (``tests/test_stats_calibration.py``). Where the database timed
+#: configurations together in several periods, what they measure is pooled with it (:class:`Components`).
 INTERACTION = 0.038
 #: The machine's shift between periods (log sd) where the database has not measured it (no configuration timed in
 #: several periods): a training in a later period meets it. Seen on these 2-core VMs: every training about 30 % slower
@@ -89,6 +94,8 @@ UNMEASURED_SHIFT = 0.15
 #: (``tests/simsessions.py``). Measure both sides in one period, or a reference in both, or let the database learn
 #: the machine's (configurations measured in several periods), and smaller differences can be findings.
 UNMEASURED_DF = 3.0
+#: What :data:`INTERACTION` is worth (degrees of freedom) against the interaction a database measured.
+INTERACTION_DF = 2.0
 
 
 def between_measured(noise: "Noise") -> bool:
@@ -114,7 +121,11 @@ class Components:
 
     @classmethod
     def of(cls, noise: "Noise") -> "Components":
-        inter = min(INTERACTION, noise.between)
+        inter = INTERACTION
+        if noise.interaction_df > 0:  # measured here: pooled with the assumed, worth INTERACTION_DF
+            inter = math.sqrt((noise.interaction_df * noise.interaction ** 2 + INTERACTION_DF * INTERACTION ** 2)
+                              / (noise.interaction_df + INTERACTION_DF))
+        inter = min(inter, noise.between)
         shift = math.sqrt(noise.between ** 2 - inter ** 2)
         df = max(noise.between_df, 1.0)
         if not between_measured(noise) and noise.source != NO_PRIOR.source:
@@ -320,17 +331,51 @@ def bh_threshold(pvalues: Iterable[float], alpha: float = ALPHA) -> float:
 # -- what a database knows of its machine's noise ----------------------------------------------------------
 
 
-def noise_from_groups(groups: Iterable[Sequence[Sequence[float]]], fallback: Noise = DEFAULT_NOISE,
-                      source: str = "this database's repeats") -> Noise:
+def interaction_of(groups: Sequence[Mapping[str, Sequence[float]]], runs_var: float) -> tuple[float, float]:
+    """Each configuration's own move per period (log sd) and its degrees of freedom, from configurations timed
+    together in several periods (``groups``: per configuration, its runs per period): their period means fitted as
+    configuration + period (two-way, by alternating means) leave the interaction and the means' own run noise
+    (``runs_var`` x mean 1/n), which is taken off. (0, 0) where no two periods timed two configurations each."""
+    means = {(c, p): float(np.mean(np.log(_clean(runs)))) for c, g in enumerate(groups) for p, runs in g.items()
+             if len(_clean(runs))}
+    sizes = {(c, p): len(_clean(groups[c][p])) for c, p in means}
+    while True:  # keep configurations in 2+ periods and periods with 2+ of them
+        many = {c for c in {c for c, _ in means} if sum(1 for x, _ in means if x == c) > 1}
+        shared = {p for p in {p for _, p in means} if sum(1 for _, y in means if y == p) > 1}
+        kept = {k: v for k, v in means.items() if k[0] in many and k[1] in shared}
+        if len(kept) == len(means):
+            break
+        means = kept
+    configs, periods = sorted({c for c, _ in means}), sorted({p for _, p in means})
+    df = len(means) - len(configs) - len(periods) + 1
+    if not means or df <= 0:
+        return 0.0, 0.0
+    effect = {c: 0.0 for c in configs}
+    shift = {p: 0.0 for p in periods}
+    for _ in range(50):
+        for c in configs:
+            effect[c] = float(np.mean([v - shift[p] for (x, p), v in means.items() if x == c]))
+        for p in periods:
+            shift[p] = float(np.mean([v - effect[c] for (c, y), v in means.items() if y == p]))
+    resid = sum((v - effect[c] - shift[p]) ** 2 for (c, p), v in means.items()) / df
+    inv_n = float(np.mean([1 / sizes[k] for k in means]))
+    return math.sqrt(max(resid - runs_var * inv_n, 0.0)), float(df)
+
+
+def noise_from_groups(groups: Iterable[Sequence[Sequence[float]] | Mapping[str, Sequence[float]]],
+                      fallback: Noise = DEFAULT_NOISE, source: str = "this database's repeats") -> Noise:
     """This machine's noise from stored repeats: ``groups`` has one entry per configuration, each a list
     of sweeps, each the per-run times of that configuration in that sweep. ``within``: the pooled spread
     of log times inside a (configuration, sweep); ``between``: the spread of a configuration's sweep means
     beyond what their repeats explain (method of moments), where two or more sweeps measured a
     configuration. What the database cannot tell comes from ``fallback``, which also counts as its
-    ``df`` runs' worth of prior evidence for ``within``."""
+    ``df`` runs' worth of prior evidence for ``within``. Where a configuration's sweeps are a mapping (period ->
+    runs), configurations timed together in several periods also measure the interaction (:func:`interaction_of`)."""
     ss, dfw = 0.0, 0
     spreads: list[tuple[float, int, float]] = []  # per configuration of several sweeps: SS of its means, df, mean 1/n
-    for sweeps in groups:
+    groups = list(groups)
+    for group in groups:
+        sweeps = list(group.values()) if isinstance(group, Mapping) else group
         means, sizes = [], []
         for runs in sweeps:
             x = np.log(_clean(runs))
@@ -358,6 +403,10 @@ def noise_from_groups(groups: Iterable[Sequence[Sequence[float]]], fallback: Noi
     else:
         between = fallback.between
         what = f"{source}: {dfw} repeat degrees of freedom; between sweeps, {fallback.source.split(':')[0]}"
+    inter, inter_df = interaction_of([g for g in groups if isinstance(g, Mapping)], runs_var)
+    if inter_df:
+        what += f"; each configuration's own move per period {100 * inter:.1f} % ({inter_df:.0f} degrees of freedom)"
     return Noise(within=math.sqrt(within2), df=dfw + fallback.df, between=between, source=what,
                  between_df=between_df or fallback.between_df,
-                 between_basis="repeats" if between_df else fallback.between_basis)
+                 between_basis="repeats" if between_df else fallback.between_basis,
+                 interaction=inter, interaction_df=inter_df)
