@@ -260,27 +260,9 @@ def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO
         return Contrast(math.exp(d), math.nan, math.nan, math.nan, 0.0, na, nb, threshold, min_effect,
                           why_untested=f"{na} and {nb} run(s) and no known spread: a run alone cannot show a "
                           "difference (measure with --repeats 2 or more)")
-    parts = [(va / na, dfa), (vb / nb, dfb)]  # (variance, its degrees of freedom: inf where assumed as known)
-    comps = Components.of(noise)
-    ra, rb = (np.log(_clean(x)) for x in reference) if reference and same_session is False else ((), ())
-    blocked = len(ra) > 0 and len(rb) > 0
-    note = ""
-    if same_session:
-        parts.append((2 * comps.interaction ** 2, math.inf))
-    elif blocked:  # a ratio of ratios: each side against the reference measured in its own period
-        d -= float(np.mean(ra) - np.mean(rb))
-        for r in (ra, rb):
-            v, df = moderated(np.asarray(r), noise)
-            parts.append((v / len(r) if df > 0 else comps.within ** 2 / len(r), df if df > 0 else math.inf))
-        parts.append((4 * comps.interaction ** 2, math.inf))
-    elif same_session is False:
-        parts.append((2 * (comps.shift ** 2 + comps.interaction ** 2), comps.between_df))
-        if not between_measured(noise) and noise.source != NO_PRIOR.source:
-            note = (f"measured in different periods, and the machine's shift between periods is not measured for "
-                    f"these configurations: {100 * comps.shift:.0f} % assumed (measure both in one period, or one "
-                    "configuration in both)")
-    else:
-        parts.append((2 * noise.between ** 2, math.inf))
+    between, offset, note = _between_periods(noise, same_session, reference)
+    d -= offset
+    parts = [(va / na, dfa), (vb / nb, dfb), *between]
     se2 = sum(v for v, _ in parts)
     # Welch-Satterthwaite over every part with its own degrees of freedom
     tail = sum(v ** 2 / df for v, df in parts if v > 0 and math.isfinite(df))
@@ -296,6 +278,31 @@ def compare_samples(a: Sequence[float], b: Sequence[float], *, noise: Noise = NO
         q2 = float(sps.t.ppf(1 - ALPHA, df)) * se
     return Contrast(math.exp(d), math.exp(d - q), math.exp(d + q), p, df, na, nb, threshold, min_effect,
                       _tost_low=math.exp(d - q2), _tost_high=math.exp(d + q2), sessions_note=note)
+
+
+def _between_periods(noise: Noise, same_session: bool | None, reference: tuple[Sequence[float], Sequence[float]] | None
+                     ) -> tuple[list[tuple[float, float]], float, str]:
+    """What the periods add to a contrast (see :func:`compare_samples`): its variance parts (variance, degrees of
+    freedom: inf where taken as known), the reference's log ratio to take off it (0 unblocked), and the note where the
+    shift is assumed."""
+    comps = Components.of(noise)
+    ra, rb = (np.log(_clean(x)) for x in reference) if reference and same_session is False else ((), ())
+    if same_session:
+        return [(2 * comps.interaction ** 2, math.inf)], 0.0, ""
+    if len(ra) and len(rb):  # a ratio of ratios: each side against the reference measured in its own period
+        parts = [(4 * comps.interaction ** 2, math.inf)]
+        for r in (ra, rb):
+            v, df = moderated(np.asarray(r), noise)
+            parts.append((v / len(r) if df > 0 else comps.within ** 2 / len(r), df if df > 0 else math.inf))
+        return parts, float(np.mean(ra) - np.mean(rb)), ""
+    if same_session is None:
+        return [(2 * noise.between ** 2, math.inf)], 0.0, ""
+    note = ""
+    if not between_measured(noise) and noise.source != NO_PRIOR.source:
+        note = (f"measured in different periods, and the machine's shift between periods is not measured for "
+                f"these configurations: {100 * comps.shift:.0f} % assumed (measure both in one period, or one "
+                "configuration in both)")
+    return [(2 * (comps.shift ** 2 + comps.interaction ** 2), comps.between_df)], 0.0, note
 
 
 def paired_gain(ratios: Sequence[float], *, min_effect: float = MIN_EFFECT, alpha: float = ALPHA) -> bool:
