@@ -171,16 +171,7 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
                     f"with {st.seeds.get(thin, 0)} seed(s): a seed more before anything is decided (one seed tells "
                     "nothing of how its epochs vary)", setting=thin)
     if st.p_within[lead] >= rules.confidence or r <= rules.regret:
-        sure = (f"within {rules.indifference:.0%} of the lowest expected cost with probability "
-                f"{st.p_within[lead]:.0%}, expected regret {_pct(r)} (stopped at {rules.confidence:.0%}, or at "
-                f"{rules.regret:.0%} expected regret)")
-        same = st.same(rules)
-        if len(same) > 1:
-            keep = default if default in same else lead
-            return Step("same", f"{', '.join(same)} are the same within {rules.indifference:.0%} (expected regret "
-                        f"{_pct(st.regret[same[0]])}-{_pct(st.regret[same[-1]])}): any will do, the default is {keep}; "
-                        f"{lead} leads, {sure}")
-        return Step("decided", f"{lead}: {sure}; P(lowest expected cost) {st.p_best[lead]:.0%}")
+        return _known(st, lead, default, rules)
     can = set(measurable)
     # (seconds saved over the trainings served, cost s, step): a single measurement rarely turns a decision on
     # its own, so each kind is valued as its best run of 1, 2, 4 or 8 (per measurement: the KG* of Frazier,
@@ -219,6 +210,22 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
            f"{st.p_best[rival]:.0%}); {what} is expected to save {_amount(saves, st.unit)} over "
            f"{rules.trainings} trainings for {_amount(cost, st.unit)} of measuring, the most for what it costs")
     return Step(best.kind, why, setting=best.setting, candidates=best.candidates)
+
+
+def _known(st: Standing, lead: str, default: str | None, rules: Rules) -> Step:
+    """The stop once the leader is known well enough: "the same" naming every candidate within the indifference zone
+    where there are two or more, else "decided"."""
+    r = st.regret[lead]
+    sure = (f"within {rules.indifference:.0%} of the lowest expected cost with probability "
+            f"{st.p_within[lead]:.0%}, expected regret {_pct(r)} (stopped at {rules.confidence:.0%}, or at "
+            f"{rules.regret:.0%} expected regret)")
+    same = st.same(rules)
+    if len(same) > 1:
+        keep = default if default in same else lead
+        return Step("same", f"{', '.join(same)} are the same within {rules.indifference:.0%} (expected regret "
+                    f"{_pct(st.regret[same[0]])}-{_pct(st.regret[same[-1]])}): any will do, the default is {keep}; "
+                    f"{lead} leads, {sure}")
+    return Step("decided", f"{lead}: {sure}; P(lowest expected cost) {st.p_best[lead]:.0%}")
 
 
 def _change_sd(st: Standing, lead: str, c: str, seed_of: str | None, speed_of: str | None, m: int) -> float:
