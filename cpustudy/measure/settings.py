@@ -159,19 +159,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
         if stop is not None:
             say(f"compare: {stop.why}")
             return nothing_measured(sp, stop, rules)
-        first = interleave([single.order(pending(store, p.convergence[:1]), _with_reference(sp, p, store, say))
-                            for _, p in order])
-        if first:
-            say(f"compare: round 1 of the race over {len(sp.plans)} settings ({', '.join(lb for lb, _ in order)}, "
-                f"in a random order, interleaved): {len(first)} run(s) into {store.path}")
-        run(first, "round 1")
-        comparison = combined()
-        unmeasured = [r.candidate for r in comparison.results if r.speed_runs == 0]
-        again = [c for c in (_probe_again(sp, name) for name in unmeasured) if c is not None]
-        if again:  # a probe left out (a busy machine, a failure): once more before the decision reads it
-            steps.append(f"measured again, no usable speed run after round 1: {', '.join(unmeasured)}")
-            run([("speed", c) for c in again], "round 1")
-            comparison = combined()
+        comparison = _round_one(sp, order, store, say, run, combined, steps)
         if req.fixed_plan:  # the fixed plan: every setting's every seed, round after round
             rest = interleave([[("convergence", c) for c in pending(store, p.convergence[1:])] for _, p in order])
             run(rest, "the fixed plan")
@@ -190,6 +178,29 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
     comparison.notes += kernels
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = ledger.one_training()
+    return comparison
+
+
+def _round_one(sp: SettingsPlan, order: list[tuple[str, Planned]], store: Store, say: Callable[[str], None],
+               run: Callable[[list[tuple[str, Cell]], str], None], combined: Callable[[], Comparison],
+               steps: list[str]) -> Comparison:
+    """Round 1 of the race: one seed of each setting and its speed probes (the reference re-timed where due),
+    interleaved; a probe left without a usable speed run measured once more; the comparison after it."""
+    from cpustudy.measure.sweep import pending
+
+    first = interleave([single.order(pending(store, p.convergence[:1]), _with_reference(sp, p, store, say))
+                        for _, p in order])
+    if first:
+        say(f"compare: round 1 of the race over {len(sp.plans)} settings ({', '.join(lb for lb, _ in order)}, "
+            f"in a random order, interleaved): {len(first)} run(s) into {store.path}")
+    run(first, "round 1")
+    comparison = combined()
+    unmeasured = [r.candidate for r in comparison.results if r.speed_runs == 0]
+    again = [c for c in (_probe_again(sp, name) for name in unmeasured) if c is not None]
+    if again:  # a probe left out (a busy machine, a failure): once more before the decision reads it
+        steps.append(f"measured again, no usable speed run after round 1: {', '.join(unmeasured)}")
+        run([("speed", c) for c in again], "round 1")
+        comparison = combined()
     return comparison
 
 
