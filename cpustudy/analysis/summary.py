@@ -297,6 +297,37 @@ def judge_builds(summary: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
+def _usable(runs: pd.DataFrame, path: str, notes: list[str]) -> pd.DataFrame:
+    """The runs a report can use: those projected from too few steps, of an outdated workload, or without an epoch
+    time are left out, each said in ``notes``; a ``UserError`` where none is left."""
+    short = ~runs["study"].isin(IMPORTED_STUDIES) & runs["projected"].fillna(0).astype(bool) & (
+        pd.to_numeric(runs["steps_per_epoch"], errors="coerce") < MIN_PROJECTED_STEPS)
+    if short.any():
+        notes.append(f"{int(short.sum())} run(s) projected from fewer than {MIN_PROJECTED_STEPS} steps per epoch were "
+                     "left out: too few steps to project a full epoch from (measure with --steps-per-epoch "
+                     f"{MIN_PROJECTED_STEPS} or more)")
+        runs = runs[~short]
+        if runs.empty:
+            raise UserError(f"every run in {path} was projected from fewer than {MIN_PROJECTED_STEPS} steps per "
+                            f"epoch: measure with --steps-per-epoch {MIN_PROJECTED_STEPS} or more")
+    old = outdated(runs)
+    if old.any():
+        notes.append(f"{int(old.sum())} run(s) of an earlier version of their workload were left out (its model or "
+                     "data changed since: measure them again)")
+        runs = runs[~old]
+        if runs.empty:
+            raise UserError(f"every run in {path} measured an earlier version of its workload: measure again")
+    reached = pd.to_numeric(runs["target_reached"], errors="coerce").fillna(0) > 0 if "target_reached" in runs \
+        else pd.Series(False, index=runs.index)
+    bad = runs["total_time_s"].isna() & ~reached  # a run that reached its target counts for the target
+    if bad.any():
+        notes.append(f"{int(bad.sum())} ok run(s) without an epoch time were left out")
+        runs = runs[~bad]
+        if runs.empty:
+            raise UserError(f"no run in {path} has an epoch time: nothing to report")
+    return runs
+
+
 def analyze(store: Store, opts: Options) -> Analysis:
     """Stored runs -> the summary, baselines, prices and software of one report; bad options are a
     ``UserError`` before anything is computed."""
@@ -308,33 +339,8 @@ def analyze(store: Store, opts: Options) -> Analysis:
     if opts.gpu_instance:
         catalog.instance(opts.gpu_instance, opts.region)
     parse_baseline(opts.baseline)
-    runs = run_totals(load_runs(store, opts.study))
     notes: list[str] = []
-    short = ~runs["study"].isin(IMPORTED_STUDIES) & runs["projected"].fillna(0).astype(bool) & (
-        pd.to_numeric(runs["steps_per_epoch"], errors="coerce") < MIN_PROJECTED_STEPS)
-    if short.any():
-        notes.append(f"{int(short.sum())} run(s) projected from fewer than {MIN_PROJECTED_STEPS} steps per epoch were "
-                     "left out: too few steps to project a full epoch from (measure with --steps-per-epoch "
-                     f"{MIN_PROJECTED_STEPS} or more)")
-        runs = runs[~short]
-        if runs.empty:
-            raise UserError(f"every run in {store.path} was projected from fewer than {MIN_PROJECTED_STEPS} steps per "
-                            f"epoch: measure with --steps-per-epoch {MIN_PROJECTED_STEPS} or more")
-    old = outdated(runs)
-    if old.any():
-        notes.append(f"{int(old.sum())} run(s) of an earlier version of their workload were left out (its model or "
-                     "data changed since: measure them again)")
-        runs = runs[~old]
-        if runs.empty:
-            raise UserError(f"every run in {store.path} measured an earlier version of its workload: measure again")
-    reached = pd.to_numeric(runs["target_reached"], errors="coerce").fillna(0) > 0 if "target_reached" in runs \
-        else pd.Series(False, index=runs.index)
-    bad = runs["total_time_s"].isna() & ~reached  # a run that reached its target counts for the target
-    if bad.any():
-        notes.append(f"{int(bad.sum())} ok run(s) without an epoch time were left out")
-        runs = runs[~bad]
-        if runs.empty:
-            raise UserError(f"no run in {store.path} has an epoch time: nothing to report")
+    runs = _usable(run_totals(load_runs(store, opts.study)), str(store.path), notes)
     check = projection.projection_check(runs)
     both = projection.superseded(runs)
     if both.any():
