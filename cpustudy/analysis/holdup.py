@@ -178,9 +178,17 @@ def verdict(a: Row, b: Row, metric: str = "time") -> Reason:
         return Reason(busy[0], busy=True)
     if not study(a.get("study")).judged and not study(b.get("study")).judged:
         return HOLDS  # an imported study's single logged runs, as it published them
-    result = judge(samples(a, metric), samples(b, metric), same_session=session_relation(a, b),
-                   reference=reference(a, b))
-    return HOLDS if result.holds else Reason(result.reason)
+    ref = reference(a, b)
+    xa, xb = samples(a, metric), samples(b, metric)
+    result = judge(xa, xb, same_session=session_relation(a, b), reference=ref)
+    if not result.holds:
+        return Reason(result.reason)
+    raw = stats.compare_samples(xa, xb).ratio  # the figures as measured, the machine's shift between periods in them
+    if ref is not None and not result.low <= raw <= result.high:  # a page shows the figures as measured
+        return Reason(f"measured in different periods: read against a configuration measured in both, the ratio is "
+                      f"{result.ratio:.2f} ({result.low:.2f}-{result.high:.2f} at {1 - stats.ALPHA:.0%}); the figures "
+                      f"as measured, {raw:.2f}, carry the machine's shift between the periods")
+    return HOLDS
 
 
 def _periods(r: Row) -> tuple[str, ...] | None:
