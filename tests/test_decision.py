@@ -435,6 +435,7 @@ def test_a_rehearsal_of_near_equal_candidates_states_what_deciding_cost_and_its_
     lines = [x for x in r.out.splitlines() if x.startswith("rehearsal: ")]
     assert lines[0].startswith("rehearsal: 4 trials; how they ended:")
     assert any("realised" in x for x in lines) and any("inside its stated interval" in x for x in lines)
+    assert any("over 10 trainings, measuring and the choice's regret cost" in x for x in lines)
     assert len([x for x in r.out.splitlines() if x.startswith("trial ")]) == 4
 
 

@@ -278,7 +278,10 @@ def _answer(comparison: Any, plan: Any, raced: bool, world: World, rng: np.rando
                            "stated_regret": d.get("expected_regret"), "unit": "USD" if priced else "s",
                            "deciding_s": (d.get("cost") or {}).get("seconds"),
                            "same": d.get("same") or [],
+                           "deciding_trainings": (d.get("cost") or {}).get("trainings"),
                            "truly_best": sorted(n for n, v in true.items() if v <= best * (1 + 1e-9))}  # ties: all
+    if d.get("default") in true:
+        row["default_regret"] = (true[d["default"]] - best) / best
     if choice in true:
         r = next(x for x in comparison.results if x.candidate == choice)
         row.update(realised_regret=(true[choice] - best) / best, p_best=r.p_best)
@@ -307,6 +310,12 @@ def summary(rows: Sequence[dict[str, Any]], rules: Rules) -> dict[str, Any]:
         "choice_truly_best": mean([r["choice"] in r["truly_best"] for r in chosen]),
         "mean_deciding_s": mean([r["deciding_s"] for r in rows if r["deciding_s"] is not None]),
         "fresh_inside": mean(fresh), "fresh_checked": len(fresh),
+        # over rules.trainings trainings, in trainings' time: what measuring cost plus the choice's realised regret,
+        # against taking the default unmeasured (its true regret)
+        "trainings": rules.trainings,
+        "horizon_measured": mean([(r["deciding_trainings"] or 0.0) + rules.trainings * r["realised_regret"]
+                                  for r in chosen]),
+        "horizon_default": mean([rules.trainings * r["default_regret"] for r in rows if "default_regret" in r]),
     }
 
 
@@ -326,6 +335,9 @@ def lines(result: dict[str, Any]) -> list[str]:
             f"the choice's P(lowest expected cost) {pct(s['mean_p_best_of_choice'])} on average; truly best in "
             f"{pct(s['choice_truly_best'])}",
             f"deciding took {s['mean_deciding_s'] or 0:.0f} s of (simulated) measuring on average",
+            f"over {s['trainings']} trainings, measuring and the choice's regret cost "
+            f"{s['horizon_measured'] or 0:.2f} trainings' time on average; taking the default unmeasured, "
+            f"{s['horizon_default'] or 0:.2f}",
             f"a fresh training of the choice in a later period inside its stated interval: {pct(s['fresh_inside'])} "
             f"of {s['fresh_checked']}"]
 
