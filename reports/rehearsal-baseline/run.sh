@@ -20,6 +20,7 @@ JSON
 }
 family identical '{"sample_s": 0.0002}' ''
 family x1.1 '{"sample_s": 0.00022}' ''
+family x0.9 '{"sample_s": 0.00018}' ''  # the default (tf) the slower: what deciding can win
 family x1.3 '{"sample_s": 0.00026}' ''
 family x1.5 '{"sample_s": 0.0003}' ''
 family one-period-x1.1 '{"sample_s": 0.00022}' '"period_shift": 0.0,'
