@@ -217,6 +217,15 @@ def periods(runs: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     return out
 
 
+def ago_s(runs: Iterable[Mapping[str, Any]]) -> float:
+    """Seconds from the latest end (else start) among ``runs`` to now (the store's clock); 0 where none has a time.
+    More than ``PERIOD_GAP_S``: they were measured in an earlier period."""
+    from cpustudy.store.store import now
+
+    ends = [t for r in runs if (t := stored_time(r.get("finished_at") or r.get("created_at"))) is not None]
+    return ((stored_time(now()) or max(ends)) - max(ends)).total_seconds() if ends else 0.0
+
+
 def stored_time(text: Any) -> datetime | None:
     """A stored time (``Store``'s ISO 8601, with or without its offset; none: UTC) as an aware datetime, or None.
     ``datetime.fromisoformat``, not ``pd.to_datetime``: this runs for every stored run each time a candidate's speed

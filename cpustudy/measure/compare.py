@@ -382,8 +382,7 @@ def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted
     now, so that the one model reads this period's shift of the machine from it (a contrast with a candidate timed
     only now is then a ratio of ratios, not a guess of the shift). Nothing where it was never timed (the planned
     probes time it), was timed in this period, or has a probe among ``wanted`` (this session's planned ones)."""
-    from cpustudy.analysis.runs import PERIOD_GAP_S, stored_time
-    from cpustudy.store.store import now
+    from cpustudy.analysis.runs import PERIOD_GAP_S, ago_s
 
     c = next((c for c in p.candidates if c.kind == "here" and c.device == "cpu"), None)
     if c is None or any(probes_of(x, c) for x in wanted):
@@ -391,8 +390,7 @@ def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted
     stored = store.runs(status="ok")
     ids = {s.run_id for s in speed_samples(store, c, p.reference, p.fingerprint, stored)}
     mine = [r for r in stored if r["id"] in ids]
-    ends = [t for r in mine if (t := stored_time(r.get("finished_at") or r.get("created_at"))) is not None]
-    ago = ((stored_time(now()) or max(ends)) - max(ends)).total_seconds() if ends else 0.0
+    ago = ago_s(mine)
     if ago <= PERIOD_GAP_S:
         return []
     repeat = max([int(r.get("repeat") or 0) for r in mine] + [x.config.repeat for x in p.probes if probes_of(x, c)]) + 1

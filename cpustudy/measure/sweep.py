@@ -152,8 +152,7 @@ def reference_cell(store: Store, cells: Sequence[Cell], todo: Sequence[Cell], ma
     the first of them, so that the report reads cross-period contrasts against it (a ratio of ratios, free of the
     machine's shift: :func:`cpustudy.analysis.holdup.reference`); None where nothing was measured before, nothing is
     left to measure, or a done cell was measured in this period."""
-    from cpustudy.analysis.runs import PERIOD_GAP_S, stored_time
-    from cpustudy.store.store import now
+    from cpustudy.analysis.runs import PERIOD_GAP_S, ago_s
 
     waiting = {c.key for c in todo}
     done = [c for c in cells if c.key not in waiting]
@@ -169,10 +168,7 @@ def reference_cell(store: Store, cells: Sequence[Cell], todo: Sequence[Cell], ma
     earlier = [again(max(c.config.repeat for c in cells) + 1)]  # earlier periods' references, then the next one
     while store.runs(status="ok", cell_keys=[earlier[-1].key]):
         earlier.append(again(earlier[-1].config.repeat + 1))
-    stored = store.runs(status="ok", cell_keys=[c.key for c in done + earlier[:-1]])
-    ends = [t for r in stored if (t := stored_time(r.get("finished_at") or r.get("created_at"))) is not None]
-    now_t = stored_time(now())
-    if not ends or now_t is None or (now_t - max(ends)).total_seconds() <= PERIOD_GAP_S:
+    if ago_s(store.runs(status="ok", cell_keys=[c.key for c in done + earlier[:-1]])) <= PERIOD_GAP_S:
         return None
     return earlier[-1]
 
