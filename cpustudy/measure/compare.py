@@ -376,6 +376,14 @@ def probes_wanted(p: Planned, store: Store, seeds_to_come: int) -> list[Cell]:
     return [x for x in todo if x.key in chosen]
 
 
+def probes_now(p: Planned, store: Store, say: Callable[[str], None], seeds_to_come: int,
+               reference: bool = True) -> list[Cell]:
+    """This session's speed probes of ``p``: the planned ones still wanted (:func:`probes_wanted`), and with
+    ``reference`` the reference re-timed where it is due (:func:`reference_probe`)."""
+    wanted = probes_wanted(p, store, seeds_to_come)
+    return wanted + (reference_probe(p, store, say, wanted) if reference else [])
+
+
 def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted: Sequence[Cell] = ()) -> list[Cell]:
     """The reference re-timed in this measuring session: the first local candidate (the default), where its speed was
     timed only in earlier periods (its last speed run ended more than ``runs.PERIOD_GAP_S`` ago), gets one speed probe
@@ -417,8 +425,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
     with measuring(req.db, p.machine) as session:
         store = session.store
         todo_conv = pending(store, p.convergence)
-        local_probes = probes_wanted(p, store, len(todo_conv))
-        local_probes += reference_probe(p, store, say, local_probes)
+        local_probes = probes_now(p, store, say, len(todo_conv))
         work = order(todo_conv, local_probes)
         if work:
             say(f"compare: {len(todo_conv)} convergence run(s) ({req.seeds} seeds wanted, "

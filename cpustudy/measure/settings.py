@@ -188,7 +188,8 @@ def _round_one(sp: SettingsPlan, order: list[tuple[str, Planned]], store: Store,
     interleaved; a probe left without a usable speed run measured once more; the comparison after it."""
     from cpustudy.measure.sweep import pending
 
-    first = interleave([single.order(pending(store, p.convergence[:1]), _with_reference(sp, p, store, say))
+    first = interleave([single.order(pending(store, p.convergence[:1]),  # the first setting's holds the reference
+                                     single.probes_now(p, store, say, 1, reference=p is sp.plans[0]))
                         for _, p in order])
     if first:
         say(f"compare: round 1 of the race over {len(sp.plans)} settings ({', '.join(lb for lb, _ in order)}, "
@@ -202,12 +203,6 @@ def _round_one(sp: SettingsPlan, order: list[tuple[str, Planned]], store: Store,
         run([("speed", c) for c in again], "round 1")
         comparison = combined()
     return comparison
-
-
-def _with_reference(sp: SettingsPlan, p: Planned, store: Store, say: Callable[[str], None]) -> list[Cell]:
-    """A setting's planned probes still wanted, and for the first setting its reference re-timed in a new period."""
-    wanted = single.probes_wanted(p, store, 1)
-    return wanted + (single.reference_probe(p, store, say, wanted) if p is sp.plans[0] else [])
 
 
 def nothing_measured(sp: SettingsPlan, stop: Step, rules: Rules) -> Comparison:
