@@ -28,7 +28,8 @@ period, shared by every candidate the period measured: a contrast within one per
 periods pays it), less the interaction and run noise averaged over its periods and runs, less the projection
 bias. One new training adds a new period's shift and interaction and its own run noise. Run noise and
 interaction share one scale draw (chi-square over their degrees of freedom), so that a new training's log time is
-a Student-t predictive (within^2 (1 + 1/n) + shift^2 + interaction^2 for one period). Each component enters here and nowhere else.
+a Student-t predictive (within^2 (1 + 1/n) + shift^2 + interaction^2 for one period). Each component is sized in
+:class:`cpustudy.analysis.stats.Components` (findings read the same) and enters the draws here only.
 
 **Recalibration** (``factor``, from the backtest): multiplies every drawn deviation of log time, so the interval
 and every probability read from the draws move together.
