@@ -202,3 +202,34 @@ def test_a_run_stored_without_a_validation_time_bills_none_and_one_with_it_bills
              for i, t in zip([i for i in ids if runs[i].get("target_reached")], ts)}
     assert times[7] == pytest.approx(lacking.billed.seconds(1))
     assert times[8] == pytest.approx(unsaid.billed.seconds(runs[8]["epochs_to_target"]))
+
+
+# An H200 machine's 16 cores: a comparison whose seeds trained full epochs on 60,000 learnable samples generated
+# afresh (runs 1 and 4) beside capped probes that loaded 12,800 from the cache (runs 3, 5, 6).
+H200_LATER = REPORTS / "h200-gpu" / "h200-2026-11-28-later.sqlite"
+
+
+def test_a_run_bills_the_start_up_of_a_full_training_not_the_tools_data_generation(tmp_path):
+    """Generating synthetic data is the tool's cost, not the training's: a full run that generated its samples bills
+    its start-up less the generation; a capped run that loaded its capped samples from the cache bills that loading
+    scaled to a full epoch's samples; and each is what its speed sample bills once."""
+    import json
+
+    from cpustudy.analysis import billed as bill
+    from cpustudy.analysis import compare as combo
+
+    with Store.read(_copy(H200_LATER, tmp_path)) as store:
+        runs = {r["id"]: r for r in store.runs(status="ok")}
+        prep = {i: json.loads(runs[i]["software"])["data_prep"] for i in (1, 5)}
+        samples = {i: combo.speed_sample(runs[i], store.epochs([i])) for i in (1, 5)}
+    assert not prep[1]["from_cache"] and prep[1]["samples"] == 60000 and prep[1]["seconds"] > 1.0
+    assert bill.startup_s(runs[1]) == pytest.approx(runs[1]["startup_s"] - prep[1]["seconds"])
+    assert prep[5]["from_cache"] and prep[5]["samples"] == 12800
+    full = runs[5]["full_steps_per_epoch"] * runs[5]["batch_size"]
+    assert bill.startup_s(runs[5]) == pytest.approx(runs[5]["startup_s"] + prep[5]["seconds"] * (full / 12800 - 1))
+    for i, s in samples.items():
+        assert s is not None and s.billed.startup_s == pytest.approx(bill.startup_s(runs[i])), i
+    # a run without a software report, or with real data, bills its start-up as measured
+    assert bill.startup_s({**runs[1], "software": None}) == runs[1]["startup_s"]
+    real = json.dumps({"data_prep": {**prep[1], "source": "real"}})
+    assert bill.startup_s({**runs[1], "software": real}) == runs[1]["startup_s"]

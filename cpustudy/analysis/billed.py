@@ -3,10 +3,13 @@
 by compare's speed samples, the summary, ``recommend``, the backtest and a comparison's ledger: one run, the same
 seconds in all. Validation is billed as the run stored it (``validation_time_s`` after every epoch); a run stored
 without a validation time (``--validation none``, or from before it was timed) bills none, wherever it is read.
+The start-up bills what a full training's would (:func:`startup_s`): generating synthetic data is the tool's own
+cost, not the training's, and a capped run loads only its capped samples.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -42,7 +45,7 @@ class Billed:
         if run.get("status") != "ok":
             return None
         first = next((e for e in epochs if e.get("warmup")), None)
-        validation, startup = float(run.get("validation_time_s") or 0.0), float(run.get("startup_s") or 0.0)
+        validation, startup = float(run.get("validation_time_s") or 0.0), startup_s(run)
         if not run.get("epoch_time_s"):
             full = run.get("full_steps_per_epoch")
             if first is None or len(epochs) != 1 or (full and first.get("steps") and first["steps"] < full):
@@ -51,6 +54,32 @@ class Billed:
         measured = run.get("measured_epoch_time_s") or run["epoch_time_s"]
         tracing = max(0.0, float(first["elapsed_s"]) - float(measured)) if first else 0.0
         return cls(float(run["epoch_time_s"]), tracing, validation, startup, max(0.0, float(run.get("stall_s") or 0.0)))
+
+
+def startup_s(run: Mapping[str, Any]) -> float:
+    """A stored run's start-up as a full training bills it. Its data preparation (``software.data_prep``) is put
+    right where it is synthetic or learnable: data the worker generated (not loaded from the cache) bills nothing,
+    since a training on its real data loads it instead, and generating 60,000 samples can take longer than the
+    training; data loaded from the cache for a capped run (fewer samples than a full epoch) is scaled to a full
+    epoch's samples. Real data is loaded whole for a capped run too: its start-up bills as measured. A run that
+    stored no data preparation bills its start-up as measured."""
+    startup = float(run.get("startup_s") or 0.0)
+    software = run.get("software")
+    try:
+        prep = (json.loads(software) if isinstance(software, str) else dict(software or {})).get("data_prep") or {}
+    except (TypeError, ValueError, AttributeError):  # an unreadable software report: the start-up as measured
+        return startup
+    seconds, samples = float(prep.get("seconds") or 0.0), int(prep.get("samples") or 0)
+    if not seconds or seconds > startup:
+        return startup
+    if prep.get("source") not in ("synthetic", "learnable"):  # real data: loaded whole, as a full training would
+        return startup
+    if not prep.get("from_cache"):
+        return startup - seconds
+    full = int(run.get("full_steps_per_epoch") or 0) * int(run.get("batch_size") or 0)
+    if run.get("steps_per_epoch") and samples and full > samples:
+        return startup + seconds * (full / samples - 1.0)
+    return startup
 
 
 def to_target_s(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) -> float | None:
