@@ -125,7 +125,9 @@ class Simulated:
                 yield kind, {**event, "simulated": True}
             elif kind == protocol.MODEL:
                 yield kind, {**event, "precision_policy": config.precision_policy}
-            elif kind in (protocol.DATA, protocol.WARMUP):
+            elif kind == protocol.DATA:  # the scenario's start-up is all of it: no data preparation billed apart
+                yield kind, {**event, "seconds": 0.0}
+            elif kind == protocol.WARMUP:
                 yield kind, dict(event)
         startup = sc.startup_of(config) if sc.startup_of else sc.startup_s
         yield protocol.TRAIN_START, {"wall": spawned_at + startup * factor}
