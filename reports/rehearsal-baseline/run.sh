@@ -7,9 +7,10 @@ trials=${1:-400}
 out=${OUT_DIR:-reports/rehearsal-baseline}  # another folder: OUT_DIR=reports/NAME
 cs=(.venv/bin/cpustudy compare mnist_mlp --target-accuracy 0.5 --data learnable --max-epochs 4 --seeds 3)
 builds=(--candidates here:1 --builds "tf,tf-eigen" --convergence-at here:1)
+wanted() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }  # ONLY="identical x1.1": those alone
 family() {  # name, tf-eigen's truth (JSON), extra top-level JSON, [more compare args]
   local name=$1 eigen=$2 extra=$3; shift 3
-  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi  # ONLY="identical x1.1": those alone
+  wanted "$name" || return 0
   cat > "$out/$name.scenario.json" <<JSON
 {"noise": 0.06, "period_shift": 0.15, $extra
  "candidates": {"here:1 tf": {"sample_s": 0.0002}, "here:1 tf-eigen": $eigen},
@@ -32,25 +33,24 @@ if [ -z "${BASELINE:-}" ]; then  # families the baseline's version could not pla
   family resumed-shift0.25-x1.1 '{"sample_s": 0.00022}' '"period_shift": 0.25, "earlier": ["here:1 tf"],'
   family resumed-shift0.25-identical '{"sample_s": 0.0002}' '"period_shift": 0.25, "earlier": ["here:1 tf"],'
 fi
-if [ -n "${ONLY:-}" ]; then exit 0; fi  # the settings families below are played only in a whole run
 cat > "$out/settings-2.scenario.json" <<JSON
 {"noise": 0.06, "period_shift": 0.15,
  "candidates": {"here:1": {"sample_s": 0.0002}},
  "settings": {"fp32": {"epochs": {"1": 0.5, "2": 0.5}}, "bf16": {"epochs": {"1": 0.3, "2": 0.7}, "speed": 0.85}}}
 JSON
-"${cs[@]}" --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 \
+wanted settings-2 && { "${cs[@]}" --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 \
   --simulate "$out/settings-2.scenario.json" --trials "$trials" --format json > "$out/settings-2.json"
-echo "settings-2: rc=$?"
+  echo "settings-2: rc=$?"; }
 cat > "$out/settings-4.scenario.json" <<JSON
 {"noise": 0.06, "period_shift": 0.15,
  "candidates": {"here:1": {"sample_s": 0.0002}},
  "settings": {"fp32 b64": {"epochs": {"1": 0.5, "2": 0.5}}, "bf16 b64": {"epochs": {"1": 0.3, "2": 0.7}, "speed": 0.85},
               "fp32 b256": {"epochs": {"1": 0.3, "2": 0.7}, "speed": 0.8}, "bf16 b256": {"epochs": {"2": 1.0}, "speed": 0.7}}}
 JSON
-"${cs[@]}" --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 --batch-sizes 64,256 \
-  --simulate "$out/settings-4.scenario.json" --trials "$trials" --format json > "$out/settings-4.json"
-echo "settings-4: rc=$?"
-if [ -z "${BASELINE:-}" ]; then  # the same race serving 100 trainings (10: not worth starting, since the one model)
+wanted settings-4 && { "${cs[@]}" --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 \
+  --batch-sizes 64,256 --simulate "$out/settings-4.scenario.json" --trials "$trials" --format json > "$out/settings-4.json"
+  echo "settings-4: rc=$?"; }
+if [ -z "${BASELINE:-}" ] && wanted settings-4-t100; then  # the same race serving 100 trainings (10: not worth starting, since the one model)
   cp "$out/settings-4.scenario.json" "$out/settings-4-t100.scenario.json"
   "${cs[@]}" --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 --batch-sizes 64,256 \
     --trainings 100 --simulate "$out/settings-4.scenario.json" --trials "$trials" --format json > "$out/settings-4-t100.json"
