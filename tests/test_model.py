@@ -125,6 +125,18 @@ def test_seeds_without_margins_that_agree_leave_their_mean_epochs_open_and_unbia
     assert float(np.std(two.mean)) > 1.5 * float(np.std(eight.mean)) > 0.05
 
 
+def test_seeds_whose_margins_agree_to_rounding_leave_their_mean_epochs_as_open_as_seeds_without_margins():
+    # Three seeds that each missed by 0.05 and passed by 0.05 a step later: their margins agree, and the mean of
+    # three equal floats can differ from them in the last bit. That rounding is no spread to read as certainty.
+    rng = np.random.default_rng(5)
+    margins = [(0.1 * -0.5, 0.1 * 0.5)] * 3
+    assert sum((m[0] - sum(x[0] for x in margins) / 3) ** 2 for m in margins) > 0  # the rounding is there
+    agreeing = epochs_of(_seeds(margins), 8000, rng)
+    bare = epochs_of([combo.SeedResult(i, True, 2, 6, i) for i in range(3)], 8000, rng)
+    assert agreeing is not None and bare is not None
+    assert float(np.std(agreeing.mean)) > 0.5 * float(np.std(bare.mean)) > 0.02
+
+
 def test_a_reference_timed_in_both_periods_blocks_a_contrast_across_them():
     # B (measured in the later period only) and C (the earlier only) are equally fast; every run of the later period
     # is 30 % slower (the machine's shift). A, timed in both periods, tells the shift: B and C come out the same,

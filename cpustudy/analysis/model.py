@@ -170,7 +170,7 @@ def _by_margins(seeds: Sequence[SeedResult], draws: int, rng: np.random.Generato
     at = [np.array([s.margins[k] for s in going if len(s.margins) > k]) for k in range(longest)]
     df = sum(len(v) - 1 for v in at)
     ss = sum(float(((v - v.mean()) ** 2).sum()) for v in at if len(v) > 1)
-    if df < 1 or ss <= 0:
+    if df < 1 or ss <= 1e-12 * sum(float((v ** 2).sum()) for v in at):  # margins that agree (to rounding): no spread
         return None
     sigma = np.sqrt(_sigma2(ss, df, rng, draws))
     alive = np.ones(draws)  # P(not yet reached) before epoch k, per draw
