@@ -9,8 +9,8 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 CPUSTUDY_CACHE=/tmp/cscache
 DB=$OUT/h200d.sqlite
 cs() { local limit=$1; shift; timeout "$limit" python3 -m cpustudy "$@" 2>&1 | grep -E "^run |epoch [23]/"; echo "== rc=$? at $(el) s: cpustudy $*"; }
 for spec in "8 host 7" "8 none 7" "8 host 8" "12 host 9"; do
-  set -- $spec
+  read -r vcpus aug seed <<< "$spec"
   [ $(( $(el) + 45 )) -gt 175 ] && break
-  cs 60 run cifar10_cnn --device gpu --build jax-here --vcpus "$1" --augment "$2" --epochs 3 --seed "$3" --db "$DB"
+  cs 60 run cifar10_cnn --device gpu --build jax-here --vcpus "$vcpus" --augment "$aug" --epochs 3 --seed "$seed" --db "$DB"
 done
 echo "done at $(el) s"
