@@ -439,6 +439,22 @@ def test_a_rehearsal_of_near_equal_candidates_states_what_deciding_cost_and_its_
     assert len([x for x in r.out.splitlines() if x.startswith("trial ")]) == 4
 
 
+def test_a_rehearsal_over_drawn_worlds_draws_each_trial_s_truth_and_scores_p_lowest_by_bins(run_cli, tmp_path):
+    # here:2 at half the time a sample for twice the rate: near equal at the scenario's centre; each drawn 0.7 (log
+    # sd) about it every trial, which one is truly cheapest changes from trial to trial, and the summary sets the
+    # stated P(lowest) beside it by bins
+    r = _rehearse(run_cli, tmp_path, _scenario(tmp_path, 1e-4, draw={"speed": 0.7, "epochs": True}), "--trials", "12",
+                  "--format", "json")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert len({tuple(t["truly_best"]) for t in out["trials"]}) == 2
+    bins = out["summary"]["p_best_bins"]
+    assert sum(b["trials"] for b in bins) == len([t for t in out["trials"] if t.get("p_best") is not None]) > 0
+    assert all(0 <= b["low"] <= b["stated"] <= b["high"] and 0 <= b["truly_best"] <= 1 for b in bins)
+    bad = _rehearse(run_cli, tmp_path, _scenario(tmp_path, 2e-4, draw={"sped": 0.5}))
+    assert bad.code == 2 and '"draw" takes "speed"' in bad.err and len(bad.err.strip().splitlines()) == 1
+
+
 def test_a_comparison_resumed_in_a_later_period_times_its_reference_again_and_blocks_the_shift(run_cli, tmp_path):
     # here:1 measured alone first; two hours later (a new period, every run 0.3 sd slower or faster) here:2, 1.6x the
     # rate for 0.8x the time a sample, joins. Re-timed in the later period, here:1 tells the shift apart from here:2's

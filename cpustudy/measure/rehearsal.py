@@ -62,6 +62,11 @@ class Scenario:
     #: the seeds), 2 hours before the whole comparison is run again (each session its own period shift); empty: one
     #: session
     earlier: tuple[str, ...] = ()
+    #: each trial's world drawn about this one, so that a probability can be scored over worlds as a prior draws
+    #: them (in one fixed world a posterior is scored against that world alone): ``speed`` (log sd) moves each
+    #: candidate's sample_s and each setting's speed, ``epochs`` (true) draws each setting's chances of its listed
+    #: epochs from a flat Dirichlet; empty: the scenario itself every trial
+    draw: tuple[tuple[str, float], ...] = ()
 
     @classmethod
     def load(cls, path: str) -> "Scenario":
@@ -79,8 +84,13 @@ class Scenario:
         earlier = raw.get("earlier") or []
         if not isinstance(earlier, list) or not all(isinstance(x, str) for x in earlier):
             raise UserError(f"--simulate {path}: \"earlier\" is a list of candidates' places, e.g. [\"here:1\"]")
+        draw = raw.get("draw") or {}
+        if not isinstance(draw, dict) or set(draw) - {"speed", "epochs"} or not all(
+                isinstance(v, (int, float)) and v >= 0 for v in draw.values()):
+            raise UserError(f"--simulate {path}: \"draw\" takes \"speed\" (a log sd, e.g. 0.15) and \"epochs\" "
+                            "(true or false), e.g. {\"speed\": 0.15, \"epochs\": true}")
         sc = cls(raw["candidates"], raw.get("settings") or {"": {"epochs": {"1": 1.0}}}, **known,
-                 earlier=tuple(earlier))
+                 earlier=tuple(earlier), draw=tuple(sorted((k, float(v)) for k, v in draw.items())))
         sc.check(path)
         return sc
 
@@ -99,6 +109,21 @@ class Scenario:
                                                            for e, p in dist.items()) or not sum(dist.values()) > 0:
                 raise UserError(f"--simulate {path}: setting {label!r} needs \"epochs\": whole epochs to the target "
                                 "with their probabilities, e.g. {\"1\": 0.7, \"2\": 0.3}")
+
+    def drawn(self, rng: np.random.Generator) -> "Scenario":
+        """One trial's world: this scenario, or one drawn about it (``draw``)."""
+        if not self.draw:
+            return self
+        how = dict(self.draw)
+        sd = how.get("speed", 0.0)
+
+        def chances(dist: dict[str, float]) -> dict[str, float]:
+            return dict(zip(dist, map(float, rng.dirichlet(np.ones(len(dist)))))) if how.get("epochs") else dist
+
+        return replace(self, draw=(), candidates={n: {**c, "sample_s": float(c["sample_s"]) * math.exp(rng.normal(0, sd))}
+                                                  for n, c in self.candidates.items()},
+                       settings={k: {**v, "speed": float(v.get("speed", 1.0)) * math.exp(rng.normal(0, sd)),
+                                     "epochs": chances(v["epochs"])} for k, v in self.settings.items()})
 
     def epochs(self, label: str, u: float) -> int:
         """The whole epochs a seed at quantile ``u`` needs in setting ``label``."""
@@ -187,7 +212,7 @@ def rehearse(request: CompareRequest, scenario: Scenario, trials: int, rules: Ru
         if progress:
             progress(f"rehearsal: trial {trial + 1} of {trials}")
         rng = np.random.default_rng([trial, 20261128])
-        world = World(scenario, labels, several_builds, trial, float(rng.normal(0, scenario.period_shift)),
+        world = World(scenario.drawn(rng), labels, several_builds, trial, float(rng.normal(0, scenario.period_shift)),
                       {name: float(rng.normal(0, scenario.interaction)) for name in scenario.candidates})
         rows.append(_trial(copy.deepcopy(plan), raced, world, template, rules, rng))  # a trial adds to its plan
     return {"trials": rows, "summary": summary(rows, rules)}
@@ -307,6 +332,7 @@ def summary(rows: Sequence[dict[str, Any]], rules: Rules) -> dict[str, Any]:
         "said_same": mean([len(r.get("same") or []) > 1 for r in rows]),  # two or more named the same within delta
         "decided_over_twice_regret": mean([r["realised_regret"] > 2 * rules.regret for r in decided]),
         "mean_p_best_of_choice": mean([r["p_best"] for r in chosen if r.get("p_best") is not None]),
+        "p_best_bins": _bins(chosen),
         "choice_truly_best": mean([r["choice"] in r["truly_best"] for r in chosen]),
         "mean_deciding_s": mean([r["deciding_s"] for r in rows if r["deciding_s"] is not None]),
         "fresh_inside": mean(fresh), "fresh_checked": len(fresh),
@@ -317,6 +343,17 @@ def summary(rows: Sequence[dict[str, Any]], rules: Rules) -> dict[str, Any]:
                                   for r in chosen]),
         "horizon_default": mean([rules.trainings * r["default_regret"] for r in rows if "default_regret" in r]),
     }
+
+
+def _bins(chosen: Sequence[dict[str, Any]]) -> list[dict[str, float]]:
+    """The choice's P(lowest expected cost) against how often it was truly best, by bins of the stated P."""
+    out = []
+    for lo, hi in ((0.0, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.01)):
+        xs = [r for r in chosen if r.get("p_best") is not None and lo <= r["p_best"] < hi]
+        if xs:
+            out.append({"low": lo, "high": min(hi, 1.0), "trials": len(xs), "stated": float(np.mean([r["p_best"] for r in xs])),
+                        "truly_best": float(np.mean([r["choice"] in r["truly_best"] for r in xs]))})
+    return out
 
 
 def lines(result: dict[str, Any]) -> list[str]:
@@ -333,7 +370,9 @@ def lines(result: dict[str, Any]) -> list[str]:
             f"choice within it of the best in {pct(s['within_indifference'])}; "
             f"decided with a realised regret over twice the threshold in {pct(s['decided_over_twice_regret'])}",
             f"the choice's P(lowest expected cost) {pct(s['mean_p_best_of_choice'])} on average; truly best in "
-            f"{pct(s['choice_truly_best'])}",
+            f"{pct(s['choice_truly_best'])}; by bins of the stated P: " + (", ".join(
+                f"{b['stated']:.2f} stated, {b['truly_best']:.2f} truly best ({b['trials']} trials)"
+                for b in s.get("p_best_bins") or []) or "-"),
             f"deciding took {s['mean_deciding_s'] or 0:.0f} s of (simulated) measuring on average",
             f"over {s['trainings']} trainings, measuring and the choice's regret cost "
             f"{s['horizon_measured'] or 0:.2f} trainings' time on average; taking the default unmeasured, "
