@@ -50,6 +50,18 @@ JSON
 wanted settings-4 && { "${cs[@]}" --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 \
   --batch-sizes 64,256 --simulate "$out/settings-4.scenario.json" --trials "$trials" --format json > "$out/settings-4.json"
   echo "settings-4: rc=$?"; }
+# four settings, each trial's world drawn about the scenario (each setting's chances of 1 or 2 epochs from a flat
+# Dirichlet, speeds 10 % apart): P(lowest expected cost) scored over worlds, not in one
+cat > "$out/settings-4-drawn.scenario.json" <<JSON
+{"noise": 0.06, "period_shift": 0.15, "draw": {"speed": 0.1, "epochs": true},
+ "candidates": {"here:1": {"sample_s": 0.0002}},
+ "settings": {"fp32 b64": {"epochs": {"1": 0.5, "2": 0.5}}, "bf16 b64": {"epochs": {"1": 0.5, "2": 0.5}, "speed": 0.85},
+              "fp32 b256": {"epochs": {"1": 0.5, "2": 0.5}, "speed": 0.8}, "bf16 b256": {"epochs": {"1": 0.5, "2": 0.5}, "speed": 0.7}}}
+JSON
+wanted settings-4-drawn && { "${cs[@]}" --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 \
+  --batch-sizes 64,256 --trainings 100 --simulate "$out/settings-4-drawn.scenario.json" --trials "$trials" \
+  --format json > "$out/settings-4-drawn.json"
+  echo "settings-4-drawn: rc=$?"; }
 if [ -z "${BASELINE:-}" ] && wanted settings-4-t100; then  # the same race serving 100 trainings (10: not worth starting, since the one model)
   cp "$out/settings-4.scenario.json" "$out/settings-4-t100.scenario.json"
   "${cs[@]}" --candidates here:1 --convergence-at here:1 --precisions float32,mixed_bfloat16 --batch-sizes 64,256 \

@@ -5,7 +5,7 @@ from pathlib import Path
 
 here = Path(sys.argv[1] if len(sys.argv) > 1 else "reports/rehearsal-baseline")
 names = ["identical", "x1.1", "x0.9", "x1.3", "x1.5", "one-period-x1.1", "interaction-5pc", "interaction-5pc-x1.1", "projected-10pc-off",
-         "resumed-shift0.15-x1.1", "resumed-shift0.25-x1.1", "resumed-shift0.25-identical", "settings-2", "settings-4", "settings-4-t100"]
+         "resumed-shift0.15-x1.1", "resumed-shift0.25-x1.1", "resumed-shift0.25-identical", "settings-2", "settings-4", "settings-4-t100", "settings-4-drawn"]
 
 
 def pct(x):
