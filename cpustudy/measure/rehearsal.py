@@ -21,7 +21,7 @@ import math
 import tempfile
 import zlib
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -66,7 +66,7 @@ class Scenario:
     #: them (in one fixed world a posterior is scored against that world alone): ``speed`` (log sd) moves each
     #: candidate's sample_s and each setting's speed, ``epochs`` (true) draws each setting's chances of its listed
     #: epochs from a flat Dirichlet; empty: the scenario itself every trial
-    draw: tuple[tuple[str, float], ...] = ()
+    draw: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: str) -> "Scenario":
@@ -90,7 +90,7 @@ class Scenario:
             raise UserError(f"--simulate {path}: \"draw\" takes \"speed\" (a log sd, e.g. 0.15) and \"epochs\" "
                             "(true or false), e.g. {\"speed\": 0.15, \"epochs\": true}")
         sc = cls(raw["candidates"], raw.get("settings") or {"": {"epochs": {"1": 1.0}}}, **known,
-                 earlier=tuple(earlier), draw=tuple(sorted((k, float(v)) for k, v in draw.items())))
+                 earlier=tuple(earlier), draw={k: float(v) for k, v in draw.items()})
         sc.check(path)
         return sc
 
@@ -114,13 +114,12 @@ class Scenario:
         """One trial's world: this scenario, or one drawn about it (``draw``)."""
         if not self.draw:
             return self
-        how = dict(self.draw)
-        sd = how.get("speed", 0.0)
+        sd = self.draw.get("speed", 0.0)
 
         def chances(dist: dict[str, float]) -> dict[str, float]:
-            return dict(zip(dist, map(float, rng.dirichlet(np.ones(len(dist)))))) if how.get("epochs") else dist
+            return dict(zip(dist, map(float, rng.dirichlet(np.ones(len(dist)))))) if self.draw.get("epochs") else dist
 
-        return replace(self, draw=(), candidates={n: {**c, "sample_s": float(c["sample_s"]) * math.exp(rng.normal(0, sd))}
+        return replace(self, draw={}, candidates={n: {**c, "sample_s": float(c["sample_s"]) * math.exp(rng.normal(0, sd))}
                                                   for n, c in self.candidates.items()},
                        settings={k: {**v, "speed": float(v.get("speed", 1.0)) * math.exp(rng.normal(0, sd)),
                                      "epochs": chances(v["epochs"])} for k, v in self.settings.items()})
