@@ -198,6 +198,12 @@ def test_a_projection_is_checked_against_full_epochs_of_the_same_configuration()
     assert check.loc["cifar10_cnn", "ratio"] == pytest.approx(0.75) and not bool(check.loc["cifar10_cnn", "agrees"])
     # The figures rest on the full epochs where there are any: the projections are checked, not pooled.
     assert list(projection.superseded(df)) == [True] * 3 + [False] * 2 + [True, False, False]
+    # ... a full run of another batch size, precision, validation or machine is no twin: nothing is superseded
+    for other in ({"batch_size": 256}, {"precision_policy": "mixed_bfloat16"}, {"validation": "study"},
+                  {"machine": "b"}):
+        pair = _runs([{"projected": 1, "steps_per_epoch": 20, "epoch_time_s": 50.0, "machine": "a"},
+                      {"projected": 0, "epoch_time_s": 49.0, "machine": "a", **other}])
+        assert not projection.superseded(pair).any(), other
     # Interleaved repeats pair up: how far one pair is off shows beside the medians' ratio.
     paired = _runs([{"projected": 1, "steps_per_epoch": 20, "epoch_time_s": t, "repeat": r}
                     for r, t in ((0, 96.0), (1, 105.0), (2, 100.0))]

@@ -190,13 +190,13 @@ def contended_runs(runs: pd.DataFrame) -> pd.Series:
     flags = pd.Series(False, index=runs.index)
     if "wait_share" not in runs or "epoch_time_s" not in runs:
         return flags
-    keys = [k for k in ("study", "workload", "device", "vcpus", "recipe", "tags", "platform", "build", "machine_id",
-                        "batch_size", "precision_policy", "projected") if k in runs]
     share = pd.to_numeric(runs["wait_share"], errors="coerce")
     time = pd.to_numeric(runs["epoch_time_s"], errors="coerce")
-    for _, g in runs.groupby(keys, dropna=False, sort=False):
-        for i in g.index:
-            peers = [(share[j], time[j]) for j in g.index if j != i]
+    capped = _capped(runs) if "projected" in runs else pd.Series(False, index=runs.index)
+    of = dict(zip(runs.index, records(runs)))
+    for group in identity.group(runs.index, "speed", on=of.__getitem__).values():
+        for i in group:
+            peers = [(share[j], time[j]) for j in group if j != i and capped[j] == capped[i]]
             flags[i] = state.contended(share[i], time[i], peers)
     return flags
 
@@ -217,12 +217,13 @@ def contention_note(runs: pd.DataFrame) -> str | None:
 
 
 def superseded(runs: pd.DataFrame) -> pd.Series:
-    """Projected runs of a configuration also measured in full epochs on the same machine: the full
-    epochs are the measurement, so the projections are only checked against them, never pooled with them."""
-    if runs.empty or not set(KEYS) <= set(runs.columns):
+    """Projected runs with a full-epoch twin (the same identity ``speed`` group: setting, device, build, vCPUs and
+    place): the full epochs are the measurement, so the projections are only checked against them, never pooled
+    with them. A full run of another batch size, precision or validation supersedes nothing."""
+    if runs.empty or "projected" not in runs:
         return pd.Series(False, index=runs.index)
     capped = _capped(runs)
-    keys = pd.Series(list(runs[KEYS].astype(str).itertuples(index=False)), index=runs.index)
+    keys = pd.Series([identity.key(r, "speed") for r in records(runs)], index=runs.index)
     return capped & keys.isin(set(keys[~capped]))
 
 
