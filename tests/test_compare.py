@@ -187,6 +187,7 @@ def test_compare_measures_seeds_and_speed_combines_them_and_resumes(run_cli, tmp
     assert here["cost_low_usd"] <= here["cost_usd"] <= here["cost_high_usd"]
     assert here["p_cheapest"] >= 0.99 and here["reached"] == 1.0  # draws where no new seed reaches it count for none
     assert cloud["speed_runs"] == 0 and cloud["time_to_target_s"] is None and cloud["p_cheapest"] is None
+    assert any(n.startswith("gcp:n2-highcpu-2: no speed measured yet: launch the probe plan") for n in out["notes"])
     assert (plan / "plan.json").is_file() and out["probe_cost_usd"] > 0
     with Store.read(db) as store:
         runs = store.runs()

@@ -810,9 +810,9 @@ def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: floa
     agree = combo.agreement(_all_seed_results(p, store))
     if agree is not None:
         out.notes.append(agree.line)
+    cloud = {c.name for c in p.candidates if c.kind == "cloud"}
     for r in results:
-        if r.speed_runs == 0 and r.candidate.split(" ")[0] in {c.name.split(" ")[0] for c in p.candidates
-                                                                if c.kind == "cloud"}:
+        if r.speed_runs == 0 and r.candidate in cloud:
             out.notes.append(f"{r.candidate}: no speed measured yet: launch the probe plan ({plan_folder}) with "
                              f"`cpustudy cloud launch {plan_folder}`, then `cpustudy cloud fetch {plan_folder} "
                              f"--db {req.db or 'cpustudy.sqlite'}` and compare again")
