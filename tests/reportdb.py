@@ -25,14 +25,15 @@ def read_summary(path: Path) -> dict[tuple, dict[str, str]]:
 
 
 def add_run(store, machine, workload, build, vcpus, epoch_times, *, device="cpu", study="cpustudy",
-            status="ok", projected=False, software=None, uuid=None, repeat=0, **config):
-    """One measured run as the runner stores it: a warm-up epoch, timed epochs, their median; ``config``
-    adds to its stored settings (e.g. ``build_family``)."""
+            status="ok", projected=False, software=None, uuid=None, repeat=0, warmup_s=None, **config):
+    """One measured run as the runner stores it: a warm-up epoch (``warmup_s``; default: as long as the first
+    timed epoch, no tracing), timed epochs, their median; ``config`` adds to its stored settings (e.g.
+    ``build_family``)."""
     run = store.start_run(machine, {
         "workload": workload, "build": build, "vcpus": vcpus, "device": device, "study": study,
         "epochs": len(epoch_times) + 1, "data": "synthetic", "repeat": repeat, "uuid": uuid, **config,
     })
-    store.add_epoch(run, {"epoch": 1, "elapsed_s": 99.0, "warmup": True})
+    store.add_epoch(run, {"epoch": 1, "elapsed_s": epoch_times[0] if warmup_s is None else warmup_s, "warmup": True})
     for i, t in enumerate(epoch_times):
         store.add_epoch(run, {"epoch": i + 2, "elapsed_s": t, "samples_per_s": 60000 / t})
     if software:

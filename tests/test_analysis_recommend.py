@@ -26,10 +26,11 @@ def merged(tmp_path):
         big = s.machine_id({"fingerprint": "spr", "cpu_model": "Intel(R) Xeon(R) Platinum 8480+", "logical_cpus": 16})
         small = s.machine_id({"fingerprint": "zen4", "cpu_model": "AMD EPYC 9B14", "logical_cpus": 2})
         for rep in range(2):
-            reportdb.add_run(s, big, "mnist_cnn", "tf", 16, [4.0 + rep * 0.2] * 2, repeat=rep)
-        reportdb.add_run(s, big, "mnist_cnn", "tf", 2, [20.0, 20.0])
-        reportdb.add_run(s, small, "mnist_cnn", "tf", 2, [30.0, 30.0])
-        reportdb.add_run(s, big, "mnist_cnn", "jax-here", 16, [0.5, 0.5], device="gpu", software=GPU_SOFTWARE)
+            reportdb.add_run(s, big, "mnist_cnn", "tf", 16, [4.0 + rep * 0.2] * 2, repeat=rep, warmup_s=99.0)
+        reportdb.add_run(s, big, "mnist_cnn", "tf", 2, [20.0, 20.0], warmup_s=99.0)
+        reportdb.add_run(s, small, "mnist_cnn", "tf", 2, [30.0, 30.0], warmup_s=99.0)
+        reportdb.add_run(s, big, "mnist_cnn", "jax-here", 16, [0.5, 0.5], device="gpu", software=GPU_SOFTWARE,
+                        warmup_s=99.0)
     with Store.read(db) as s:
         return summary.analyze(s, summary.Options())
 
@@ -47,7 +48,9 @@ def test_cheapest_within_a_deadline_and_fastest_within_a_budget(merged):
     by_cost = merged.summary.dropna(subset=["cost_usd"]).sort_values("cost_usd")
     assert c.config == recommend.config_name(by_cost.iloc[0]["device"], by_cost.iloc[0]["vcpus"], by_cost.iloc[0]["build"])
     assert c.time_s == pytest.approx(12 * 20.0 + (99.0 - 20.0))  # the 2 vCPUs of the Xeon
-    assert c.cost_usd == pytest.approx(by_cost.iloc[0]["cost_usd"] * c.time_s / by_cost.iloc[0]["total_time_s"])
+    # the summary's cost is priced from the same billed seconds recommend states (one billed time)
+    assert c.cost_usd == pytest.approx(by_cost.iloc[0]["cost_usd"])
+    assert c.cost_usd == pytest.approx(c.time_s * by_cost.iloc[0]["price_usd_per_hour"] / 3600)
     # priced as its own CPU's family: Sapphire Rapids runs in gcp:c3-highcpu and aws:c7i; c7i's spot rate is lower
     assert any("price of aws:c7i.large" in b for b in c.basis) and c.run_ids
     tight = recommend.recommend(merged, "mnist_cnn", deadline_s=150)

@@ -111,24 +111,29 @@ def _num(v: Any) -> float:
     return f
 
 
-#: Per measure a comparison can be about: the summary column of per-run values, and the cost column a
-#: cost comparison scales them by (the same runs priced at one rate).
+#: Per measure a comparison can be about: the summary column of per-run values, its median's column, and for a
+#: cost the cost column that prices them (the same runs at one rate). A full training's time is its training (as
+#: speed is compared), its cost what it bills (``billed_s``); to a target, both are billed.
 MEASURES = {
-    "time": ("run_times", "total_time_s", "cost_usd"),
-    "target": ("target_times", "time_to_target_s", "cost_to_target_usd"),
+    "time": ("run_times", "total_time_s", None),
+    "cost": ("run_bills", "billed_s", "cost_usd"),
+    "target_time": ("target_times", "time_to_target_s", None),
+    "target_cost": ("target_times", "time_to_target_s", "cost_to_target_usd"),
 }
 
 
 def samples(r: Row, metric: str) -> list[float]:
-    """A configuration's per-run values for ``metric``: time (full training), cost, target_time or
-    target_cost (to the target, over the runs that reached it); costs are the times at its rate."""
-    column, middle, cost = MEASURES["target" if metric.startswith("target") else "time"]
+    """A configuration's per-run values for ``metric`` (:data:`MEASURES`): time (full training), cost, target_time
+    or target_cost (to the target, over the runs that reached it); costs are the billed times at its rate."""
+    column, middle, cost = MEASURES[metric]
+    if r.get(column) is None and metric == "cost":  # a row without billed parts: its training times
+        column, middle = MEASURES["time"][:2]
     values = r.get(column)
     if values is None or (not isinstance(values, (list, tuple)) and pd.isna(values)):
         mid = _num(r.get(middle))
         values = [mid] if mid > 0 else []
     out = [float(v) for v in values if _num(v) > 0]
-    if metric.endswith("cost"):
+    if cost:
         mid = _num(r.get(middle))
         scale = _num(r.get(cost)) / mid if mid > 0 else math.nan
         out = [v * scale for v in out] if scale > 0 else []

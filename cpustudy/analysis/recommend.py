@@ -56,7 +56,7 @@ def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFram
         df = df[df["total_time_s"].notna()]
         df["time"], df["cost"] = df["total_time_s"], df["cost_usd"]
         df["range_is"], df["runs_used"] = "its runs' range", df["n_runs"]
-        return _billed(a, df)
+        return _billed(df)
     df = df[(df["target_reached_runs"] > 0) & (df["target_accuracy"] >= target - 1e-12)]
     if df.empty:
         raise UserError(f"no run of {workload} reached validation accuracy {target:g}: measure with `cpustudy "
@@ -73,17 +73,12 @@ def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFram
     return df
 
 
-def _billed(a: Analysis, df: pd.DataFrame) -> pd.DataFrame:
-    """A full training's billed seconds (each run's :class:`~cpustudy.analysis.billed.Billed` at the workload's
-    epochs): per configuration their median (``wall``, what a deadline is held against) and range; the cost
-    scaled from the training time to it (a deadline and a budget mean the same here as in compare)."""
-    billed = dict(zip(a.runs["id"], a.runs["billed"]))
-    per = [pd.Series([billed[i].seconds(n) for i in ids if billed.get(i) is not None], dtype=float)
-           for ids, n in zip(df["run_ids"], df["epochs"])]
-    df = df.assign(wall=[x.median() for x in per], low=[x.min() for x in per], high=[x.max() for x in per])
-    df = df[df["wall"].notna()].copy()
-    df["cost"] = df["cost"] * (df["wall"] / df["time"]).where(df["time"] > 0)
-    return df
+def _billed(df: pd.DataFrame) -> pd.DataFrame:
+    """A full training as the summary bills it (each run's :class:`~cpustudy.analysis.billed.Billed` at the
+    workload's epochs): its median (``wall``, what a deadline is held against) and range; the cost is the summary's,
+    priced from the same seconds (a deadline and a budget mean the same here as in compare)."""
+    df = df.assign(wall=df["billed_s"], low=df["billed_min_s"], high=df["billed_max_s"])
+    return df[df["wall"].notna()].copy()
 
 
 def _name(r: pd.Series) -> str:
@@ -152,7 +147,7 @@ def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, bu
             rec.choices.append(_choice(a, f"fastest within {budget_usd:g} USD", ok.sort_values(["wall", "cost"]).iloc[0]))
     if deadline_s is None and budget_usd is None:
         if len(priced):
-            rec.choices.append(_choice(a, "cheapest", priced.sort_values(["cost", "time"]).iloc[0]))
+            rec.choices.append(_choice(a, "cheapest", priced.sort_values(["cost", "wall"]).iloc[0]))
         rec.choices.append(_choice(a, "fastest", df.sort_values(["wall"]).iloc[0]))
     unpriced = len(df) - len(priced)
     if unpriced:

@@ -418,19 +418,23 @@ def workload_info(name: str) -> Any:
 
 
 def run_totals(df: pd.DataFrame) -> pd.DataFrame:
-    """Per run: full-training epochs, total time and its basis, samples per second."""
+    """Per run: full-training epochs, its training time (``total_time_s``) and basis, what it bills
+    (``billed_s``: the run's :class:`Billed` at those epochs), samples per second."""
     df = df.copy()
-    totals, train_epochs, bases, sps = [], [], [], []
+    totals, billed, train_epochs, bases, sps = [], [], [], [], []
     for r in rows(df, index=False):
         w = workload_info(getattr(r, "workload_base", r.workload))
         epoch_time = r.epoch_time_s
         if r.study in SUMMED_STUDIES and r.epochs_logged:
             n = int(r.epochs_logged)
             totals.append(float(r.epochs_sum))
+            billed.append(float(r.epochs_sum))  # what the study logged is all that is known of its bill
             bases.append(f"sum of {n} logged epochs")
         else:
             n = int(w.epochs) if w is not None else int(r.epochs or r.epochs_logged or 1)
             totals.append(float(epoch_time) * n if epoch_time is not None and not pd.isna(epoch_time) else math.nan)
+            parts = getattr(r, "billed", None)
+            billed.append(float(parts.seconds(n)) if isinstance(parts, Billed) else math.nan)
             kind = "projected epoch time" if r.projected else "epoch time"
             bases.append(f"{kind} x {n} epochs" + ("" if w is not None else " (as run)"))
         train_epochs.append(n)
@@ -439,9 +443,10 @@ def run_totals(df: pd.DataFrame) -> pd.DataFrame:
             s = w.samples_per_epoch / float(epoch_time)
         sps.append(s)
     df["train_epochs"] = train_epochs
-    df["total_time_s"] = totals
+    df["total_time_s"] = totals  # training alone: what speed is compared by
+    df["billed_s"] = billed  # a full training as it bills (analysis.billed): what costs are priced by
     if "warmup_only" in df:  # reached its target in the warm-up epoch: no full-training figure
-        df.loc[df["warmup_only"].astype(bool), ["total_time_s", "epoch_time_s"]] = math.nan
+        df.loc[df["warmup_only"].astype(bool), ["total_time_s", "billed_s", "epoch_time_s"]] = math.nan
     df["total_basis"] = bases
     df["samples_per_s_est"] = pd.to_numeric(pd.Series(sps, index=df.index, dtype="float64"))
     return df

@@ -146,6 +146,15 @@ def target_text(target: Any, accuracy: Any) -> str:
     return f"validation accuracy {float(accuracy):g}"
 
 
+def _billed(g: pd.DataFrame) -> dict[str, Any]:
+    """The runs' training times' range, and a full training's billed seconds (each run's ``billed_s``): median
+    and range (NaN where no run has billed parts)."""
+    billed = _column(g, "billed_s")
+    return {"time_min": float(g["total_time_s"].min()), "time_max": float(g["total_time_s"].max()),
+            "billed_s": float(billed.median()), "billed_min_s": float(billed.min()),
+            "billed_max_s": float(billed.max()), "run_bills": tuple(float(x) for x in billed.dropna())}
+
+
 def _target(g: pd.DataFrame) -> dict[str, Any]:
     """Time to a target accuracy: the target, how many runs reached it, and the median epochs and billed time
     (:class:`~cpustudy.analysis.billed.Billed`) of those that did (NaN when none did, or when no run had a target)."""
@@ -194,8 +203,7 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "periods": tuple(sorted(set(g["period"]))) if "period" in g else (),
             "run_periods": tuple(p for p, t in zip(g["period"], g["total_time_s"]) if pd.notna(t)) if "period" in g
             else (),
-            "time_min": float(g["total_time_s"].min()),
-            "time_max": float(g["total_time_s"].max()),
+            **_billed(g),
             "busy": _join(pd.Series([busy_reason(m) or None for m in (g["machine_state"] if "machine_state" in g
                                                                       else [])], dtype="object")),
             "total_basis": _join(g["total_basis"]),
@@ -459,11 +467,12 @@ def cheapest(df: pd.DataFrame, deadline: float | None = None) -> Any:
     """Index of the cheapest configuration of a sweep's report (meeting the deadline, if one is given), or None: the
     least median cost of its runs; a different question from a comparison's choice (``decision.policy.leader``)."""
     d = df.dropna(subset=["cost_usd"])
+    d = d.assign(bill=d["billed_s"].fillna(d["total_time_s"]) if "billed_s" in d else d["total_time_s"])
     if deadline is not None:
-        d = d[d["total_time_s"] <= deadline]
+        d = d[d["bill"] <= deadline]  # what a training bills: all of it counts against a deadline
     if d.empty:
         return None
-    return d.sort_values(["cost_usd", "total_time_s"]).index[0]
+    return d.sort_values(["cost_usd", "bill"]).index[0]
 
 
 def then_and_now(summary: pd.DataFrame) -> pd.DataFrame:

@@ -102,7 +102,7 @@ TIME_COLUMNS = KEY_COLUMNS + [
     ("gpu_utilization", "GPU busy"), ("suspect", "suspect"),
 ]
 COST_COLUMNS = KEY_COLUMNS + [
-    ("total_time_s", "total s"), ("time_rel_baseline", "time ×"), ("cost_usd", "cost USD"),
+    ("total_time_s", "training s"), ("billed_s", "billed s"), ("time_rel_baseline", "time ×"), ("cost_usd", "cost USD"),
     ("cost_rel_baseline", "cost ×"), ("cost_per_million_samples_usd", "USD / M samples"), ("instance", "priced as"),
     ("price_kind", "rate"), ("baseline", "baseline"),
 ]
@@ -127,7 +127,7 @@ def _fmt(col: str, v: Any) -> str:
         return times(float(v))
     if col in ("cost_usd", "cost_per_million_samples_usd", "cost_per_epoch_usd"):
         return f"{float(v):.4g}"
-    if col in ("epoch_time_s", "total_time_s"):
+    if col in ("epoch_time_s", "total_time_s", "billed_s"):
         return f"{float(v):,.1f}" if float(v) >= 100 else f"{float(v):.3g}"
     if isinstance(v, float):
         return f"{v:.4g}"

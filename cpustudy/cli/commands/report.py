@@ -39,8 +39,8 @@ def register(sub: a.Subparsers) -> None:
                    "instance with the GPU the run reported, of --instance-family's provider, else of gcp)")
     p.add_argument("--on-demand", action="store_true", help="on-demand rates (default: spot/preemptible)")
     p.add_argument("--deadline", type=a.duration, metavar="DURATION",
-                   help="find the cheapest configuration whose full training takes at most DURATION (e.g. 90s, "
-                   "10m, 1h30m, or seconds)")
+                   help="find the cheapest configuration whose full training bills at most DURATION (start-up, "
+                   "epochs, validation; e.g. 90s, 10m, 1h30m, or seconds)")
     p.add_argument("--study", metavar="NAME", help="report only this study (e.g. woolf2017 or cpustudy)")
     p.add_argument("--dpi", type=a.dpi, default=110, help="PNG resolution, 30 to 600 (default: 110)")
     p.add_argument("--no-svg", action="store_true", help="write PNG charts only")
