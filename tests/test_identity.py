@@ -233,3 +233,16 @@ def test_a_run_bills_the_start_up_of_a_full_training_not_the_tools_data_generati
     assert bill.startup_s({**runs[1], "software": None}) == runs[1]["startup_s"]
     real = json.dumps({"data_prep": {**prep[1], "source": "real"}})
     assert bill.startup_s({**runs[1], "software": real}) == runs[1]["startup_s"]
+
+
+def test_a_summary_row_of_learnable_data_carries_compares_figures(tmp_path):
+    """The summary names a workload trained on learnable data "mnist_mlp (learnable data)"; compare's stored answer
+    is looked up by the workload as stored, so the row its seeds lie in gets compare's interval (it got the runs'
+    own median while the display name was the key). A comparison of 1 and 2 vCPUs on this 2-core VM, seeds at 2."""
+    db = REPORTS / "gnr2-later-check" / "later-check.sqlite"
+    with Store.read(_copy(db, tmp_path)) as store:
+        s = summary.analyze(store, summary.Options()).summary
+    assert set(s["workload"]) == {"mnist_mlp (learnable data)"}
+    two = s[s["vcpus"] == 2].iloc[0]
+    assert two["target_basis"].startswith("one new training, as compare gives it")
+    assert two["target_pi_low"] < two["time_to_target_s"] < two["target_pi_high"]

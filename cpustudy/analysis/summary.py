@@ -400,7 +400,8 @@ def to_target(summary: pd.DataFrame, store: Store, catalog: Any, *, spot: bool, 
     summary["target_level"] = math.nan
     summary["target_pi_low"], summary["target_pi_high"] = math.nan, math.nan  # compare's prediction interval
     wanted = summary[summary["target_accuracy"].notna() & (summary["target_reached_runs"] > 0)]
-    pairs = dict.fromkeys(zip(wanted["workload"], wanted["target_accuracy"]))
+    stored_as = wanted["workload_base"] if "workload_base" in wanted else wanted["workload"]  # not the display name
+    pairs = dict.fromkeys(zip(stored_as, wanted["target_accuracy"]))
     for workload, target in pairs:
         with contextlib.suppress(UserError):
             # the machine's noise as compare reads it (every stored run): the same figures as compare's answer
@@ -409,8 +410,7 @@ def to_target(summary: pd.DataFrame, store: Store, catalog: Any, *, spot: bool, 
                 continue
             for r in comparison.results:
                 ids = set(r.run_ids)
-                hit = [i for i, w, own in zip(summary.index, summary["workload"], summary["run_ids"])
-                       if w == workload and ids & set(own)]
+                hit = [i for i, own in zip(summary.index, summary["run_ids"]) if ids & set(own)]
                 for i in hit:
                     summary.loc[i, ["time_to_target_s", "target_pi_low", "target_pi_high"]] = [
                         _nan(r.time_to_target_s), _nan(r.time_low_s), _nan(r.time_high_s)]
