@@ -246,3 +246,58 @@ def test_a_summary_row_of_learnable_data_carries_compares_figures(tmp_path):
     two = s[s["vcpus"] == 2].iloc[0]
     assert two["target_basis"].startswith("one new training, as compare gives it")
     assert two["target_pi_low"] < two["time_to_target_s"] < two["target_pi_high"]
+
+
+def _twin(db: Path, tmp_path: Path) -> Path:
+    """``db`` with a second machine of the same CPU model (another fingerprint) that ran each 1-vCPU run of the first
+    again at half the speed: the case of two VMs of one type merged into one database."""
+    import sqlite3
+
+    out = _copy(db, tmp_path)
+    with sqlite3.connect(out) as c:
+        cols = [r[1] for r in c.execute("PRAGMA table_info(machines)")]
+        row = list(c.execute("SELECT * FROM machines WHERE id = 1").fetchone())
+        row[0], row[cols.index("fingerprint")] = 2, "twin0000beef"
+        c.execute(f"INSERT INTO machines VALUES ({','.join('?' * len(row))})", row)
+        rcols = [r[1] for r in c.execute("PRAGMA table_info(runs)")]
+        ecols = [r[1] for r in c.execute("PRAGMA table_info(epochs)")]
+        for run in [list(r) for r in c.execute("SELECT * FROM runs WHERE vcpus = 1 AND status = 'ok'")]:
+            old = run[0]
+            run[0], run[rcols.index("machine_id")] = old + 1000, 2
+            for k in ("cell_key", "uuid"):
+                run[rcols.index(k)] = f"{run[rcols.index(k)]}-twin" if run[rcols.index(k)] else None
+            for k in ("epoch_time_s", "measured_epoch_time_s"):
+                run[rcols.index(k)] = run[rcols.index(k)] and 2 * run[rcols.index(k)]
+            c.execute(f"INSERT INTO runs VALUES ({','.join('?' * len(run))})", run)
+            for e in [list(e) for e in c.execute("SELECT * FROM epochs WHERE run_id = ?", (old,))]:
+                e[0], e[ecols.index("run_id")], e[ecols.index("elapsed_s")] = None, old + 1000, 2 * e[ecols.index("elapsed_s")]
+                c.execute(f"INSERT INTO epochs VALUES ({','.join('?' * len(e))})", e)
+    return out
+
+
+def test_two_machines_of_one_cpu_model_are_two_candidates_and_each_is_held_to_its_own(tmp_path):
+    """Two machines whose runs would bear one name (the same CPU model) stay two stored candidates, apart by their
+    fingerprints, each with its own runs; and the backtest holds each machine's trainings against its own
+    candidate (a name joined them: one machine's runs stood for the other's)."""
+    from cpustudy.analysis import backtest
+    from cpustudy.prices import Catalog
+
+    db = _twin(REPORTS / "gnr2-later-check" / "later-check.sqlite", tmp_path)
+    with Store.read(db) as store:
+        answer = totarget.stored(store, "mnist_mlp", 0.9, catalog=Catalog.load(None))
+        machine = {r["id"]: r["machine"] for r in store.runs()}
+    assert answer is not None
+    ones = [r for r in answer.results if r.candidate.startswith("1 vCPU")]
+    assert len(ones) == 2 and len({r.candidate for r in ones}) == 2, [r.candidate for r in ones]
+    for r in ones:
+        assert len({machine[i] for i in r.run_ids}) == 1 and machine[r.run_ids[0]][:8] in r.candidate
+    slow = next(r for r in ones if "twin" in r.candidate)
+    fast = next(r for r in ones if "twin" not in r.candidate)
+    assert slow.time_to_target_s > fast.time_to_target_s
+    import sqlite3
+
+    with sqlite3.connect(db) as c:
+        c.execute("DELETE FROM checks WHERE kind = 'held out'")
+    added = backtest.run_backtest(db, catalog=Catalog.load(None)).added
+    twins = [a for a in added if a["run_id"] > 1000]
+    assert twins and all(a["candidate"] == slow.candidate for a in twins), twins

@@ -101,10 +101,12 @@ def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callabl
                 stored = {x["id"]: x for x in then.runs(status="ok")}
             if answer is None or not answer.seeds:
                 continue
-            name = totarget.place_name(r)
-            result = next((x for x in answer.results if x.candidate == name), None)
+            place = totarget.place_key(r)  # the candidate whose runs were measured where this training ran
+            result = next((x for x in answer.results if x.run_ids and x.run_ids[0] in stored
+                           and totarget.place_key(stored[x.run_ids[0]]) == place), None)
             if result is None or result.time_low_s is None or result.time_high_s is None:
                 continue
+            name = result.candidate
             data_sessions = sorted({session_of(stored[i]) for i in result.run_ids + [s.run_id for s in answer.seeds]
                                     if i in stored} - {""})
             out.append(_check(r, at, name, result.level, result.time_low_s, result.time_to_target_s, result.time_high_s,
@@ -121,6 +123,7 @@ def stated(statements: Sequence[dict[str, Any]], run: dict[str, Any],
     session, place, first = session_of(run), totarget.place_name(run), first or {}
     found = [s for s in statements
              if s["workload"] == run.get("workload") and s["place"] == place
+             and s.get("machine_id") in (None, run.get("machine_id"))  # one CPU model's name, another machine
              and math.isclose(float(s["target_accuracy"]), float(run["target_accuracy"]))
              and json.dumps(s["convergence"], sort_keys=True, default=str) == key
              and (first[s["session"]] < run["id"] if s["session"] in first

@@ -486,18 +486,27 @@ def place_name(run: dict[str, Any]) -> str:
     return f"{config_name(device, run.get('vcpus'), run['build'])} on {where}"
 
 
+def place_key(run: dict[str, Any]) -> tuple[Any, ...]:
+    """Which stored candidate a run measured (:func:`stored`): its machine, device, vCPUs and CPU build (a GPU's
+    builds are one candidate, as :func:`matches` pools them)."""
+    device = run.get("device") or "cpu"
+    return run.get("machine"), device, run.get("vcpus"), run["build"] if device == "cpu" else "gpu"
+
+
 def _places(runs: Sequence[dict[str, Any]], ref: Configuration) -> dict[tuple, Candidate]:
-    """Every machine, device, vCPU count and build with runs of ``ref``'s configuration: a candidate each."""
+    """Every machine, device, vCPU count and build with runs of ``ref``'s configuration (:func:`place_key`): a
+    candidate each, named by :func:`place_name`; two machines of one CPU model (or instance type) apart by their
+    fingerprints, so that neither's runs are taken for the other's."""
     places: dict[tuple, Candidate] = {}
     for r in runs:
-        device = r.get("device") or "cpu"
-        c = Candidate("", "stored", r["build"] if device == "cpu" else "gpu", vcpus=r.get("vcpus"), device=device,
-                      machine=r.get("machine"))
-        if not matches(r, c, ref, ""):
+        machine, device, vcpus, build = key = place_key(r)
+        if key in places or not matches(r, Candidate("", "stored", build, vcpus=vcpus, device=device,
+                                                     machine=machine), ref, ""):
             continue
-        places.setdefault((r.get("machine"), device, r.get("vcpus"), c.build), Candidate(
-            place_name(r), "stored", c.build, vcpus=c.vcpus, device=device, machine=r.get("machine")))
-    return places
+        places[key] = Candidate(place_name(r), "stored", build, vcpus=vcpus, device=device, machine=machine)
+    names = [c.name for c in places.values()]
+    return {k: dataclasses.replace(c, name=f"{c.name} ({str(c.machine)[:8]})") if names.count(c.name) > 1 else c
+            for k, c in places.items()}
 
 
 def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool = True, family: str | None = None,
