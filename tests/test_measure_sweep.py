@@ -285,3 +285,19 @@ def test_a_sweep_going_on_in_a_later_period_re_times_its_first_measured_cell_onc
         monkeypatch.setattr(store_mod, "CLOCK_OFFSET_S", 4 * 3600.0)
         again = sweep.reference_cell(s, cells, todo, "m")
         assert again is not None and again.config.repeat == 2
+
+
+def test_a_cells_estimate_reads_earlier_runs_per_sample_and_of_its_precision():
+    """A cell at batch 256 estimated from a run at batch 64: four times the samples a step, so four times its step
+    time (it was the step time as measured, 4x too short); a bf16 cell from the bf16 run where there is one."""
+    runs = [{"workload": "mnist_cnn", "build": "tf", "device": "cpu", "vcpus": 2, "batch_size": 64, "step_time_s": 0.01,
+             "startup_s": 5.0, "precision_policy": "float32"},
+            {"workload": "mnist_cnn", "build": "tf", "device": "cpu", "vcpus": 2, "batch_size": 64, "step_time_s": 0.004,
+             "startup_s": 5.0, "precision_policy": "mixed_bfloat16"}]
+    kw = dict(workload="mnist_cnn", build="tf", device="cpu", vcpus=2, epochs=1, steps=100, flops_per_step=1e9)
+    fp32 = sweep.estimate_training(runs, batch_size=256, **kw)
+    assert fp32.measured and fp32.training_s == pytest.approx(100 * 0.04) and fp32.startup_s == 5.0
+    bf16 = sweep.estimate_training(runs, batch_size=64, policy="mixed_bfloat16", **kw)
+    assert bf16.training_s == pytest.approx(100 * 0.004)
+    fp16 = sweep.estimate_training(runs, batch_size=64, policy="mixed_float16", **kw)  # none ran it: every run
+    assert fp16.measured and fp16.training_s == pytest.approx(100 * 0.007)
