@@ -230,7 +230,7 @@ def test_compare_settles_itself_within_its_limit_against_a_simulated_measurer(tm
     req = simloop.request(tmp_path / "c.sqlite", candidates="here:1,here:2", convergence_at="here:1", seeds=2,
                           max_trainings=5, precisions=None, batch_sizes=None, repeats=1)
     out = mc.measure(mc.plan_compare(req), say=lambda _: None, measurer=sim.measurer())
-    steps, decision = out.steps, out.decision
+    steps, decision = out.steps, out.decision.as_dict()
     assert steps and steps[-1].startswith("stopped"), steps
     assert decision["stop"] in ("decided", "same", "not worth it", "limit") and decision["rules"]["regret"] == 0.02
     assert decision["choice"] == "here:2" and decision["default"] == "here:1"

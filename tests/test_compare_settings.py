@@ -71,7 +71,7 @@ def test_the_race_decides_on_four_settings_in_fewer_trainings_than_every_seed_of
     truth = simloop.Truth({k: 1.7e-4 for k in names}, {**{k: slow for k in names},
                                                         "bf16 b256": lambda s: 0.5 + 0.4 * simloop.uniform(s)})
     out, _ = simloop.run(truth, tmp_path / "race.sqlite", trial=1)
-    d = out.decision
+    d = out.decision.as_dict()
     assert d["choice"] == "here:2 bf16 b256" and d["stop"] != "limit", out.steps
     assert d["cost"]["seeds"] < 3 * 4 and any(s.startswith("the race trained") for s in out.steps)
     assert {s.setting for s in out.seeds} == set(names)
@@ -94,14 +94,14 @@ def test_a_race_that_cannot_pay_over_its_trainings_is_not_started_and_names_the_
     truth = simloop.Truth({k: 1.7e-4 for k in ("fp32 b64", "fp32 b256", "bf16 b64", "bf16 b256")},
                           {k: (lambda s: 1.5) for k in ("fp32 b64", "fp32 b256", "bf16 b64", "bf16 b256")})
     out, _ = simloop.run(truth, tmp_path / "ten.sqlite", rules=RULES)
-    d = out.decision
+    d = out.decision.as_dict()
     assert (d["stop"], d["choice"], d["default"]) == ("not worth it", "here:2 fp32 b64", "here:2 fp32 b64")
     assert d["cost"]["seeds"] == 0 and all(r.speed_runs == 0 for r in out.results) and len(out.results) == 4
     with Store.read(tmp_path / "ten.sqlite") as store:
         assert store.runs() == []
     many, _ = simloop.run(truth, tmp_path / "hundred.sqlite", rules=Rules(trainings=100))
-    assert many.decision["cost"]["seeds"] >= 4 and many.decision["stop"] != "not worth it" or \
-        "before measuring" not in many.decision["why"]
+    assert many.decision.cost.seeds >= 4 and many.decision.stop != "not worth it" or \
+        "before measuring" not in many.decision.why
 
 
 @pytest.mark.tensorflow

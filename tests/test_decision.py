@@ -121,11 +121,9 @@ def test_rules_are_checked_in_one_line_naming_the_flag_and_said_in_words():
 
 
 def test_a_decision_in_words_says_its_stop_choice_cost_saving_and_rules():
-    d = {"stop": "decided", "why": "x", "rules": RULES.as_dict(), "choice": "here:2 bf16", "expected_regret": 0.01,
-         "same": ["here:2 bf16", "here:2 fp32"], "cost": {"trainings": 4.2, "seconds": 80.0, "seeds": 4,
-                                                           "speed_runs": 4},
-         "default": "here:2 fp32", "unit": "USD", "saves_per_training": 2e-4, "saves_share": 0.3,
-         "pays_after_trainings": 5.5}
+    d = combo.Decision("decided", "x", RULES, combo.DecisionCost(4.2, 80.0, 4, 4), default="here:2 fp32",
+                       choice="here:2 bf16", expected_regret=0.01, unit="USD", same=["here:2 bf16", "here:2 fp32"],
+                       saves_per_training=2e-4, saves_share=0.3, pays_after_trainings=5.5)
     lines = decision_lines(d)
     assert lines[0] == "decided: x" and "choose here:2 bf16" in lines[1] and "here:2 fp32" in lines[1]
     assert "4.2 trainings" in lines[2] and "pays for itself after 5.5 trainings" in lines[3]
@@ -165,7 +163,7 @@ def test_the_loop_chooses_within_the_indifference_zone_of_the_best_in_fewer_seed
     best = min(expected.values())
     for trial in range(2):
         out, _ = simloop.run(truth, tmp_path / f"{trial}.sqlite", trial, max_trainings=8)
-        d = out.decision
+        d = out.decision.as_dict()
         choice = simloop.setting_of(d["choice"])
         assert expected[choice] / best - 1 <= 0.05, (scenario, trial, choice, out.steps)
         assert d["cost"]["seeds"] <= 9 and d["stop"] in ("decided", "same", "not worth it", "limit")
@@ -227,9 +225,8 @@ def test_the_answer_page_opens_with_the_decision_and_draws_p_lowest_expected_cos
                                      0.1, "", [], [1], seeds=2, p_best=best, regret=regret, expected=t / 1e4)
 
     results = [result("here:2 fp32", 20.0, 0.2, 0.1, 0.4), result("here:2 bf16", 11.0, 0.8, 0.9, 0.01)]
-    d = {"stop": "decided", "why": "x", "rules": RULES.as_dict(), "choice": "here:2 bf16", "expected_regret": 0.01,
-         "same": ["here:2 bf16"], "cost": {"trainings": 4.0, "seconds": 60.0, "seeds": 4, "speed_runs": 2},
-         "default": "here:2 fp32", "unit": "USD"}
+    d = combo.Decision("decided", "x", RULES, combo.DecisionCost(4.0, 60.0, 4, 2), default="here:2 fp32",
+                       choice="here:2 bf16", expected_regret=0.01, unit="USD", same=["here:2 bf16"])
     md = to_markdown(answer_page(Comparison("w", 0.86, results, [], decision=d), chart=False))
     answer = md.split("## The answer", 1)[1].split("\n- ", 2)[1]
     assert answer.startswith("Choose here:2 bf16: expected regret 1.0%, P(lowest expected cost) 0.90 (decided")
@@ -327,7 +324,7 @@ def test_the_rules_level_is_the_level_of_the_intervals_a_comparison_states_and_s
     truth = _truths()["1.3x"]
     wide, _ = simloop.run(truth, tmp_path / "90.sqlite", 0)
     narrow, _ = simloop.run(truth, tmp_path / "80.sqlite", 0, rules=Rules(level=0.8, prior_saving=1))
-    assert narrow.decision["rules"]["level"] == 0.8 and wide.decision["rules"]["level"] == RULES.level == 0.9
+    assert narrow.decision.rules.level == 0.8 and wide.decision.rules.level == RULES.level == 0.9
     both = [(w, next(n for n in narrow.results if n.candidate == w.candidate)) for w in wide.results
             if w.time_low_s is not None]
     assert both and all(n.time_low_s is not None for _, n in both)
@@ -354,10 +351,10 @@ def test_the_budget_is_the_rules_and_max_trainings_overrides_it(tmp_path):
     assert replace(req, max_trainings=3).budget(4, own) == 3.0
     # the race's first round (a seed of each of four settings) already spends more than 2.5 trainings' time
     out, _ = simloop.run(_truths()["1.3x"], tmp_path / "a.sqlite", 0, rules=own, max_trainings=None)
-    assert out.decision["stop"] == "limit" and "the limit of 2.5 trainings" in out.decision["why"], out.steps
+    assert out.decision.stop == "limit" and "the limit of 2.5 trainings" in out.decision.why, out.steps
     more, _ = simloop.run(_truths()["1.3x"], tmp_path / "b.sqlite", 0, rules=own, max_trainings=6)
     assert "the limit of 2.5 trainings" not in " ".join(more.steps)
-    assert more.decision["cost"]["seeds"] > out.decision["cost"]["seeds"], (out.steps, more.steps)
+    assert more.decision.cost.seeds > out.decision.cost.seeds, (out.steps, more.steps)
 
 
 def test_the_backtest_holds_a_training_against_the_level_it_was_stated_at_and_says_which_it_counts(tmp_path):

@@ -41,7 +41,7 @@ price changes.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -50,10 +50,50 @@ from cpustudy.analysis.billed import Billed
 from cpustudy.analysis.model import EPOCH_PRIOR, CandidateInput, Group, Model, SeedResult, SpeedSample
 from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import NO_PRIOR, Noise
-from cpustudy.rules import RULES
+from cpustudy.rules import RULES, Rules
 
 if TYPE_CHECKING:
     from cpustudy.targets import Target
+
+@dataclass
+class DecisionCost:
+    """What deciding cost in this call: trainings' time here and its seconds, the seeds and speed runs measured;
+    ``in_unit``: the seconds in the decision's unit (USD where every candidate is priced), where it saves against the
+    default."""
+
+    trainings: float
+    seconds: float
+    seeds: int
+    speed_runs: int
+    in_unit: float | None = None
+
+
+@dataclass
+class Decision:
+    """How a comparison's decision ended (``stop``, ``why``) under its ``rules``, what it chose and why that one: the
+    one record the command's output, its JSON, the answer page, ``--check`` and the statements read (built by
+    :func:`cpustudy.decision.policy.decision`). ``leader``: the one leader rule's; ``choice``: what the answer names
+    (the default where it ended "the same" with it); ``same``: the candidates within the indifference zone;
+    ``saves_*``: against the default, per training, in ``unit``."""
+
+    stop: str
+    why: str
+    rules: Rules
+    cost: DecisionCost
+    default: str | None = None
+    choice: str | None = None
+    leader: str | None = None
+    expected_regret: float | None = None  # the choice's, where candidates were weighed
+    unit: str | None = None  # of expected costs and savings: USD, or s where a candidate is not priced
+    same: list[str] = field(default_factory=list)
+    saves_per_training: float | None = None
+    saves_share: float | None = None
+    pays_after_trainings: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """For JSON and the statements: every field, the rules as their thresholds."""
+        return {**asdict(self), "rules": self.rules.as_dict()}
+
 
 @dataclass
 class CandidateResult:

@@ -56,7 +56,7 @@ class Comparison:
     training_wall_s: float | None = None  # one training to the target here (median of the convergence runs)
     steps: list[str] = field(default_factory=list)  # what settling the comparison added, and why it stopped
     checks: list[dict[str, Any]] = field(default_factory=list)  # ``--check``: fresh trainings against the interval
-    decision: dict[str, Any] = field(default_factory=dict)  # how the decision ended, its rules, cost and value
+    decision: combo.Decision | None = None  # how the decision ended, its rules, cost and value
     setting: str = ""  # the one training setting every figure is for, where the candidates' names omit it: fp32 b64
     # What the decision reads (not stored): per setting (label, seeds, candidate inputs), and the machine's noise.
     groups: list[tuple[str, list[combo.SeedResult], list[combo.CandidateInput]]] = field(default_factory=list,
@@ -93,7 +93,7 @@ class Comparison:
                            "notes": self.notes, "probe_plan": self.plan_folder,
                            "probe_cost_usd": self.probe_cost_usd, "settling": self.steps,
                            "wall_s": self.wall_s, "training_wall_s": self.training_wall_s, "checks": self.checks,
-                           "decision": self.decision, "setting": self.setting},
+                           "decision": self.decision.as_dict() if self.decision else {}, "setting": self.setting},
                           indent=2, default=str) + "\n"
 
 

@@ -26,6 +26,7 @@ here at the hourly rate of what it trains on (in USD where every candidate is pr
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from statistics import NormalDist
@@ -146,6 +147,29 @@ def choice(st: Standing | None, step: Step | None, default: str | None,
     if st is not None and step is not None and step.kind == "same" and default in st.same(rules):
         return default
     return leader(st, results)
+
+
+def decision(st: Standing | None, step: Step | None, default: str | None, results: Sequence[combo.CandidateResult],
+             rules: Rules, cost: combo.DecisionCost) -> combo.Decision:
+    """The decision, from what is known (``st``, ``results``), how measuring ended (``step``; None: the fixed plan)
+    and the rules: its leader (:func:`leader`) and choice (:func:`choice`), the candidates within the indifference
+    zone, what deciding cost (``cost``, in seconds here; put in the decision's unit) and what the choice saves per
+    training against the default. Pure: it measures and changes nothing."""
+    chosen = choice(st, step, default, results, rules)
+    out = combo.Decision(step.kind if step else "fixed plan",
+                         step.why if step else "the planned runs only (--max-trainings 0)", rules,
+                         dataclasses.replace(cost), default=default, choice=chosen, leader=leader(st, results))
+    if st is None or chosen is None:
+        return out
+    out.expected_regret, out.unit, out.same = st.regret[chosen], st.unit, st.same(rules)
+    if default in st.expected and default != chosen:
+        saves = st.expected[default] - st.expected[chosen]
+        spent = cost.seconds * (st.expected[default] / st.time_s[default]) if st.unit == "USD" else cost.seconds
+        out.saves_per_training = saves
+        out.saves_share = saves / st.expected[default] if st.expected[default] else None
+        out.cost.in_unit = spent
+        out.pays_after_trainings = spent / saves if saves > 0 else None
+    return out
 
 
 def _amount(x: float, unit: str) -> str:

@@ -474,7 +474,7 @@ def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dic
             "target_accuracy": float(target), "convergence": convergence,
             "place": totarget.place_name(runs[0]), "candidate": r.candidate, "level": r.level,
             "low_s": r.time_low_s, "median_s": r.time_to_target_s, "high_s": r.time_high_s,
-            "data_sessions": sorted({session_of(x) for x in behind} - {""}), "rules": comparison.decision.get("rules"),
+            "data_sessions": sorted({session_of(x) for x in behind} - {""}), "rules": comparison.decision.rules.as_dict() if comparison.decision else None,
             "factor": comparison.factor_of(r.candidate)})
         n += 1
     return n
@@ -483,7 +483,7 @@ def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dic
 def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Store, machine_id: int,
                  comparison: Comparison, say: Callable[[str], None],
                  progress: Callable[[str], None] | None = None, measurer: Measurer = execute) -> list[dict[str, Any]]:
-    """``--check N``: the decision's choice (``comparison.decision["choice"]``), where it is a local candidate
+    """``--check N``: the decision's choice (``comparison.decision.choice``), where it is a local candidate
     (``local``: by name, with their plans), trained ``n`` more times to the target with seeds no comparison
     trains (from :data:`CHECK_FIRST_SEED`), each billed as the comparison bills a training and held against
     the interval it stated before them. Stored as ordinary runs (run again, they are reused)."""
@@ -491,7 +491,7 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
 
     if not n:
         return []
-    choice = comparison.decision.get("choice")
+    choice = comparison.decision.choice if comparison.decision else None
     lead = next((r for r in comparison.results if r.candidate == choice and r.time_to_target_s is not None), None)
     if lead is None or choice not in local:
         say(f"compare: --check: the choice, {choice or 'none'}, is no local candidate timed to the target: nothing to check")
@@ -744,33 +744,16 @@ def _remains(st: policy.Standing | None, rules: Rules) -> str:
 def attach(comparison: Comparison, st: policy.Standing | None, step: policy.Step | None, ledger: Ledger,
            rules: Rules, default: str | None) -> None:
     """The decision's figures on the comparison: every candidate's expected cost, P(lowest expected cost) and
-    expected regret, and ``decision``: how it ended, under which rules, its ``leader`` (``policy.leader``) and
-    ``choice`` (``policy.choice``: the default where it ended "the same" with it among them; what the page and
-    ``--check`` read), what deciding cost and what the choice saves per training against the default."""
-    lead = policy.leader(st, comparison.results)
-    chosen = policy.choice(st, step, default, comparison.results, rules)
-    decision: dict[str, Any] = {"rules": rules.as_dict(), "stop": step.kind if step else "fixed plan",
-                                "why": step.why if step else "the planned runs only (--max-trainings 0)",
-                                "cost": {"trainings": round(ledger.spent(comparison), 2),
-                                         "seconds": round(ledger.spent_s, 1), "seeds": ledger.seeds,
-                                         "speed_runs": ledger.probes},
-                                "default": default, "choice": chosen,
-                                "leader": lead}
-    if st is not None and chosen is not None:
+    expected regret, and its :class:`~cpustudy.analysis.compare.Decision` (:func:`cpustudy.decision.policy.decision`:
+    what the page, the JSON and ``--check`` read)."""
+    cost = combo.DecisionCost(round(ledger.spent(comparison), 2), round(ledger.spent_s, 1), ledger.seeds, ledger.probes)
+    comparison.decision = policy.decision(st, step, default, comparison.results, rules, cost)
+    if st is not None and comparison.decision.choice is not None:
         for r in comparison.results:
             if r.candidate in st.expected:
                 r.expected, r.expected_unit = st.expected[r.candidate], st.unit
                 r.expected_low, r.expected_high = st.low[r.candidate], st.high[r.candidate]
                 r.p_best, r.regret = st.p_best[r.candidate], st.regret[r.candidate]
-        decision.update({"expected_regret": st.regret[chosen], "unit": st.unit, "same": st.same(rules)})
-        if default in st.expected and default != chosen:
-            saves = st.expected[default] - st.expected[chosen]
-            decision["saves_per_training"] = saves
-            decision["saves_share"] = saves / st.expected[default] if st.expected[default] else None
-            spent = ledger.spent_s * (st.expected[default] / st.time_s[default]) if st.unit == "USD" else ledger.spent_s
-            decision["cost"]["in_unit"] = spent
-            decision["pays_after_trainings"] = spent / saves if saves > 0 else None
-    comparison.decision = decision
 
 
 def seeds_of(p: Planned, store: Store) -> tuple[list[combo.SeedResult], str]:

@@ -297,15 +297,14 @@ def _answer(comparison: Any, plan: Any, raced: bool, world: World, rng: np.rando
             for r in comparison.results}
     best = min(true.values())
     d = comparison.decision
-    choice = d.get("choice")
-    row: dict[str, Any] = {"trial": world.trial, "stop": d.get("stop"), "choice": choice,
-                           "stated_regret": d.get("expected_regret"), "unit": "USD" if priced else "s",
-                           "deciding_s": (d.get("cost") or {}).get("seconds"),
-                           "same": d.get("same") or [],
-                           "deciding_trainings": (d.get("cost") or {}).get("trainings"),
+    choice = d.choice if d else None
+    row: dict[str, Any] = {"trial": world.trial, "stop": d.stop if d else None, "choice": choice,
+                           "stated_regret": d.expected_regret if d else None, "unit": "USD" if priced else "s",
+                           "deciding_s": d.cost.seconds if d else None, "same": d.same if d else [],
+                           "deciding_trainings": d.cost.trainings if d else None,
                            "truly_best": sorted(n for n, v in true.items() if v <= best * (1 + 1e-9))}  # ties: all
-    if d.get("default") in true:
-        row["default_regret"] = (true[d["default"]] - best) / best
+    if d and d.default in true:
+        row["default_regret"] = (true[d.default] - best) / best
     if choice in true:
         r = next(x for x in comparison.results if x.candidate == choice)
         row.update(realised_regret=(true[choice] - best) / best, p_best=r.p_best)

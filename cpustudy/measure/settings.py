@@ -212,7 +212,8 @@ def nothing_measured(sp: SettingsPlan, stop: Step, rules: Rules) -> Comparison:
                                      "", [], []) for p in sp.plans for c in p.candidates]
     out = Comparison(sp.plans[0].reference.workload, sp.request.goal, results, [])
     single.attach(out, None, stop, single.Ledger(), rules, default)
-    out.decision["choice"] = default  # nothing measured, no leader: the default is the answer
+    if out.decision:
+        out.decision.choice = default  # nothing measured, no leader: the default is the answer
     out.steps = [f"stopped: {stop.why}"]
     return out
 

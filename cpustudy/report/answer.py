@@ -44,7 +44,7 @@ from plotnine import (
 )
 
 from cpustudy import __version__
-from cpustudy.analysis.compare import CandidateResult, target_words
+from cpustudy.analysis.compare import CandidateResult, Decision, target_words
 from cpustudy.analysis.summary import front_of
 from cpustudy.decision.policy import leader
 from cpustudy.decision.words import decision_lines
@@ -336,17 +336,17 @@ ONE_TRAINING = ("P(cheapest) is P(cheapest in one training), the share of new tr
                 "cheaper on average; P(lowest expected cost) does, and the decision reads it.")
 
 
-def _answer_lines(results: Sequence[CandidateResult], d: dict[str, Any]) -> list[str]:
-    """The answer in short: the decision's choice (``d["choice"]``; without a decision, the same rule's fallback,
+def _answer_lines(results: Sequence[CandidateResult], d: Decision | None) -> list[str]:
+    """The answer in short: the decision's choice (``d.choice``; without a decision, the same rule's fallback,
     :func:`cpustudy.decision.policy.leader`) with its one probability, P(lowest expected cost); the fastest by
     the median; the Pareto front."""
     lines = []
-    choice = d.get("choice") or leader(None, results)
+    choice = (d.choice if d else None) or leader(None, results)
     lead = next((r for r in results if r.candidate == choice and _drawn(r)), None)
     if lead is not None:
-        how = ([f"expected regret {d['expected_regret']:.1%}"] if "expected_regret" in d else []) + (
+        how = ([f"expected regret {d.expected_regret:.1%}"] if d and d.expected_regret is not None else []) + (
             [f"P(lowest expected cost) {p_text(lead.p_best)}"] if lead.p_best is not None else [])
-        stop = f" ({d['stop']}; the decision below)" if d.get("stop") else ""
+        stop = f" ({d.stop}; the decision below)" if d else ""
         money = f"{cost_text(lead)} USD, " if lead.cost_usd is not None else ""
         lines.append(f"Choose {choice}{': ' + ', '.join(how) if how else ''}{stop}; {money}{time_text(lead)}.")
     timed = [r for r in results if _drawn(r)]
@@ -463,7 +463,7 @@ def answer_page(comparison: Any, chart: bool) -> Page:
     results = list(c.results)
     target = target_words(c.target)
     level = level_words(results)
-    answer: list[Any] = [Bullets(_answer_lines(results, c.decision or {}))]
+    answer: list[Any] = [Bullets(_answer_lines(results, c.decision))]
     if chart:
         answer.append(Charts([Chart(STEM, f"{c.workload} to {target}: billed time and cost of one new training per "
                                           f"candidate, {level}, Pareto front and P(cheapest in one training)")]))
