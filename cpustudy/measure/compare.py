@@ -437,11 +437,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
         again = partial(_combine, p, store, plan_folder, probe_cost, rules)
         comparison = decide([("", p)], store, session.machine_id, again(), again, say=say, progress=progress,
                             ledger=ledger, measurer=measurer, rules=rules)
-        local = {c.name: (p, c) for c in p.candidates if c.kind == "here"}
-        state(store, session.machine_id, comparison, {name: "" for name in local})
-        comparison.checks = check_winner(local, req.checks, store, session.machine_id, comparison, say, progress,
-                                         measurer)
-        comparison.notes += backtest_note(store, session.machine_id)
+        conclude([("", p)], store, session.machine_id, comparison, say, progress, measurer)
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = ledger.one_training()
     return comparison
@@ -528,10 +524,17 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
     return out
 
 
-def backtest_note(store: Store, machine_id: int) -> list[str]:
-    """This machine's backtest in a line, where it has one (``analysis.totarget.backtest``)."""
+def conclude(entries: Sequence[tuple[str, Planned]], store: Store, machine_id: int, comparison: Comparison,
+             say: Callable[[str], None], progress: Callable[[str], None] | None, measurer: Measurer) -> None:
+    """After the decision, for a single setting (label "") or a race alike: what it stated for each local candidate,
+    stored (:func:`state`); ``--check``'s fresh trainings of its choice (:func:`check_winner`); this machine's
+    backtest in a line (``analysis.totarget.backtest``)."""
+    here = [(label, p, c) for label, p in entries for c in p.candidates if c.kind == "here"]
+    state(store, machine_id, comparison, {c.name: label for label, _, c in here})
+    comparison.checks = check_winner({c.name: (p, c) for _, p, c in here}, entries[0][1].request.checks, store,
+                                     machine_id, comparison, say, progress, measurer)
     bt = totarget.backtest(store, machine_id)
-    return [bt.line] if bt is not None else []
+    comparison.notes += [bt.line] if bt is not None else []
 
 
 @dataclass

@@ -170,11 +170,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
                                    seed_cell=lambda label, p, comp: censored(sp, label, next_seed(p, store), comp, rules),
                                    label_of=lambda cell: _label_of(sp, cell))
         comparison.steps.append(race_cost(sp, store))
-        local = {c.name: (p, c) for p in sp.plans for c in p.candidates if c.kind == "here"}
-        single.state(store, mid, comparison, {c.name: label for label, p in zip(sp.labels, sp.plans)
-                                              for c in p.candidates if c.kind == "here"})
-        comparison.checks = single.check_winner(local, req.checks, store, mid, comparison, say, progress, measurer)
-        comparison.notes += single.backtest_note(store, mid)
+        single.conclude(list(zip(sp.labels, sp.plans)), store, mid, comparison, say, progress, measurer)
     comparison.notes += kernels
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = ledger.one_training()
