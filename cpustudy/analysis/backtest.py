@@ -24,7 +24,7 @@ import sqlite3
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from cpustudy import identity
 from cpustudy.analysis import totarget
@@ -32,6 +32,9 @@ from cpustudy.analysis.billed import to_target_s
 from cpustudy.analysis.recalibration import Inflation, inflation
 from cpustudy.analysis.runs import session_of
 from cpustudy.store import Store
+
+if TYPE_CHECKING:
+    from cpustudy.prices import Catalog
 
 # --- Held out -----------------------------------------------------------------------------------------------------
 
@@ -56,7 +59,7 @@ def _as_it_was(src: Path, keep: set[int], folder: Path) -> Path:
     return out
 
 
-def held_out(store: Store, *, catalog: Any, spot: bool = True, progress: Callable[[str], None] | None = None,
+def held_out(store: Store, *, catalog: Catalog, spot: bool = True, progress: Callable[[str], None] | None = None,
              skip: set[int] | None = None) -> list[dict[str, Any]]:
     """Each fresh training (:func:`fresh_trainings`, those in ``skip`` left out) held against the interval the runs
     stored before it, in other sessions, give for its place, as they stood when the last session of several runs
@@ -150,7 +153,7 @@ class Outcome:
     machines: list[tuple[str, totarget.Backtest | None, Inflation]]
 
 
-def run_backtest(path: str | Path | None, *, catalog: Any, spot: bool = True,
+def run_backtest(path: str | Path | None, *, catalog: Catalog, spot: bool = True,
                  progress: Callable[[str], None] | None = None) -> Outcome:
     """Hold out every stored fresh training not yet checked (:func:`held_out`), store each check, and say per
     machine how the database's checks held and what recalibration they call for."""

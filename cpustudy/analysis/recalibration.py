@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from cpustudy.rules import RULES
+
+if TYPE_CHECKING:
+    from cpustudy.store import Store
 
 
 #: Checks needed before intervals are widened by the backtest.
@@ -71,7 +74,7 @@ def inflation(checks: Sequence[dict[str, Any]], level: float = RULES.level) -> I
     return Inflation(scores[rank - 1] if rank <= n else math.inf, n, inside, level)
 
 
-def factor(store: Any, fingerprint: str, level: float = RULES.level) -> tuple[float, list[str]]:
+def factor(store: Store, fingerprint: str, level: float = RULES.level) -> tuple[float, list[str]]:
     """The recalibration the stored checks of the machine ``fingerprint`` call for (1.0: none), and the line saying so
     (none where the machine has no check). It is applied to the model's draws (:class:`cpustudy.analysis.model.Model`:
     every drawn deviation of log time, so the interval and every probability read from the draws move together)."""

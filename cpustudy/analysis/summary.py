@@ -388,7 +388,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
                     projection=check, noise=noise)
 
 
-def to_target(summary: pd.DataFrame, store: Store, catalog: Any, *, spot: bool, family: str | None) -> pd.DataFrame:
+def to_target(summary: pd.DataFrame, store: Store, catalog: prices.Catalog, *, spot: bool, family: str | None) -> pd.DataFrame:
     """Time and cost to a validation-accuracy target as ``compare`` and ``recommend --target-accuracy`` give
     them (:func:`cpustudy.analysis.totarget.stored`: one new training's billed time, median and prediction
     interval over the seeds trained to it and each configuration's speed runs), for the configurations

@@ -22,6 +22,8 @@ from cpustudy.rules import RULES
 
 if TYPE_CHECKING:
     from cpustudy.analysis.projection import ProjectionError
+    from cpustudy.prices import Catalog
+    from cpustudy.store import Store
 
 #: The fewest training steps a speed probe's epoch may have (the projection was calibrated from 100).
 MIN_PROBE_STEPS = 100
@@ -127,14 +129,14 @@ def usable(run: dict[str, Any]) -> bool:
     return not (run.get("oversubscribed") or busy_reason(run.get("machine_state")))
 
 
-def epochs_by_run(store: Any, runs: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+def epochs_by_run(store: Store, runs: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
     by: dict[int, list[dict[str, Any]]] = {}
     for e in store.epochs([r["id"] for r in runs]) if runs else []:
         by.setdefault(e["run_id"], []).append(e)
     return by
 
 
-def seed_results(store: Any, runs: Sequence[dict[str, Any]], target: Any,
+def seed_results(store: Store, runs: Sequence[dict[str, Any]], target: Any,
                  by: dict[int, list[dict[str, Any]]] | None = None) -> list[combo.SeedResult]:
     """The runs as seeds' convergence to ``target``; ``by``: their epochs by run, where already read."""
     by = by if by is not None else epochs_by_run(store, runs)
@@ -235,7 +237,7 @@ class Backtest:
                 + (f"; left out: {self.others}" if self.others else ""))
 
 
-def backtest(store: Any, machine_id: int | None = None, level: float | None = None) -> Backtest | None:
+def backtest(store: Store, machine_id: int | None = None, level: float | None = None) -> Backtest | None:
     """This machine's stored checks of intervals stated at ``level`` (default: the latest check's) as a
     :class:`Backtest`, clustered by the periods they trained in and the statements they were held against."""
     from cpustudy.analysis.runs import periods, session_of
@@ -259,7 +261,7 @@ def backtest(store: Any, machine_id: int | None = None, level: float | None = No
                     f"{', '.join(f'{x:.0%}' for x in others)} intervals" if others else "")
 
 
-def speed_samples(store: Any, c: Candidate, ref: Configuration, fingerprint: str,
+def speed_samples(store: Store, c: Candidate, ref: Configuration, fingerprint: str,
                   runs: Sequence[dict[str, Any]] | None = None,
                   by: dict[int, list[dict[str, Any]]] | None = None) -> list[combo.SpeedSample]:
     """Candidate ``c``'s speed samples among ``runs`` (default: every ok run), never a ``--check`` training (it is
@@ -280,7 +282,7 @@ def speed_samples(store: Any, c: Candidate, ref: Configuration, fingerprint: str
     return out
 
 
-def price_of(catalog: Any, spot: bool, family_asked: str | None, c: Candidate,
+def price_of(catalog: Catalog, spot: bool, family_asked: str | None, c: Candidate,
              stored_instance: str | None, machine: dict[str, Any], memory_gib: float | None = None) -> tuple[float | None, str]:
     """A candidate's rate: its cloud instance, the instance its stored runs ran on, or for runs on a machine of
     one's own the family asked for, else the cheapest family that runs its CPU (``prices.own_family``), at
@@ -333,8 +335,8 @@ def memory_need(runs: Sequence[dict[str, Any]]) -> float | None:
     return max(needs) if needs else None
 
 
-def candidate_inputs(store: Any, candidates: Sequence[Candidate], ref: Configuration, fingerprint: str, runs: Sequence[dict[str, Any]],
-            catalog: Any, spot: bool, family: str | None) -> list[combo.CandidateInput]:
+def candidate_inputs(store: Store, candidates: Sequence[Candidate], ref: Configuration, fingerprint: str, runs: Sequence[dict[str, Any]],
+            catalog: Catalog, spot: bool, family: str | None) -> list[combo.CandidateInput]:
     """Each candidate's speed samples among ``runs`` (their epochs read once), its price and its basis."""
     by = epochs_by_run(store, runs)
     out = []
@@ -384,7 +386,7 @@ def basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[dic
     return out
 
 
-def stored_noise(store: Any) -> Noise:
+def stored_noise(store: Store) -> Noise:
     """What the database's stored repeats tell of its machines' noise (``holdup.machine_noise`` of its runs)."""
     from cpustudy.analysis import anchor
     from cpustudy.analysis.holdup import machine_noise
@@ -449,7 +451,7 @@ def assumptions(target: Any, spot: bool, ref: Configuration, seeds: Sequence[com
     return out
 
 
-def session_note(store: Any, results: Sequence[combo.CandidateResult], seeds: Sequence[combo.SeedResult],
+def session_note(store: Store, results: Sequence[combo.CandidateResult], seeds: Sequence[combo.SeedResult],
                  noise: Noise) -> list[str]:
     """Where every run behind the intervals comes from one measuring period and the variation between periods is not
     measured here, a note that the intervals assume the machine's shift to a later period (``stats.UNMEASURED_SHIFT``)."""
@@ -509,7 +511,7 @@ def _places(runs: Sequence[dict[str, Any]], ref: Configuration) -> dict[tuple, C
             for k, c in places.items()}
 
 
-def stored(store: Any, workload: str, target: Any, *, catalog: Any, spot: bool = True, family: str | None = None,
+def stored(store: Store, workload: str, target: Any, *, catalog: Catalog, spot: bool = True, family: str | None = None,
            deadline_s: float | None = None, budget_usd: float | None = None,
            noise: Noise | None = None, convergence: tuple | None = None) -> Comparison | None:
     """The comparison the stored runs of ``workload`` support for ``target``: the seeds trained to it (or

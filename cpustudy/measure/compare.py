@@ -134,7 +134,7 @@ class CompareRequest:
 # --- candidates -----------------------------------------------------------------------------------------------
 
 
-def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopology, catalog: Any,
+def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopology, catalog: Catalog,
                      machines: Sequence[dict[str, Any]], *, region: str | None = None,
                      clouds: Any = None, gpu_build: str = "jax-here") -> list[Candidate]:
     """``--candidates``: ``here:N``/``here:all``, ``here:gpu`` (this machine's GPU, with ``gpu_build``, fed by

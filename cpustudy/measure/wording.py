@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from cpustudy.measure.execute import RunOutcome
 from cpustudy.environment.state import contended
 from cpustudy.precision import reduced
 from cpustudy.worker.protocol import RunConfig
+
+if TYPE_CHECKING:
+    from cpustudy.store import Store
 
 
 def plan_line(c: RunConfig) -> str:
@@ -66,7 +69,7 @@ def outcome_notes(outcome: RunOutcome, script: bool = False,
     return notes
 
 
-def peers(store: Any, machine_id: int, config: RunConfig, run_id: int) -> list[tuple[Any, Any]]:
+def peers(store: Store, machine_id: int, config: RunConfig, run_id: int) -> list[tuple[Any, Any]]:
     """The (wait share, epoch time) of the other finished runs of ``config``'s configuration on this machine
     (every field of its identity but the repeat and the seed), read from each run's stored settings (its whole
     planned configuration, as ``config`` is: the columns keep mappings as JSON text)."""
