@@ -301,3 +301,63 @@ def test_two_machines_of_one_cpu_model_are_two_candidates_and_each_is_held_to_it
     added = backtest.run_backtest(db, catalog=Catalog.load(None)).added
     twins = [a for a in added if a["run_id"] > 1000]
     assert twins and all(a["candidate"] == slow.candidate for a in twins), twins
+
+
+# --- the views' invariants, tried on generated runs (hypothesis) --------------------------------------------------
+
+#: Each pair (finer, coarser): two runs the same in the finer view are the same in the coarser one, whatever else
+#: they are. A field added to or dropped from one view only breaks one of these.
+REFINES = [("run", "noise"), ("noise", "speed"), ("speed", "setting"), ("run", "convergence"), ("run", "peak")]
+
+
+#: A few values of each stored field a view reads: two runs often share them.
+FIELD_VALUES: dict[str, tuple] = {
+    "study": ("cpustudy", None), "workload": ("mnist_mlp", "mnist_cnn"), "workload_version": (None, 1, 2),
+    "model_hash": (None, "abc"), "options": (None, "", "{}", '{"augment": "host"}', {"augment": "host"}),
+    "params": (None, '{"lr": 0.1}'), "data": ("real", "synthetic", None), "batch_size": (64, 128),
+    "precision_policy": (None, "float32", "mixed_bfloat16"), "validation": (None, "none", "study"),
+    "device": (None, "cpu", "gpu"), "build": ("tf", "jax-here"), "vcpus": (1, 2), "intra_threads": (None, 1, 2),
+    "inter_threads": (None, 1, 2), "jit_compile": (None, 0, 1), "input_pipeline": (None, "numpy", "tfdata"),
+    "settings": (None, '{"input_default": "tfdata"}'), "env": (None, "{}", '{"TF_ENABLE_ONEDNN_OPTS": "0"}'),
+    "tuning_id": (None, 3), "machine": ("m1", "m2"), "instance": (None, "gcp:n2-highcpu-8"), "epochs": (2, 6),
+    "steps_per_epoch": (None, 20),
+}
+
+
+def test_the_views_refine_one_another_and_read_a_run_alone():
+    """On generated pairs of runs: every view is a coarsening of ``run`` along :data:`REFINES` (a key changed in one
+    view only fails here); a key reads the run alone (the same with others grouped beside it); stored text and a
+    mapping, a missing precision and float32, default threads and one per vCPU are the same."""
+    from hypothesis import given, settings
+
+    from hypothesis import strategies as st
+
+    runs = st.fixed_dictionaries({k: st.sampled_from(v) for k, v in FIELD_VALUES.items()})
+    # a pair: a run, and the same run with one or two of its fields drawn again (two runs apart in a field or two,
+    # where views part; two runs drawn apart whole are seldom the same in any view)
+    pairs = st.tuples(runs, runs, st.sets(st.sampled_from(sorted(FIELD_VALUES)), min_size=1, max_size=2)).map(
+        lambda t: (t[0], {**t[0], **{k: t[1][k] for k in t[2]}}))
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(pairs)
+    def check(pair: tuple[dict, dict]) -> None:
+        a, b = pair
+        for fine, coarse in REFINES:
+            if identity.same(a, b, fine):
+                assert identity.same(a, b, coarse), (fine, coarse, identity.differences(a, b, coarse))
+        grouped = identity.group([a, b, {**a, "machine": "m3"}], "speed")
+        assert all(identity.key(r, "speed") == k for k, rs in grouped.items() for r in rs)
+        same_a = {**a, "precision_policy": a["precision_policy"] or "float32",
+                  "intra_threads": a["intra_threads"] if a["intra_threads"] is not None or a["inter_threads"] is not None
+                  else a["vcpus"],
+                  "inter_threads": a["inter_threads"] if a["intra_threads"] is not None or a["inter_threads"] is not None
+                  else a["vcpus"]}
+        assert identity.key(same_a, "run") == identity.key(a, "run")
+
+    check()
+    # ... and what each view adds to another, stated once: a field added to or dropped from one view only breaks one
+    v = {name: set(fields) for name, fields in identity.VIEWS.items()}
+    assert v["setting"] == v["convergence"] - {"data"} | {"threads", "jit_compile", "input_pipeline", "tuning_id"}
+    assert v["speed"] == v["setting"] | {"device", "build", "vcpus", "machine", "instance", "env"}
+    assert v["noise"] == v["speed"] | {"epochs"} and v["run"] == set(identity.FIELDS)
+    assert v["peak"] == {"device", "build", "vcpus", "precision", "machine"} <= v["speed"]
