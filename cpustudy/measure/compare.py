@@ -430,10 +430,8 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
         if work:
             say(f"compare: {len(todo_conv)} convergence run(s) ({req.seeds} seeds wanted, "
                 f"{req.seeds - len(todo_conv)} stored) and {len(local_probes)} speed probe(s) to measure into {store.path}")
-        for i, (kind, cell) in enumerate(work):
-            if progress:
-                progress(f"[{i + 1}/{len(work)}] {kind}: {what(kind, cell, req.goal_words)}")
-            run_one(store, session.machine_id, kind, cell, req, say, ledger, measurer=measurer)
+        run_cells(store, session.machine_id, work, req, say, ledger, stage="planned", measurer=measurer,
+                  progress=progress)
         again = partial(_combine, p, store, plan_folder, probe_cost, rules)
         comparison = decide([("", p)], store, session.machine_id, again(), again, say=say, progress=progress,
                             ledger=ledger, measurer=measurer, rules=rules)
@@ -618,6 +616,17 @@ def run_one(store: Store, machine_id: int, kind: str, cell: Cell, req: CompareRe
     return outcome
 
 
+def run_cells(store: Store, machine_id: int, work: Sequence[tuple[str, Cell]], req: CompareRequest,
+              say: Callable[[str], None], ledger: Ledger, *, stage: str = "", measurer: Measurer = execute,
+              progress: Callable[[str], None] | None = None, label_of: Callable[[Cell], str] = lambda cell: "") -> None:
+    """The one loop that measures a comparison's cells (its planned seeds and probes, a race's round, what the
+    policy adds), each through :func:`run_one`, with progress by ``stage``; ``label_of``: a cell's setting."""
+    for i, (kind, cell) in enumerate(work):
+        if progress:
+            progress(f"{stage} [{i + 1}/{len(work)}] {kind}: {what(kind, cell, req.goal_words)} {label_of(cell)}".strip())
+        run_one(store, machine_id, kind, cell, req, say, ledger, label_of(cell), measurer=measurer)
+
+
 #: Makes the cell of one more seed of a setting (its label, its plan, the comparison so far): the cell and, where
 #: the seed is told to stop early (a race's censoring), the sentence saying so.
 SeedCell = Callable[[str, "Planned", Comparison], tuple[Cell, str]]
@@ -662,10 +671,8 @@ def decide(entries: Sequence[tuple[str, Planned]], store: Store, machine_id: int
         steps.append("added " + " and ".join(what(k, c, req.goal_words) + (f" {label_of(c)}" if label_of(c) else "")
                                              for k, c, _ in cells) + f": {step.why}")
         say(f"compare: not settled yet, {steps[-1]}")
-        for kind, cell, _ in cells:
-            if progress:
-                progress(f"settling: {kind}: {what(kind, cell, req.goal_words)} {label_of(cell)}".rstrip())
-            run_one(store, machine_id, kind, cell, req, say, ledger, label_of(cell), measurer=measurer)
+        run_cells(store, machine_id, [(kind, cell) for kind, cell, _ in cells], req, say, ledger, stage="settling",
+                  measurer=measurer, progress=progress, label_of=label_of)
         comparison = combine()
         st = standing_of(comparison, rules)
     comparison.steps = steps

@@ -144,13 +144,8 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
     with measuring(req.db, sp.plans[0].machine) as session:
         store, mid = session.store, session.machine_id
         combined = partial(joint, sp, store, rules)
-
-        def run(work: list[tuple[str, Cell]], stage: str) -> None:
-            for i, (kind, cell) in enumerate(work):
-                if progress:
-                    progress(f"{stage} [{i + 1}/{len(work)}] {kind}: {single.what(kind, cell, req.goal_words)} "
-                             f"{_label_of(sp, cell)}")
-                single.run_one(store, mid, kind, cell, req, say, ledger, _label_of(sp, cell), measurer=measurer)
+        run = partial(single.run_cells, store, mid, req=req, say=say, ledger=ledger, measurer=measurer,
+                      progress=progress, label_of=partial(_label_of, sp))
 
         order = shuffled(sp, req.first_seed)
         fresh = all(pending(store, p.convergence) == p.convergence for p in sp.plans)
@@ -162,7 +157,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
         comparison = _round_one(sp, order, store, say, run, combined, steps)
         if req.fixed_plan:  # the fixed plan: every setting's every seed, round after round
             rest = interleave([[("convergence", c) for c in pending(store, p.convergence[1:])] for _, p in order])
-            run(rest, "the fixed plan")
+            run(rest, stage="the fixed plan")
             comparison = combined()
         comparison.steps = steps
         comparison = single.decide(list(zip(sp.labels, sp.plans)), store, mid, comparison, combined,
@@ -178,7 +173,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
 
 
 def _round_one(sp: SettingsPlan, order: list[tuple[str, Planned]], store: Store, say: Callable[[str], None],
-               run: Callable[[list[tuple[str, Cell]], str], None], combined: Callable[[], Comparison],
+               run: Callable[..., None], combined: Callable[[], Comparison],
                steps: list[str]) -> Comparison:
     """Round 1 of the race: one seed of each setting and its speed probes (the reference re-timed where due),
     interleaved; a probe left without a usable speed run measured once more; the comparison after it."""
@@ -190,13 +185,13 @@ def _round_one(sp: SettingsPlan, order: list[tuple[str, Planned]], store: Store,
     if first:
         say(f"compare: round 1 of the race over {len(sp.plans)} settings ({', '.join(lb for lb, _ in order)}, "
             f"in a random order, interleaved): {len(first)} run(s) into {store.path}")
-    run(first, "round 1")
+    run(first, stage="round 1")
     comparison = combined()
     unmeasured = [r.candidate for r in comparison.results if r.speed_runs == 0]
     again = [c for c in (_probe_again(sp, name) for name in unmeasured) if c is not None]
     if again:  # a probe left out (a busy machine, a failure): once more before the decision reads it
         steps.append(f"measured again, no usable speed run after round 1: {', '.join(unmeasured)}")
-        run([("speed", c) for c in again], "round 1")
+        run([("speed", c) for c in again], stage="round 1")
         comparison = combined()
     return comparison
 
