@@ -34,28 +34,18 @@ PRICE_COLUMNS = ("instance", "region", "price_usd_per_hour", "price_kind", "pric
                  "price_as_of", "price_origin", "priced_by", "priced_vcpus")
 
 
-def _run_facts(runs: pd.DataFrame) -> tuple[dict[tuple, str], dict[tuple, list[Any]], dict[tuple, dict[str, Any]],
-                                            dict[tuple, float]]:
-    """Per configuration (study, workload, device, vCPUs, build): its runs' software text (where a GPU's
-    name is read), the resources each cloud run ran on (``prices.Resources``) with its zone, its machine, and
-    the memory an instance needs for it (``prices.memory_need_gib`` of its runs' largest peak)."""
-    texts: dict[tuple, str] = {}
-    clouds: dict[tuple, list[Any]] = {}
-    machines: dict[tuple, dict[str, Any]] = {}
-    memory: dict[tuple, float] = {}
-    for r in rows(runs, index=False):
-        key = (r.study, r.workload, r.device, vcpus_int(r.vcpus), r.build)
-        texts[key] = texts.get(key, "") + " ".join(str(x or "") for x in (r.software, r.settings, r.cpu_model))
-        machines.setdefault(key, prices.machine_of(r._asdict()))
-        need = prices.memory_need_gib(getattr(r, "peak_rss_bytes", None))
-        if need is not None:
-            memory[key] = max(need, memory.get(key, 0.0))
-        resources = getattr(r, "cloud_resources", None)
-        instance = getattr(r, "cloud_instance", None)
-        if isinstance(resources, prices.Resources) or isinstance(instance, str):  # None: its record is unreadable
-            clouds.setdefault(key, []).append((resources if isinstance(resources, prices.Resources) else instance,
-                                               getattr(r, "cloud_zone", None)))
-    return texts, clouds, machines, memory
+def _run_facts(summary_row: Any, runs: dict[int, Any]) -> tuple[str, list[Any], dict[str, Any], float | None]:
+    """A summary row's runs (by its ``run_ids``: the summary's own grouping, no key of this module's): their software
+    text (where a GPU's name is read), the resources each cloud run ran on (``prices.Resources``) with its zone, the
+    first run's machine, and the memory an instance needs for them (``prices.memory_need_gib`` of the largest peak)."""
+    mine = [runs[i] for i in summary_row.run_ids if i in runs]
+    text = " ".join(str(x or "") for r in mine for x in (r.software, r.settings, r.cpu_model))
+    clouds = [(getattr(r, "cloud_resources", None), getattr(r, "cloud_instance", None), getattr(r, "cloud_zone", None))
+              for r in mine]
+    where = [(res if isinstance(res, prices.Resources) else inst, zone) for res, inst, zone in clouds
+             if isinstance(res, prices.Resources) or isinstance(inst, str)]  # None: its record is unreadable
+    needs = [n for n in (prices.memory_need_gib(getattr(r, "peak_rss_bytes", None)) for r in mine) if n is not None]
+    return text, where, prices.machine_of(mine[0]._asdict()) if mine else {}, max(needs) if needs else None
 
 
 def _threads_per_core(machine: dict[str, Any]) -> int | None:
@@ -116,30 +106,30 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
     ``price_note`` saying why it is not priced."""
     asked = family
     family = family or prices.DEFAULT_FAMILY
-    texts, clouds, machines, memory = _run_facts(runs)
+    by_id = {int(r.id): r for r in rows(runs, index=False)}
     out: list[dict[str, Any]] = []
     for s in rows(summary, index=False):
         own = study(s.study).pricing
         vcpus = vcpus_int(s.vcpus)
-        key = (s.study, s.workload, s.device, vcpus, s.build)
+        text, where, machine, memory = _run_facts(s, by_id)
         price: prices.Price | None
-        by = "cloud" if key in clouds else "study" if own else "gpu" if s.device == "gpu" else "family"
-        if key in clouds:
-            price, note = _cloud_price(catalog, clouds[key])
+        by = "cloud" if where else "study" if own else "gpu" if s.device == "gpu" else "family"
+        if where:
+            price, note = _cloud_price(catalog, where)
         elif s.device == "gpu":
             price, note = (catalog.instance(own["gpu"]), "") if own else _gpu_price(
-                catalog, s, texts.get(key, ""), family=family, region=region, gpu_instance=gpu_instance)
+                catalog, s, text, family=family, region=region, gpu_instance=gpu_instance)
         elif vcpus is None:
             price, note = None, "vCPUs unknown: not priced"
         elif own:
             price, note = catalog.cpu_instance(own["cpu"], vcpus)
             note = note if price is not None else note + ": not priced"
         elif asked:
-            price, note = catalog.cpu_instance(family, vcpus, region, memory_gib=memory.get(key),
-                                               threads_per_core=_threads_per_core(machines.get(key, {})))
+            price, note = catalog.cpu_instance(family, vcpus, region, memory_gib=memory,
+                                               threads_per_core=_threads_per_core(machine))
             note = note if price is not None else note + ": not priced"
         else:  # priced as the CPU it ran on
-            price, note = prices.own_family(catalog, machines.get(key, {}), vcpus, region, spot, memory.get(key))
+            price, note = prices.own_family(catalog, machine, vcpus, region, spot, memory)
             note = note if price is not None else note + ": not priced"
         if price is None:
             out.append({"instance": None, "price_note": note})
