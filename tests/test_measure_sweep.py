@@ -301,3 +301,27 @@ def test_a_cells_estimate_reads_earlier_runs_per_sample_and_of_its_precision():
     assert bf16.training_s == pytest.approx(100 * 0.004)
     fp16 = sweep.estimate_training(runs, batch_size=64, policy="mixed_float16", **kw)  # none ran it: every run
     assert fp16.measured and fp16.training_s == pytest.approx(100 * 0.007)
+
+
+def test_a_sweeps_time_to_target_is_billed_as_compare_bills_it(db):
+    """The sweep's printed time to the target is what compare, the report and the backtest bill for the same run
+    (start-up, the first epoch's tracing, every epoch to the target), not its training epochs alone."""
+    from conftest import run_config
+
+    from cpustudy.analysis.billed import to_target_s
+    from cpustudy.environment import machine
+    from cpustudy.measure.sweep import Cell, summary_rows
+
+    cell = Cell(run_config(cell_key="t", target_accuracy=0.5))
+    with Store.open(db) as s:
+        mid = s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
+        run = s.start_run(mid, cell.config.as_dict())
+        s.add_epoch(run, {"epoch": 1, "elapsed_s": 2.5, "warmup": True})
+        s.add_epoch(run, {"epoch": 2, "elapsed_s": 2.0})
+        s.finish_run(run, "ok", {"epoch_time_s": 2.0, "measured_epoch_time_s": 2.0, "samples_per_s": 1.0,
+                                 "startup_s": 3.0, "target_reached": True, "epochs_to_target": 2,
+                                 "time_to_target_s": 4.5})
+        (row,) = summary_rows(s, [cell])
+        stored = s.runs()[0]
+        billed = to_target_s(stored, s.epochs([stored["id"]]))
+    assert row["to_target_s"] == pytest.approx(billed) == pytest.approx(2 * 2.0 + 0.5 + 3.0)

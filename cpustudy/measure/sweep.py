@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from cpustudy import precision
+from cpustudy.analysis.billed import to_target_s
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.names import split_list
@@ -256,7 +257,8 @@ def interrupted(run: dict[str, Any]) -> bool:
 
 def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
     """Per (workload, build, vCPUs, batch size, precision, capped or full epochs): ok runs, failed runs
-    (not counting interrupted ones), median epoch time and its spread over repeats. A cell measured both
+    (not counting interrupted ones), median epoch time and its spread over repeats, and with a target the median
+    billed time to it (``analysis.billed.to_target_s``) of the runs that reached it. A cell measured both
     projected and in full epochs (``--calibrate``) has a row for each: they are compared, never pooled."""
     runs = store.runs(cell_keys=[c.key for c in cells])
 
@@ -270,6 +272,10 @@ def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
     for r in runs:
         groups[keys[r["cell_key"]]].append(r)
     several = len({k[3:5] for k in groups}) > 1  # batch size or precision is an axis of this sweep
+    reached_ids = [r["id"] for r in runs if r["status"] == "ok" and r.get("target_reached")]
+    epochs: dict[int, list[dict[str, Any]]] = {}
+    for e in store.epochs(reached_ids) if reached_ids else []:
+        epochs.setdefault(int(e["run_id"]), []).append(e)
     rows = []
     for (w, b, v, bs, p, _), rs in groups.items():
         ok = [r for r in rs if r["status"] == "ok"]
@@ -286,7 +292,8 @@ def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
         })
         reached = [r for r in ok if r.get("target_reached")]
         if any(r.get("target_accuracy") is not None for r in ok):
-            row["to_target_s"] = statistics.median(r["time_to_target_s"] for r in reached) if reached else None
+            billed = [t for t in (to_target_s(r, epochs.get(r["id"], [])) for r in reached) if t is not None]
+            row["to_target_s"] = statistics.median(billed) if billed else None  # billed, as compare bills one
         rows.append(row)
     return rows
 
