@@ -334,13 +334,12 @@ def test_a_local_candidate_whose_runs_were_all_left_out_is_still_priced_as_its_c
         _stored_run(s, m, 1, 2, losses=[0.7, 0.5, 0.4], busy=True)
     with Store.read(db) as s:
         runs = s.runs(status="ok")
+        from cpustudy.identity import Configuration
+
+        ref = Configuration.from_row(runs[0])  # the stored training's own configuration
         (here,) = totarget.candidate_inputs(s, [totarget.Candidate("here:2", "here", "tf", vcpus=2)],
-                                            _RefLike(), "fp", runs, Catalog.load(None), True, None)
+                                            ref, "fp", runs, Catalog.load(None), True, None)
     assert here.samples == [] and here.basis[0] == "not measured"
     assert "measured on a busy machine" in here.basis[1] and "stress" in here.basis[1]  # why, and the fix
     assert "priced as its own CPU" in here.price and "no cloud family known" not in here.price
 
-
-class _RefLike:
-    workload, model_hash, workload_version, batch_size, precision_policy, options = "mnist_mlp", None, 1, 128, \
-        "float32", {}

@@ -359,12 +359,12 @@ def candidate_inputs(store: Store, candidates: Sequence[Candidate], ref: Configu
 
 
 def left_out_busy(c: Candidate, ref: Configuration, fingerprint: str, runs: Sequence[dict[str, Any]]) -> list[str]:
-    """Why a local candidate has no speed run although it ran: its runs of ``ref``'s workload were measured
-    on a busy machine (left out, as every comparison leaves them), in words; empty where none was."""
+    """Why a local candidate has no speed run although it ran: its runs of ``ref``'s setting (the identity's
+    ``setting`` view) were measured on a busy machine (left out, as every comparison leaves them), in words; empty where none was."""
     from cpustudy.analysis.holdup import busy_reason
 
     mine = [r for r in runs if r.get("machine") == fingerprint and r.get("vcpus") == c.vcpus
-            and r.get("workload") == ref.workload and (r.get("build") or "tf") == c.build]
+            and (r.get("build") or "tf") == c.build and identity.same(r, ref.columns(), "setting")]
     busy = [reason for reason in (busy_reason(r.get("machine_state")) for r in mine) if reason]
     if not busy:
         return []
