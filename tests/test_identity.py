@@ -361,3 +361,28 @@ def test_the_views_refine_one_another_and_read_a_run_alone():
     assert v["speed"] == v["setting"] | {"device", "build", "vcpus", "machine", "instance", "env"}
     assert v["noise"] == v["speed"] | {"epochs"} and v["run"] == set(identity.FIELDS)
     assert v["peak"] == {"device", "build", "vcpus", "precision", "machine"} <= v["speed"]
+
+
+@pytest.mark.parametrize("db", [REPORTS / "gnr2-two-sessions" / "gnr2-two-sessions.sqlite",
+                                REPORTS / "zen4-two-sessions-backtest" / "zen4-two-sessions-2026-11-27.sqlite"],
+                         ids=lambda p: p.parent.name)
+def test_the_reports_target_finding_names_compares_choice(db, tmp_path):
+    """Real comparisons of 1 and 2 vCPUs to a target, on two VMs: the report's finding at that target names the
+    configuration whose runs are compare's leader (``policy.leader_of``, the one rule ``recommend`` names too)."""
+    from cpustudy.analysis.runs import config_name
+    from cpustudy.decision import policy
+    from cpustudy.prices import Catalog
+    from cpustudy.report import findings
+
+    with Store.read(_copy(db, tmp_path)) as store:
+        a = summary.analyze(store, summary.Options())
+        answer = totarget.stored(store, "fashion_mnist_cnn", 0.86, catalog=Catalog.load(None))
+    assert answer is not None
+    name, p_best = policy.leader_of(answer)
+    ids = set(next(r.run_ids for r in answer.results if r.candidate == name))
+    s = a.summary
+    (row,) = [r for _, r in s.iterrows() if ids & set(r["run_ids"])]
+    (said,) = [f for f in findings.target_findings(a) if "to reach validation accuracy 0.86" in f]
+    named = config_name(row["device"], row["vcpus"], row["build"])
+    assert said.removeprefix("Inconclusive: ").startswith(f"{named} is the cheapest"), (named, said)
+    assert p_best is not None and 0 <= p_best <= 1

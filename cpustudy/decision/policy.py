@@ -37,6 +37,7 @@ import numpy as np
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis.model import Group, Model
 from cpustudy.analysis.stats import NO_PRIOR, Noise
+from cpustudy.analysis.totarget import Comparison
 from cpustudy.rules import RULES, Rules
 
 
@@ -138,6 +139,16 @@ def before_measuring(first_round: float, default: str | None, rules: Rules = RUL
                 f"{worth:.1f} trainings' time (at most {rules.prior_saving:.0%} of each, assumed), and its first round "
                 f"alone takes {first_round:g} or more: nothing measured, the default {default} is the answer "
                 f"(--trainings {need} or more makes measuring worth it)")
+
+
+def leader_of(comparison: Comparison, names: set[str] | None = None) -> tuple[str | None, float | None]:
+    """:func:`leader` of a comparison read from the store (``recommend``, the report's findings), over ``names``
+    (default: every candidate), with its P(lowest expected cost) where candidates were weighed."""
+    groups = [Group(label, seeds, [i for i in inputs if names is None or i.candidate in names])
+              for label, seeds, inputs in comparison.groups]
+    st = standing(groups, noise=comparison.noise or NO_PRIOR, factor=comparison.factor) if groups else None
+    name = leader(st, [r for r in comparison.results if names is None or r.candidate in names])
+    return name, (st.p_best[name] if st is not None and name is not None else None)
 
 
 def choice(st: Standing | None, step: Step | None, default: str | None,

@@ -107,19 +107,12 @@ def _known(value: float | None) -> float:
 
 
 def _cheapest(comparison: Comparison, priced: list[CandidateResult]) -> tuple[CandidateResult | None, str]:
-    """The cheapest by compare's one rule (:func:`cpustudy.decision.policy.leader`) over the priced candidates:
+    """The cheapest by compare's one rule (:func:`cpustudy.decision.policy.leader_of`) over the priced candidates:
     the least expected regret in cost, with its P(lowest expected cost) in words."""
-    from cpustudy.analysis.stats import NO_PRIOR
-    from cpustudy.analysis.model import Group
     from cpustudy.decision import policy
 
-    names = {r.candidate for r in priced}
-    groups = [Group(label, seeds, [i for i in inputs if i.candidate in names])
-              for label, seeds, inputs in comparison.groups]
-    st = policy.standing(groups, noise=comparison.noise or NO_PRIOR, factor=comparison.factor) if groups else None
-    name = policy.leader(st, priced)
-    said = ", the least expected cost" + (f" (P(lowest expected cost) {st.p_best[name]:.0%})"
-                                          if st is not None and name is not None else "")
+    name, p_best = policy.leader_of(comparison, {r.candidate for r in priced})
+    said = ", the least expected cost" + (f" (P(lowest expected cost) {p_best:.0%})" if p_best is not None else "")
     return next((r for r in priced if r.candidate == name), None), said
 
 
