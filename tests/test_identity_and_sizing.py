@@ -215,11 +215,11 @@ def test_the_version_is_one_in_the_package_and_its_metadata():
 
 def test_compare_never_prices_a_cloud_candidate_too_small_for_the_training():
     from cpustudy.analysis.totarget import Candidate, price_of, memory_need
-    from cpustudy.cloud.targets import Target
+    from cpustudy.cloud.targets import CloudTarget
 
     catalog = prices.Catalog.load(sky=False)
     small = catalog.instance("gcp:c4-highcpu-2")  # 4 GiB
-    c = Candidate("gcp:c4-highcpu-2", "cloud", "tf", 2, target=Target("c4-highcpu-2", None, 0, small))
+    c = Candidate("gcp:c4-highcpu-2", "cloud", "tf", 2, target=CloudTarget("c4-highcpu-2", None, 0, small))
     need = memory_need([{"peak_rss_bytes": 5 * 2**30}, {"peak_rss_bytes": None}])
     assert need == pytest.approx(5 * 1.2 + 0.5)
     rate, note = price_of(catalog, True, None, c, None, {}, need)

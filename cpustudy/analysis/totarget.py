@@ -39,7 +39,7 @@ class Candidate:
     build: str
     vcpus: int | None = None
     device: str = "cpu"
-    target: Any = None  # cloud: its ``cloud.targets.Target``
+    target: Any = None  # cloud: its ``cloud.targets.CloudTarget``
     machine: str | None = None  # stored: the machine's fingerprint
     instance: str | None = None  # cloud: ``CLOUD:INSTANCE_TYPE`` as its runs record it
 

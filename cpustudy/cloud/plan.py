@@ -195,7 +195,7 @@ class TargetEstimate:
         return PROVISION_S + self.training_s + self.startup_s
 
 
-def estimate(target: targets_mod.Target, options: tasks.CloudSweep, ok_runs: list[dict[str, Any]]) -> TargetEstimate:
+def estimate(target: targets_mod.CloudTarget, options: tasks.CloudSweep, ok_runs: list[dict[str, Any]]) -> TargetEstimate:
     """The target's sweep, planned for its VM (the same cells ``sweep --dry-run`` lists there: every
     axis of the request), each cell estimated with :func:`cpustudy.measure.sweep.estimate_cell`."""
     from cpustudy.measure.spec import Host

@@ -19,7 +19,7 @@ _GPU = re.compile(r"^[A-Za-z][A-Za-z0-9-]*$")
 
 
 @dataclass(frozen=True)
-class Target:
+class CloudTarget:
     instance_type: str
     accelerator: str | None  # e.g. "H100" (SkyPilot's name), None for a CPU VM
     accelerator_count: int
@@ -55,7 +55,7 @@ class Target:
         return re.sub(r"[^a-z0-9]+", "-", self.name.lower()).strip("-")
 
 
-def parse(text: str, catalog: prices.Catalog, region: str | None = None) -> list[Target]:
+def parse(text: str, catalog: prices.Catalog, region: str | None = None) -> list[CloudTarget]:
     """``--targets``: comma-separated ``CLOUD:INSTANCE_TYPE`` or ``CLOUD:GPU:COUNT``."""
     out = []
     for item in split_list(text, "--targets", "gcp:n2-highcpu-8,gcp:H100:1"):
@@ -67,7 +67,7 @@ def parse(text: str, catalog: prices.Catalog, region: str | None = None) -> list
     return out
 
 
-def one(item: str, catalog: prices.Catalog, region: str | None, flag: str = "--targets") -> Target:
+def one(item: str, catalog: prices.Catalog, region: str | None, flag: str = "--targets") -> CloudTarget:
     """One ``CLOUD:INSTANCE_TYPE`` or ``CLOUD:GPU:COUNT``; ``flag`` names the option in its errors."""
     parts = item.split(":")
     cloud = parts[0].lower()
@@ -86,7 +86,7 @@ def one(item: str, catalog: prices.Catalog, region: str | None, flag: str = "--t
             raise UserError(f"{flag}: no single-{gpu} instance of {cloud} in the price catalog"
                             f"{_missing(catalog, cloud)}: name the instance type instead ({cloud}:INSTANCE_TYPE) "
                             "or add it with --prices FILE")
-        return Target(row.instance_type.split("+", 1)[0], gpu.upper(), count, row)
+        return CloudTarget(row.instance_type.split("+", 1)[0], gpu.upper(), count, row)
     instance_type = parts[1]
     rows = [r for r in catalog.rows if r.provider == cloud and r.instance_type.split("+", 1)[0] == instance_type]
     if region is not None:
@@ -102,8 +102,8 @@ def one(item: str, catalog: prices.Catalog, region: str | None, flag: str = "--t
     row = rows[0]
     if row.accelerator:
         acc = row.accelerator.split("-", 1)[0].upper()
-        return Target(instance_type, acc, row.accelerator_count or 1, row)
-    return Target(instance_type, None, 0, row)
+        return CloudTarget(instance_type, acc, row.accelerator_count or 1, row)
+    return CloudTarget(instance_type, None, 0, row)
 
 
 def _missing(catalog: prices.Catalog, cloud: str) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cpustudy.cloud.targets import Target
+from cpustudy.cloud.targets import CloudTarget
 from cpustudy.environment.cloud import ENV_RESOURCES, ENV_SPOT, ENV_TARGET
 from cpustudy.errors import UserError
 from cpustudy.measure.request import SweepRequest
@@ -48,7 +48,7 @@ class CloudSweep:
     request: SweepRequest = field(default_factory=lambda: SweepRequest(vcpus=None))
     gpu_builds: str = "jax-here"
 
-    def vcpu_list(self, target: Target) -> list[int]:
+    def vcpu_list(self, target: CloudTarget) -> list[int]:
         """The vCPU counts swept on ``target``: a GPU VM's cells use all of its host vCPUs."""
         if self.request.vcpus is None or target.device == "gpu":
             return [target.vcpus]
@@ -63,12 +63,12 @@ class CloudSweep:
                             f"to {target.vcpus}, or leave --vcpus out for the VM's own count")
         return out
 
-    def for_target(self, target: Target) -> SweepRequest:
+    def for_target(self, target: CloudTarget) -> SweepRequest:
         """The request as ``target`` runs it: its builds, its device, its vCPU counts."""
         return self.request.with_(builds=self.gpu_builds if target.device == "gpu" else self.request.builds,
                                   device=target.device, vcpus=",".join(str(v) for v in self.vcpu_list(target)))
 
-    def sweep_args(self, target: Target) -> list[str]:
+    def sweep_args(self, target: CloudTarget) -> list[str]:
         """The VM's ``sweep`` arguments: model files named where the task mounts them on the VM."""
         request = self.for_target(target)
         return request.with_(workloads=",".join(model_on_vm(w) for w in request.workloads.split(","))).argv()
@@ -235,13 +235,13 @@ def install_lines(wheel: Wheel) -> list[str]:
             f"{VENV}/bin/pip install -q --no-deps --force-reinstall {path}"]
 
 
-def snapshot_path(plan: str, target: Target) -> str:
+def snapshot_path(plan: str, target: CloudTarget) -> str:
     """Where a target's job keeps its snapshot: one per target and managed task (SKYPILOT_TASK_ID is
     the same across the recoveries of one job, so a recovered job finds its own)."""
     return f"{MOUNT}/{plan}/{target.slug}-${{SKYPILOT_TASK_ID}}.sqlite"
 
 
-def task_config(plan: str, target: Target, options: CloudSweep, *, spot: bool, bucket: str, wheel: Wheel,
+def task_config(plan: str, target: CloudTarget, options: CloudSweep, *, spot: bool, bucket: str, wheel: Wheel,
                 region: str | None = None, max_restarts: int = 2,
                 models: dict[str, str] | None = None) -> dict[str, Any]:
     """The task as SkyPilot's YAML schema has it."""
