@@ -22,6 +22,7 @@ from cpustudy.rules import RULES
 
 if TYPE_CHECKING:
     from cpustudy.analysis.projection import ProjectionError
+    from cpustudy.targets import Target
     from cpustudy.prices import Catalog
     from cpustudy.store import Store
 
@@ -47,7 +48,7 @@ class Candidate:
 @dataclass
 class Comparison:
     workload: str
-    target: Any  # a validation accuracy (float) or a targets.Target
+    target: float | Target  # a validation accuracy, or another metric's (``--target``)
     results: list[combo.CandidateResult]
     seeds: list[combo.SeedResult]
     assumptions: list[str] = field(default_factory=list)
@@ -136,7 +137,7 @@ def epochs_by_run(store: Store, runs: Sequence[dict[str, Any]]) -> dict[int, lis
     return by
 
 
-def seed_results(store: Store, runs: Sequence[dict[str, Any]], target: Any,
+def seed_results(store: Store, runs: Sequence[dict[str, Any]], target: float | Target,
                  by: dict[int, list[dict[str, Any]]] | None = None) -> list[combo.SeedResult]:
     """The runs as seeds' convergence to ``target``; ``by``: their epochs by run, where already read."""
     by = by if by is not None else epochs_by_run(store, runs)
@@ -420,7 +421,7 @@ def interval_notes(results: Sequence[combo.CandidateResult]) -> list[str]:
     return [f"{', '.join(names)}: no interval: {note}" for note, names in why.items()]
 
 
-def assumptions(target: Any, spot: bool, ref: Configuration, seeds: Sequence[combo.SeedResult],
+def assumptions(target: float | Target, spot: bool, ref: Configuration, seeds: Sequence[combo.SeedResult],
                  noise: Noise = DEFAULT_NOISE, settings: bool = False, level: float = RULES.level) -> list[str]:
     reached = [s for s in seeds if s.reached]
     per = ", ".join(s.outcome() for s in seeds)
@@ -511,7 +512,7 @@ def _places(runs: Sequence[dict[str, Any]], ref: Configuration) -> dict[tuple, C
             for k, c in places.items()}
 
 
-def stored(store: Store, workload: str, target: Any, *, catalog: Catalog, spot: bool = True, family: str | None = None,
+def stored(store: Store, workload: str, target: float | Target, *, catalog: Catalog, spot: bool = True, family: str | None = None,
            deadline_s: float | None = None, budget_usd: float | None = None,
            noise: Noise | None = None, convergence: tuple | None = None) -> Comparison | None:
     """The comparison the stored runs of ``workload`` support for ``target``: the seeds trained to it (or
