@@ -291,7 +291,7 @@ def _own_price(vcpus: int) -> str:
 
 
 def _settings_comparison() -> Comparison:
-    """Two settings of two local candidates, as ``measure.settings.joint`` joins them: every setting's seeds in
+    """Two settings of two local candidates, as ``measure.compare.combined`` joins them: every setting's seeds in
     turn (seeds 1-3 each), a note per setting in the same order."""
     results = [_result(f"here:{v} {label}", 20.0 + v + 5 * i, 0.0002 * v, 0.5 if (v, i) == (1, 1) else 0.1,
                        rate=0.02833 * v, price=_own_price(v))

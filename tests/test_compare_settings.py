@@ -232,9 +232,10 @@ def test_the_race_stops_a_trailing_settings_seed_and_not_the_leaders():
             self.candidates = [type("C", (), {"name": n})() for n in names]
 
     sp = settings.SettingsPlan(None, [Plan("a fp32"), Plan("a bf16")], ["fp32", "bf16"])
-    sp.inputs = {"fp32": [combo.CandidateInput("a fp32", [_sample(10.0, 1)], 3600.0, "")],
-                 "bf16": [combo.CandidateInput("a bf16", [_sample(5.0, 2)], 3600.0, "")]}
-    comparison = Comparison("w", 0.9, [result("a fp32", 40.0, 50.0, 0.1), result("a bf16", 20.0, 30.0, 0.9)], [])
+    groups = [("fp32", [], [combo.CandidateInput("a fp32", [_sample(10.0, 1)], 3600.0, "")]),
+              ("bf16", [], [combo.CandidateInput("a bf16", [_sample(5.0, 2)], 3600.0, "")])]
+    comparison = Comparison("w", 0.9, [result("a fp32", 40.0, 50.0, 0.1), result("a bf16", 20.0, 30.0, 0.9)], [],
+                            groups=groups)
     stopped, why = settings.censored(sp, "fp32", cell, comparison)
     assert stopped.config.give_up_after == 2 and stopped.key == cell.key  # the same seed's cell, told to stop
     assert "stops after 2 epoch(s)" in why and "a bf16" in why

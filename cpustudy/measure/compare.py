@@ -432,7 +432,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
                 f"{req.seeds - len(todo_conv)} stored) and {len(local_probes)} speed probe(s) to measure into {store.path}")
         run_cells(store, session.machine_id, work, req, say, ledger, stage="planned", measurer=measurer,
                   progress=progress)
-        again = partial(_combine, p, store, plan_folder, probe_cost, rules)
+        again = partial(combined, [("", p)], store, rules, plan_folder, probe_cost)
         comparison = decide([("", p)], store, session.machine_id, again(), again, say=say, progress=progress,
                             ledger=ledger, measurer=measurer, rules=rules)
         conclude([("", p)], store, session.machine_id, comparison, say, progress, measurer)
@@ -774,41 +774,66 @@ def seeds_of(p: Planned, store: Store) -> tuple[list[combo.SeedResult], str]:
     return totarget.distinct_seeds(seeds, by)
 
 
-def _combine(p: Planned, store: Store, plan_folder: str | None, probe_cost: float | None, rules: Rules) -> Comparison:
-    req = p.request
-    ref = p.reference
-    seeds, same_note = seeds_of(p, store)
-    if not seeds:
-        raise UserError("no convergence run finished (see `cpustudy results --errors`): nothing to compare; the same "
-                        "command measures what is missing")
-    if not any(s.reached for s in seeds):
+def combined(entries: Sequence[tuple[str, Planned]], store: Store, rules: Rules, plan_folder: str | None = None,
+             probe_cost: float | None = None) -> Comparison:
+    """The one builder of a comparison being measured, from everything stored: one setting (one entry, label "") or
+    a race (one entry per setting, each setting's seeds converging on their own); at ``rules.level`` from
+    ``rules.draws`` draws, recalibrated by this machine's backtest."""
+    req, raced = entries[0][1].request, len(entries) > 1
+    groups: list[tuple[str, list[combo.SeedResult], list[combo.CandidateInput]]] = []
+    notes: list[str] = []
+    runs = store.runs(status="ok")
+    for label, p in entries:
+        seeds, same = seeds_of(p, store)
+        seeds = [replace(x, setting=label) for x in seeds]
+        if not seeds:
+            notes.append(f"{label}: no convergence run finished (see `cpustudy results --errors`): left out")
+            continue
+        inputs = totarget.candidate_inputs(store, p.candidates, p.reference, p.fingerprint, runs, p.catalog, req.spot,
+                                           req.family)
+        stopped = [s for s in seeds if s.censored_after is not None]
+        if stopped:
+            how = ("counted with their margins to the target up to where they stopped" if all(s.margins for s in seeds)
+                   else "counted at their earliest (one epoch after they stopped): its figures are lower bounds")
+            for i in inputs:
+                i.basis = [*i.basis, f"{len(stopped)} seed(s) stopped by the race short of the target, {how}"]
+        groups.append((label, seeds, inputs))
+        reached = ", ".join(s.outcome() for s in seeds)
+        notes += [f"{label}: {len(seeds)} seed(s), epochs to the target {reached}" + (f"; {same}" if same else "")] \
+            if raced else [same] if same else []
+    seeds_all = [s for _, seeds, _ in groups for s in seeds]
+    if not groups:
+        raise UserError(f"no convergence run finished{' in any setting' if raced else ''} (see `cpustudy results "
+                        "--errors`): nothing to compare; the same command measures what is missing")
+    if not any(s.reached for s in seeds_all):
         goal = combo.as_target(req.goal)
-        values = [combo.metric_value(e, goal.metric) for e in store.epochs([s.run_id for s in seeds])]
-        seen = [v for v in values if v is not None]
+        seen = [v for v in (combo.metric_value(e, goal.metric) for e in store.epochs([s.run_id for s in seeds_all]))
+                if v is not None]
         best = (max(seen) if goal.op == ">=" else min(seen)) if seen else None
-        raise UserError(f"no seed reached {req.goal_words} within {seeds[0].max_epochs} epochs"
-                        + (f" (the best was {best:.4f})" if best is not None else "")
+        raise UserError(f"no seed{' of any setting' if raced else ''} reached {req.goal_words} within "
+                        f"{seeds_all[0].max_epochs} epochs" + (f" (the best was {best:.4f})" if best is not None else "")
                         + ": give an easier target or more --max-epochs (what was measured is stored)")
-    inputs = totarget.candidate_inputs(store, p.candidates, ref, p.fingerprint, store.runs(status="ok"), p.catalog, req.spot, req.family)
     noise = totarget.stored_noise(store)
-    factor, widened = recalibration.factor(store, p.fingerprint, rules.level)
-    results = combo.combine(seeds, inputs, deadline_s=req.deadline_s, budget_usd=req.budget_usd, noise=noise,
-                            draws=rules.draws, level=rules.level, factor=factor)
-    out = Comparison(ref.workload, req.goal, results, seeds, plan_folder=plan_folder, probe_cost_usd=probe_cost,
-                     groups=[("", seeds, inputs)], noise=noise, factor=factor)
-    out.notes += widened
-    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds, noise, level=rules.level)
-    out.notes += totarget.interval_notes(results) + ([same_note] if same_note else []) + \
-        totarget.session_note(store, results, seeds, noise)
-    agree = combo.agreement(_all_seed_results(p, store))
-    if agree is not None:
-        out.notes.append(agree.line)
-    cloud = {c.name for c in p.candidates if c.kind == "cloud"}
-    for r in results:
-        if r.speed_runs == 0 and r.candidate in cloud:
-            out.notes.append(f"{r.candidate}: no speed measured yet: launch the probe plan ({plan_folder}) with "
-                             f"`cpustudy cloud launch {plan_folder}`, then `cpustudy cloud fetch {plan_folder} "
-                             f"--db {req.db or 'cpustudy.sqlite'}` and compare again")
+    factor, widened = recalibration.factor(store, entries[0][1].fingerprint, rules.level)
+    results = combo.combine_groups([(seeds, inputs) for _, seeds, inputs in groups], deadline_s=req.deadline_s,
+                                   budget_usd=req.budget_usd, noise=noise, draws=rules.draws, level=rules.level,
+                                   factor=factor)
+    ref = entries[0][1].reference
+    out = Comparison(ref.workload, req.goal, results, seeds_all, plan_folder=plan_folder, probe_cost_usd=probe_cost,
+                     groups=groups, noise=noise, factor=factor)
+    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds_all, noise, settings=raced, level=rules.level)
+    if raced:
+        out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "
+                               "epochs are drawn from its own setting's")
+    out.notes += widened + notes + totarget.interval_notes(results) + totarget.session_note(store, results, seeds_all,
+                                                                                           noise)
+    if not raced:
+        agree = combo.agreement(_all_seed_results(entries[0][1], store))
+        out.notes += [agree.line] if agree is not None else []
+    cloud = {c.name for _, p in entries for c in p.candidates if c.kind == "cloud"}
+    out.notes += [f"{r.candidate}: no speed measured yet: launch the probe plan ({plan_folder}) with `cpustudy cloud "
+                  f"launch {plan_folder}`, then `cpustudy cloud fetch {plan_folder} --db {req.db or 'cpustudy.sqlite'}` "
+                  "and compare again" for r in results if r.speed_runs == 0 and r.candidate in cloud]
     return out
 
 

@@ -34,13 +34,12 @@ from __future__ import annotations
 import random
 import statistics
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, Callable, Sequence
 
 from cpustudy import precision
 from cpustudy.analysis import compare as combo
-from cpustudy.analysis import recalibration, totarget
 from cpustudy.analysis.totarget import Comparison
 from cpustudy.decision.policy import Step, before_measuring, leader
 from cpustudy.errors import UserError
@@ -100,7 +99,6 @@ class SettingsPlan:
     request: CompareRequest
     plans: list[Planned]
     labels: list[str]
-    inputs: dict[str, list[combo.CandidateInput]] = field(default_factory=dict)  # label -> its candidates' inputs, as last joined
 
 
 def plan_settings(request: CompareRequest, plan_one: Callable[[CompareRequest], Planned]) -> SettingsPlan:
@@ -143,7 +141,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
         say(f"compare: {line}")
     with measuring(req.db, sp.plans[0].machine) as session:
         store, mid = session.store, session.machine_id
-        combined = partial(joint, sp, store, rules)
+        combined = partial(single.combined, list(zip(sp.labels, sp.plans)), store, rules)
         run = partial(single.run_cells, store, mid, req=req, say=say, ledger=ledger, measurer=measurer,
                       progress=progress, label_of=partial(_label_of, sp))
 
@@ -271,53 +269,6 @@ def _label_of(sp: SettingsPlan, cell: Cell) -> str:
     return ""
 
 
-def joint(sp: SettingsPlan, store: Store, rules: Rules) -> Comparison:
-    """Every setting's seeds and candidates combined in one comparison (``combine_groups``, at ``rules.level``
-    from ``rules.draws`` draws)."""
-    req = sp.request
-    groups, seeds_all, notes = [], [], []
-    runs = store.runs(status="ok")
-    for label, p in zip(sp.labels, sp.plans):
-        seeds, same = single.seeds_of(p, store)
-        seeds = [replace(x, setting=label) for x in seeds]
-        if not seeds:
-            notes.append(f"{label}: no convergence run finished (see `cpustudy results --errors`): left out")
-            continue
-        ref = p.reference
-        inputs = totarget.candidate_inputs(store, p.candidates, ref, p.fingerprint, runs, p.catalog, req.spot,
-                                           req.family)
-        stopped = [s for s in seeds if s.censored_after is not None]
-        if stopped:
-            how = ("counted with their margins to the target up to where they stopped" if all(s.margins for s in seeds)
-                   else "counted at their earliest (one epoch after they stopped): its figures are lower bounds")
-            for i in inputs:
-                i.basis = [*i.basis, f"{len(stopped)} seed(s) stopped by the race short of the target, {how}"]
-        sp.inputs[label] = inputs
-        groups.append((label, seeds, inputs))
-        seeds_all += seeds
-        reached = ", ".join(s.outcome() for s in seeds)
-        notes.append(f"{label}: {len(seeds)} seed(s), epochs to the target {reached}" + (f"; {same}" if same else ""))
-    if not groups:
-        raise UserError("no convergence run finished in any setting (see `cpustudy results --errors`): nothing to "
-                        "compare; the same command measures what is missing")
-    if not any(s.reached for s in seeds_all):
-        raise UserError(f"no seed of any setting reached {req.goal_words}: give an easier target or more "
-                        "--max-epochs (what was measured is stored)")
-    noise = totarget.stored_noise(store)
-    factor, widened = recalibration.factor(store, sp.plans[0].fingerprint, rules.level)
-    results = combo.combine_groups([(seeds, inputs) for _, seeds, inputs in groups], deadline_s=req.deadline_s,
-                                   budget_usd=req.budget_usd, noise=noise, draws=rules.draws, level=rules.level,
-                                   factor=factor)
-    ref = sp.plans[0].reference
-    out = Comparison(ref.workload, req.goal, results, seeds_all, groups=groups, noise=noise, factor=factor)
-    out.notes += widened
-    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds_all, noise, settings=True, level=rules.level)
-    out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "
-                           "epochs are drawn from its own setting's")
-    out.notes += notes + totarget.interval_notes(results) + totarget.session_note(store, results, seeds_all, noise)
-    return out
-
-
 def censored(sp: SettingsPlan, label: str, cell: Cell, comparison: Comparison, rules: Rules = RULES) -> tuple[Cell, str]:
     """``cell`` (a seed of setting ``label``) told to stop once it can no longer make its setting the cheapest
     (:func:`cpustudy.analysis.compare.censor_after` against the upper bound of the leader, ``policy.leader`` under
@@ -326,15 +277,16 @@ def censored(sp: SettingsPlan, label: str, cell: Cell, comparison: Comparison, r
 
     name = leader(single.standing_of(comparison, rules), comparison.results)
     lead = next((r for r in comparison.results if r.candidate == name), None)
-    if lead is None or label not in sp.inputs:
+    inputs = {g: candidates for g, _, candidates in comparison.groups}  # as last combined
+    if lead is None or label not in inputs:
         return cell, ""
-    if lead.candidate in {c.candidate for c in sp.inputs[label]}:
+    if lead.candidate in {c.candidate for c in inputs[label]}:
         return cell, ""
     priced = lead.p_cheapest is not None
     bound = lead.cost_high_usd if priced else lead.time_high_s
     if bound is None:
         return cell, ""
-    k = combo.censor_after(sp.inputs[label], bound, int(cell.config.epochs), priced=priced)
+    k = combo.censor_after(inputs[label], bound, int(cell.config.epochs), priced=priced)
     if k is None:
         return cell, ""
     what = f"{bound:.6f} USD" if priced else f"{bound:.0f} s"
