@@ -58,6 +58,7 @@ from cpustudy.analysis.studies import IMPORTED_STUDIES, study_title
 from cpustudy.analysis.summary import Analysis, cheapest, pareto_front, then_and_now
 from cpustudy.report import beyond
 from cpustudy.report.findings import baseline_phrase, baseline_subtitle, times
+from cpustudy.report.labels import LabelledPlot
 from cpustudy.report.theme import build_colours, colour_map, theme_cpustudy
 
 # -- figures -----------------------------------------------------------------------------------------
@@ -146,7 +147,7 @@ def _price_caption(df: pd.DataFrame) -> str:
             devs = sorted(set(g["device"]))
             parts.append(f"{kind} rates for {'/'.join(d.upper() for d in devs)}")
     src = sorted(set(i.split(":")[0] for i in df["instance"].dropna()))
-    return f"Cost = time x {' and '.join(parts)} ({', '.join(src)} prices)."
+    return f"Cost = billed time x {' and '.join(parts)} ({', '.join(src)} prices)."
 
 
 def fig_speedup(a: Analysis, study: str) -> ggplot | None:
@@ -344,7 +345,7 @@ def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggp
     ncol = min(4, len(workloads))
     nrow = math.ceil(len(workloads) / ncol)
     p = (
-        ggplot(df, aes(x="bill", y="cost_usd"))
+        LabelledPlot(df, aes(x="bill", y="cost_usd"))  # labels set apart once laid out: none over another
         + geom_blank(data=blank)
         + geom_path(data=front, color="#555555", linetype="dashed", size=0.6)
         + geom_point(aes(color="build_key"), size=2.4, alpha=0.9)
