@@ -136,3 +136,36 @@ def test_time_cost_does_not_promise_a_front_of_one_point(tmp_path):
     assert front.empty
     assert "no front to draw" in fig.labels.subtitle and "dashed" not in fig.labels.subtitle
     assert sorted(fig.data["text"]) == ["1", "2"]
+
+
+def test_the_time_vs_cost_charts_labels_do_not_print_over_one_another(tmp_path):
+    """Three builds at 2 vCPUs within 2 % of one another (their points all but on top of one another): drawn, no two
+    point labels of a panel overlap, and each stays inside its panel (they are set apart once laid out)."""
+    import warnings
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from plotnine import theme as p9theme
+
+    db = tmp_path / "close.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        reportdb.add_run(s, m, "mnist_mlp", "tf", 1, [4.0, 4.0])
+        for build, t in (("tf", 2.0), ("tf-eigen", 2.02), ("tf-xla", 2.04)):
+            reportdb.add_run(s, m, "mnist_mlp", build, 2, [t, t])
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fig = (figures.fig_time_cost(a, "cpustudy") + p9theme(dpi=80)).draw()
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    labelled = [ax for ax in fig.axes if ax.texts]
+    assert labelled
+    for ax in labelled:
+        panel = ax.get_window_extent(renderer)
+        boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in ax.texts if t.get_text()]
+        for i, (a_text, a_box) in enumerate(boxes):
+            assert panel.contains(a_box.x0, a_box.y0) and panel.contains(a_box.x1, a_box.y1), a_text
+            for b_text, b_box in boxes[i + 1:]:
+                assert not a_box.overlaps(b_box), f"{a_text!r} over {b_text!r}"
