@@ -791,13 +791,7 @@ def combined(entries: Sequence[tuple[str, Planned]], store: Store, rules: Rules,
             continue
         inputs = totarget.candidate_inputs(store, p.candidates, p.reference, p.fingerprint, runs, p.catalog, req.spot,
                                            req.family)
-        stopped = [s for s in seeds if s.censored_after is not None]
-        if stopped:
-            how = ("counted with their margins to the target up to where they stopped" if all(s.margins for s in seeds)
-                   else "counted at their earliest (one epoch after they stopped): its figures are lower bounds")
-            for i in inputs:
-                i.basis = [*i.basis, f"{len(stopped)} seed(s) stopped by the race short of the target, {how}"]
-        groups.append((label, seeds, inputs))
+        groups.append((label, seeds, [_censoring_said(seeds, i) for i in inputs]))
         reached = ", ".join(s.outcome() for s in seeds)
         notes += [f"{label}: {len(seeds)} seed(s), epochs to the target {reached}" + (f"; {same}" if same else "")] \
             if raced else [same] if same else []
@@ -835,6 +829,16 @@ def combined(entries: Sequence[tuple[str, Planned]], store: Store, rules: Rules,
                   f"launch {plan_folder}`, then `cpustudy cloud fetch {plan_folder} --db {req.db or 'cpustudy.sqlite'}` "
                   "and compare again" for r in results if r.speed_runs == 0 and r.candidate in cloud]
     return out
+
+
+def _censoring_said(seeds: Sequence[combo.SeedResult], given: combo.CandidateInput) -> combo.CandidateInput:
+    """A candidate's input, its basis saying how the seeds a race stopped short of the target were counted."""
+    stopped = [s for s in seeds if s.censored_after is not None]
+    if stopped:
+        how = ("counted with their margins to the target up to where they stopped" if all(s.margins for s in seeds)
+               else "counted at their earliest (one epoch after they stopped): its figures are lower bounds")
+        given.basis = [*given.basis, f"{len(stopped)} seed(s) stopped by the race short of the target, {how}"]
+    return given
 
 
 def _all_seed_results(p: Planned, store: Store) -> list[combo.SeedResult]:
