@@ -421,23 +421,21 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
     req = p.request
     plan_folder, probe_cost = probes
     t0 = time.perf_counter()
-    ledger = Ledger()
     with measuring(req.db, p.machine) as session:
         store = session.store
+        m = Measuring(store, session.machine_id, req, say, progress, measurer, rules=rules)
         todo_conv = pending(store, p.convergence)
         local_probes = probes_now(p, store, say, len(todo_conv))
         work = order(todo_conv, local_probes)
         if work:
             say(f"compare: {len(todo_conv)} convergence run(s) ({req.seeds} seeds wanted, "
                 f"{req.seeds - len(todo_conv)} stored) and {len(local_probes)} speed probe(s) to measure into {store.path}")
-        run_cells(store, session.machine_id, work, req, say, ledger, stage="planned", measurer=measurer,
-                  progress=progress)
+        run_cells(m, work, "planned")
         again = partial(combined, [("", p)], store, rules, plan_folder, probe_cost)
-        comparison = decide([("", p)], store, session.machine_id, again(), again, say=say, progress=progress,
-                            ledger=ledger, measurer=measurer, rules=rules)
-        conclude([("", p)], store, session.machine_id, comparison, say, progress, measurer)
+        comparison = decide([("", p)], m, again(), again)
+        conclude([("", p)], m, comparison)
     comparison.wall_s = time.perf_counter() - t0
-    comparison.training_wall_s = ledger.one_training()
+    comparison.training_wall_s = m.ledger.one_training()
     return comparison
 
 
@@ -474,9 +472,8 @@ def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dic
     return n
 
 
-def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Store, machine_id: int,
-                 comparison: Comparison, say: Callable[[str], None],
-                 progress: Callable[[str], None] | None = None, measurer: Measurer = execute) -> list[dict[str, Any]]:
+def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, m: Measuring,
+                 comparison: Comparison) -> list[dict[str, Any]]:
     """``--check N``: the decision's choice (``comparison.decision.choice``), where it is a local candidate
     (``local``: by name, with their plans), trained ``n`` more times to the target with seeds no comparison
     trains (from :data:`CHECK_FIRST_SEED`), each billed as the comparison bills a training and held against
@@ -485,13 +482,13 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
 
     if not n:
         return []
+    store, say = m.store, m.say
     choice = comparison.decision.choice if comparison.decision else None
     lead = next((r for r in comparison.results if r.candidate == choice and r.time_to_target_s is not None), None)
     if lead is None or choice not in local:
         say(f"compare: --check: the choice, {choice or 'none'}, is no local candidate timed to the target: nothing to check")
         return []
     plan_, cand = local[lead.candidate]
-    req = plan_.request
     out = []
     behind = [int(x) for x in lead.run_ids] + [s.run_id for s in comparison.seeds]
     data_sessions = sorted({session_of(r) for r in store.runs(run_ids=behind)} - {""})
@@ -499,9 +496,9 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
         cell = plan_.seed_cell(CHECK_FIRST_SEED + i, cand)
         fresh = bool(pending(store, [cell]))
         if fresh:
-            if progress:
-                progress(f"check [{i + 1}/{n}]: seed {cell.config.seed} on {lead.candidate}")
-            run_one(store, machine_id, "convergence", cell, req, say, Ledger(), "(check)", measurer=measurer)
+            if m.progress:
+                m.progress(f"check [{i + 1}/{n}]: seed {cell.config.seed} on {lead.candidate}")
+            run_one(m, "convergence", cell, "(check)", Ledger())  # not the comparison's cost
         runs = store.runs(status="ok", cell_keys=[cell.key])
         if not runs:
             continue  # failed: stored as such, said by run_one
@@ -516,22 +513,20 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, store: Sto
         out.append(check)
         if fresh:  # held against the interval stated before it: the machine's backtest (a reused one was already)
             session = session_of(run)
-            store.add_check({**check, "machine_id": machine_id, "stated_session": store.session,
+            store.add_check({**check, "machine_id": m.machine_id, "stated_session": store.session,
                              "data_sessions": data_sessions,
                              "later_session": bool(session and data_sessions and session not in data_sessions)})
     return out
 
 
-def conclude(entries: Sequence[tuple[str, Planned]], store: Store, machine_id: int, comparison: Comparison,
-             say: Callable[[str], None], progress: Callable[[str], None] | None, measurer: Measurer) -> None:
+def conclude(entries: Sequence[tuple[str, Planned]], m: Measuring, comparison: Comparison) -> None:
     """After the decision, for a single setting (label "") or a race alike: what it stated for each local candidate,
     stored (:func:`state`); ``--check``'s fresh trainings of its choice (:func:`check_winner`); this machine's
     backtest in a line (``analysis.totarget.backtest``)."""
     here = [(label, p, c) for label, p in entries for c in p.candidates if c.kind == "here"]
-    state(store, machine_id, comparison, {c.name: label for label, _, c in here})
-    comparison.checks = check_winner({c.name: (p, c) for _, p, c in here}, entries[0][1].request.checks, store,
-                                     machine_id, comparison, say, progress, measurer)
-    bt = totarget.backtest(store, machine_id)
+    state(m.store, m.machine_id, comparison, {c.name: label for label, _, c in here})
+    comparison.checks = check_winner({c.name: (p, c) for _, p, c in here}, m.req.checks, m, comparison)
+    bt = totarget.backtest(m.store, m.machine_id)
     comparison.notes += [bt.line] if bt is not None else []
 
 
@@ -596,13 +591,29 @@ def what(kind: str, cell: Cell, target: str) -> str:
             f"speed probe {where} {cfg.build} r{cfg.repeat}")
 
 
-def run_one(store: Store, machine_id: int, kind: str, cell: Cell, req: CompareRequest, say: Callable[[str], None],
-            ledger: Ledger, label: str = "", *, measurer: Measurer = execute) -> RunOutcome:
-    """Measure one convergence run or speed probe into the store with ``measurer``, enter it in ``ledger``
-    and say how it went (``label``: its setting, where several are compared)."""
-    cfg, said = cell.config, what(kind, cell, req.goal_words) + (f" {label}" if label else "")
-    outcome = measurer(store, machine_id, cfg, timeout_s=req.timeout)
-    ledger.add(store, kind, cell, outcome)
+@dataclass
+class Measuring:
+    """What every step of measuring one comparison needs: the database open for measuring and this machine's id in
+    it, the request, what to say and the progress to show, what measures one run (``execute``: a fresh worker; in a
+    rehearsal or a test, ``measure.replay``'s played one), the ledger of what measuring cost, and the rules."""
+
+    store: Store
+    machine_id: int
+    req: CompareRequest
+    say: Callable[[str], None]
+    progress: Callable[[str], None] | None = None
+    measurer: Measurer = execute
+    ledger: Ledger = field(default_factory=Ledger)
+    rules: Rules = RULES
+
+
+def run_one(m: Measuring, kind: str, cell: Cell, label: str = "", ledger: Ledger | None = None) -> RunOutcome:
+    """Measure one convergence run or speed probe into the store, enter it in the ledger (``ledger``: another
+    than the comparison's, for ``--check``) and say how it went (``label``: its setting, where several are
+    compared)."""
+    cfg, said, say = cell.config, what(kind, cell, m.req.goal_words) + (f" {label}" if label else ""), m.say
+    outcome = m.measurer(m.store, m.machine_id, cfg, timeout_s=m.req.timeout)
+    (ledger or m.ledger).add(m.store, kind, cell, outcome)
     if outcome.status != "ok":
         say(f"  FAILED {kind} {said}: {outcome.error} (stored; `cpustudy results --errors` shows it)")
     elif kind == "convergence":
@@ -616,15 +627,15 @@ def run_one(store: Store, machine_id: int, kind: str, cell: Cell, req: CompareRe
     return outcome
 
 
-def run_cells(store: Store, machine_id: int, work: Sequence[tuple[str, Cell]], req: CompareRequest,
-              say: Callable[[str], None], ledger: Ledger, *, stage: str = "", measurer: Measurer = execute,
-              progress: Callable[[str], None] | None = None, label_of: Callable[[Cell], str] = lambda cell: "") -> None:
+def run_cells(m: Measuring, work: Sequence[tuple[str, Cell]], stage: str = "",
+              label_of: Callable[[Cell], str] = lambda cell: "") -> None:
     """The one loop that measures a comparison's cells (its planned seeds and probes, a race's round, what the
     policy adds), each through :func:`run_one`, with progress by ``stage``; ``label_of``: a cell's setting."""
     for i, (kind, cell) in enumerate(work):
-        if progress:
-            progress(f"{stage} [{i + 1}/{len(work)}] {kind}: {what(kind, cell, req.goal_words)} {label_of(cell)}".strip())
-        run_one(store, machine_id, kind, cell, req, say, ledger, label_of(cell), measurer=measurer)
+        if m.progress:
+            m.progress(f"{stage} [{i + 1}/{len(work)}] {kind}: {what(kind, cell, m.req.goal_words)} "
+                       f"{label_of(cell)}".strip())
+        run_one(m, kind, cell, label_of(cell))
 
 
 #: Makes the cell of one more seed of a setting (its label, its plan, the comparison so far): the cell and, where
@@ -636,16 +647,15 @@ def _another_seed(label: str, p: Planned, comparison: Comparison) -> tuple[Cell,
     return p.another_seed(), ""
 
 
-def decide(entries: Sequence[tuple[str, Planned]], store: Store, machine_id: int, comparison: Comparison,
-           combine: Callable[[], Comparison], *, say: Callable[[str], None], progress: Callable[[str], None] | None,
-           ledger: Ledger, measurer: Measurer = execute, rules: Rules = RULES, seed_cell: SeedCell = _another_seed,
+def decide(entries: Sequence[tuple[str, Planned]], m: Measuring, comparison: Comparison,
+           combine: Callable[[], Comparison], seed_cell: SeedCell = _another_seed,
            label_of: Callable[[Cell], str] = lambda cell: "") -> Comparison:
     """The one loop that measures a comparison to its decision, single setting (one entry, label "") or raced
     (one entry per setting): after what was planned, one measurement at a time, the one the policy
     (:func:`cpustudy.decision.policy.next_step`) says is worth the most, until it says the decision is made
     (or not worth making) or the next one would pass ``--max-trainings`` trainings' time. ``combine``: the
     comparison from everything stored. Returns the last comparison with its steps and decision."""
-    req = entries[0][1].request
+    req, ledger, rules = m.req, m.ledger, m.rules
     steps: list[str] = list(comparison.steps)
     last: policy.Step | None = None
     limit = req.budget(len(entries), rules)
@@ -667,12 +677,11 @@ def decide(entries: Sequence[tuple[str, Planned]], store: Store, machine_id: int
         for _, _, note in cells:
             if note:
                 steps.append(note)
-                say(f"compare: {note}")
+                m.say(f"compare: {note}")
         steps.append("added " + " and ".join(what(k, c, req.goal_words) + (f" {label_of(c)}" if label_of(c) else "")
                                              for k, c, _ in cells) + f": {step.why}")
-        say(f"compare: not settled yet, {steps[-1]}")
-        run_cells(store, machine_id, [(kind, cell) for kind, cell, _ in cells], req, say, ledger, stage="settling",
-                  measurer=measurer, progress=progress, label_of=label_of)
+        m.say(f"compare: not settled yet, {steps[-1]}")
+        run_cells(m, [(kind, cell) for kind, cell, _ in cells], "settling", label_of)
         comparison = combine()
         st = standing_of(comparison, rules)
     comparison.steps = steps

@@ -142,8 +142,8 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
     with measuring(req.db, sp.plans[0].machine) as session:
         store, mid = session.store, session.machine_id
         combined = partial(single.combined, list(zip(sp.labels, sp.plans)), store, rules)
-        run = partial(single.run_cells, store, mid, req=req, say=say, ledger=ledger, measurer=measurer,
-                      progress=progress, label_of=partial(_label_of, sp))
+        m = single.Measuring(store, mid, req, say, progress, measurer, ledger, rules)
+        run = partial(single.run_cells, m, label_of=partial(_label_of, sp))
 
         order = shuffled(sp, req.first_seed)
         fresh = all(pending(store, p.convergence) == p.convergence for p in sp.plans)
@@ -158,12 +158,11 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
             run(rest, stage="the fixed plan")
             comparison = combined()
         comparison.steps = steps
-        comparison = single.decide(list(zip(sp.labels, sp.plans)), store, mid, comparison, combined,
-                                   say=say, progress=progress, ledger=ledger, measurer=measurer, rules=rules,
+        comparison = single.decide(list(zip(sp.labels, sp.plans)), m, comparison, combined,
                                    seed_cell=lambda label, p, comp: censored(sp, label, next_seed(p, store), comp, rules),
-                                   label_of=lambda cell: _label_of(sp, cell))
+                                   label_of=partial(_label_of, sp))
         comparison.steps.append(race_cost(sp, store))
-        single.conclude(list(zip(sp.labels, sp.plans)), store, mid, comparison, say, progress, measurer)
+        single.conclude(list(zip(sp.labels, sp.plans)), m, comparison)
     comparison.notes += kernels
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = ledger.one_training()
