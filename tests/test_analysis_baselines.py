@@ -29,7 +29,8 @@ def test_local_cpu_only_report_uses_a_labelled_fallback_baseline(run_cli, tmp_pa
     assert float(tf2["epoch_time_iqr_s"]) == pytest.approx(0.5)
     assert float(tf2["time_rel_baseline"]) == pytest.approx(50.0 / 80.0)
     spot = pricing.Catalog.load().instance("gcp:n2-highcpu-2").spot
-    assert float(tf2["cost_usd"]) == pytest.approx(50.0 * spot / 3600)
+    assert float(tf2["billed_s"]) == pytest.approx(50.0)  # no start-up or tracing stored: its epochs, billed
+    assert float(tf2["cost_usd"]) == pytest.approx(float(tf2["billed_s"]) * spot / 3600)
     assert float(tf2["cost_per_million_samples_usd"]) == pytest.approx(spot / 3600 * 1e6 / (60000 / 2.5))
     assert "next larger" in base["price_note"]  # no 1-vCPU n2-highcpu: priced as n2-highcpu-2
     assert float(base["cost_rel_baseline"]) == 1.0

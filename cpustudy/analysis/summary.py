@@ -43,7 +43,7 @@ CONFIG_COLUMNS = ("build", "stock", "changes_accuracy", "series")
 
 SUMMARY_COLUMNS = [
     "study", "workload", "device", "vcpus", "build", "label", "n_runs", "epochs",
-    "epoch_time_s", "epoch_time_iqr_s", "total_time_s", "total_time_iqr_s", "total_basis",
+    "epoch_time_s", "epoch_time_iqr_s", "total_time_s", "total_time_iqr_s", "total_basis", "billed_s",
     "samples_per_s", "time_rel_baseline", "cost_usd", "cost_rel_baseline", "cost_per_epoch_usd",
     "cost_per_million_samples_usd", "price_usd_per_hour", "price_kind", "instance", "region",
     "price_note", "price_source", "price_as_of", "baseline", "baseline_kind", "baseline_note",
