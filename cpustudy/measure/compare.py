@@ -430,7 +430,7 @@ def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], No
         if work:
             say(f"compare: {len(todo_conv)} convergence run(s) ({req.seeds} seeds wanted, "
                 f"{req.seeds - len(todo_conv)} stored) and {len(local_probes)} speed probe(s) to measure into {store.path}")
-        run_cells(m, work, "planned")
+        measure_cells(m, work, "planned")
         again = partial(combined, [("", p)], store, rules, plan_folder, probe_cost)
         comparison = decide([("", p)], m, again(), again)
         conclude([("", p)], m, comparison)
@@ -627,7 +627,7 @@ def run_one(m: Measuring, kind: str, cell: Cell, label: str = "", ledger: Ledger
     return outcome
 
 
-def run_cells(m: Measuring, work: Sequence[tuple[str, Cell]], stage: str = "",
+def measure_cells(m: Measuring, work: Sequence[tuple[str, Cell]], stage: str = "",
               label_of: Callable[[Cell], str] = lambda cell: "") -> None:
     """The one loop that measures a comparison's cells (its planned seeds and probes, a race's round, what the
     policy adds), each through :func:`run_one`, with progress by ``stage``; ``label_of``: a cell's setting."""
@@ -681,7 +681,7 @@ def decide(entries: Sequence[tuple[str, Planned]], m: Measuring, comparison: Com
         steps.append("added " + " and ".join(what(k, c, req.goal_words) + (f" {label_of(c)}" if label_of(c) else "")
                                              for k, c, _ in cells) + f": {step.why}")
         m.say(f"compare: not settled yet, {steps[-1]}")
-        run_cells(m, [(kind, cell) for kind, cell, _ in cells], "settling", label_of)
+        measure_cells(m, [(kind, cell) for kind, cell, _ in cells], "settling", label_of)
         comparison = combine()
         st = standing_of(comparison, rules)
     comparison.steps = steps

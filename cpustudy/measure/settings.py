@@ -143,7 +143,7 @@ def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Cal
         store, mid = session.store, session.machine_id
         combined = partial(single.combined, list(zip(sp.labels, sp.plans)), store, rules)
         m = single.Measuring(store, mid, req, say, progress, measurer, ledger, rules)
-        run = partial(single.run_cells, m, label_of=partial(_label_of, sp))
+        run = partial(single.measure_cells, m, label_of=partial(_label_of, sp))
 
         order = shuffled(sp, req.first_seed)
         fresh = all(pending(store, p.convergence) == p.convergence for p in sp.plans)
