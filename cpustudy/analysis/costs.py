@@ -140,14 +140,12 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
 
 def add_costs(summary: pd.DataFrame, priced: pd.DataFrame) -> pd.DataFrame:
     """The summary with its prices (from :func:`price_configurations`) and costs: per full training as it bills
-    (``cost_usd``, from ``billed_s``; its training time where no run has billed parts), per epoch and per million
-    samples."""
+    (``cost_usd``, from ``billed_s``), per epoch and per million samples."""
     summary = summary.copy()
     for c in PRICE_COLUMNS:
         summary[c] = priced[c] if c in priced else None
     rate = pd.to_numeric(summary["price_usd_per_hour"], errors="coerce")
-    billed = pd.to_numeric(summary["billed_s"], errors="coerce") if "billed_s" in summary else summary["total_time_s"]
-    summary["cost_usd"] = prices.usd(rate, billed.fillna(summary["total_time_s"]))  # what a full training bills
+    summary["cost_usd"] = prices.usd(rate, pd.to_numeric(summary["billed_s"], errors="coerce"))  # what it bills
     summary["cost_per_epoch_usd"] = prices.usd(rate, summary["epoch_time_s"])
     summary["cost_per_million_samples_usd"] = prices.usd(rate, 1e6) / summary["samples_per_s"]
     if "time_to_target_s" in summary:

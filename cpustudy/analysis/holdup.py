@@ -126,9 +126,8 @@ def samples(r: Row, metric: str) -> list[float]:
     """A configuration's per-run values for ``metric`` (:data:`MEASURES`): time (full training), cost, target_time
     or target_cost (to the target, over the runs that reached it); costs are the billed times at its rate."""
     column, middle, cost = MEASURES[metric]
-    bills = r.get(column)
-    if metric == "cost" and (bills is None or (isinstance(bills, (list, tuple)) and not bills)):  # no billed parts:
-        column, middle = MEASURES["time"][:2]  # its training times
+    if metric == "cost" and r.get(column) is None:  # a row made without billed times: its training times
+        column, middle = MEASURES["time"][:2]
     values = r.get(column)
     if values is None or (not isinstance(values, (list, tuple)) and pd.isna(values)):
         mid = _num(r.get(middle))

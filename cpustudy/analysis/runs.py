@@ -419,7 +419,8 @@ def workload_info(name: str) -> Any:
 
 def run_totals(df: pd.DataFrame) -> pd.DataFrame:
     """Per run: full-training epochs, its training time (``total_time_s``) and basis, what it bills
-    (``billed_s``: the run's :class:`Billed` at those epochs), samples per second."""
+    (``billed_s``: the run's :class:`Billed` at those epochs; its training time where it stored no billed parts, the
+    one place that says so), samples per second."""
     df = df.copy()
     totals, billed, train_epochs, bases, sps = [], [], [], [], []
     for r in rows(df, index=False):
@@ -434,7 +435,7 @@ def run_totals(df: pd.DataFrame) -> pd.DataFrame:
             n = int(w.epochs) if w is not None else int(r.epochs or r.epochs_logged or 1)
             totals.append(float(epoch_time) * n if epoch_time is not None and not pd.isna(epoch_time) else math.nan)
             parts = getattr(r, "billed", None)
-            billed.append(float(parts.seconds(n)) if isinstance(parts, Billed) else math.nan)
+            billed.append(float(parts.seconds(n)) if isinstance(parts, Billed) else totals[-1])  # no parts: training
             kind = "projected epoch time" if r.projected else "epoch time"
             bases.append(f"{kind} x {n} epochs" + ("" if w is not None else " (as run)"))
         train_epochs.append(n)

@@ -148,7 +148,7 @@ def target_text(target: Any, accuracy: Any) -> str:
 
 def _billed(g: pd.DataFrame) -> dict[str, Any]:
     """The runs' training times' range, and a full training's billed seconds (each run's ``billed_s``): median
-    and range (NaN where no run has billed parts)."""
+    and range."""
     billed = _column(g, "billed_s")
     return {"time_min": float(g["total_time_s"].min()), "time_max": float(g["total_time_s"].max()),
             "billed_s": float(billed.median()), "billed_min_s": float(billed.min()),
@@ -467,7 +467,7 @@ def cheapest(df: pd.DataFrame, deadline: float | None = None) -> Any:
     """Index of the cheapest configuration of a sweep's report (meeting the deadline, if one is given), or None: the
     least median cost of its runs; a different question from a comparison's choice (``decision.policy.leader``)."""
     d = df.dropna(subset=["cost_usd"])
-    d = d.assign(bill=d["billed_s"].fillna(d["total_time_s"]) if "billed_s" in d else d["total_time_s"])
+    d = d.assign(bill=d["billed_s"] if "billed_s" in d else d["total_time_s"])  # a summary's, or a time alone
     if deadline is not None:
         d = d[d["bill"] <= deadline]  # what a training bills: all of it counts against a deadline
     if d.empty:

@@ -317,16 +317,15 @@ def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggp
     with the Pareto front where it has two or more points and the cheapest configuration meeting the
     deadline (or the cheapest overall without one) ringed."""
     s = a.summary
-    df = s[(s["study"] == study)].dropna(subset=["total_time_s", "cost_usd"]).copy()
+    # a full training as it bills (start-up, tracing, epochs, validation): the seconds its cost is priced from
+    df = s[(s["study"] == study)].dropna(subset=["billed_s", "cost_usd"]).copy()
     if df.empty:
         return None
-    # a full training as it bills (start-up, tracing, epochs, validation): the seconds its cost is priced from
-    df["bill"] = df["billed_s"].fillna(df["total_time_s"]) if "billed_s" in df else df["total_time_s"]
     df["pareto"] = False
     df["pick"] = False
     for _, g in df.groupby("workload", sort=False):
         g = g[g["suspect"].fillna("") == ""]  # a suspect GPU result is drawn, never on the front or picked
-        df.loc[g.index, "pareto"] = pareto_front(g, x="bill")
+        df.loc[g.index, "pareto"] = pareto_front(g, x="billed_s")
         idx = cheapest(g, deadline)
         if idx is not None:
             df.loc[idx, "pick"] = True
@@ -338,14 +337,14 @@ def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggp
     workloads = list(dict.fromkeys(df["workload"]))
     df["workload"] = pd.Categorical(df["workload"], categories=workloads, ordered=True)
     fronts = df[df["pareto"]].groupby("workload", observed=True)["pareto"].transform("size")
-    front = df[df["pareto"]][fronts >= 2].sort_values(["workload", "bill"])
+    front = df[df["pareto"]][fronts >= 2].sort_values(["workload", "billed_s"])
     picks = df[df["pick"]]
-    blank = span_frame(df, "bill", "cost_usd")
+    blank = span_frame(df, "billed_s", "cost_usd")
     blank["workload"] = pd.Categorical(blank["workload"], categories=workloads, ordered=True)
     ncol = min(4, len(workloads))
     nrow = math.ceil(len(workloads) / ncol)
     p = (
-        LabelledPlot(df, aes(x="bill", y="cost_usd"))  # labels set apart once laid out: none over another
+        LabelledPlot(df, aes(x="billed_s", y="cost_usd"))  # labels set apart once laid out: none over another
         + geom_blank(data=blank)
         + geom_path(data=front, color="#555555", linetype="dashed", size=0.6)
         + geom_point(aes(color="build_key"), size=2.4, alpha=0.9)

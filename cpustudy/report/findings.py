@@ -149,16 +149,11 @@ def _deadline_finding(g: pd.DataFrame, fastest: pd.DataFrame, deadline: float, w
     if d is None:
         quickest = fastest.iloc[0] if not fastest.empty else None
         return (f"{prefix}No configuration trains {workload} within the {deadline:g} s deadline"
-                + (f"; the fastest, {_name(quickest)}, bills {_bill(quickest):.0f} s."
+                + (f"; the fastest, {_name(quickest)}, bills {quickest['billed_s']:.0f} s."
                    if quickest is not None else "."))
     r = g.loc[d]
     return (f"{prefix}Within the {deadline:g} s deadline, {_name(r)} is the cheapest configuration for "
-            f"{workload}: {_bill(r):.0f} s billed for {r['cost_usd']:.4f} USD{_star(r)}.")
-
-
-def _bill(r: pd.Series) -> float:
-    """A full training's billed seconds (start-up, tracing, epochs, validation); its training where none is known."""
-    return float(r["billed_s"] if "billed_s" in r and pd.notna(r["billed_s"]) else r["total_time_s"])
+            f"{workload}: {r['billed_s']:.0f} s billed for {r['cost_usd']:.4f} USD{_star(r)}.")
 
 
 def target_findings(a: Analysis) -> list[str]:
