@@ -141,12 +141,19 @@ def before_measuring(first_round: float, default: str | None, rules: Rules = RUL
                 f"(--trainings {need} or more makes measuring worth it)")
 
 
+def standing_of(comparison: Comparison, rules: Rules = RULES, names: set[str] | None = None) -> Standing | None:
+    """What is known of each candidate's expected cost in ``comparison`` (:func:`standing` of its groups, its noise
+    and recalibration), over ``names`` (default: every candidate); None with fewer than two to choose from."""
+    groups = [Group(label, seeds, [i for i in inputs if names is None or i.candidate in names])
+              for label, seeds, inputs in comparison.groups]
+    return standing(groups, noise=comparison.noise or NO_PRIOR, rules=rules, factor=comparison.factor) if groups \
+        else None
+
+
 def leader_of(comparison: Comparison, names: set[str] | None = None) -> tuple[str | None, float | None]:
     """:func:`leader` of a comparison read from the store (``recommend``, the report's findings), over ``names``
     (default: every candidate), with its P(lowest expected cost) where candidates were weighed."""
-    groups = [Group(label, seeds, [i for i in inputs if names is None or i.candidate in names])
-              for label, seeds, inputs in comparison.groups]
-    st = standing(groups, noise=comparison.noise or NO_PRIOR, factor=comparison.factor) if groups else None
+    st = standing_of(comparison, names=names)
     name = leader(st, [r for r in comparison.results if names is None or r.candidate in names])
     return name, (st.p_best[name] if st is not None and name is not None else None)
 

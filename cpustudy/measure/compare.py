@@ -30,9 +30,7 @@ from cpustudy import identity, precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import recalibration, totarget
 from cpustudy.analysis.billed import Billed, to_target_s
-from cpustudy.analysis.model import Group
 from cpustudy.analysis.runs import session_of
-from cpustudy.analysis.stats import NO_PRIOR
 from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
 from cpustudy.decision import policy
 from cpustudy.environment import machine as machine_mod
@@ -659,7 +657,7 @@ def decide(entries: Sequence[tuple[str, Planned]], m: Measuring, comparison: Com
     steps: list[str] = list(comparison.steps)
     last: policy.Step | None = None
     limit = req.budget(len(entries), rules)
-    st = standing_of(comparison, rules)  # of the comparison as it stands: read again after each measurement
+    st = policy.standing_of(comparison, rules)  # of the comparison as it stands: read again after each measurement
     while not req.fixed_plan:
         step = _step(entries, comparison, st, ledger, rules)
         last = step
@@ -683,17 +681,10 @@ def decide(entries: Sequence[tuple[str, Planned]], m: Measuring, comparison: Com
         m.say(f"compare: not settled yet, {steps[-1]}")
         measure_cells(m, [(kind, cell) for kind, cell, _ in cells], "settling", label_of)
         comparison = combine()
-        st = standing_of(comparison, rules)
+        st = policy.standing_of(comparison, rules)
     comparison.steps = steps
     attach(comparison, st, last, ledger, rules, default_of(entries))
     return comparison
-
-
-def standing_of(comparison: Comparison, rules: Rules = RULES) -> policy.Standing | None:
-    """What is known of each candidate's expected cost in ``comparison`` (None: fewer than two to choose from)."""
-    groups = [Group(label, seeds, inputs) for label, seeds, inputs in comparison.groups]
-    return policy.standing(groups, noise=comparison.noise or NO_PRIOR, rules=rules,
-                           factor=comparison.factor) if groups else None
 
 
 def default_of(entries: Sequence[tuple[str, Planned]]) -> str | None:

@@ -41,7 +41,7 @@ from typing import Any, Callable, Sequence
 from cpustudy import precision
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis.totarget import Comparison
-from cpustudy.decision.policy import Step, before_measuring, leader
+from cpustudy.decision.policy import Step, before_measuring, leader, standing_of
 from cpustudy.errors import UserError
 from cpustudy.measure import compare as single
 from cpustudy.measure.compare import CompareRequest, Planned
@@ -274,7 +274,7 @@ def censored(sp: SettingsPlan, label: str, cell: Cell, comparison: Comparison, r
     ``rules``), and the sentence saying so; unchanged, with "", for the leader's own setting or where nothing bounds it."""
     from cpustudy.measure.sweep import Cell
 
-    name = leader(single.standing_of(comparison, rules), comparison.results)
+    name = leader(standing_of(comparison, rules), comparison.results)
     lead = next((r for r in comparison.results if r.candidate == name), None)
     inputs = {g: candidates for g, _, candidates in comparison.groups}  # as last combined
     if lead is None or label not in inputs:
