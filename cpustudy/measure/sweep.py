@@ -260,6 +260,8 @@ def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
     (not counting interrupted ones), median epoch time and its spread over repeats, and with a target the median
     billed time to it (``analysis.billed.to_target_s``) of the runs that reached it. A cell measured both
     projected and in full epochs (``--calibrate``) has a row for each: they are compared, never pooled."""
+    from cpustudy.analysis.totarget import epochs_by_run  # pandas with it: read once the sweep has measured
+
     runs = store.runs(cell_keys=[c.key for c in cells])
 
     def setting(c: RunConfig) -> tuple[str, str, int, int, str, bool]:
@@ -272,10 +274,7 @@ def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
     for r in runs:
         groups[keys[r["cell_key"]]].append(r)
     several = len({k[3:5] for k in groups}) > 1  # batch size or precision is an axis of this sweep
-    reached_ids = [r["id"] for r in runs if r["status"] == "ok" and r.get("target_reached")]
-    epochs: dict[int, list[dict[str, Any]]] = {}
-    for e in store.epochs(reached_ids) if reached_ids else []:
-        epochs.setdefault(int(e["run_id"]), []).append(e)
+    epochs = epochs_by_run(store, [r for r in runs if r["status"] == "ok" and r.get("target_reached")])
     rows = []
     for (w, b, v, bs, p, _), rs in groups.items():
         ok = [r for r in rs if r["status"] == "ok"]
