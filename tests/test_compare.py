@@ -11,8 +11,7 @@ import pytest
 from cpustudy.analysis.billed import Billed
 from cpustudy.analysis import compare as combo
 from cpustudy.decision import policy
-from cpustudy.measure import compare as mc
-from cpustudy.measure import replay
+from cpustudy.measure import race, replay
 from cpustudy.store import Store
 
 
@@ -229,7 +228,7 @@ def test_compare_settles_itself_within_its_limit_against_a_simulated_measurer(tm
     sim = replay.Simulated(fast, replay.load_stream(simloop.STREAM), seed=3)
     req = simloop.request(tmp_path / "c.sqlite", candidates="here:1,here:2", convergence_at="here:1", seeds=2,
                           max_trainings=5, precisions=None, batch_sizes=None, repeats=1)
-    out = mc.measure(mc.plan_compare(req), say=lambda _: None, measurer=sim.measurer())
+    out = race.measure(race.plan(req), say=lambda _: None, measurer=sim.measurer())
     steps, decision = out.steps, out.decision.as_dict()
     assert steps and steps[-1].startswith("stopped"), steps
     assert decision["stop"] in ("decided", "same", "not worth it", "limit") and decision["rules"]["regret"] == 0.02
@@ -244,7 +243,7 @@ def test_compare_settles_itself_within_its_limit_against_a_simulated_measurer(tm
     results = {r.candidate: r for r in out.results}
     assert sum(r.p_best for r in results.values()) == pytest.approx(1.0)
     assert results["here:2"].regret < results["here:1"].regret
-    again = mc.measure(mc.plan_compare(req), say=lambda _: None, measurer=sim.measurer())  # resumed: nothing new
+    again = race.measure(race.plan(req), say=lambda _: None, measurer=sim.measurer())  # resumed: nothing new
     assert sim.runs == len(runs) + len([s for s in again.steps if s.startswith("added")])
 
 

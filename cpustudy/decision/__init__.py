@@ -4,6 +4,7 @@ Its thresholds are :class:`cpustudy.rules.Rules` (one frozen object, below ``ana
 interval level and draws from it too); ``policy`` computes what is known of each candidate's *expected* cost (P(lowest
 expected cost), the expected regret of choosing it), when the decision is made (or no longer worth making),
 and which measurement is worth the most next. The prediction of one new training (intervals, P(cheapest in
-one training)) is :mod:`cpustudy.analysis.compare`; the loop that measures is :mod:`cpustudy.measure.compare`
-(one setting) and :mod:`cpustudy.measure.settings` (several), which call this room and nothing else decides.
+one training)) is :mod:`cpustudy.analysis.compare`; the loop that measures is :mod:`cpustudy.measure.compare`'s
+``decide``, run by :mod:`cpustudy.measure.race` (one orchestrator for one setting or several), which call this room
+and nothing else decides.
 """

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import math
 import statistics
-import time
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -77,7 +75,7 @@ class CompareRequest:
     max_trainings: float | None = None  # decide within this many trainings' time (None: the rules'; 0: the fixed plan)
     target_text: str | None = None  # --target METRIC=VALUE, instead of --target-accuracy
     checks: int = 0  # --check N: fresh trainings of the decision's choice, where local, against its interval
-    precisions: str | None = None  # --precisions: several settings raced (``measure.settings``)
+    precisions: str | None = None  # --precisions: several settings raced (``measure.race``)
     batch_sizes: str | None = None  # --batch-sizes, likewise
 
     @property
@@ -405,36 +403,6 @@ def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted
     say(f"compare: {c.name} was last timed {ago / 3600:.1f} h ago: "
         "one speed probe of it now, this period's reference (the machine's shift since is read from it)")
     return [cell]
-
-
-def measure(p: Planned, say: Callable[[str], None], progress: Callable[[str], None] | None = None,
-            probes: tuple[str | None, float | None] = (None, None), measurer: Measurer = execute,
-            rules: Rules = RULES) -> Comparison:
-    """Measure what the comparison lacks (resuming from what is stored) and combine; ``probes``: the cloud
-    candidates' probe plan and its estimated cost, planned beforehand by ``cpustudy.cloud.probes``;
-    ``measurer``: what measures one run (``execute``: a fresh worker; ``measure.replay``: played back)."""
-    from cpustudy.measure.session import measuring
-    from cpustudy.measure.sweep import pending
-
-    req = p.request
-    plan_folder, probe_cost = probes
-    t0 = time.perf_counter()
-    with measuring(req.db, p.machine) as session:
-        store = session.store
-        m = Measuring(store, session.machine_id, req, say, progress, measurer, rules=rules)
-        todo_conv = pending(store, p.convergence)
-        local_probes = probes_now(p, store, say, len(todo_conv))
-        work = order(todo_conv, local_probes)
-        if work:
-            say(f"compare: {len(todo_conv)} convergence run(s) ({req.seeds} seeds wanted, "
-                f"{req.seeds - len(todo_conv)} stored) and {len(local_probes)} speed probe(s) to measure into {store.path}")
-        measure_cells(m, work, "planned")
-        again = partial(combined, [("", p)], store, rules, plan_folder, probe_cost)
-        comparison = decide([("", p)], m, again(), again)
-        conclude([("", p)], m, comparison)
-    comparison.wall_s = time.perf_counter() - t0
-    comparison.training_wall_s = m.ledger.one_training()
-    return comparison
 
 
 CHECK_FIRST_SEED = totarget.CHECK_FIRST_SEED

@@ -30,8 +30,10 @@ import numpy as np
 from cpustudy import precision
 from cpustudy.errors import UserError
 from cpustudy.measure import compare as single
-from cpustudy.measure import replay, settings
+from cpustudy.measure import race, replay
+from cpustudy.analysis.totarget import Comparison
 from cpustudy.measure.compare import CompareRequest, plan_compare
+from cpustudy.measure.execute import Measurer
 from cpustudy.measure.spec import Host
 from cpustudy.rules import RULES, Rules
 from cpustudy.worker.protocol import RunConfig
@@ -199,10 +201,9 @@ def rehearse(request: CompareRequest, scenario: Scenario, trials: int, rules: Ru
     if not isinstance(request.target, (int, float)):
         raise UserError("--simulate plays a validation accuracy: give --target-accuracy A, not --target")
     plan = plan_simulated(request)
-    raced = isinstance(plan, settings.SettingsPlan)
-    plans = plan.plans if raced else [plan]
+    plans = plan.plans
     labels = {(p.convergence[0].config.precision_policy, int(p.convergence[0].config.batch_size)): label
-              for p, label in zip(plans, plan.labels if raced else [""])}
+              for label, p in plan.entries}
     several_builds = len(plans[0].builds) > 1
     _check_covers(scenario, plans, labels, several_builds)
     template = replay.load_stream(TEMPLATE)
@@ -213,28 +214,24 @@ def rehearse(request: CompareRequest, scenario: Scenario, trials: int, rules: Ru
         rng = np.random.default_rng([trial, 20261128])
         world = World(scenario.drawn(rng), labels, several_builds, trial, float(rng.normal(0, scenario.period_shift)),
                       {name: float(rng.normal(0, scenario.interaction)) for name in scenario.candidates})
-        rows.append(_trial(copy.deepcopy(plan), raced, world, template, rules, rng))  # a trial adds to its plan
+        rows.append(_trial(copy.deepcopy(plan), world, template, rules, rng))  # a trial adds to its plan
     return {"trials": rows, "summary": summary(rows, rules)}
 
 
-def plan_simulated(request: CompareRequest) -> Any:
-    """``request`` planned as ``compare`` plans it (one setting, or a race of several), on this machine's topology
+def plan_simulated(request: CompareRequest) -> race.Race:
+    """``request`` planned as ``compare`` plans it (a race of one setting or several), on this machine's topology
     with the simulated CPU's flags (:data:`SIMULATED_FLAGS`)."""
     host = replace(Host.here(), cpu_flags=SIMULATED_FLAGS)
-    return (settings.plan_settings(request, lambda r: plan_compare(r, host=host)) if settings.several(request)
-            else plan_compare(request, host=host))
+    return race.plan(request, lambda r: plan_compare(r, host=host))
 
 
-def measure_into(plan: Any, db: str, measurer: Callable[..., Any], rules: Rules) -> Any:
+def measure_into(plan: race.Race, db: str, measurer: Measurer, rules: Rules) -> Comparison:
     """A plan (:func:`plan_simulated`; changed: point each trial at a copy) measured into ``db`` by ``measurer``
     through the real loop, to its decision."""
-    if isinstance(plan, settings.SettingsPlan):
-        for p in plan.plans:
-            p.request = replace(p.request, db=db)
-        plan.request = replace(plan.request, db=db)
-        return settings.measure_settings(plan, say=lambda _: None, measurer=measurer, rules=rules)
+    for p in plan.plans:
+        p.request = replace(p.request, db=db)
     plan.request = replace(plan.request, db=db)
-    return single.measure(plan, say=lambda _: None, measurer=measurer, rules=rules)
+    return race.measure(plan, say=lambda _: None, measurer=measurer, rules=rules)
 
 
 def _check_covers(scenario: Scenario, plans: Sequence[Any], labels: dict[tuple[str, int], str],
@@ -253,9 +250,9 @@ def _check_covers(scenario: Scenario, plans: Sequence[Any], labels: dict[tuple[s
                         "setting's \"epochs\" under \"settings\"")
 
 
-def _trial(plan: Any, raced: bool, world: World, template: Any, rules: Rules, rng: np.random.Generator) -> dict[str, Any]:
+def _trial(plan: race.Race, world: World, template: Any, rules: Rules, rng: np.random.Generator) -> dict[str, Any]:
     sc = world.scenario
-    target = float(plan.request.target)
+    target = float(plan.request.target or 0.0)  # a validation accuracy: checked in rehearse
     sim = replay.Simulated(replay.Scenario(
         step_s=world.step_s, metric=lambda cfg, k: world.metric(target, cfg, k), noise=sc.noise,
         session_shift=world.shift, startup_s=sc.startup_s, startup_of=world.startup_s, tracing_s=sc.tracing_s,
@@ -264,13 +261,13 @@ def _trial(plan: Any, raced: bool, world: World, template: Any, rules: Rules, rn
         db = str(Path(tmp) / "rehearsal.sqlite")
         if sc.earlier:  # the first session: these candidates alone, in this period
             first = copy.deepcopy(plan)
-            for p in first.plans if raced else [first]:
+            for p in first.plans:
                 p.candidates = [c for c in p.candidates if place(c, world.several_builds) in sc.earlier]
             measure_into(first, db, sim.measurer(), rules)
             sim.scenario = replace(sim.scenario, session_shift=float(rng.normal(0, sc.period_shift)))
         with _later(2 * 3600.0 if sc.earlier else 0.0):
             comparison = measure_into(plan, db, sim.measurer(), rules)
-    return _answer(comparison, plan, raced, world, rng)
+    return _answer(comparison, plan, world, rng)
 
 
 @contextmanager
@@ -286,12 +283,12 @@ def _later(seconds: float) -> Iterator[None]:
         store_mod.CLOCK_OFFSET_S = was
 
 
-def _answer(comparison: Any, plan: Any, raced: bool, world: World, rng: np.random.Generator) -> dict[str, Any]:
+def _answer(comparison: Comparison, plan: race.Race, world: World, rng: np.random.Generator) -> dict[str, Any]:
     """One trial's answer beside its truth: each candidate's true expected cost, the best, the choice's realised
     regret, and a fresh training of the choice in a later period against its stated interval."""
-    samples = int((plan.plans[0] if raced else plan).convergence[0].config.samples_per_epoch)
+    samples = int(plan.plans[0].convergence[0].config.samples_per_epoch)
     where = {c.name: (place(c, world.several_builds), label)
-             for p, label in zip(plan.plans if raced else [plan], plan.labels if raced else [""]) for c in p.candidates}
+             for label, p in plan.entries for c in p.candidates}
     priced = all(r.usd_per_hour for r in comparison.results)
     true = {r.candidate: world.billed_s(*where[r.candidate], samples) * ((r.usd_per_hour or 0) / 3600 if priced else 1)
             for r in comparison.results}

@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     from cpustudy.cli.commands.cloud import workdir_of
     from cpustudy.cli.output import console, status
     from cpustudy.cloud.probes import plan_probes
-    from cpustudy.measure.compare import CompareRequest, measure, plan_compare
+    from cpustudy.measure.compare import CompareRequest, plan_compare
 
     request = CompareRequest(
         workload=args.workload, target=args.target_accuracy, target_text=args.target, candidates=args.candidates, seeds=args.seeds,
@@ -170,24 +170,15 @@ def run(args: argparse.Namespace) -> int:
     err = console(stderr=True)
     if args.simulate:
         return rehearse(args, request, rules)
-    from cpustudy.measure import settings
+    from cpustudy.cloud import targets as cloud_targets
+    from cpustudy.measure import race
 
-    if settings.several(request):  # precisions or batch sizes as candidates: raced
-        with status("checking the candidates and planning every setting's runs"):
-            from cpustudy.cloud import targets as cloud_targets
-
-            raced = settings.plan_settings(request, lambda r: plan_compare(r, clouds=cloud_targets))
-        with status("comparing the settings") as update:
-            comparison = settings.measure_settings(raced, say=err.print, progress=update, rules=rules)
-        return show(args, comparison)
-    with status("checking the candidates and planning the runs"):
-        from cpustudy.cloud import targets as cloud_targets
-
-        planned = plan_compare(request, clouds=cloud_targets)  # every check before the database is touched
+    with status("checking the candidates and planning every setting's runs"):
+        planned = race.plan(request, lambda r: plan_compare(r, clouds=cloud_targets))  # before the database is touched
     with status("planning the cloud candidates' probes"):
-        probes = plan_probes(planned, err.print)  # costed and held to --probe-budget; nothing launched
+        probes = plan_probes(planned.plans[0], err.print)  # costed and held to --probe-budget; nothing launched
     with status("comparing") as update:
-        comparison = measure(planned, say=err.print, progress=update, probes=probes, rules=rules)
+        comparison = race.measure(planned, say=err.print, progress=update, probes=probes, rules=rules)
     return show(args, comparison)
 
 

@@ -11,7 +11,7 @@ from cpustudy.analysis.billed import Billed
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis.totarget import Comparison
 from cpustudy.errors import UserError
-from cpustudy.measure import settings
+from cpustudy.measure import race
 
 
 def _sample(epoch_s: float, run_id: int) -> combo.SpeedSample:
@@ -23,15 +23,15 @@ def _seeds(*epochs: int, base: int = 100) -> list[combo.SeedResult]:
 
 
 def test_settings_are_every_pair_of_the_two_axes_checked():
-    got = settings.parse_settings("float32,mixed_bfloat16", "64,256", "float32", None)
+    got = race.parse_settings("float32,mixed_bfloat16", "64,256", "float32", None)
     assert [(s.precision, s.batch_size) for s in got] == [("float32", 64), ("float32", 256), ("mixed_bfloat16", 64),
                                                           ("mixed_bfloat16", 256)]
     assert got[2].label(128, True, True) == "bf16 b64" and got[0].label(128, True, False) == "fp32"
-    assert settings.parse_settings(None, None, "float32", None) == [settings.Setting("float32", None)]
+    assert race.parse_settings(None, None, "float32", None) == [race.Setting("float32", None)]
     for precisions, batches, fix in (("float32,bfloat", None, "--precisions"), (None, "64,x", "--batch-sizes"),
                                      ("float32,float32", None, "named twice"), (None, "0", "positive")):
         with pytest.raises(UserError, match=fix):
-            settings.parse_settings(precisions, batches, "float32", None)
+            race.parse_settings(precisions, batches, "float32", None)
 
 
 def test_each_setting_is_drawn_from_its_own_seeds_and_p_cheapest_spans_them_all():
@@ -53,11 +53,11 @@ def test_round_one_takes_the_settings_in_a_random_order_interleaved():
     class Plan:
         pass
 
-    sp = settings.SettingsPlan(None, [Plan(), Plan(), Plan(), Plan()], ["a", "b", "c", "d"])
-    orders = {tuple(label for label, _ in settings.shuffled(sp, seed)) for seed in range(1, 9)}
+    sp = race.Race(None, [Plan(), Plan(), Plan(), Plan()], ["a", "b", "c", "d"])
+    orders = {tuple(label for label, _ in race.shuffled(sp, seed)) for seed in range(1, 9)}
     assert len(orders) > 1 and all(sorted(o) == ["a", "b", "c", "d"] for o in orders)  # random, every setting
-    assert settings.shuffled(sp, 1) == settings.shuffled(sp, 1)  # fixed by the first seed: resumable
-    assert settings.interleave([[1, 2, 3], ["x"], [10, 20]]) == [1, "x", 10, 2, 20, 3]
+    assert race.shuffled(sp, 1) == race.shuffled(sp, 1)  # fixed by the first seed: resumable
+    assert race.interleave([[1, 2, 3], ["x"], [10, 20]]) == [1, "x", 10, 2, 20, 3]
 
 
 def test_the_race_decides_on_four_settings_in_fewer_trainings_than_every_seed_of_every_setting(tmp_path):
@@ -142,7 +142,7 @@ def test_a_race_over_bfloat16_is_refused_in_one_line_on_a_cpu_without_it(run_cli
 
     from cpustudy.measure.compare import plan_compare
 
-    sp = settings.plan_settings(simloop.request(db, precisions="float32"), plan_compare)  # batch sizes its axis
+    sp = race.plan(simloop.request(db, precisions="float32"), plan_compare)  # batch sizes its axis
     assert sp.labels == ["b64", "b256"] and not db.exists()
 
 
@@ -231,13 +231,13 @@ def test_the_race_stops_a_trailing_settings_seed_and_not_the_leaders():
         def __init__(self, *names: str) -> None:
             self.candidates = [type("C", (), {"name": n})() for n in names]
 
-    sp = settings.SettingsPlan(None, [Plan("a fp32"), Plan("a bf16")], ["fp32", "bf16"])
+    sp = race.Race(None, [Plan("a fp32"), Plan("a bf16")], ["fp32", "bf16"])
     groups = [("fp32", [], [combo.CandidateInput("a fp32", [_sample(10.0, 1)], 3600.0, "")]),
               ("bf16", [], [combo.CandidateInput("a bf16", [_sample(5.0, 2)], 3600.0, "")])]
     comparison = Comparison("w", 0.9, [result("a fp32", 40.0, 50.0, 0.1), result("a bf16", 20.0, 30.0, 0.9)], [],
                             groups=groups)
-    stopped, why = settings.censored(sp, "fp32", cell, comparison)
+    stopped, why = race.censored(sp, "fp32", cell, comparison)
     assert stopped.config.give_up_after == 2 and stopped.key == cell.key  # the same seed's cell, told to stop
     assert "stops after 2 epoch(s)" in why and "a bf16" in why
-    same, none = settings.censored(sp, "bf16", cell, comparison)  # the leader's own setting trains to the end
+    same, none = race.censored(sp, "bf16", cell, comparison)  # the leader's own setting trains to the end
     assert same is cell and none == ""

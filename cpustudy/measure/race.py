@@ -1,32 +1,31 @@
-"""``compare`` over training settings: ``--precisions float32,mixed_bfloat16 --batch-sizes 64,256``.
+"""``compare``'s one orchestrator: every comparison is a race over its settings, one setting a race of one
+(``--precisions float32,mixed_bfloat16 --batch-sizes 64,256`` make several).
 
 A precision or a batch size changes both the speed of an epoch and, possibly, the epochs to the target, so
 neither can be read off a sweep's throughput: every (candidate, setting) is a candidate of its own, each
-setting converges with its own seeds, and the combination (:func:`cpustudy.analysis.compare.combine_groups`)
-draws every candidate's training from its own setting's seeds, with P(cheapest) over all of them together.
+setting converges with its own seeds, and the combination (:func:`cpustudy.measure.compare.combined`) draws
+every candidate's training from its own setting's seeds.
 
-**Raced, not exhaustive.** Trainings are spent where they can change the decision:
+:func:`measure` runs one comparison, resuming from what is stored:
 
-1. a first round: one seed of every setting and the speed probes of every local candidate in every setting,
-   the settings in a random order (fixed by ``--first-seed``) and interleaved, a run of one setting then a run
-   of the next, so that no setting is confounded with the machine's drift over minutes;
-2. then the one decision loop (:func:`cpustudy.measure.compare.decide`): one measurement at a time, a seed of
-   a setting (up to ``--seeds`` each) or a speed run of a candidate, the one the policy
-   (:func:`cpustudy.decision.policy.next_step`) expects to remove the most doubt per second, until the
-   decision is made, every candidate is the same within the indifference zone, measuring more cannot pay for
-   itself, or ``--max-trainings`` is spent. No setting is dropped: one that cannot be the cheapest is simply
-   not worth measuring, and stays in the table with its figures. A seed of a setting other than the leader's
-   is stopped once it can no longer make its setting the cheapest: past the epochs at which even its
-   setting's fastest speed run costs more than the leader's upper bound
-   (:func:`cpustudy.analysis.compare.censor_after`). It is counted as censored, not dropped: its margins to
-   the target count up to where it stopped (:func:`cpustudy.analysis.model.epochs_of`; without them, as reaching the target one
-   epoch later, its earliest, said in its basis as lower-bound figures). With ``--max-trainings 0`` every
-   setting trains every seed (the fixed plan).
+1. whether deciding can pay at all before anything is measured (``policy.before_measuring``: over ``--trainings``
+   trainings, against a first round of one training a setting); where it cannot, the default is the answer;
+2. round 1 (:func:`first_round`): the first seed of every setting (one setting: its ``--seeds`` planned seeds) and
+   the speed probes of every local candidate, the settings in a random order (fixed by ``--first-seed``) and
+   interleaved, so that no setting is confounded with the machine's drift over minutes; with ``--max-trainings 0``
+   every setting's every seed after it (the fixed plan);
+3. the one decision loop (:func:`cpustudy.measure.compare.decide`): one measurement at a time, a seed of a setting
+   or a speed run of a candidate (a probe that left no usable speed run among them), the one the policy
+   (:func:`cpustudy.decision.policy.next_step`) expects to be worth the most, until the decision is made, every
+   candidate is the same within the indifference zone, measuring more cannot pay for itself, or ``--max-trainings``
+   is spent. No setting is dropped. A seed of a setting other than the leader's is stopped once it can no longer
+   make its setting the cheapest (:func:`censored`); it is counted as censored, not dropped: its margins to the
+   target count up to where it stopped (:func:`cpustudy.analysis.model.epochs_of`);
+4. the epilogue (:func:`cpustudy.measure.compare.conclude`): the statements stored, ``--check``, the backtest.
 
-What the race cost is set against training every setting with every seed, in seeds and in epochs (the steps
-say both). Cloud
-candidates are not raced over settings (their probes are planned per setting): compare one setting at a time
-for them. A reduced precision this CPU would emulate is refused before anything runs (``spec.plan``).
+What a race cost is set against training every setting with every seed (:func:`race_cost`). Cloud candidates are
+not raced over settings (their probes are planned per setting): compare one setting at a time for them. A reduced
+precision this CPU would emulate is refused before anything runs (``spec.plan``).
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ import statistics
 import time
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence, TypeVar
 
 from cpustudy import precision
 from cpustudy.analysis import compare as combo
@@ -50,6 +49,8 @@ from cpustudy.measure.sweep import Cell
 from cpustudy.names import split_list
 from cpustudy.rules import RULES, Rules
 from cpustudy.store import Store
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -92,16 +93,26 @@ def parse_settings(precisions: str | None, batch_sizes: str | None, default_prec
 
 
 @dataclass
-class SettingsPlan:
-    """One single-setting plan per setting (``measure.compare.Planned``), its candidates named with the
-    setting's label (``here:2 bf16 b256``)."""
+class Race:
+    """A comparison planned: one single-setting plan per setting (``measure.compare.Planned``), its candidates
+    named with the setting's label (``here:2 bf16 b256``; one setting: label "" and the names as given)."""
 
     request: CompareRequest
     plans: list[Planned]
     labels: list[str]
 
+    @property
+    def entries(self) -> list[tuple[str, Planned]]:
+        """(label, plan) of each setting."""
+        return list(zip(self.labels, self.plans))
 
-def plan_settings(request: CompareRequest, plan_one: Callable[[CompareRequest], Planned]) -> SettingsPlan:
+    @property
+    def raced(self) -> bool:
+        """Whether several settings are raced (one setting is a race of one)."""
+        return len(self.plans) > 1
+
+
+def plan(request: CompareRequest, plan_one: Callable[[CompareRequest], Planned] = single.plan_compare) -> Race:
     """Plan every setting of ``request`` with ``plan_one`` (the single-setting planner), checked before the
     database is touched."""
     from cpustudy.workloads import get
@@ -114,91 +125,96 @@ def plan_settings(request: CompareRequest, plan_one: Callable[[CompareRequest], 
     for s in settings:
         p = plan_one(replace(request, precision=s.precision, batch_size=s.batch_size, precisions=None,
                              batch_sizes=None))
-        if any(c.kind == "cloud" for c in p.candidates):
+        if len(settings) > 1 and any(c.kind == "cloud" for c in p.candidates):
             raise UserError("--candidates: cloud candidates are compared one setting at a time (their probes are "
                             "planned per setting): leave them out of a --precisions/--batch-sizes comparison, or "
                             "give one --precision and --batch-size")
         label = s.label(int(workload.batch_size), vary_p, vary_b)
-        p.candidates = [replace(c, name=f"{c.name} {label}") for c in p.candidates]
+        if label:
+            p.candidates = [replace(c, name=f"{c.name} {label}") for c in p.candidates]
         plans.append(p)
         labels.append(label)
-    return SettingsPlan(request, plans, labels)
+    return Race(request, plans, labels)
 
 
-def measure_settings(sp: SettingsPlan, say: Callable[[str], None], progress: Callable[[str], None] | None = None,
-                     measurer: Measurer = execute, rules: Rules = RULES) -> Comparison:
-    """Race the settings (see the module's docstring) and combine them into one comparison; ``measurer``: what
-    measures one run (a fresh worker unless given)."""
+def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], None] | None = None,
+            probes: tuple[str | None, float | None] = (None, None), measurer: Measurer = execute,
+            rules: Rules = RULES) -> Comparison:
+    """The one orchestrator of a comparison, one setting (a race of one) or several: what deciding can be worth
+    first (:func:`~cpustudy.decision.policy.before_measuring`), round 1 (:func:`first_round`), with ``--max-trainings
+    0`` the rest of the fixed plan, then the one decision loop (:func:`cpustudy.measure.compare.decide`) and its
+    epilogue (:func:`cpustudy.measure.compare.conclude`), resuming from what is stored. ``probes``: the cloud
+    candidates' probe plan and its estimated cost (``cpustudy.cloud.probes``); ``measurer``: what measures one run
+    (a fresh worker unless given: ``measure.replay`` plays one)."""
     from cpustudy.measure.session import measuring
     from cpustudy.measure.sweep import pending
 
-    req = sp.request
+    req, entries = race.request, race.entries
     t0 = time.perf_counter()
-    ledger = single.Ledger()
-    steps: list[str] = []
-    kernels = reduced_precision_kernels(sp, progress)
+    kernels = reduced_precision_kernels(race, progress)
     for line in kernels:
         say(f"compare: {line}")
-    with measuring(req.db, sp.plans[0].machine) as session:
-        store, mid = session.store, session.machine_id
-        combined = partial(single.combined, list(zip(sp.labels, sp.plans)), store, rules)
-        m = single.Measuring(store, mid, req, say, progress, measurer, ledger, rules)
-        run = partial(single.measure_cells, m, label_of=partial(_label_of, sp))
-
-        order = shuffled(sp, req.first_seed)
-        fresh = all(pending(store, p.convergence) == p.convergence for p in sp.plans)
+    with measuring(req.db, race.plans[0].machine) as session:
+        store = session.store
+        m = single.Measuring(store, session.machine_id, req, say, progress, measurer, rules=rules)
+        combined = partial(single.combined, entries, store, rules, *probes)
+        label_of = partial(_label_of, race)
+        fresh = all(pending(store, p.convergence) == p.convergence for p in race.plans)
         stop = None if req.fixed_plan or not fresh else before_measuring(
-            float(len(sp.plans)), single.default_of(list(zip(sp.labels, sp.plans))), rules)
+            float(len(entries)), single.default_of(entries), rules)
         if stop is not None:
             say(f"compare: {stop.why}")
-            return nothing_measured(sp, stop, rules)
-        comparison = _round_one(sp, order, store, say, run, combined, steps)
+            return nothing_measured(race, stop, rules)
+        first = first_round(race, store, say)
+        single.measure_cells(m, first, "round 1" if race.raced else "planned", label_of)
         if req.fixed_plan:  # the fixed plan: every setting's every seed, round after round
-            rest = interleave([[("convergence", c) for c in pending(store, p.convergence[1:])] for _, p in order])
-            run(rest, stage="the fixed plan")
-            comparison = combined()
-        comparison.steps = steps
-        comparison = single.decide(list(zip(sp.labels, sp.plans)), m, comparison, combined,
-                                   seed_cell=lambda label, p, comp: censored(sp, label, next_seed(p, store), comp, rules),
-                                   label_of=partial(_label_of, sp))
-        comparison.steps.append(race_cost(sp, store))
-        single.conclude(list(zip(sp.labels, sp.plans)), m, comparison)
+            rest = interleave([[("convergence", c) for c in pending(store, p.convergence[_first_seeds(race, p):])]
+                               for _, p in shuffled(race, req.first_seed)])
+            single.measure_cells(m, rest, "the fixed plan", label_of)
+        comparison = single.decide(entries, m, combined(), combined, label_of=label_of,
+                                   seed_cell=lambda label, p, comp: censored(race, label, next_seed(p, store), comp,
+                                                                             rules))
+        if race.raced:
+            comparison.steps.append(race_cost(race, store))
+        single.conclude(entries, m, comparison)
     comparison.notes += kernels
     comparison.wall_s = time.perf_counter() - t0
-    comparison.training_wall_s = ledger.one_training()
+    comparison.training_wall_s = m.ledger.one_training()
     return comparison
 
 
-def _round_one(sp: SettingsPlan, order: list[tuple[str, Planned]], store: Store, say: Callable[[str], None],
-               run: Callable[..., None], combined: Callable[[], Comparison],
-               steps: list[str]) -> Comparison:
-    """Round 1 of the race: one seed of each setting and its speed probes (the reference re-timed where due),
-    interleaved; a probe left without a usable speed run measured once more; the comparison after it."""
+def _first_seeds(race: Race, p: Planned) -> int:
+    """How many of a setting's planned seeds round 1 trains: a race, one (the policy spends the rest where they can
+    change the decision); one setting, all of them (they decide nothing between its candidates, which take the same
+    epochs, but give the time to the target the interval ``--seeds`` asks for)."""
+    return 1 if race.raced else len(p.convergence)
+
+
+def first_round(race: Race, store: Store, say: Callable[[str], None]) -> list[tuple[str, Cell]]:
+    """Round 1: each setting's first seeds (:func:`_first_seeds`) and its speed probes still wanted (the reference,
+    the first setting's first local candidate, re-timed where due), the settings in a random order and interleaved."""
     from cpustudy.measure.sweep import pending
 
-    first = interleave([single.order(pending(store, p.convergence[:1]),  # the first setting's holds the reference
-                                     single.probes_now(p, store, say, 1, reference=p is sp.plans[0]))
-                        for _, p in order])
+    queues, seeds, probes = [], 0, 0
+    for _, p in shuffled(race, race.request.first_seed):
+        todo = pending(store, p.convergence[:_first_seeds(race, p)])
+        wanted = single.probes_now(p, store, say, len(todo), reference=p is race.plans[0])
+        queues.append(single.order(todo, wanted))
+        seeds, probes = seeds + len(todo), probes + len(wanted)
+    first = interleave(queues)
     if first:
-        say(f"compare: round 1 of the race over {len(sp.plans)} settings ({', '.join(lb for lb, _ in order)}, "
-            f"in a random order, interleaved): {len(first)} run(s) into {store.path}")
-    run(first, stage="round 1")
-    comparison = combined()
-    unmeasured = [r.candidate for r in comparison.results if r.speed_runs == 0]
-    again = [c for c in (_probe_again(sp, name) for name in unmeasured) if c is not None]
-    if again:  # a probe left out (a busy machine, a failure): once more before the decision reads it
-        steps.append(f"measured again, no usable speed run after round 1: {', '.join(unmeasured)}")
-        run([("speed", c) for c in again], stage="round 1")
-        comparison = combined()
-    return comparison
+        say(f"compare: {seeds} convergence run(s) and {probes} speed probe(s) to measure into {store.path}"
+            + (f": round 1 of the race over {len(race.plans)} settings ({', '.join(race.labels)}, in a random order, "
+               "interleaved)" if race.raced else ""))
+    return first
 
 
-def nothing_measured(sp: SettingsPlan, stop: Step, rules: Rules) -> Comparison:
+def nothing_measured(race: Race, stop: Step, rules: Rules) -> Comparison:
     """The answer where nothing was worth measuring: every candidate without figures, the default chosen."""
-    default = single.default_of(list(zip(sp.labels, sp.plans)))
+    default = single.default_of(race.entries)
     results = [combo.CandidateResult(c.name, None, None, None, None, None, None, None, None, None, 0.0, 0, None,
-                                     "", [], []) for p in sp.plans for c in p.candidates]
-    out = Comparison(sp.plans[0].reference.workload, sp.request.goal, results, [])
+                                     "", [], []) for p in race.plans for c in p.candidates]
+    out = Comparison(race.plans[0].reference.workload, race.request.goal, results, [])
     single.attach(out, None, stop, single.Ledger(), rules, default)
     if out.decision:
         out.decision.choice = default  # nothing measured, no leader: the default is the answer
@@ -214,18 +230,18 @@ def next_seed(p: Planned, store: Store) -> Cell:
     return todo[0] if todo else p.another_seed()
 
 
-def shuffled(sp: SettingsPlan, seed: int) -> list[tuple[str, Planned]]:
+def shuffled(race: Race, seed: int) -> list[tuple[str, Planned]]:
     """The settings in a random order fixed by ``seed`` (the request's first seed): no setting always goes
     first, when the machine is freshest."""
-    pairs = list(zip(sp.labels, sp.plans))
+    pairs = race.entries
     order = random.Random(seed).sample(range(len(pairs)), len(pairs))
     return [pairs[i] for i in order]
 
 
-def interleave(queues: Sequence[Sequence[Any]]) -> list[Any]:
+def interleave(queues: Sequence[Sequence[T]]) -> list[T]:
     """One item of each queue in turn, until all are empty: settings measured side by side, not one after
     another (a setting is not confounded with the machine's drift over minutes)."""
-    out: list[Any] = []
+    out: list[T] = []
     rest = [list(q) for q in queues]
     while any(rest):
         for q in rest:
@@ -234,13 +250,13 @@ def interleave(queues: Sequence[Sequence[Any]]) -> list[Any]:
     return out
 
 
-def reduced_precision_kernels(sp: SettingsPlan, progress: Callable[[str], None] | None = None) -> list[str]:
+def reduced_precision_kernels(race: Race, progress: Callable[[str], None] | None = None) -> list[str]:
     """For every reduced precision and build raced here, which kernels its matmuls ran on (oneDNN's verbose
     output, ``environment.kernels``: AMX, AVX-512 BF16, or not known), in words."""
     from cpustudy.environment import kernels
 
     out = []
-    for p in sp.plans:
+    for p in race.plans:
         policy = p.convergence[0].config.precision_policy
         if not precision.reduced(policy):
             continue
@@ -252,23 +268,14 @@ def reduced_precision_kernels(sp: SettingsPlan, progress: Callable[[str], None] 
     return list(dict.fromkeys(out))
 
 
-def _probe_again(sp: SettingsPlan, name: str) -> Cell | None:
-    """Another speed probe of the local candidate ``name`` (its next repeat), or None for another kind."""
-    for p in sp.plans:
-        for c in p.candidates:
-            if c.name == name and c.kind == "here":
-                return p.another_probe(c)
-    return None
-
-
-def _label_of(sp: SettingsPlan, cell: Cell) -> str:
-    for label, p in zip(sp.labels, sp.plans):  # by key: a seed told to stop early is the same cell
-        if any(c.key == cell.key for c in (*p.convergence, *p.probes)):
+def _label_of(race: Race, cell: Cell) -> str:
+    for label, p in race.entries:  # by key: a seed told to stop early is the same cell
+        if label and any(c.key == cell.key for c in (*p.convergence, *p.probes)):
             return f"({label})"
     return ""
 
 
-def censored(sp: SettingsPlan, label: str, cell: Cell, comparison: Comparison, rules: Rules = RULES) -> tuple[Cell, str]:
+def censored(race: Race, label: str, cell: Cell, comparison: Comparison, rules: Rules = RULES) -> tuple[Cell, str]:
     """``cell`` (a seed of setting ``label``) told to stop once it can no longer make its setting the cheapest
     (:func:`cpustudy.analysis.compare.censor_after` against the upper bound of the leader, ``policy.leader`` under
     ``rules``), and the sentence saying so; unchanged, with "", for the leader's own setting or where nothing bounds it."""
@@ -294,26 +301,20 @@ def censored(sp: SettingsPlan, label: str, cell: Cell, comparison: Comparison, r
             f"even its fastest speed run costs more than {lead.candidate}'s upper bound ({what})")
 
 
-def race_cost(sp: SettingsPlan, store: Store) -> str:
+def race_cost(race: Race, store: Store) -> str:
     """What the race trained against training every setting with every seed, in seeds and in epochs (a
     setting's seeds not trained counted at its trained seeds' mean epochs)."""
-    per = [single.seeds_of(p, store)[0] for p in sp.plans]
-    most = max(max(len(s) for s in per), sp.request.seeds)
+    per = [single.seeds_of(p, store)[0] for p in race.plans]
+    most = max(max(len(s) for s in per), race.request.seeds)
     trained = sum(len(s) for s in per)
     stopped = sum(1 for s in per for x in s if x.censored_after is not None)
     epochs = [[x.censored_after or x.epochs or x.max_epochs for x in s] for s in per]
     spent = sum(sum(e) for e in epochs)
     every = sum(statistics.mean(e) * most for e in epochs if e)
-    return (f"the race trained {trained} seed(s) across {len(sp.plans)} settings ({stopped} stopped early), "
-            f"{spent} epochs; every setting with {most} seeds would have trained {len(sp.plans) * most} seeds, "
+    return (f"the race trained {trained} seed(s) across {len(race.plans)} settings ({stopped} stopped early), "
+            f"{spent} epochs; every setting with {most} seeds would have trained {len(race.plans) * most} seeds, "
             f"about {every:.0f} epochs ({spent / every:.0%} of it spent)" if every else
-            f"the race trained {trained} seed(s) across {len(sp.plans)} settings")
+            f"the race trained {trained} seed(s) across {len(race.plans)} settings")
 
 
-def several(request: CompareRequest) -> bool:
-    """Whether ``request`` names more than one setting (then :func:`measure_settings` compares them)."""
-    return len(parse_settings(request.precisions, request.batch_sizes, request.precision, request.batch_size)) > 1
-
-
-__all__: Sequence[str] = ("Setting", "SettingsPlan", "measure_settings", "plan_settings", "parse_settings",
-                          "several")
+__all__: Sequence[str] = ("Race", "Setting", "measure", "plan", "parse_settings")
