@@ -12,10 +12,11 @@ kernel on one core may miss what moves a training: memory bandwidth under load, 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Mapping
+from typing import Iterable
 
 from cpustudy.analysis import stats
 from cpustudy.analysis.runs import periods, session_of, settings_of
+from cpustudy.store.rows import RunRow
 
 #: The anchor version this analysis reads (``cpustudy.worker.anchor.VERSION``).
 VERSION = 1
@@ -23,7 +24,7 @@ VERSION = 1
 MIN_SESSIONS = 3
 
 
-def anchor_of(run: Mapping[str, Any]) -> float | None:
+def anchor_of(run: RunRow) -> float | None:
     """The anchor's seconds a run stored (None: an older run, or another anchor version)."""
     found = settings_of(run.get("software")).get("anchor")
     if not isinstance(found, dict) or found.get("version") != VERSION:
@@ -32,7 +33,7 @@ def anchor_of(run: Mapping[str, Any]) -> float | None:
     return float(seconds) if isinstance(seconds, (int, float)) and seconds > 0 else None
 
 
-def drift(runs: Iterable[Mapping[str, Any]]) -> stats.Noise | None:
+def drift(runs: Iterable[RunRow]) -> stats.Noise | None:
     """The anchor's variation within and between sessions over the runs that timed it, per machine pooled; None
     where fewer than ``MIN_SESSIONS`` periods of sessions (:func:`cpustudy.analysis.runs.periods`: sessions less
     than an hour apart are one) of one machine timed it."""
@@ -40,7 +41,7 @@ def drift(runs: Iterable[Mapping[str, Any]]) -> stats.Noise | None:
     runs = list(runs)
     period = periods(runs)  # sessions within an hour of each other: one draw of the machine's shift
     for r in runs:
-        seconds, session = anchor_of(r), session_of(dict(r))
+        seconds, session = anchor_of(r), session_of(r)
         if seconds is not None and session:
             by.setdefault(str(r.get("machine")), {}).setdefault(period.get(session, session), []).append(seconds)
     if not by or max(len(s) for s in by.values()) < MIN_SESSIONS:
@@ -51,7 +52,7 @@ def drift(runs: Iterable[Mapping[str, Any]]) -> stats.Noise | None:
                                    source=f"the anchor timed in every run: {sessions} periods of sessions")
 
 
-def prior(runs: Iterable[Mapping[str, Any]], default: stats.Noise = stats.DEFAULT_NOISE) -> stats.Noise:
+def prior(runs: Iterable[RunRow], default: stats.Noise = stats.DEFAULT_NOISE) -> stats.Noise:
     """The prior for a configuration's noise on this database's machines: cpustudy's default, its variation between
     sessions raised to the anchor's where the anchor measured more in ``MIN_SESSIONS`` sessions or more."""
     measured = drift(runs)

@@ -24,7 +24,7 @@ import sqlite3
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, cast
 
 from cpustudy import identity
 from cpustudy.analysis import totarget
@@ -32,13 +32,14 @@ from cpustudy.analysis.billed import to_target_s
 from cpustudy.analysis.recalibration import Inflation, inflation
 from cpustudy.analysis.runs import session_of
 from cpustudy.store import Store
+from cpustudy.store.rows import RunRow, StatementRow
 
 if TYPE_CHECKING:
     from cpustudy.prices import Catalog
 
 # --- Held out -----------------------------------------------------------------------------------------------------
 
-def fresh_trainings(runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def fresh_trainings(runs: Sequence[RunRow]) -> list[RunRow]:
     """The stored trainings that reached a validation-accuracy target in full epochs, oldest first."""
     out = [r for r in runs if r["status"] == "ok" and not r.get("projected") and r.get("target_accuracy")
            and r.get("target_reached") and r.get("time_to_target_s") is not None]
@@ -68,7 +69,7 @@ def held_out(store: Store, *, catalog: Catalog, spot: bool = True, progress: Cal
     seed of its configuration, or no earlier speed run at its place, has no interval to be held against: left out."""
     runs = store.runs(status="ok")
     fresh = [r for r in fresh_trainings(runs) if r["id"] not in (skip or set())]
-    by: dict[str, list[dict[str, Any]]] = {}
+    by: dict[str, list[RunRow]] = {}
     for x in runs:
         by.setdefault(session_of(x), []).append(x)
     end = {s: max(str(x.get("created_at")) for x in xs) for s, xs in by.items()}
@@ -99,7 +100,7 @@ def held_out(store: Store, *, catalog: Catalog, spot: bool = True, progress: Cal
             if not before:
                 continue
             with Store.read(_as_it_was(store.path, before, Path(tmp))) as then:
-                answer = totarget.stored(then, str(r["workload"]), float(r["target_accuracy"]), catalog=catalog,
+                answer = totarget.stored(then, str(r["workload"]), float(cast(float, r["target_accuracy"])), catalog=catalog,
                                          spot=spot, convergence=identity.key(r, "convergence"))
                 stored = {x["id"]: x for x in then.runs(status="ok")}
             if answer is None or not answer.seeds:
@@ -117,8 +118,8 @@ def held_out(store: Store, *, catalog: Catalog, spot: bool = True, progress: Cal
     return out
 
 
-def stated(statements: Sequence[dict[str, Any]], run: dict[str, Any],
-           first: dict[str, int] | None = None) -> dict[str, Any] | None:
+def stated(statements: Sequence[StatementRow], run: RunRow,
+           first: dict[str, int] | None = None) -> StatementRow | None:
     """The latest interval ``compare`` stated (``Store.statements``) for a training like ``run`` (its workload,
     target, convergence and place) before it, in another session; None where none was stored. ``first``: each
     session's first run id, which orders sessions where it can (see ``held_out``)."""
@@ -127,14 +128,14 @@ def stated(statements: Sequence[dict[str, Any]], run: dict[str, Any],
     found = [s for s in statements
              if s["workload"] == run.get("workload") and s["place"] == place
              and s.get("machine_id") in (None, run.get("machine_id"))  # one CPU model's name, another machine
-             and math.isclose(float(s["target_accuracy"]), float(run["target_accuracy"]))
+             and math.isclose(float(s["target_accuracy"]), float(cast(float, run["target_accuracy"])))
              and json.dumps(s["convergence"], sort_keys=True, default=str) == key
              and (first[s["session"]] < run["id"] if s["session"] in first
                   else str(s["stated_at"]) < str(run.get("created_at"))) and (not session or s["session"] != session)]
     return found[-1] if found else None
 
 
-def _check(run: dict[str, Any], billed: float, candidate: str, level: float, low: float, median: float | None,
+def _check(run: RunRow, billed: float, candidate: str, level: float, low: float, median: float | None,
            high: float, data_sessions: Sequence[str], session: str, stated_session: str | None = None,
            factor: float | None = None) -> dict[str, Any]:
     """A training that billed ``billed`` seconds held against an interval: one checks row (``kind="held out"``)."""

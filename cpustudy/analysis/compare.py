@@ -51,6 +51,7 @@ from cpustudy.analysis.model import EPOCH_PRIOR, CandidateInput, Group, Model, S
 from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.stats import NO_PRIOR, Noise
 from cpustudy.rules import RULES, Rules
+from cpustudy.store.rows import EpochRow, RunRow, value
 
 if TYPE_CHECKING:
     from cpustudy.targets import Target
@@ -142,14 +143,14 @@ def target_words(target: "float | Target") -> str:
     return f"validation accuracy {t.value:g}" if (t.metric, t.op) == ("val_accuracy", ">=") else t.text
 
 
-def metric_value(epoch: Mapping[str, Any], metric: str) -> float | None:
+def metric_value(epoch: EpochRow, metric: str) -> float | None:
     """A stored epoch's value of a validation metric: its column (``val_accuracy``, ``val_loss``), else the
     metrics fit logged (stored as JSON), where the accuracy may go under any of Keras' names."""
     import json
 
     from cpustudy.targets import accuracy_value
 
-    v = epoch.get(metric)
+    v = value(epoch, metric)
     if v is not None:
         return float(v)
     logs = epoch.get("metrics")
@@ -165,7 +166,7 @@ def metric_value(epoch: Mapping[str, Any], metric: str) -> float | None:
     return accuracy_value(logs, "val_") if metric == "val_accuracy" else None
 
 
-def epochs_to_target(epochs: Sequence[Mapping[str, Any]], target: "float | Target") -> int | None:
+def epochs_to_target(epochs: Sequence[EpochRow], target: "float | Target") -> int | None:
     """The first epoch (1-based, as stored) whose metric meets the target, else None."""
     t = as_target(target)
     for e in epochs:
@@ -174,7 +175,7 @@ def epochs_to_target(epochs: Sequence[Mapping[str, Any]], target: "float | Targe
     return None
 
 
-def seed_result(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]],
+def seed_result(run: RunRow, epochs: Sequence[EpochRow],
                 target: "float | Target") -> SeedResult | None:
     """A stored run as one seed's convergence to ``target`` (a validation accuracy, or ``--target``'s), or None
     where it cannot tell: a run that stopped at its own target before reaching this one, failed, or did not
@@ -186,10 +187,9 @@ def seed_result(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]],
     if hit is None and _stopped_at_own_target(run, epochs):
         return None  # it stopped at its own target, short of this one: what came after is unknown
     steps = epochs[0].get("steps") or run.get("full_steps_per_epoch")
-    if run.get("steps_per_epoch") and run.get("full_steps_per_epoch") and run["steps_per_epoch"] < run[
-            "full_steps_per_epoch"]:
+    if (capped := run.get("steps_per_epoch")) and (full := run.get("full_steps_per_epoch")) and capped < full:
         return None  # capped epochs saw part of the data: not a training's convergence
-    samples = hit * int(steps) * int(run["batch_size"]) if hit is not None and steps and run.get("batch_size") \
+    samples = hit * int(steps) * int(batch) if hit is not None and steps and (batch := run.get("batch_size")) \
         else None
     max_epochs = int(run.get("epochs") or len(epochs))
     give_up = _give_up_after(run)
@@ -199,7 +199,7 @@ def seed_result(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]],
                       run.get("vcpus"), samples, censored, margins(epochs, t, hit))
 
 
-def margins(epochs: Sequence[Mapping[str, Any]], target: "Target", hit: int | None) -> tuple[float, ...]:
+def margins(epochs: Sequence[EpochRow], target: "Target", hit: int | None) -> tuple[float, ...]:
     """A seed's margin past ``target`` at each epoch it trained, to the one that reached it (``hit``): the
     metric minus the target (the target minus it, for a metric to bring down); empty where an epoch's value
     is missing (the margins then say nothing)."""
@@ -212,7 +212,7 @@ def margins(epochs: Sequence[Mapping[str, Any]], target: "Target", hit: int | No
     return tuple(out)
 
 
-def _give_up_after(run: Mapping[str, Any]) -> int | None:
+def _give_up_after(run: RunRow) -> int | None:
     """The epochs after which a race told this run to stop short of its target (its stored settings), or None."""
     import json
 
@@ -223,7 +223,7 @@ def _give_up_after(run: Mapping[str, Any]) -> int | None:
     return int(value) if value else None
 
 
-def _stopped_at_own_target(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) -> bool:
+def _stopped_at_own_target(run: RunRow, epochs: Sequence[EpochRow]) -> bool:
     from cpustudy.errors import UserError
     from cpustudy.targets import of_run
 
@@ -234,11 +234,11 @@ def _stopped_at_own_target(run: Mapping[str, Any], epochs: Sequence[Mapping[str,
     return own is not None and epochs_to_target(epochs, own) is not None
 
 
-def speed_sample(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) -> SpeedSample | None:
+def speed_sample(run: RunRow, epochs: Sequence[EpochRow]) -> SpeedSample | None:
     """A stored ok run's speed: its billed parts (:meth:`Billed.of_run`), None where it has none."""
     billed = Billed.of_run(run, epochs)
     return None if billed is None else SpeedSample(billed, int(run["id"]), bool(run.get("epoch_time_s") and
-                                                                              run.get("projected")), session_of(dict(run)))
+                                                                              run.get("projected")), session_of(run))
 
 
 def _interval(values: np.ndarray, level: float) -> tuple[float | None, float | None, float | None]:

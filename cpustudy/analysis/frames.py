@@ -2,7 +2,8 @@
 
 pandas-stubs types a record's keys as ``Hashable`` and a row's values as any scalar; the analysis's
 frames always have string column names and the code checks values where it reads them, so these give
-``dict[str, Any]`` records and rows whose attributes are ``Any``.
+``dict[str, Any]`` records and rows whose attributes are ``Any``; :func:`run_records` reads a frame of
+stored runs (``load_runs``) as the runs it was made of.
 """
 
 from __future__ import annotations
@@ -11,10 +12,18 @@ from typing import Any, Iterator, cast
 
 import pandas as pd
 
+from cpustudy.store.rows import RunRow
+
 
 def records(df: pd.DataFrame) -> list[dict[str, Any]]:
     """``df.to_dict("records")`` with string keys."""
     return cast(list[dict[str, Any]], df.to_dict("records"))
+
+
+def run_records(df: pd.DataFrame) -> list[RunRow]:
+    """The records of a frame made of ``Store.runs()`` rows (with the columns the analysis added, read by
+    ``.get``): each a run's row, a missing number read as NaN (the code checks with ``pd.isna``)."""
+    return cast(list[RunRow], df.to_dict("records"))
 
 
 def rows(df: pd.DataFrame, index: bool = True) -> Iterator[Any]:

@@ -30,7 +30,7 @@ import pandas as pd
 
 from cpustudy import identity
 from cpustudy.analysis import stats
-from cpustudy.analysis.frames import records
+from cpustudy.analysis.frames import records, run_records
 from cpustudy.analysis.runs import periods, settings_of
 from cpustudy.analysis.studies import study
 from cpustudy.environment import state
@@ -294,7 +294,7 @@ def period_of(runs: pd.DataFrame) -> pd.Series:
     """Each run's measuring period (:func:`cpustudy.analysis.runs.periods` of its stored session), or its sweep
     (:func:`sweeps`) where it stored no session."""
     sweep = sweeps(runs)
-    period = periods(records(runs))
+    period = periods(run_records(runs))
     return pd.Series([period.get(s.removeprefix("session "), s) for s in sweep], index=runs.index, dtype="object")
 
 

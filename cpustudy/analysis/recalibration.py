@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from cpustudy.rules import RULES
 
 if TYPE_CHECKING:
     from cpustudy.store import Store
+    from cpustudy.store.rows import CheckRow
 
 
 #: Checks needed before intervals are widened by the backtest.
@@ -59,12 +60,12 @@ class Inflation:
                 f"{self.level:.0%}; the tool never narrows on the backtest)")
 
 
-def inflation(checks: Sequence[dict[str, Any]], level: float = RULES.level) -> Inflation:
+def inflation(checks: Sequence[CheckRow], level: float = RULES.level) -> Inflation:
     """The recalibration the stored checks call for (see the module's docstring)."""
     # against the model's raw interval: a stated interval's half-widths were its factor times the raw ones
-    scores = sorted(score(c["billed_s"], c["low_s"], c["high_s"], c.get("median_s")) * float(c.get("factor") or 1.0)
+    scores = sorted(score(billed, low, high, c.get("median_s")) * float(c.get("factor") or 1.0)
                     for c in checks
-                    if c.get("billed_s") and c.get("low_s") and c.get("high_s")
+                    if (billed := c.get("billed_s")) and (low := c.get("low_s")) and (high := c.get("high_s"))
                     and round(float(c.get("level", level)), 6) == round(level, 6))  # a score is in its own level's half-widths
     n = len(scores)
     inside = sum(s <= 1.0 for s in scores)

@@ -12,6 +12,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from cpustudy.analysis.peakshare import isa_share, peak_share
 from cpustudy.analysis.suspect import gpu_suspicions
 from cpustudy.store import Store
+from cpustudy.store.rows import RunRow
 
 RUN_COLUMNS = (
     "run_id",
@@ -140,7 +141,7 @@ TABLE_COLUMNS = (
 )
 
 
-def _same_device_peak(r: dict[str, Any]) -> float | None:
+def _same_device_peak(r: RunRow) -> float | None:
     """The run's peak when it was measured on the device the run trained on (older peaks were all
     measured on the CPUs: right for CPU runs, wrong for GPU runs)."""
     if (r.get("peak_device") or "cpu") != (r.get("device") or "cpu"):
@@ -157,8 +158,8 @@ def run_rows(store: Store) -> list[dict[str, Any]]:
             f"{r['intra_threads']}/{r['inter_threads']}" if r.get("intra_threads") is not None else None
         )
         gflops = (
-            r["samples_per_s"] * r["flops_per_sample"] / 1e9
-            if r.get("samples_per_s") and r.get("flops_per_sample")
+            sps * flops / 1e9
+            if (sps := r.get("samples_per_s")) and (flops := r.get("flops_per_sample"))
             else None
         )
         error = (r.get("error") or "").splitlines()[0] if r.get("error") else None
@@ -207,7 +208,7 @@ def measured_by(runs: Sequence[Mapping[Any, Any]]) -> str:
     return f"measured by {provenance.versions_text(versions)}" if versions else ""
 
 
-def basis(r: dict[str, Any]) -> str | None:
+def basis(r: RunRow) -> str | None:
     """What a run's epoch time rests on: the median of its timed epochs, a projection from capped
     epochs, or (``--epochs 1``) only the warm-up epoch, which includes tracing."""
     if r.get("status") != "ok" or r.get("epoch_time_s") is None:

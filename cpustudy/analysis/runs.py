@@ -20,12 +20,12 @@ import json
 import math
 import re
 from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping, cast
 
 import pandas as pd
 
 from cpustudy import precision
-from cpustudy.analysis.frames import records, rows
+from cpustudy.analysis.frames import rows, run_records
 from cpustudy.prices import Resources, family_of
 from cpustudy.analysis import studies
 from cpustudy.analysis.billed import Billed
@@ -33,13 +33,17 @@ from cpustudy.analysis.studies import (BUILD_NAMES, IMPORTED_STUDIES, INTERNAL_S
                                       SUMMED_STUDIES)
 from cpustudy.errors import UserError
 from cpustudy.store import Store
+from cpustudy.store.rows import JSON, EpochRow, RunRow
+
+if TYPE_CHECKING:
+    from cpustudy.workloads.base import Workload
 
 
 #: What makes a configuration: the fields a summary row is grouped on (:func:`add_configuration`).
 CONFIG_KEYS = ["study", "workload", "device", "vcpus", "recipe", "tags", "platform"]
 
 
-def setting_tags(run: dict[str, Any], *, batch: bool = True) -> list[str]:
+def setting_tags(run: RunRow, *, batch: bool = True) -> list[str]:
     """What the run set differently from the defaults, as short tags (``tfdata``, ``b64``, ``bf16``,
     ``t1/2``, an extra variable ``K=V``; ``tuned`` for a tuned run), for the configuration's name: runs
     of different settings are never pooled into one median. ``batch=False`` leaves out the batch size
@@ -53,8 +57,8 @@ def setting_tags(run: dict[str, Any], *, batch: bool = True) -> list[str]:
     parts = []
     if run.get("input_pipeline") not in (None, input_default(run, settings)):
         parts.append(str(run["input_pipeline"]))
-    if batch and not default_batch(run):
-        parts.append(f"b{int(run['batch_size'])}")
+    if batch and not default_batch(run) and (size := run.get("batch_size")) is not None:  # not default: it has one
+        parts.append(f"b{int(size)}")
     policy = run.get("precision_policy")
     if precision.reduced(policy):
         parts.append(precision.TAGS.get(str(policy), str(policy)))
@@ -75,19 +79,19 @@ def setting_tags(run: dict[str, Any], *, batch: bool = True) -> list[str]:
     return parts + [f"{k}={v}" for k, v in sorted(extra_env.items())]
 
 
-def input_default(run: dict[str, Any], settings: dict[str, Any]) -> str:
+def input_default(run: RunRow, settings: Mapping[str, object]) -> str:
     """The input pipeline the run's build took by default when it was measured: ``tfdata`` on TensorFlow
     since the per-epoch iterator stall was found (stored as ``input_default``), ``numpy`` before."""
     return str(settings.get("input_default") or "numpy")
 
 
-def older_default_inputs(recs: list[dict[str, Any]]) -> list[bool]:
+def older_default_inputs(recs: list[RunRow]) -> list[bool]:
     """Which runs took an older default input pipeline beside runs of the same study and build that took
     another (runs stored before the default became ``tfdata`` beside runs after it): those get their
     pipeline as a tag, in the configuration's name and its series alike, so the two are never pooled and
     only the current default is stock."""
     took_default = [r.get("input_pipeline") in (None, input_default(r, _settings(r))) for r in recs]
-    seen: dict[tuple[Any, Any], set[Any]] = {}
+    seen: dict[tuple[str | None, str | None], set[str | None]] = {}
     for r, default in zip(recs, took_default):
         if default and r.get("input_pipeline") is not None:
             seen.setdefault((r.get("study"), r.get("build")), set()).add(r.get("input_pipeline"))
@@ -99,7 +103,7 @@ def older_default_inputs(recs: list[dict[str, Any]]) -> list[bool]:
 RECORDED_SWITCHES = ("TF_ENABLE_ONEDNN_OPTS",)
 
 
-def resolved_program(run: dict[str, Any]) -> str:
+def resolved_program(run: RunRow) -> str:
     """What the run's build and settings resolved to on its machine, as one comparable text: device,
     interpreter, TensorFlow, Keras and backend versions, oneDNN as TensorFlow reported it, XLA as Keras
     resolved it, and any other variable the worker had. Two builds with the same text ran the same
@@ -115,31 +119,31 @@ def resolved_program(run: dict[str, Any]) -> str:
                        None if xla is None or pd.isna(xla) else bool(xla), sorted(env.items())], default=str)
 
 
-def default_batch(run: dict[str, Any]) -> bool:
+def default_batch(run: RunRow) -> bool:
     """Whether the run trained at its workload's own batch size (unknown batch or workload: yes)."""
     workload = workload_info(str(run.get("workload")))
     batch = run.get("batch_size")
     return workload is None or batch is None or pd.isna(batch) or int(batch) == workload.batch_size
 
 
-def changes_accuracy(run: dict[str, Any]) -> bool:
+def changes_accuracy(run: RunRow) -> bool:
     """Whether the run's batch size or precision is not its workload's own: either can change the
     accuracy reached, so its time is not the example's training."""
     return not default_batch(run) or precision.reduced(run.get("precision_policy"))
 
 
-def build_with_setting(run: dict[str, Any]) -> str:
+def build_with_setting(run: RunRow) -> str:
     """The build name plus its :func:`setting_tags`: ``tf+tfdata``, ``tf+b64``, ``tf+t1/2``, ``tf+tuned``."""
     return "+".join([str(run.get("build")), *setting_tags(run)])
 
 
-def cloud_of(run: dict[str, Any]) -> dict[str, Any] | None:
+def cloud_of(run: RunRow) -> dict[str, JSON] | None:
     """Where a run measured in a cloud job ran (``cpustudy.environment.cloud``), or None."""
     where = _settings(run).get("cloud")
     return where if isinstance(where, dict) and where.get("instance_type") else None
 
 
-def short_cpu(model: Any) -> str:
+def short_cpu(model: object) -> str:
     """A CPU model without its trademarks and filler (``Xeon Platinum 8373C @ 2.60GHz``, ``Xeon @ 2.80GHz``,
     ``EPYC 7B13``): short, but two different models never read the same."""
     text = re.sub(r"\((R|TM)\)|\bCPU\b|\bProcessor\b|\bIntel\b|\bAMD\b|\d+-Core", " ", str(model or ""),
@@ -154,7 +158,7 @@ def add_cloud(df: pd.DataFrame) -> None:
     (``n2-highcpu/Xeon 8373C``); a CPU run measured elsewhere, its CPU model when a study's runs come
     from several CPU models (databases merged from several machines; ``EPYC 9B14``); else "". Runs on
     different platforms are never pooled into one median, and each platform has its own stock build."""
-    recs = records(df)
+    recs = run_records(df)
     where = [cloud_of(r) for r in recs]
     df["cloud_instance"] = [f"{w['cloud']}:{w['instance_type']}" if w else None for w in where]
     df["cloud_resources"] = pd.Series([Resources.of_run(w) if w else None for w in where], index=df.index,
@@ -180,7 +184,7 @@ def add_cloud(df: pd.DataFrame) -> None:
     df["platform"] = platforms
 
 
-def session_of(run: dict[str, Any]) -> str:
+def session_of(run: RunRow) -> str:
     """The measuring session a stored run came from (one sweep, run or compare call), "" where it did not say."""
     return str(settings_of(run.get("settings")).get("session") or "")
 
@@ -191,13 +195,13 @@ def session_of(run: dict[str, Any]) -> str:
 PERIOD_GAP_S = 3600.0
 
 
-def periods(runs: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+def periods(runs: Iterable[RunRow]) -> dict[str, str]:
     """Each stored session's period (``period <its first session>``), per machine: sessions in time order, a new
     period where one starts more than ``PERIOD_GAP_S`` after every earlier one of its machine ended. Runs without a
     session or a time are left out (a session missing from the result is a period of its own)."""
-    spans: dict[tuple[str, str], list[Any]] = {}
+    spans: dict[tuple[str, str], list[datetime]] = {}
     for r in runs:
-        session = session_of(dict(r))
+        session = session_of(r)
         start = stored_time(r.get("created_at"))
         if not session or start is None:
             continue
@@ -207,7 +211,7 @@ def periods(runs: Iterable[Mapping[str, Any]]) -> dict[str, str]:
         span = spans.setdefault(key, [start, end])
         span[0], span[1] = min(span[0], start), max(span[1], end)
     out: dict[str, str] = {}
-    last: dict[str, tuple[Any, str]] = {}  # machine -> (latest end so far, its period)
+    last: dict[str, tuple[datetime, str]] = {}  # machine -> (latest end so far, its period)
     for (machine, session), (start, end) in sorted(spans.items(), key=lambda kv: kv[1][0]):
         seen = last.get(machine)
         if seen is None or (start - seen[0]).total_seconds() > PERIOD_GAP_S:
@@ -217,7 +221,7 @@ def periods(runs: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     return out
 
 
-def ago_s(runs: Iterable[Mapping[str, Any]]) -> float:
+def ago_s(runs: Iterable[RunRow]) -> float:
     """Seconds from the latest end (else start) among ``runs`` to now (the store's clock); 0 where none has a time.
     More than ``PERIOD_GAP_S``: they were measured in an earlier period."""
     from cpustudy.store.store import now
@@ -226,7 +230,7 @@ def ago_s(runs: Iterable[Mapping[str, Any]]) -> float:
     return ((stored_time(now()) or max(ends)) - max(ends)).total_seconds() if ends else 0.0
 
 
-def stored_time(text: Any) -> datetime | None:
+def stored_time(text: object) -> datetime | None:
     """A stored time (``Store``'s ISO 8601, with or without its offset; none: UTC) as an aware datetime, or None.
     ``datetime.fromisoformat``, not ``pd.to_datetime``: this runs for every stored run each time a candidate's speed
     samples are read (0.1 us a time against 230)."""
@@ -239,7 +243,7 @@ def stored_time(text: Any) -> datetime | None:
     return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
-def settings_of(stored: Any) -> dict[str, Any]:
+def settings_of(stored: object) -> dict[str, JSON]:
     """A run's stored settings (its whole configuration, as JSON text, or already read); {} when unreadable."""
     if isinstance(stored, dict):
         return stored
@@ -250,12 +254,12 @@ def settings_of(stored: Any) -> dict[str, Any]:
     return settings if isinstance(settings, dict) else {}
 
 
-def _settings(run: dict[str, Any]) -> dict[str, Any]:
+def _settings(run: RunRow) -> dict[str, JSON]:
     """The run's stored settings (its whole configuration, as JSON); {} when unreadable."""
     return settings_of(run.get("settings"))
 
 
-def build_family(run: dict[str, Any]) -> str:
+def build_family(run: RunRow) -> str:
     """The run's build family as stored (``settings["build_family"]``), else :func:`guess_family`."""
     family = _settings(run).get("build_family")
     return family if isinstance(family, str) and family else guess_family(str(run.get("build")))
@@ -291,7 +295,7 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
             f"no finished runs in {store.path} ({why}): measure with `cpustudy run`, import the 2017 study "
             "with `cpustudy import woolf2017 LOGS_DIR`, or pass --db"
         )
-    by_run: dict[int, list[dict[str, Any]]] = {}
+    by_run: dict[int, list[EpochRow]] = {}
     for e in store.epochs():
         by_run.setdefault(int(e["run_id"]), []).append(e)
     df = pd.DataFrame(rows)
@@ -319,7 +323,7 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
                         "(measure with --epochs 2 or more, without --oversubscribe)")
     add_configuration(df)
     df["workload_base"] = df["workload"]
-    df["workload"] = [workload_variant(r) for r in records(df)]
+    df["workload"] = [workload_variant(r) for r in run_records(df)]
     epochs = pd.DataFrame([e for es in by_run.values() for e in es])
     if epochs.empty:
         sums = pd.DataFrame(columns=["run_id", "epochs_sum", "epochs_logged"])
@@ -331,7 +335,7 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
-def several_batches(recs: list[dict[str, Any]]) -> dict[int, list[str]]:
+def several_batches(recs: list[RunRow]) -> dict[int, list[str]]:
     """``b64`` tags for runs of a workload cpustudy does not know (a model file, a script: no own batch size
     to differ from) where its runs trained at several batch sizes, keyed by ``id`` of the run's record: they
     are different configurations, never pooled into one median."""
@@ -340,7 +344,7 @@ def several_batches(recs: list[dict[str, Any]]) -> dict[int, list[str]]:
         b = r.get("batch_size")
         if workload_info(str(r.get("workload"))) is None and b is not None and not pd.isna(b):
             sizes.setdefault(str(r.get("workload")), set()).add(int(b))
-    return {id(r): [f"b{int(r['batch_size'])}"] for r in recs if len(sizes.get(str(r.get("workload")), ())) > 1}
+    return {id(r): [f"b{int(cast(int, r['batch_size']))}"] for r in recs if len(sizes.get(str(r.get("workload")), ())) > 1}
 
 
 def add_configuration(df: pd.DataFrame) -> None:
@@ -349,7 +353,7 @@ def add_configuration(df: pd.DataFrame) -> None:
     recipe at default settings), ``changes_accuracy``, ``series`` (the build without its batch size)
     and ``build``, the configuration's name made of them (``tf+b64@n2-highcpu``): one name per
     configuration, shown in charts and never parsed back."""
-    recs = records(df)
+    recs = run_records(df)
     df["recipe"] = df["build"].astype(str)
     df["build_family"] = [build_family(r) for r in recs]
     older = older_default_inputs(recs)
@@ -387,7 +391,7 @@ def edited_model(df: pd.DataFrame) -> pd.Series:
     return has & (df["model_hash"] != latest)
 
 
-def workload_variant(run: dict[str, Any]) -> str:
+def workload_variant(run: RunRow) -> str:
     """The workload's name, plus where its augmentation ran when that differs from the study's way
     (on the host): ``cifar10_cnn (augment: model)``. Augmentation inside the model is different work
     on a GPU (25-60x slower there), so such runs get their own baseline and are never compared with
@@ -410,7 +414,7 @@ def example_validates(name: str) -> bool:
     return w is None or w.validation_samples > 0
 
 
-def workload_info(name: str) -> Any:
+def workload_info(name: str) -> Workload | None:
     """cpustudy's workload of that name, or None (the 2017 study's own text_generator_keras)."""
     from cpustudy.workloads import ALL as WORKLOADS
 
@@ -456,12 +460,12 @@ def run_totals(df: pd.DataFrame) -> pd.DataFrame:
 # -- labels ------------------------------------------------------------------------------------------
 
 
-def vcpus_int(v: Any) -> int | None:
+def vcpus_int(v: float | None) -> int | None:
     """A stored vCPU count as an int; None where there is none (NaN, NA)."""
     return None if v is None or pd.isna(v) else int(v)
 
 
-def config_label(study: str, device: str, vcpus: Any, build: str, gpu_builds: int = 1,
+def config_label(study: str, device: str, vcpus: float | None, build: str, gpu_builds: int = 1,
                  gpu_vcpus: int = 1) -> str:
     """The chart label: the study's own (``gpu``, ``cpu64pip``, ``cpu64cmp``) for its data, else
     ``gpu`` / ``cpu2 tf`` (``gpu tf-x`` when a study has GPU runs of several builds, ``gpu (8 vCPUs)``
@@ -476,7 +480,7 @@ def config_label(study: str, device: str, vcpus: Any, build: str, gpu_builds: in
     return f"cpu{v} {build}"
 
 
-def config_name(device: str, vcpus: Any, build: str) -> str:
+def config_name(device: str, vcpus: float | None, build: str) -> str:
     """In words: ``16 vCPUs compiled``, ``the GPU``."""
     if device == "gpu":
         return "the GPU"

@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from cpustudy import precision
-from cpustudy.analysis.frames import records, rows
+from cpustudy.analysis.frames import records, rows, run_records
 from cpustudy import prices
 from cpustudy.analysis import anchor, costs, projection
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
@@ -358,7 +358,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
         runs = runs[~both]
     runs = runs.assign(period=period_of(runs))  # which measuring period each run came from (holdup.session_relation)
     summary = aggregate(runs)
-    noise = machine_noise(runs, anchor.prior(records(runs)))
+    noise = machine_noise(runs, anchor.prior(run_records(runs)))
     gpus = summary[summary["device"] == "gpu"]
     gpu_builds = gpus.groupby("study")["build"].nunique().to_dict()
     gpu_vcpus = gpus.groupby("study")["vcpus"].nunique().to_dict()

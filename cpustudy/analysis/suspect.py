@@ -25,7 +25,7 @@ to stored runs (:func:`gpu_suspicions`, for ``cpustudy results``). Standard libr
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from cpustudy.analysis.studies import INTERNAL_STUDIES, SUMMED_STUDIES
 
@@ -82,7 +82,7 @@ def suspect_column(summary: pd.DataFrame) -> list[str]:
     return out
 
 
-def gpu_suspicions(runs: list[dict[str, Any]]) -> dict[int, str]:
+def gpu_suspicions(runs: Sequence[Mapping[str, Any]]) -> dict[int, str]:
     """Run id -> why an ok GPU run cannot be right, judged as reports judge it: against the comparable ok
     CPU runs (not oversubscribed, not the tuner's or the overhead benchmark's) of the same study,
     workload and augmentation."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from cpustudy import identity, precision, prices
 from cpustudy.analysis import compare as combo
@@ -19,11 +19,13 @@ from cpustudy.analysis.stats import DEFAULT_NOISE, Components, Noise
 from cpustudy.errors import UserError
 from cpustudy.identity import Configuration
 from cpustudy.rules import RULES
+from cpustudy.store.rows import EpochRow, RunRow
 
 if TYPE_CHECKING:
     from cpustudy.analysis.projection import ProjectionError
+    from cpustudy.cloud.targets import CloudTarget
     from cpustudy.targets import Target
-    from cpustudy.prices import Catalog
+    from cpustudy.prices import Catalog, Price
     from cpustudy.store import Store
 
 #: The fewest training steps a speed probe's epoch may have (the projection was calibrated from 100).
@@ -40,7 +42,7 @@ class Candidate:
     build: str
     vcpus: int | None = None
     device: str = "cpu"
-    target: Any = None  # cloud: its ``cloud.targets.CloudTarget``
+    target: CloudTarget | None = None  # cloud: where it runs
     machine: str | None = None  # stored: the machine's fingerprint
     instance: str | None = None  # cloud: ``CLOUD:INSTANCE_TYPE`` as its runs record it
 
@@ -58,14 +60,14 @@ class Comparison:
     wall_s: float = 0.0
     training_wall_s: float | None = None  # one training to the target here (median of the convergence runs)
     steps: list[str] = field(default_factory=list)  # what settling the comparison added, and why it stopped
-    checks: list[dict[str, Any]] = field(default_factory=list)  # ``--check``: fresh trainings against the interval
+    checks: list[dict[str, object]] = field(default_factory=list)  # ``--check``: fresh trainings against the interval
     decision: combo.Decision | None = None  # how the decision ended, its rules, cost and value
     setting: str = ""  # the one training setting every figure is for, where the candidates' names omit it: fp32 b64
     # What the decision reads (not stored): per setting (label, seeds, candidate inputs), and the machine's noise.
     groups: list[tuple[str, list[combo.SeedResult], list[combo.CandidateInput]]] = field(default_factory=list,
                                                                                        repr=False)
-    noise: Any = None
-    factor: Any = 1.0  # the backtest's recalibration the model was drawn with (per candidate where a mapping)
+    noise: Noise | None = None
+    factor: float | dict[str, float] = 1.0  # the backtest's recalibration the model was drawn with (per candidate where a mapping)
 
     def factor_of(self, candidate: str) -> float:
         """The recalibration ``candidate``'s figures were drawn with (1: none)."""
@@ -100,7 +102,7 @@ class Comparison:
                           indent=2, default=str) + "\n"
 
 
-def matches(run: dict[str, Any], c: Candidate, ref: Configuration, fingerprint: str) -> bool:
+def matches(run: RunRow, c: Candidate, ref: Configuration, fingerprint: str) -> bool:
     """Whether a stored run measured the speed of candidate ``c`` for the configuration ``ref`` (the
     convergence's): the same in the identity's ``setting`` view (the model and its version or file's
     content, switches and hyper-parameters, batch size, precision, validation, threads, XLA, input
@@ -123,29 +125,29 @@ def matches(run: dict[str, Any], c: Candidate, ref: Configuration, fingerprint: 
     return run.get("machine") == c.machine and (c.device == "gpu" or run.get("vcpus") == c.vcpus)
 
 
-def usable(run: dict[str, Any]) -> bool:
+def usable(run: RunRow) -> bool:
     """Whether a run's time can serve as a speed sample: not oversubscribed, not measured on a busy machine."""
     from cpustudy.analysis.holdup import busy_reason
 
     return not (run.get("oversubscribed") or busy_reason(run.get("machine_state")))
 
 
-def epochs_by_run(store: Store, runs: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
-    by: dict[int, list[dict[str, Any]]] = {}
+def epochs_by_run(store: Store, runs: Sequence[RunRow]) -> dict[int, list[EpochRow]]:
+    by: dict[int, list[EpochRow]] = {}
     for e in store.epochs([r["id"] for r in runs]) if runs else []:
         by.setdefault(e["run_id"], []).append(e)
     return by
 
 
-def seed_results(store: Store, runs: Sequence[dict[str, Any]], target: float | Target,
-                 by: dict[int, list[dict[str, Any]]] | None = None) -> list[combo.SeedResult]:
+def seed_results(store: Store, runs: Sequence[RunRow], target: float | Target,
+                 by: dict[int, list[EpochRow]] | None = None) -> list[combo.SeedResult]:
     """The runs as seeds' convergence to ``target``; ``by``: their epochs by run, where already read."""
     by = by if by is not None else epochs_by_run(store, runs)
     return [s for s in (combo.seed_result(r, by.get(r["id"], []), target) for r in runs) if s is not None]
 
 
 def distinct_seeds(seeds: Sequence[combo.SeedResult],
-                   by: dict[int, list[dict[str, Any]]]) -> tuple[list[combo.SeedResult], str]:
+                   by: dict[int, list[EpochRow]]) -> tuple[list[combo.SeedResult], str]:
     """Seeds whose trainings were the same training (every epoch's loss and validation alike, to the bit):
     one seed, counted once, and a sentence saying so (empty where every seed trained its own way). A script
     or model file that seeds itself in a way cpustudy cannot override does this. ``by``: the seeds' epochs by
@@ -176,7 +178,7 @@ def distinct_seeds(seeds: Sequence[combo.SeedResult],
 CHECK_FIRST_SEED = 10_001
 
 
-def is_check(run: dict[str, Any]) -> bool:
+def is_check(run: RunRow) -> bool:
     """Whether ``run`` is one of ``compare --check``'s fresh trainings (a seed from :data:`CHECK_FIRST_SEED`)."""
     return (run.get("seed") or 0) >= CHECK_FIRST_SEED and bool(run.get("target_accuracy") or run.get("target"))
 
@@ -263,8 +265,8 @@ def backtest(store: Store, machine_id: int | None = None, level: float | None = 
 
 
 def speed_samples(store: Store, c: Candidate, ref: Configuration, fingerprint: str,
-                  runs: Sequence[dict[str, Any]] | None = None,
-                  by: dict[int, list[dict[str, Any]]] | None = None) -> list[combo.SpeedSample]:
+                  runs: Sequence[RunRow] | None = None,
+                  by: dict[int, list[EpochRow]] | None = None) -> list[combo.SpeedSample]:
     """Candidate ``c``'s speed samples among ``runs`` (default: every ok run), never a ``--check`` training (it is
     held against the interval, so it is no part of it); ``by``: their epochs by run, where already read."""
     from cpustudy.analysis.runs import periods
@@ -284,13 +286,15 @@ def speed_samples(store: Store, c: Candidate, ref: Configuration, fingerprint: s
 
 
 def price_of(catalog: Catalog, spot: bool, family_asked: str | None, c: Candidate,
-             stored_instance: str | None, machine: dict[str, Any], memory_gib: float | None = None) -> tuple[float | None, str]:
+             stored_instance: str | None, machine: Mapping[str, object], memory_gib: float | None = None) -> tuple[float | None, str]:
     """A candidate's rate: its cloud instance, the instance its stored runs ran on, or for runs on a machine of
     one's own the family asked for, else the cheapest family that runs its CPU (``prices.own_family``), at
     the vCPUs that hold the same cores. An instance without the ``memory_gib`` the training needs is never
     priced (its note says why), so never the cheapest."""
 
+    price: Price | None
     if c.kind == "cloud":
+        assert c.target is not None  # a cloud candidate is made with its target
         price = c.target.price
         note = ""
     elif stored_instance:
@@ -303,7 +307,7 @@ def price_of(catalog: Catalog, spot: bool, family_asked: str | None, c: Candidat
         return None, ("this machine's GPU, not priced: no instance of it is known here" if c.kind == "here" else
                       "a GPU measured elsewhere, not priced here (its runs name no instance)")
     elif family_asked:
-        tpc = machine.get("threads_per_core") if isinstance(machine.get("threads_per_core"), int) else None
+        tpc = t if isinstance(t := machine.get("threads_per_core"), int) else None
         price, note = catalog.cpu_instance(family_asked, int(c.vcpus or 1), threads_per_core=tpc, memory_gib=memory_gib)
         if price is None:
             return None, note
@@ -330,13 +334,13 @@ def memory_words() -> str:
     return f"its runs' peak resident memory x {MEMORY_MARGIN:g} + {MEMORY_RESERVE_GIB:g} GiB for the OS"
 
 
-def memory_need(runs: Sequence[dict[str, Any]]) -> float | None:
+def memory_need(runs: Sequence[RunRow]) -> float | None:
     """The memory an instance needs for the trainings in ``runs``: from their largest recorded peak."""
     needs = [n for n in (prices.memory_need_gib(r.get("peak_rss_bytes")) for r in runs) if n is not None]
     return max(needs) if needs else None
 
 
-def candidate_inputs(store: Store, candidates: Sequence[Candidate], ref: Configuration, fingerprint: str, runs: Sequence[dict[str, Any]],
+def candidate_inputs(store: Store, candidates: Sequence[Candidate], ref: Configuration, fingerprint: str, runs: Sequence[RunRow],
             catalog: Catalog, spot: bool, family: str | None) -> list[combo.CandidateInput]:
     """Each candidate's speed samples among ``runs`` (their epochs read once), its price and its basis."""
     by = epochs_by_run(store, runs)
@@ -359,7 +363,7 @@ def candidate_inputs(store: Store, candidates: Sequence[Candidate], ref: Configu
     return out
 
 
-def left_out_busy(c: Candidate, ref: Configuration, fingerprint: str, runs: Sequence[dict[str, Any]]) -> list[str]:
+def left_out_busy(c: Candidate, ref: Configuration, fingerprint: str, runs: Sequence[RunRow]) -> list[str]:
     """Why a local candidate has no speed run although it ran: its runs of ``ref``'s setting (the identity's
     ``setting`` view) were measured on a busy machine (left out, as every comparison leaves them), in words; empty where none was."""
     from cpustudy.analysis.holdup import busy_reason
@@ -373,7 +377,7 @@ def left_out_busy(c: Candidate, ref: Configuration, fingerprint: str, runs: Sequ
             "when nothing else runs"]
 
 
-def basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[dict[str, Any]]) -> list[str]:
+def basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[RunRow]) -> list[str]:
     if not samples:
         return ["not measured" + (": a probe is planned" if c.kind == "cloud" else "")]
     projected = sum(s.projected for s in samples)
@@ -480,7 +484,7 @@ def session_note(store: Store, results: Sequence[combo.CandidateResult], seeds: 
             "--check in a later one, and the database learns it"]
 
 
-def place_name(run: dict[str, Any]) -> str:
+def place_name(run: RunRow) -> str:
     """The name :func:`stored` gives the candidate a stored run measured: its configuration on its instance or CPU."""
     from cpustudy.analysis.runs import config_name
 
@@ -489,14 +493,14 @@ def place_name(run: dict[str, Any]) -> str:
     return f"{config_name(device, run.get('vcpus'), run['build'])} on {where}"
 
 
-def place_key(run: dict[str, Any]) -> tuple[Any, ...]:
+def place_key(run: RunRow) -> tuple[str | None, str, int | None, str]:
     """Which stored candidate a run measured (:func:`stored`): its machine, device, vCPUs and CPU build (a GPU's
     builds are one candidate, as :func:`matches` pools them)."""
     device = run.get("device") or "cpu"
     return run.get("machine"), device, run.get("vcpus"), run["build"] if device == "cpu" else "gpu"
 
 
-def _places(runs: Sequence[dict[str, Any]], ref: Configuration) -> dict[tuple, Candidate]:
+def _places(runs: Sequence[RunRow], ref: Configuration) -> dict[tuple, Candidate]:
     """Every machine, device, vCPU count and build with runs of ``ref``'s configuration (:func:`place_key`): a
     candidate each, named by :func:`place_name`; two machines of one CPU model (or instance type) apart by their
     fingerprints, so that neither's runs are taken for the other's."""
@@ -523,7 +527,7 @@ def stored(store: Store, workload: str, target: float | Target, *, catalog: Cata
 
     runs = [r for r in store.runs(status="ok") if r["workload"] == workload and r.get("study") == "cpustudy"]
     by = epochs_by_run(store, runs)
-    groups: dict[tuple, dict[int, tuple[combo.SeedResult, dict[str, Any]]]] = {}
+    groups: dict[tuple, dict[int, tuple[combo.SeedResult, RunRow]]] = {}
     for r in runs:
         if r.get("target_accuracy") is None and not r.get("target"):
             continue

@@ -23,7 +23,6 @@ import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from cpustudy.prices import Catalog
 from cpustudy.prices import sky as sky_catalog
@@ -31,6 +30,7 @@ from cpustudy.cloud import targets as targets_mod
 from cpustudy.cloud import tasks
 from cpustudy import provenance
 from cpustudy.errors import UserError
+from cpustudy.store.rows import RunRow
 
 PROVISION_S = 420.0  # provisioning a VM and installing cpustudy and TensorFlow: a guess
 PLAN_FILE = "plan.json"
@@ -171,7 +171,7 @@ def check_wheel(plan: Plan) -> Path:
     return path
 
 
-def _ok_runs(db: str | Path | None) -> list[dict[str, Any]]:
+def _ok_runs(db: str | Path | None) -> list[RunRow]:
     if db is None or not Path(db).is_file():
         return []
     from cpustudy.store import Store
@@ -195,7 +195,7 @@ class TargetEstimate:
         return PROVISION_S + self.training_s + self.startup_s
 
 
-def estimate(target: targets_mod.CloudTarget, options: tasks.CloudSweep, ok_runs: list[dict[str, Any]]) -> TargetEstimate:
+def estimate(target: targets_mod.CloudTarget, options: tasks.CloudSweep, ok_runs: list[RunRow]) -> TargetEstimate:
     """The target's sweep, planned for its VM (the same cells ``sweep --dry-run`` lists there: every
     axis of the request), each cell estimated with :func:`cpustudy.measure.sweep.estimate_cell`."""
     from cpustudy.measure.spec import Host

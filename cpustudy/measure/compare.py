@@ -41,6 +41,7 @@ from cpustudy.names import split_list
 from cpustudy.prices import Catalog
 from cpustudy.rules import RULES, Rules
 from cpustudy.store import Store
+from cpustudy.store.rows import MachineRow, RunRow
 from cpustudy.workloads import Workload
 
 PROBE_EPOCHS = 2  # the first (tracing) is warm-up; the second is timed
@@ -131,7 +132,7 @@ class CompareRequest:
 
 
 def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopology, catalog: Catalog,
-                     machines: Sequence[dict[str, Any]], *, region: str | None = None,
+                     machines: Sequence[MachineRow], *, region: str | None = None,
                      clouds: Any = None, gpu_build: str = "jax-here") -> list[Candidate]:
     """``--candidates``: ``here:N``/``here:all``, ``here:gpu`` (this machine's GPU, with ``gpu_build``, fed by
     all its vCPUs), ``CLOUD:INSTANCE_TYPE``, ``CLOUD:GPU:1`` or ``db:MACHINE:VCPUS`` (a fingerprint prefix or
@@ -199,7 +200,7 @@ def local_name(device: str, vcpus: int, build: str, several_builds: bool = False
     return f"here:{vcpus}" + (f" {build}" if several_builds else "")
 
 
-def _stored(item: str, rest: str, machines: Sequence[dict[str, Any]], build: str, several: bool) -> Candidate:
+def _stored(item: str, rest: str, machines: Sequence[MachineRow], build: str, several: bool) -> Candidate:
     name, _, vcpus = rest.rpartition(":")
     if not name or not (vcpus.isdigit() or vcpus == "gpu"):
         raise UserError(f"--candidates: {item!r}: write db:MACHINE:VCPUS (or db:MACHINE:gpu), MACHINE a "
@@ -292,7 +293,7 @@ def plan_compare(request: CompareRequest, clouds: Any = None, host: Host | None 
     if request.family:
         catalog.check_family(request.family)
     db = Path(request.db) if request.db else default_path()
-    machines: list[dict[str, Any]] = []
+    machines: list[MachineRow] = []
     if db.is_file():
         with Store.read(db) as store:
             machines = store.machines()
@@ -545,7 +546,7 @@ def run_seconds(store: Store, outcome: RunOutcome) -> tuple[float, float | None]
     epochs = store.epochs([outcome.run_id])
     took = float(outcome.summary.get("startup_s") or 0.0) + sum(
         float(e.get("elapsed_s") or 0.0) + float(e.get("validation_s") or 0.0) for e in epochs)
-    run = next(iter(store.runs(run_ids=[outcome.run_id])), {})
+    run = next(iter(store.runs(run_ids=[outcome.run_id])), RunRow())
     billed = Billed.of_run(run, epochs)
     return took, None if billed is None else float(billed.seconds(run.get("epochs_to_target") or len(epochs)))
 

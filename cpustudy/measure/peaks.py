@@ -73,13 +73,14 @@ def at_fewer_vcpus(store: Store, machine_id: int, config: RunConfig) -> tuple[fl
     threads per vCPU, with its vCPUs; None where there is none."""
     best: tuple[float, int] | None = None
     for r in store.runs(status="ok"):
+        peak, vcpus = r.get("peak_gflops"), r.get("vcpus")
         same = (r.get("machine_id") == machine_id and r.get("build") == config.build
                 and (r.get("device") or "cpu") == config.device and not r.get("oversubscribed")
                 and (r.get("precision_policy") or precision.DEFAULT) == (config.precision_policy or precision.DEFAULT)
-                and r.get("peak_gflops") and r.get("vcpus") and r["vcpus"] < config.vcpus
-                and _per_vcpu(r.get("intra_threads"), r["vcpus"]) == _per_vcpu(config.intra_threads, config.vcpus))
-        if same and (best is None or float(r["peak_gflops"]) > best[0]):
-            best = (float(r["peak_gflops"]), int(r["vcpus"]))
+                and peak and vcpus and vcpus < config.vcpus
+                and _per_vcpu(r.get("intra_threads"), vcpus) == _per_vcpu(config.intra_threads, config.vcpus))
+        if same and peak and vcpus and (best is None or float(peak) > best[0]):  # same: both set
+            best = (float(peak), int(vcpus))
     return best
 
 

@@ -16,7 +16,7 @@ import json
 import statistics
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from cpustudy import precision
 from cpustudy.analysis.billed import to_target_s
@@ -28,6 +28,7 @@ from cpustudy.measure.execute import RunOutcome, execute
 from cpustudy.measure.request import SweepRequest
 from cpustudy.measure.spec import Host, RunSpec, plan
 from cpustudy.store import Store
+from cpustudy.store.rows import RunRow
 from cpustudy.worker.protocol import RunConfig
 from cpustudy.workloads import Workload
 
@@ -192,7 +193,7 @@ class Estimate:
         return self.training_s + self.startup_s
 
 
-def estimate_training(ok_runs: Sequence[dict[str, Any]], *, workload: str, build: str, device: str, vcpus: int,
+def estimate_training(ok_runs: Sequence[RunRow], *, workload: str, build: str, device: str, vcpus: int,
                       epochs: int, steps: int, flops_per_step: float, batch_size: int | None = None,
                       policy: str = precision.DEFAULT) -> Estimate:
     """One cell's :class:`Estimate`.
@@ -208,15 +209,15 @@ def estimate_training(ok_runs: Sequence[dict[str, Any]], *, workload: str, build
             and r["step_time_s"]]
     rows = [r for r in rows if (r.get("precision_policy") or precision.DEFAULT) == policy] or rows
     if rows:
-        step = statistics.median(r["step_time_s"] * (batch_size / r["batch_size"] if batch_size and r.get("batch_size")
-                                                     else 1.0) for r in rows)
+        step = statistics.median((r["step_time_s"] or 0.0) * (batch_size / b if batch_size and (b := r.get("batch_size"))
+                                                              else 1.0) for r in rows)  # each has a step time
         start = statistics.median(r["startup_s"] or DEFAULT_STARTUP_S for r in rows)
         return Estimate(epochs * steps * step, start, True)
     step = flops_per_step / (GUESS_FLOPS[device] * (vcpus if device == "cpu" else 1))
     return Estimate(epochs * steps * max(step, 1e-3), DEFAULT_STARTUP_S, False)
 
 
-def estimate_cell(ok_runs: Sequence[dict[str, Any]], cell: Cell) -> Estimate:
+def estimate_cell(ok_runs: Sequence[RunRow], cell: Cell) -> Estimate:
     """A sweep cell's :class:`Estimate` (:func:`estimate_training`)."""
     c = cell.config
     return estimate_training(
@@ -249,7 +250,7 @@ def run_cells(
     return out
 
 
-def interrupted(run: dict[str, Any]) -> bool:
+def interrupted(run: RunRow) -> bool:
     """A run stopped by the user (Ctrl-C) or by its measuring process being killed: not a failure of
     the measurement, and measured again by the next sweep."""
     return run["status"] == "failed" and str(run.get("error") or "").startswith("interrupted")
@@ -267,10 +268,10 @@ def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
     def setting(c: RunConfig) -> tuple[str, str, int, int, str, bool]:
         return (c.workload, c.build, c.vcpus, c.batch_size, c.precision_policy, c.steps_per_epoch is not None)
 
-    groups: dict[tuple[str, str, int, int, str, bool], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, int, int, str, bool], list[RunRow]] = {}
     for c in cells:
         groups.setdefault(setting(c.config), [])
-    keys = {c.key: setting(c.config) for c in cells}
+    keys: dict[str | None, tuple[str, str, int, int, str, bool]] = {c.key: setting(c.config) for c in cells}
     for r in runs:
         groups[keys[r["cell_key"]]].append(r)
     several = len({k[3:5] for k in groups}) > 1  # batch size or precision is an axis of this sweep
@@ -278,7 +279,7 @@ def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
     rows = []
     for (w, b, v, bs, p, _), rs in groups.items():
         ok = [r for r in rs if r["status"] == "ok"]
-        times = [r["epoch_time_s"] for r in ok if r["epoch_time_s"]]
+        times = [t for r in ok if (t := r["epoch_time_s"])]
         row: dict[str, Any] = {"workload": w, "build": b, "vcpus": v}
         if several:
             row.update(batch_size=bs, precision=p)
@@ -286,7 +287,7 @@ def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
             "ok": len(ok), "failed": len([r for r in rs if r["status"] == "failed" and not interrupted(r)]),
             "epoch_time_s": statistics.median(times) if times else None,
             "spread_s": (max(times) - min(times)) if len(times) > 1 else None,
-            "samples_per_s": statistics.median(r["samples_per_s"] for r in ok) if ok else None,
+            "samples_per_s": statistics.median(cast(float, r["samples_per_s"]) for r in ok) if ok else None,  # None: raises
             "projected": any(r["projected"] for r in ok),
         })
         reached = [r for r in ok if r.get("target_reached")]

@@ -26,6 +26,7 @@ from cpustudy.errors import UserError
 from cpustudy.measure.execute import execute
 from cpustudy.measure.spec import RunSpec, plan
 from cpustudy.store import Store
+from cpustudy.store.rows import TuningRow
 from cpustudy.workloads import Workload
 
 IMPROVEMENT = 0.97  # a change is kept only when it is at least 3 % faster
@@ -252,7 +253,7 @@ def confirmed(ratios: list[float]) -> bool:
     return paired_gain(ratios, min_effect=1 / IMPROVEMENT - 1)
 
 
-def setting_from(tuning: dict[str, Any]) -> Switches:
+def setting_from(tuning: TuningRow) -> Switches:
     return Switches(**tuning["setting"])
 
 

@@ -11,7 +11,7 @@ from cpustudy.prices.catalog import Catalog, quote
 from cpustudy.prices.model import DEFAULT_FAMILY, Price
 
 
-def own_family(catalog: Catalog, info: dict[str, Any], vcpus: int, region: str | None,
+def own_family(catalog: Catalog, info: Mapping[str, Any], vcpus: int, region: str | None,
                spot: bool, memory_gib: float | None = None) -> tuple[Price | None, str]:
     """A local run priced as the CPU it ran on: the cloud families whose documented CPU platform is the
     machine's (``prices.platforms``), the cheapest of them on the report's basis that holds the same cores

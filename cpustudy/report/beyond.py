@@ -31,7 +31,7 @@ from cpustudy.analysis.summary import Analysis
 from cpustudy.report.theme import theme_cpustudy
 
 
-def series_name(device: str, vcpus: object, series: str) -> str:
+def series_name(device: str, vcpus: float | None, series: str) -> str:
     """A line of the batch-size chart: the configuration without its batch size (``series``, from
     ``analysis.runs.add_configuration``), on its device."""
     return f"GPU {series}" if device == "gpu" else f"{vcpus_int(vcpus)} vCPU {series}"

@@ -18,11 +18,12 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, cast
 
 import cpustudy.store.schema as schema
 from cpustudy import precision, provenance
 from cpustudy.errors import UserError
+from cpustudy.store.rows import JSON, CheckRow, EpochRow, MachineRow, PeakRow, RunRow, StatementRow, TuningRow
 from cpustudy.store.schema import SCHEMA_VERSION
 
 DEFAULT_DB = "cpustudy.sqlite"
@@ -326,7 +327,7 @@ class Store:
         with self.transaction():
             return row_id(self._insert("statements", row))
 
-    def statements(self) -> list[dict[str, Any]]:
+    def statements(self) -> list[StatementRow]:
         """The stored statements, oldest first (``convergence``, ``data_sessions`` and ``rules`` read back from JSON;
         ``rules`` None where stored before they were)."""
         out = []
@@ -335,17 +336,17 @@ class Store:
             d["convergence"] = json.loads(d["convergence"])
             d["data_sessions"] = json.loads(d["data_sessions"] or "[]")
             d["rules"] = json.loads(d["rules"]) if d.get("rules") else None
-            out.append(d)
+            out.append(cast(StatementRow, d))
         return out
 
-    def checks(self, machine_id: int | None = None) -> list[dict[str, Any]]:
+    def checks(self, machine_id: int | None = None) -> list[CheckRow]:
         """The stored checks (of one machine), oldest first, with the session their run trained in."""
         sql = """SELECT c.*, r.settings AS run_settings FROM checks c JOIN runs r ON r.id = c.run_id"""
         args: list[Any] = []
         if machine_id is not None:
             sql += " WHERE c.machine_id = ?"
             args.append(machine_id)
-        return [dict(row) for row in self.conn.execute(sql + " ORDER BY c.id", args)]
+        return [cast(CheckRow, dict(row)) for row in self.conn.execute(sql + " ORDER BY c.id", args)]
 
     def set_xla(self, run_id: int, xla: bool) -> None:
         """Whether the model was compiled with XLA, as Keras resolved it."""
@@ -390,10 +391,10 @@ class Store:
             )
         self._changed()
 
-    def peak(self, machine_id: int, config_key: str) -> dict[str, Any] | None:
+    def peak(self, machine_id: int, config_key: str) -> PeakRow | None:
         row = self.conn.execute("SELECT * FROM peaks WHERE machine_id = ? AND config_key = ?",
                                 (machine_id, config_key)).fetchone()
-        return dict(row) if row else None
+        return cast(PeakRow, dict(row)) if row else None
 
     def set_peak(self, machine_id: int, config_key: str, peak_gflops: float | None,
                  bandwidth_gbs: float | None, details: Mapping[str, Any]) -> None:
@@ -414,7 +415,7 @@ class Store:
             )
         return row_id(cur)
 
-    def tuning(self, machine_id: int, workload: str, build: str, vcpus: int) -> dict[str, Any] | None:
+    def tuning(self, machine_id: int, workload: str, build: str, vcpus: int) -> TuningRow | None:
         """The latest tuner result for this configuration on this machine."""
         row = self.conn.execute(
             """SELECT * FROM tunings WHERE machine_id = ? AND workload = ? AND build = ? AND vcpus = ?
@@ -423,7 +424,7 @@ class Store:
             return None
         out = dict(row)
         out["setting"] = json.loads(out["setting"])
-        return out
+        return cast(TuningRow, out)
 
     def fail_stale_running(self, reason: str = "the process measuring it was killed before it finished") -> int:
         """Mark runs left ``running`` by a killed process as failed (call only under the sweep lock)."""
@@ -465,7 +466,7 @@ class Store:
         run_ids: Iterable[int] | None = None,
         status: str | None = None,
         cell_keys: Iterable[str] | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[RunRow]:
         where: list[str] = []
         args: list[Any] = []
         if run_ids is not None:
@@ -486,13 +487,13 @@ class Store:
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY r.id"
-        return [dict(row) for row in self.conn.execute(sql, args)]
+        return [cast(RunRow, dict(row)) for row in self.conn.execute(sql, args)]
 
     def workload_names(self) -> list[str]:
         """The workloads stored runs measured (the study's, and model files by their NAME)."""
         return [r[0] for r in self.conn.execute("SELECT DISTINCT workload FROM runs ORDER BY workload")]
 
-    def epochs(self, run_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
+    def epochs(self, run_ids: Iterable[int] | None = None) -> list[EpochRow]:
         sql = """SELECT e.*, r.workload, r.build, r.vcpus, r.device, r.status
                  FROM epochs e JOIN runs r ON r.id = e.run_id"""
         args: list[Any] = []
@@ -501,7 +502,7 @@ class Store:
             sql += f" WHERE e.run_id IN ({', '.join('?' * len(ids))})"
             args = ids
         sql += " ORDER BY e.run_id, e.epoch"
-        return [dict(row) for row in self.conn.execute(sql, args)]
+        return [cast(EpochRow, dict(row)) for row in self.conn.execute(sql, args)]
 
     def run_id_of(self, run_uuid: str) -> int:
         """The id of the run with this uuid stored here (see :meth:`has_run`)."""
@@ -543,7 +544,7 @@ class Store:
             raise KeyError(machine_id)
         return str(row[0])
 
-    def machine_info(self, machine_id: int) -> dict[str, Any]:
+    def machine_info(self, machine_id: int) -> dict[str, JSON]:
         """Everything collected about a machine stored here (``Machine.as_dict()``); {} where unreadable."""
         row = self.conn.execute("SELECT info FROM machines WHERE id = ?", (machine_id,)).fetchone()
         try:
@@ -552,8 +553,8 @@ class Store:
             info = {}
         return info if isinstance(info, dict) else {}
 
-    def machines(self) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.conn.execute("SELECT * FROM machines ORDER BY id")]
+    def machines(self) -> list[MachineRow]:
+        return [cast(MachineRow, dict(r)) for r in self.conn.execute("SELECT * FROM machines ORDER BY id")]
 
     def count(self, table: str) -> int:
         if table not in {"runs", "epochs", "machines"}:

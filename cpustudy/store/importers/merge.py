@@ -21,10 +21,10 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import cpustudy.store.schema as schema
 from cpustudy.errors import UserError
+from cpustudy.store.rows import EpochRow, column
 from cpustudy.store.store import Store
 
 
@@ -81,7 +81,7 @@ def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
     e_cols = _shared_columns(store, other, "epochs", "run_id")
     machines = other.machines()
     runs = other.runs()  # with their machine's columns joined in; only r_cols are copied
-    epochs_by_run: dict[int, list[dict[str, Any]]] = {}
+    epochs_by_run: dict[int, list[EpochRow]] = {}
     for e in other.epochs():
         epochs_by_run.setdefault(int(e["run_id"]), []).append(e)
 
@@ -99,7 +99,7 @@ def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
                 continue
             if m["id"] not in used:
                 continue  # a machine with no runs adds nothing
-            machine_map[int(m["id"])] = store.insert_machine_row({c: m[c] for c in m_cols})
+            machine_map[int(m["id"])] = store.insert_machine_row({c: column(m, c) for c in m_cols})
             machines_added += 1
         for r in runs:
             if r["status"] == "running":
@@ -109,21 +109,21 @@ def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
                 present += 1
                 run_map[int(r["id"])] = store.run_id_of(r["uuid"])
                 continue
-            values = {c: r[c] for c in r_cols}
+            values = {c: column(r, c) for c in r_cols}
             values["machine_id"] = machine_map.get(r["machine_id"]) if r["machine_id"] is not None else None
             run_id = store.insert_run_row(values)
             run_map[int(r["id"])] = run_id
             rows = epochs_by_run.get(int(r["id"]), [])
-            epochs_added += store.insert_epoch_rows(run_id, ({c: e[c] for c in e_cols} for e in rows))
+            epochs_added += store.insert_epoch_rows(run_id, ({c: column(e, c) for c in e_cols} for e in rows))
             added += 1
         known = {(int(c["run_id"]), c.get("kind"), c.get("low_s"), c.get("high_s")) for c in store.checks()}
         for c in checks:
             ours = run_map.get(int(c["run_id"]))
             if ours is None or (ours, c.get("kind"), c.get("low_s"), c.get("high_s")) in known:
                 continue
-            values = {k: c[k] for k in c_cols}
+            values = {k: column(c, k) for k in c_cols}
             values["run_id"] = ours
-            values["machine_id"] = machine_map.get(c["machine_id"]) if c.get("machine_id") is not None else None
+            values["machine_id"] = machine_map.get(mid) if (mid := c.get("machine_id")) is not None else None
             store.insert_row("checks", values)
             checks_added += 1
         _merge_statements(store, other, machine_map)
@@ -138,9 +138,9 @@ def _merge_statements(store: Store, other: Store, machine_map: dict[int, int]) -
     for x in other.statements():
         if (x["session"], x["candidate"], x["place"], x["low_s"], x["high_s"]) in said:
             continue
-        values = {k: x[k] for k in s_cols}
+        values = {k: column(x, k) for k in s_cols}
         values["convergence"] = json.dumps(x["convergence"], sort_keys=True, default=str)
         values["data_sessions"] = json.dumps(x["data_sessions"])
         values["rules"] = None if x.get("rules") is None else json.dumps(x["rules"], sort_keys=True)
-        values["machine_id"] = machine_map.get(x["machine_id"]) if x.get("machine_id") is not None else None
+        values["machine_id"] = machine_map.get(mid) if (mid := x.get("machine_id")) is not None else None
         store.insert_row("statements", values)
