@@ -10,13 +10,14 @@ withheld with that reason, so a share above 100 % cannot be reported.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 #: The matmul precision a peak must have been measured at for a run of each Keras policy.
 PEAK_PRECISION = {"mixed_bfloat16": "bf16", "mixed_float16": "fp16"}
 
 
-def _number(value: Any) -> float | None:
+def _number(value: float | str | None) -> float | None:
+    if value is None:  # as float(None)'s TypeError: none
+        return None
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -24,14 +25,14 @@ def _number(value: Any) -> float | None:
     return x if math.isfinite(x) and x > 0 else None
 
 
-def _text(value: Any, default: str) -> str:
+def _text(value: object, default: str) -> str:
     """A stored text, ``default`` where there is none (None, or pandas' NaN for a missing value)."""
     missing = value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
     return default if missing else str(value)
 
 
-def peak_share(achieved: Any, peak: Any, *, device: Any = "cpu", peak_device: Any = None, policy: Any = None,
-               peak_precision: Any = None) -> tuple[float | None, str]:
+def peak_share(achieved: float | None, peak: float | None, *, device: object = "cpu", peak_device: object = None,
+               policy: object = None, peak_precision: object = None) -> tuple[float | None, str]:
     """(percent of peak or None, why none). ``device``/``peak_device``: where the run trained and the peak
     was measured (a peak stored without a device was measured on the CPUs); ``policy``: the run's Keras
     precision policy; ``peak_precision``: the matmul precision the peak was measured at."""
@@ -50,7 +51,7 @@ def peak_share(achieved: Any, peak: Any, *, device: Any = "cpu", peak_device: An
     return 100.0 * a / p, ""
 
 
-def isa_share(achieved: Any, isa_peak: Any) -> tuple[float | None, str]:
+def isa_share(achieved: float | None, isa_peak: float | None) -> tuple[float | None, str]:
     """(percent of the instruction sets' theoretical peak or None, why none). That peak is an estimate at the
     clock the machine reported, which a core boosting above it beats (seen: a Zen 4 VM reporting 2.60 GHz
     whose matmul peak was 1.36x the estimate, and cifar10_cnn runs at 100.4 % of it): where the run achieved
