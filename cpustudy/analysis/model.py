@@ -334,8 +334,10 @@ class Model:
         mean are the shifts, known to its run noise and its own move in each period (so a contrast across periods is
         a ratio of ratios); a period it did not measure is a draw of the machine's shift about it."""
         draws, comps = self.draws, self.comps
-        periods = sorted({s.session for g in groups for c in g.candidates for s in c.samples})
-        shift = {p: comps.shift * _stream(rng_seed, "period", p).standard_normal(draws) for p in periods}
+        first: dict[str, int] = {}  # each period's first run: what its draws are keyed by (its name is a random id)
+        for s in (s for g in groups for c in g.candidates for s in c.samples):
+            first[s.session] = min(s.run_id, first.get(s.session, s.run_id))
+        shift = {p: comps.shift * _stream(rng_seed, "period", run).standard_normal(draws) for p, run in first.items()}
         timed = [(len({s.session for s in c.samples}), len(c.samples), c.candidate, g.label)
                  for g in groups for c in g.candidates if g.label in self.epochs]
         most = max(timed, default=None)
@@ -348,7 +350,7 @@ class Model:
         for j, idx in enumerate(by):
             p = samples[idx[0]].session
             known = math.sqrt(comps.within ** 2 / len(idx) + comps.interaction ** 2)
-            shift[p] = means[:, j] - centre + known * _stream(rng_seed, "period", p).standard_normal(draws)
+            shift[p] = means[:, j] - centre + known * _stream(rng_seed, "period", first[p]).standard_normal(draws)
         return shift
 
     def rate(self, name: str) -> float | None:
