@@ -6,6 +6,7 @@ test_decision.py."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -49,6 +50,25 @@ def test_two_agreeing_seeds_leave_a_setting_s_mean_epochs_less_known_than_six():
     assert 1.0 <= float(np.mean(six.mean)) < float(np.mean(two.mean)) < 2.5
     # A new seed's epochs are whole, and some need a second epoch.
     assert set(np.unique(two.new)) <= {1.0, 2.0, 3.0, 4.0, 5.0, 6.0, math.inf} and (two.new > 1).mean() > 0.05
+
+
+def test_the_same_runs_draw_alike_whatever_their_periods_are_named():
+    # A period is named after a random session id: the same database read in another process (or a rehearsal played
+    # again) must give the same draws, and two periods never the same shift.
+    noise = Noise(within=0.05, df=10, between=0.15, source="test")
+    seeds = _seeds([(0.01,), (0.02,), (0.015,)])
+
+    def model(names: tuple[str, str]) -> Model:
+        rng = np.random.default_rng(2)
+        a = _samples(10.0, [names[0]] * 3, rng)
+        b = [replace(s, run_id=s.run_id + 10) for s in _samples(11.0, [names[1]] * 3, rng)]
+        return Model([Group("", seeds, [combo.CandidateInput("a", a, None, ""), combo.CandidateInput("b", b, None, "")])],
+                     noise=noise, draws=2000)
+
+    one, other = model(("period 4f1c", "period 9a2e")), model(("period e07b", "period 13d5"))
+    assert np.array_equal(one.mean_cost()["b"], other.mean_cost()["b"])
+    cost = one.mean_cost()
+    assert float(np.std(np.log(cost["a"] / cost["b"]))) > 0.1  # two periods' shifts drawn apart, not alike
 
 
 def test_a_contrast_across_periods_pays_the_shift_and_one_within_a_period_does_not():

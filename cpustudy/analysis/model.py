@@ -139,6 +139,16 @@ def _stream(rng_seed: int, *key: object) -> np.random.Generator:
     return np.random.default_rng([rng_seed, *(zlib.crc32(str(k).encode()) for k in key)])
 
 
+def _period_keys(samples: Sequence[SpeedSample]) -> dict[str, tuple[int, int]]:
+    """What each period's draws are keyed by: its first run (its name is a random session id, which would give the
+    same database other draws in another process), and where periods share a first run (samples not from a store),
+    its place among them by name, so that no two periods ever draw alike."""
+    first: dict[str, int] = {}
+    for s in samples:
+        first[s.session] = min(s.run_id, first.get(s.session, s.run_id))
+    return {p: (run, sorted(q for q in first if first[q] == run).index(p)) for p, run in first.items()}
+
+
 def _sigma2(ss: float, df: float, rng: np.random.Generator, draws: int) -> np.ndarray:
     """Draws of a variance from its scaled inverse-chi-square posterior (sum of squares ``ss`` over ``df``)."""
     return ss / rng.chisquare(df, draws)
@@ -334,10 +344,8 @@ class Model:
         mean are the shifts, known to its run noise and its own move in each period (so a contrast across periods is
         a ratio of ratios); a period it did not measure is a draw of the machine's shift about it."""
         draws, comps = self.draws, self.comps
-        first: dict[str, int] = {}  # each period's first run: what its draws are keyed by (its name is a random id)
-        for s in (s for g in groups for c in g.candidates for s in c.samples):
-            first[s.session] = min(s.run_id, first.get(s.session, s.run_id))
-        shift = {p: comps.shift * _stream(rng_seed, "period", run).standard_normal(draws) for p, run in first.items()}
+        key = _period_keys([s for g in groups for c in g.candidates for s in c.samples])
+        shift = {p: comps.shift * _stream(rng_seed, "period", *k).standard_normal(draws) for p, k in key.items()}
         timed = [(len({s.session for s in c.samples}), len(c.samples), c.candidate, g.label)
                  for g in groups for c in g.candidates if g.label in self.epochs]
         most = max(timed, default=None)
@@ -350,7 +358,7 @@ class Model:
         for j, idx in enumerate(by):
             p = samples[idx[0]].session
             known = math.sqrt(comps.within ** 2 / len(idx) + comps.interaction ** 2)
-            shift[p] = means[:, j] - centre + known * _stream(rng_seed, "period", first[p]).standard_normal(draws)
+            shift[p] = means[:, j] - centre + known * _stream(rng_seed, "period", *key[p]).standard_normal(draws)
         return shift
 
     def rate(self, name: str) -> float | None:
