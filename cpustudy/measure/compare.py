@@ -22,7 +22,7 @@ import math
 import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from cpustudy import identity, precision
 from cpustudy.analysis import compare as combo
@@ -44,7 +44,21 @@ from cpustudy.store import Store
 from cpustudy.store.rows import MachineRow, RunRow
 from cpustudy.workloads import Workload
 
+if TYPE_CHECKING:
+    from cpustudy.cloud.targets import CloudTarget
+    from cpustudy.targets import Target
+
 PROBE_EPOCHS = 2  # the first (tracing) is warm-up; the second is timed
+
+
+class CloudTargets(Protocol):
+    """What reads a cloud candidate (``cpustudy.cloud.targets``, handed down by the command: measuring never imports
+    ``cloud/``)."""
+
+    @property
+    def CLOUDS(self) -> tuple[str, ...]: ...
+
+    def one(self, item: str, catalog: Catalog, region: str | None, flag: str = ...) -> CloudTarget: ...
 
 
 @dataclass(frozen=True)
@@ -80,11 +94,15 @@ class CompareRequest:
     batch_sizes: str | None = None  # --batch-sizes, likewise
 
     @property
-    def goal(self) -> Any:
+    def goal(self) -> float | Target:
         """The target: a validation accuracy, or ``--target``'s (a ``targets.Target``)."""
         from cpustudy import targets
 
-        return targets.parse(self.target_text) if self.target_text else self.target
+        if self.target_text:
+            return targets.parse(self.target_text)
+        if self.target is None:
+            raise UserError("give the target as --target-accuracy A or as --target METRIC=VALUE (val_auc=0.8)")
+        return self.target
 
     @property
     def fixed_plan(self) -> bool:
@@ -133,15 +151,14 @@ class CompareRequest:
 
 def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopology, catalog: Catalog,
                      machines: Sequence[MachineRow], *, region: str | None = None,
-                     clouds: Any = None, gpu_build: str = "jax-here") -> list[Candidate]:
+                     clouds: CloudTargets | None = None, gpu_build: str = "jax-here") -> list[Candidate]:
     """``--candidates``: ``here:N``/``here:all``, ``here:gpu`` (this machine's GPU, with ``gpu_build``, fed by
     all its vCPUs), ``CLOUD:INSTANCE_TYPE``, ``CLOUD:GPU:1`` or ``db:MACHINE:VCPUS`` (a fingerprint prefix or
     host name of a machine in the database; ``gpu`` for its GPU runs), each with every CPU build of ``builds``.
     Every name is checked before anything runs.
     ``clouds``: what reads a cloud target (``cpustudy.cloud.targets``, handed down by the caller above both
     rooms); without it a cloud candidate is refused."""
-    targets_mod = clouds
-    known_clouds = tuple(getattr(targets_mod, "CLOUDS", ("gcp", "aws", "azure")))
+    known_clouds = clouds.CLOUDS if clouds is not None else ("gcp", "aws", "azure")
 
     items = split_list(text, "--candidates", "here:1,here:2,gcp:c4d-highcpu-8,gcp:T4:1")
     if not items:
@@ -173,9 +190,9 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
         elif head == "db":
             out += [_stored(item, rest, machines, b, several) for b in builds]
         elif head in known_clouds:
-            if targets_mod is None:
+            if clouds is None:
                 raise UserError(f"--candidates: {item}: cloud candidates are planned by `cpustudy compare`")
-            t = targets_mod.one(item, catalog, region, "--candidates")
+            t = clouds.one(item, catalog, region, "--candidates")
             instance = f"{t.cloud}:{t.instance_type}"
             if t.device == "gpu":
                 out.append(Candidate(item, "cloud", "gpu", vcpus=t.vcpus, device="gpu", target=t, instance=instance))
@@ -234,7 +251,6 @@ class Planned:
     catalog: Catalog
     builds: list[str]
     host: Host | None = None
-    common: dict[str, Any] = field(default_factory=dict)
     convergence_vcpus: int = 1
     cap: int | None = None  # the speed probes' steps per epoch (None: whole epochs)
 
@@ -248,16 +264,21 @@ class Planned:
         """The convergence run of one seed: trained to the target in full epochs (on local candidate ``c``: at
         its vCPUs and build; else where the seeds train)."""
         vcpus, build = (int(c.vcpus or 1), c.build) if c is not None else (self.convergence_vcpus, self.builds[0])
-        spec = RunSpec(workload=self.workload, vcpus=vcpus, build=build, seed=seed, device=c.device if c else "cpu",
-                       epochs=self.request.max_epochs, target_accuracy=self.request.target,
-                       target=self.request.target_text, **self.common)
-        config = plan(spec, host=self.host)
-        return Cell(config.with_(cell_key=cell_key(config, self.fingerprint)), spec)
+        return self._cell(RunSpec(workload=self.workload, vcpus=vcpus, build=build, seed=seed,
+                                  device=c.device if c else "cpu", epochs=self.request.max_epochs,
+                                  target_accuracy=self.request.target, target=self.request.target_text))
 
     def probe_cell(self, c: Candidate, repeat: int) -> Cell:
         """One speed probe of a local candidate: capped epochs in a fresh worker."""
-        spec = RunSpec(workload=self.workload, vcpus=int(c.vcpus or 1), build=c.build, seed=0, repeat=repeat,
-                       device=c.device, epochs=PROBE_EPOCHS, steps_per_epoch=self.cap, **self.common)
+        return self._cell(RunSpec(workload=self.workload, vcpus=int(c.vcpus or 1), build=c.build, seed=0,
+                                  repeat=repeat, device=c.device, epochs=PROBE_EPOCHS, steps_per_epoch=self.cap))
+
+    def _cell(self, spec: RunSpec) -> Cell:
+        """A run in the request's setting (data, precision, batch size), validated as the study does; no peak measured
+        (a comparison needs no % of peak, and a peak costs seconds in a probe of ten)."""
+        req = self.request
+        spec = replace(spec, data=req.data, validation="study", precision_policy=req.precision,
+                       batch_size=req.batch_size, measure_peak=False)
         config = plan(spec, host=self.host)
         return Cell(config.with_(cell_key=cell_key(config, self.fingerprint)), spec)
 
@@ -275,7 +296,7 @@ class Planned:
         return cell
 
 
-def plan_compare(request: CompareRequest, clouds: Any = None, host: Host | None = None) -> Planned:
+def plan_compare(request: CompareRequest, clouds: CloudTargets | None = None, host: Host | None = None) -> Planned:
     """Check and plan a comparison before the database is touched; ``clouds``: what reads cloud candidates
     (``cpustudy.cloud.targets``, from the caller); ``host``: the machine its local candidates run on (default:
     this one, :meth:`Host.here`)."""
@@ -308,12 +329,7 @@ def plan_compare(request: CompareRequest, clouds: Any = None, host: Host | None 
     if len(at) != 1 or at[0].kind != "here":
         raise UserError(f"--convergence-at {request.convergence_at}: give one place on this machine, here:N or "
                         "here:all (convergence needs no quiet machine, but it trains here)")
-    # No peak measurement: a comparison needs no % of peak, and a peak costs seconds in a probe of ten.
-    common: dict[str, Any] = {"data": request.data, "validation": "study", "precision_policy": request.precision,
-                              "measure_peak": False}
-    if request.batch_size:
-        common["batch_size"] = request.batch_size
-    p = Planned(request, workload, candidates, [], [], m.fingerprint, m, catalog, builds, host=host, common=common,
+    p = Planned(request, workload, candidates, [], [], m.fingerprint, m, catalog, builds, host=host,
                 convergence_vcpus=int(at[0].vcpus or 1))
     p.convergence = [p.seed_cell(request.first_seed + i) for i in range(request.seeds)]
     if p.convergence[0].config.data == "synthetic":
@@ -333,7 +349,7 @@ def probes_of(cell: Cell, c: Candidate) -> bool:
     return cell.config.device == c.device and cell.config.vcpus == c.vcpus and cell.config.build == c.build
 
 
-def cappable(workload: Any) -> bool:
+def cappable(workload: Workload) -> bool:
     """Whether a probe's epochs can be capped: a script fed a PyDataset or a generator trains whole epochs."""
     model = workload.model
     return model is None or model.kind != "script" or (model.summary.get("fit") or {}).get("input") in (
@@ -440,7 +456,7 @@ def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dic
 
 
 def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, m: Measuring,
-                 comparison: Comparison) -> list[dict[str, Any]]:
+                 comparison: Comparison) -> list[dict[str, object]]:
     """``--check N``: the decision's choice (``comparison.decision.choice``), where it is a local candidate
     (``local``: by name, with their plans), trained ``n`` more times to the target with seeds no comparison
     trains (from :data:`CHECK_FIRST_SEED`), each billed as the comparison bills a training and held against
@@ -474,7 +490,7 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, m: Measuri
         low, high = lead.time_low_s, lead.time_high_s
         inside = (high is None and low is not None) if billed is None else \
             (low is not None and high is not None and low <= billed <= high)
-        check = {"candidate": lead.candidate, "seed": int(cell.config.seed), "run_id": int(run["id"]),
+        check: dict[str, object] = {"candidate": lead.candidate, "seed": int(cell.config.seed), "run_id": int(run["id"]),
                  "billed_s": billed, "epochs": run.get("epochs_to_target"), "low_s": low, "high_s": high,
                  "level": lead.level, "inside": bool(inside), "factor": comparison.factor_of(lead.candidate)}
         out.append(check)

@@ -23,7 +23,7 @@ import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence, TypedDict
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from cpustudy.errors import UserError
 from cpustudy.measure import compare as single
 from cpustudy.measure import race, replay
 from cpustudy.analysis.totarget import Comparison
-from cpustudy.measure.compare import CompareRequest, plan_compare
+from cpustudy.measure.compare import CompareRequest, Planned, plan_compare
 from cpustudy.measure.execute import Measurer
 from cpustudy.measure.spec import Host
 from cpustudy.rules import RULES, Rules
@@ -48,12 +48,73 @@ SIMULATED_FLAGS = frozenset({"sse4_2", "avx", "avx2", "fma", "avx512f", *(f for 
 SLOPE = 0.02  # the metric's gain an epoch around the target
 
 
+class SettingTruth(TypedDict, total=False):
+    """A setting's truth in a scenario: the whole epochs a seed needs to the target with their chances ({"1": 0.7,
+    "2": 0.3}), and its time a sample against the candidate's (``speed``, 1 where not given)."""
+
+    epochs: dict[str, float]
+    speed: float
+
+
+class Trial(TypedDict, total=False):
+    """One trial's answer beside its truth (a row of ``--simulate --format json``'s ``trials``)."""
+
+    trial: int
+    stop: str | None
+    choice: str | None
+    stated_regret: float | None
+    unit: str
+    deciding_s: float | None
+    same: list[str]
+    deciding_trainings: float | None
+    truly_best: list[str]
+    default_regret: float
+    realised_regret: float
+    p_best: float | None
+    fresh_s: float
+    inside: bool
+
+
+class Bin(TypedDict):
+    low: float
+    high: float
+    trials: int
+    stated: float
+    truly_best: float
+
+
+class Summary(TypedDict):
+    """What the trials say of the answer's own numbers (``--simulate --format json``'s ``summary``)."""
+
+    trials: int
+    stops: dict[str, int]
+    mean_stated_regret: float | None
+    mean_realised_regret: float | None
+    within_indifference: float | None
+    said_same: float | None
+    decided_over_twice_regret: float | None
+    mean_p_best_of_choice: float | None
+    p_best_bins: list[Bin]
+    choice_truly_best: float | None
+    mean_deciding_s: float | None
+    fresh_inside: float | None
+    fresh_checked: int
+    trainings: int
+    horizon_measured: float | None
+    horizon_default: float | None
+
+
+class Result(TypedDict):
+    trials: list[Trial]
+    summary: Summary
+
+
 @dataclass(frozen=True)
 class Scenario:
     """The truth a rehearsal plays (see the module's docstring)."""
 
     candidates: dict[str, dict[str, float]]  # place (here:2, here:gpu, here:2 tf-eigen) -> sample_s, startup_s, ...
-    settings: dict[str, dict[str, Any]]  # label ("" for one setting, "bf16 b64") -> epochs {E: p}, speed
+    settings: dict[str, SettingTruth]  # label ("" for one setting, "bf16 b64") -> epochs {E: p}, speed
     noise: float = 0.06
     interaction: float = 0.0
     period_shift: float = 0.0
@@ -141,7 +202,18 @@ class Scenario:
         return sum(int(e) * float(p) for e, p in dist.items()) / sum(float(p) for p in dist.values())
 
 
-def place(x: Any, several_builds: bool) -> str:
+class Placed(Protocol):
+    """A local candidate or a run's configuration: where it runs."""
+
+    @property
+    def device(self) -> str: ...
+    @property
+    def vcpus(self) -> int | None: ...
+    @property
+    def build(self) -> str: ...
+
+
+def place(x: Placed, several_builds: bool) -> str:
     """A run's (or a local candidate's) place as a scenario names it: the candidate's name without its setting
     (:func:`cpustudy.measure.compare.local_name`)."""
     return single.local_name(x.device, int(x.vcpus or 1), x.build, several_builds)
@@ -196,7 +268,7 @@ class World:
 
 
 def rehearse(request: CompareRequest, scenario: Scenario, trials: int, rules: Rules = RULES,
-             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+             progress: Callable[[str], None] | None = None) -> Result:
     """``trials`` comparisons of ``request`` against ``scenario``: every trial's answer and truth, and a summary."""
     if not isinstance(request.target, (int, float)):
         raise UserError("--simulate plays a validation accuracy: give --target-accuracy A, not --target")
@@ -207,7 +279,7 @@ def rehearse(request: CompareRequest, scenario: Scenario, trials: int, rules: Ru
     several_builds = len(plans[0].builds) > 1
     _check_covers(scenario, plans, labels, several_builds)
     template = replay.load_stream(TEMPLATE)
-    rows = []
+    rows: list[Trial] = []
     for trial in range(trials):
         if progress:
             progress(f"rehearsal: trial {trial + 1} of {trials}")
@@ -234,7 +306,7 @@ def measure_into(plan: race.Race, db: str, measurer: Measurer, rules: Rules) -> 
     return race.measure(plan, say=lambda _: None, measurer=measurer, rules=rules)
 
 
-def _check_covers(scenario: Scenario, plans: Sequence[Any], labels: dict[tuple[str, int], str],
+def _check_covers(scenario: Scenario, plans: Sequence[Planned], labels: dict[tuple[str, int], str],
                   several_builds: bool) -> None:
     places = {place(c.config, several_builds) for p in plans for c in p.convergence + p.probes}
     missing = sorted(places - set(scenario.candidates))
@@ -250,7 +322,7 @@ def _check_covers(scenario: Scenario, plans: Sequence[Any], labels: dict[tuple[s
                         "setting's \"epochs\" under \"settings\"")
 
 
-def _trial(plan: race.Race, world: World, template: Any, rules: Rules, rng: np.random.Generator) -> dict[str, Any]:
+def _trial(plan: race.Race, world: World, template: Any, rules: Rules, rng: np.random.Generator) -> Trial:
     sc = world.scenario
     target = float(plan.request.target or 0.0)  # a validation accuracy: checked in rehearse
     sim = replay.Simulated(replay.Scenario(
@@ -283,7 +355,7 @@ def _later(seconds: float) -> Iterator[None]:
         store_mod.CLOCK_OFFSET_S = was
 
 
-def _answer(comparison: Comparison, plan: race.Race, world: World, rng: np.random.Generator) -> dict[str, Any]:
+def _answer(comparison: Comparison, plan: race.Race, world: World, rng: np.random.Generator) -> Trial:
     """One trial's answer beside its truth: each candidate's true expected cost, the best, the choice's realised
     regret, and a fresh training of the choice in a later period against its stated interval."""
     samples = int(plan.plans[0].convergence[0].config.samples_per_epoch)
@@ -295,7 +367,7 @@ def _answer(comparison: Comparison, plan: race.Race, world: World, rng: np.rando
     best = min(true.values())
     d = comparison.decision
     choice = d.choice if d else None
-    row: dict[str, Any] = {"trial": world.trial, "stop": d.stop if d else None, "choice": choice,
+    row: Trial = {"trial": world.trial, "stop": d.stop if d else None, "choice": choice,
                            "stated_regret": d.expected_regret if d else None, "unit": "USD" if priced else "s",
                            "deciding_s": d.cost.seconds if d else None, "same": d.same if d else [],
                            "deciding_trainings": d.cost.trainings if d else None,
@@ -304,14 +376,14 @@ def _answer(comparison: Comparison, plan: race.Race, world: World, rng: np.rando
         row["default_regret"] = (true[d.default] - best) / best
     if choice in true:
         r = next(x for x in comparison.results if x.candidate == choice)
-        row.update(realised_regret=(true[choice] - best) / best, p_best=r.p_best)
+        row["realised_regret"], row["p_best"] = (true[choice] - best) / best, r.p_best
         if r.time_low_s is not None and r.time_high_s is not None:
             fresh = world.billed_s(*where[choice], samples, rng)
-            row.update(fresh_s=fresh, inside=bool(r.time_low_s <= fresh <= r.time_high_s))
+            row["fresh_s"], row["inside"] = fresh, bool(r.time_low_s <= fresh <= r.time_high_s)
     return row
 
 
-def summary(rows: Sequence[dict[str, Any]], rules: Rules) -> dict[str, Any]:
+def summary(rows: Sequence[Trial], rules: Rules) -> Summary:
     """What the trials say of the answer's own numbers: stated against realised regret, how often the choice was
     within the indifference zone of the best, how often the leader was truly best against its P(lowest expected
     cost), and how many fresh trainings in a later period fell inside the stated interval."""
@@ -320,7 +392,8 @@ def summary(rows: Sequence[dict[str, Any]], rules: Rules) -> dict[str, Any]:
     mean = (lambda xs: float(np.mean(xs)) if xs else None)
     fresh = [r["inside"] for r in chosen if "inside" in r]
     return {
-        "trials": len(rows), "stops": {k: sum(r["stop"] == k for r in rows) for k in sorted({r["stop"] for r in rows})},
+        "trials": len(rows), "stops": {k: sum((r["stop"] or "") == k for r in rows)
+                                       for k in sorted({r["stop"] or "" for r in rows})},
         "mean_stated_regret": mean([r["stated_regret"] for r in chosen if r["stated_regret"] is not None]),
         "mean_realised_regret": mean([r["realised_regret"] for r in chosen]),
         "within_indifference": mean([r["realised_regret"] <= rules.indifference for r in chosen]),
@@ -340,18 +413,18 @@ def summary(rows: Sequence[dict[str, Any]], rules: Rules) -> dict[str, Any]:
     }
 
 
-def _bins(chosen: Sequence[dict[str, Any]]) -> list[dict[str, float]]:
+def _bins(chosen: Sequence[Trial]) -> list[Bin]:
     """The choice's P(lowest expected cost) against how often it was truly best, by bins of the stated P."""
-    out = []
+    out: list[Bin] = []
     for lo, hi in ((0.0, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.01)):
-        xs = [r for r in chosen if r.get("p_best") is not None and lo <= r["p_best"] < hi]
+        xs = [(p, r) for r in chosen if (p := r.get("p_best")) is not None and lo <= p < hi]
         if xs:
-            out.append({"low": lo, "high": min(hi, 1.0), "trials": len(xs), "stated": float(np.mean([r["p_best"] for r in xs])),
-                        "truly_best": float(np.mean([r["choice"] in r["truly_best"] for r in xs]))})
+            out.append({"low": lo, "high": min(hi, 1.0), "trials": len(xs), "stated": float(np.mean([p for p, _ in xs])),
+                        "truly_best": float(np.mean([r["choice"] in r["truly_best"] for _, r in xs]))})
     return out
 
 
-def lines(result: dict[str, Any]) -> list[str]:
+def lines(result: Result) -> list[str]:
     """The summary in words, one line each."""
     s = result["summary"]
 
