@@ -18,18 +18,46 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Protocol
+from typing import Callable, Iterator, Mapping, Protocol, TypedDict, cast
 
 from cpustudy.environment.probe import worker_env
 from cpustudy.errors import Terminated
 from cpustudy.measure import peaks
 from cpustudy.identity import Configuration
-from cpustudy.measure.tally import summarize, target_summary
+from cpustudy.measure.peaks import PeakFigures
+from cpustudy.measure.tally import RunSummary, summarize, target_summary
 from cpustudy.store import Store
 from cpustudy.worker import protocol
 from cpustudy.worker.protocol import RunConfig
 
-Listener = Callable[[str, Mapping[str, Any]], None]
+Listener = Callable[[str, Mapping[str, object]], None]
+
+
+class Worker(Protocol):
+    """A started worker (:class:`_Worker`, a process; ``measure.replay.Played``, none): its events, and how it
+    ended. ``proc`` is None where no process is behind it."""
+
+    @property
+    def proc(self) -> subprocess.Popen[bytes] | None: ...
+
+    @property
+    def spawn_error(self) -> str | None: ...
+
+    @property
+    def spawned_at(self) -> float: ...
+
+    @property
+    def timed_out(self) -> bool: ...
+
+    def events(self, timeout_s: float | None) -> Iterator[protocol.Event]: ...
+
+    def close(self, done: bool = False) -> int: ...
+
+    def kill(self) -> None: ...
+
+    def log_tail(self, lines: int = 25, chars: int = 4000) -> str: ...
+
+    def discard_log(self) -> None: ...
 
 
 class WorkerSource(Protocol):
@@ -37,12 +65,12 @@ class WorkerSource(Protocol):
     source a user command takes) or a played-back one (``measure.replay``: recorded or simulated event streams
     for the decision loop's tests and simulations). The run is stored the same way from either."""
 
-    def start(self, config: RunConfig) -> Any:
+    def start(self, config: RunConfig) -> Worker:
         """A started worker: ``events(timeout_s)``, ``close(done)``, ``kill()``, ``log_tail()``,
         ``discard_log()``, and ``spawn_error``, ``spawned_at``, ``timed_out``, ``proc`` (None: no process)."""
         ...
 
-    def machine_state(self) -> dict[str, Any]:
+    def machine_state(self) -> dict[str, object]:
         """The machine's state as the run starts (load, busy processes)."""
         ...
 
@@ -53,7 +81,7 @@ class Spawned:
     def start(self, config: RunConfig) -> "_Worker":
         return _Worker.start(config)
 
-    def machine_state(self) -> dict[str, Any]:
+    def machine_state(self) -> dict[str, object]:
         from cpustudy.environment import state
 
         return state.machine_state(sample_s=0.2)
@@ -68,7 +96,7 @@ Measurer = Callable[..., "RunOutcome"]
 class RunOutcome:
     run_id: int
     status: str
-    summary: dict[str, Any]
+    summary: RunSummary
     error: str | None = None
     exit_code: int | None = None
 
@@ -104,6 +132,12 @@ def execute(
         raise
 
 
+class Memory(TypedDict, total=False):
+    """The most memory a run held: resident (to its last epoch), and on its GPU."""
+    peak_rss_bytes: int
+    gpu_peak_bytes: int
+
+
 @dataclass
 class _Run:
     """One run's bookkeeping while its worker trains: the events stored as they come."""
@@ -112,15 +146,16 @@ class _Run:
     machine_id: int
     run_id: int
     config: RunConfig
-    peak: dict[str, Any] | None
+    peak: PeakFigures | None
     listener: Listener | None
     source: WorkerSource
-    epochs: list[dict[str, Any]] = field(default_factory=list)
-    software: dict[str, Any] = field(default_factory=dict)
+    epochs: list[protocol.EpochEvent] = field(default_factory=list)
+    software: dict[str, object] = field(default_factory=dict)
     startup: float | None = None
     error: str | None = None
-    peak_event: dict[str, Any] | None = None  # the peak this run's worker measured
-    memory: dict[str, int] = field(default_factory=dict)  # peak_rss_bytes (to its last epoch), gpu_peak_bytes
+    peak_event: protocol.PeakEvent | None = None  # the peak this run's worker measured
+    peak_note: dict[str, object] | None = None  # what software["peak"] says of it (the time spent measuring it)
+    memory: Memory = field(default_factory=lambda: Memory())
 
     def go(self, timeout_s: float | None) -> RunOutcome:
         worker = self.source.start(self.config)
@@ -134,8 +169,9 @@ class _Run:
                     rss = peak_rss(worker.proc.pid)  # read at each epoch's end: the peak's own matrices come later
                     if rss:
                         self.memory["peak_rss_bytes"] = max(rss, self.memory.get("peak_rss_bytes", 0))
-                if kind == protocol.DONE and event.get("gpu_peak_bytes"):
-                    self.memory["gpu_peak_bytes"] = int(event["gpu_peak_bytes"])
+                gpu_peak = cast(protocol.DoneEvent, event).get("gpu_peak_bytes") if kind == protocol.DONE else None
+                if gpu_peak:
+                    self.memory["gpu_peak_bytes"] = int(gpu_peak)
                 self.on_event(kind, event, worker.spawned_at)
                 if kind == protocol.DONE:
                     done = True
@@ -167,7 +203,7 @@ class _Run:
             return True
         return bool(target_summary(self.config, self.epochs).get("target_reached"))
 
-    def on_event(self, kind: str, event: dict[str, Any], spawned_at: float) -> None:
+    def on_event(self, kind: str, event: dict[str, object], spawned_at: float) -> None:
         store, run_id = self.store, self.run_id
         if kind == protocol.SOFTWARE:
             self.software = event
@@ -179,12 +215,13 @@ class _Run:
             if kind == protocol.MODEL and event.get("xla") is not None:
                 store.set_xla(run_id, bool(event["xla"]))
         elif kind == protocol.TRAIN_START:
-            self.startup = float(event["wall"]) - spawned_at
+            self.startup = float(cast(protocol.TrainStartEvent, event)["wall"]) - spawned_at
         elif kind == protocol.EPOCH:
-            store.add_epoch(run_id, event)
-            self.epochs.append(event)
+            epoch = cast(protocol.EpochEvent, event)
+            store.add_epoch(run_id, epoch)
+            self.epochs.append(epoch)
         elif kind == protocol.ERROR:
-            self.error = event.get("message")
+            self.error = cast(protocol.ErrorEvent, event).get("message")
         elif kind == protocol.GPU_MONITOR:
             self.software["gpu_monitor"] = event
             store.set_software(run_id, self.software)
@@ -193,9 +230,10 @@ class _Run:
             self.software["anchor"] = {"seconds": event["anchor_s"], "version": event.get("anchor_version")}
             store.set_software(run_id, self.software)
         elif kind == protocol.PEAK:
-            self.software["peak"] = {"seconds": event.get("seconds")}  # time spent measuring it
+            self.peak_note = {"seconds": event.get("seconds")}  # time spent measuring it
+            self.software["peak"] = self.peak_note
             store.set_software(run_id, self.software)
-            self.peak_event = event  # kept once the run's own rate says it can be trusted (_finish)
+            self.peak_event = cast(protocol.PeakEvent, event)  # kept once the run's own rate says it can be trusted (_finish)
         if self.listener:
             self.listener(kind, event)
 
@@ -208,7 +246,8 @@ class _Run:
             doubt = peaks.doubt(self.config, self.peak_event, summary,
                                 fewer=peaks.at_fewer_vcpus(self.store, self.machine_id, self.config))
             if doubt:  # not cached, not used: the next run measures it again
-                self.software["peak"]["not_used"] = doubt
+                if self.peak_note is not None:  # set with peak_event
+                    self.peak_note["not_used"] = doubt
                 self.store.set_software(self.run_id, self.software)
             else:
                 self.peak = peaks.record(self.store, self.machine_id, self.config, self.peak_event)
@@ -256,7 +295,7 @@ class _Worker:
     """A worker process: its event pipe and its output, kept in a file for the error's tail."""
 
     def __init__(self) -> None:
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.read_fd = -1
         self.log = tempfile.NamedTemporaryFile(prefix="cpustudy-worker-", suffix=".log", delete=False)
         self.spawned_at = time.time()
@@ -283,7 +322,7 @@ class _Worker:
             os.close(write_fd)
         return w
 
-    def events(self, timeout_s: float | None) -> Iterator[tuple[str, dict[str, Any]]]:
+    def events(self, timeout_s: float | None) -> Iterator[protocol.Event]:
         """Events as the worker sends them, until it closes the pipe or the time is up."""
         deadline = time.monotonic() + timeout_s if timeout_s else None
         buffer = b""

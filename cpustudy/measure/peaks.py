@@ -12,16 +12,34 @@ import hashlib
 import json
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Mapping, TypedDict
 
 from cpustudy import precision
 from cpustudy.cache import cache_dir, write_json
 from cpustudy.environment import state
 from cpustudy.store import Store
-from cpustudy.worker.protocol import RunConfig
+from cpustudy.store.rows import PeakRow
+from cpustudy.worker.protocol import PeakEvent, RunConfig
+
+if TYPE_CHECKING:
+    from cpustudy.measure.tally import RunSummary
 
 
-def figures(event: Mapping[str, Any]) -> dict[str, Any]:
+class PeakFigures(TypedDict):
+    """A measured peak as a run stores it (``figures``)."""
+    peak_gflops: float | None
+    mem_bandwidth_gbs: float | None
+    peak_device: str | None
+    peak_precision: str | None
+
+
+class IsaFigures(TypedDict):
+    """The theoretical peak of a run's CPUs as a run stores it (``isa``)."""
+    isa_peak_gflops: float | None
+    isa_peak_basis: str | None
+
+
+def figures(event: PeakEvent) -> PeakFigures:
     """A peak measurement as a run stores it: the rates, and the device and precision they were
     measured on and at (older peaks, measured before devices were told apart, say neither)."""
     return {"peak_gflops": event.get("gflops"), "mem_bandwidth_gbs": event.get("bandwidth_gbs"),
@@ -31,7 +49,7 @@ def figures(event: Mapping[str, Any]) -> dict[str, Any]:
 def key(config: RunConfig) -> str:
     """What the hardware peak depends on: the build, its switches, the CPUs and threads, the device, and
     the precision of the matmuls (a reduced one only)."""
-    parts: dict[str, Any] = {"build": config.build, "python": config.python, "env": dict(config.env),
+    parts: dict[str, object] = {"build": config.build, "python": config.python, "env": dict(config.env),
                              "cpu_list": config.cpu_list, "intra_threads": config.intra_threads,
                              "inter_threads": config.inter_threads, "device": config.device}
     if precision.reduced(config.precision_policy):  # a bfloat16 run's peak is a bfloat16 matmul's (float32 keys kept)
@@ -39,7 +57,7 @@ def key(config: RunConfig) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:20]
 
 
-def known(store: Store, machine_id: int, config: RunConfig) -> dict[str, Any] | None:
+def known(store: Store, machine_id: int, config: RunConfig) -> PeakFigures | None:
     """The peak already measured for this run's key on this machine (this database, else the file
     cache), when it was measured on the run's device; None when it must be measured."""
     k = key(config)
@@ -55,13 +73,13 @@ def known(store: Store, machine_id: int, config: RunConfig) -> dict[str, Any] | 
 FEWER_VCPUS_TOLERANCE = 0.9
 
 
-def isa(machine: Mapping[str, Any], config: RunConfig) -> dict[str, Any]:
+def isa(machine: Mapping[str, object], config: RunConfig) -> IsaFigures:
     """The theoretical peak of the run's CPUs at its precision (an estimate, with its basis), as a run
     stores it; none for a run on a GPU."""
     from cpustudy.analysis.peakshare import PEAK_PRECISION
     from cpustudy.environment import isa as isa_mod
 
-    none = {"isa_peak_gflops": None, "isa_peak_basis": None}
+    none: IsaFigures = {"isa_peak_gflops": None, "isa_peak_basis": None}
     if config.device != "cpu":
         return none
     peak = isa_mod.theoretical(machine, len(config.cpus) or config.vcpus, PEAK_PRECISION.get(config.precision_policy or "", "fp32"))
@@ -84,13 +102,13 @@ def at_fewer_vcpus(store: Store, machine_id: int, config: RunConfig) -> tuple[fl
     return best
 
 
-def _per_vcpu(threads: Any, vcpus: Any) -> float:
+def _per_vcpu(threads: int | None, vcpus: int | None) -> float:
     """Intra-op threads per vCPU (threads default to the vCPUs)."""
     v = max(1, int(vcpus or 1))
     return float(threads or v) / v
 
 
-def doubt(config: RunConfig, event: Mapping[str, Any], summary: Mapping[str, Any],
+def doubt(config: RunConfig, event: PeakEvent, summary: RunSummary,
           fewer: tuple[float, int] | None = None) -> str:
     """Why a peak a worker measured cannot be trusted, or "": taken while other processes were busy (the
     state at the run's start), below the rate the run itself achieved (a peak is an upper bound), or
@@ -110,7 +128,7 @@ def doubt(config: RunConfig, event: Mapping[str, Any], summary: Mapping[str, Any
     return ""
 
 
-def record(store: Store, machine_id: int, config: RunConfig, event: Mapping[str, Any]) -> dict[str, Any]:
+def record(store: Store, machine_id: int, config: RunConfig, event: PeakEvent) -> PeakFigures:
     """Store a peak a worker measured (database and file cache); returns the run's figures."""
     k = key(config)
     store.set_peak(machine_id, k, event.get("gflops"), event.get("bandwidth_gbs"), event)
@@ -120,9 +138,10 @@ def record(store: Store, machine_id: int, config: RunConfig, event: Mapping[str,
     return figures(event)
 
 
-def _stored(row: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _stored(row: PeakRow | None) -> PeakFigures | None:
     if not row:
         return None
+    details: PeakEvent
     try:
         details = json.loads(row.get("details") or "{}")
     except ValueError:
@@ -135,9 +154,10 @@ def _file(store: Store, machine_id: int, k: str) -> Path:
     return cache_dir() / "peaks" / f"{fp}-{k}.json"
 
 
-def _from_file(store: Store, machine_id: int, k: str) -> dict[str, Any] | None:
+def _from_file(store: Store, machine_id: int, k: str) -> PeakFigures | None:
     """A peak measured on this machine for this configuration into another database: copied into
     this one (with its original date), so the peak is measured once per machine, not per file."""
+    event: PeakEvent
     try:
         event = json.loads(_file(store, machine_id, k).read_text())
     except (OSError, ValueError):

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence, cast
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from cpustudy.worker import protocol
 from cpustudy.worker.protocol import RunConfig
 
 
-def load_stream(path: str | Path) -> list[tuple[str, dict[str, Any]]]:
+def load_stream(path: str | Path) -> list[protocol.Event]:
     """A recorded event stream: (kind, event) per line."""
     out = []
     for line in Path(path).read_text().splitlines():
@@ -47,11 +47,11 @@ class Played:
     spawn_error: str | None = None
     timed_out = False
 
-    def __init__(self, events: Callable[[float], Iterator[tuple[str, dict[str, Any]]]]) -> None:
+    def __init__(self, events: Callable[[float], Iterator[protocol.Event]]) -> None:
         self.spawned_at = time.time()
         self._events = events
 
-    def events(self, timeout_s: float | None) -> Iterator[tuple[str, dict[str, Any]]]:
+    def events(self, timeout_s: float | None) -> Iterator[protocol.Event]:
         yield from self._events(self.spawned_at)
 
     def close(self, done: bool = False) -> int:
@@ -93,7 +93,7 @@ class Simulated:
     software, data and model events; ``seed`` fixes the runs' noise (each run draws from it in turn)."""
 
     scenario: Scenario
-    template: Sequence[tuple[str, dict[str, Any]]]
+    template: Sequence[protocol.Event]
     seed: int = 0
     runs: int = 0  # started so far
     _rng: np.random.Generator = field(init=False, repr=False)
@@ -105,7 +105,7 @@ class Simulated:
             if needed not in kinds:
                 raise ValueError(f"the recorded stream has no {needed!r} event to play from")
 
-    def machine_state(self) -> dict[str, Any]:
+    def machine_state(self) -> dict[str, object]:
         return {"load_1m": 0.0, "busy": [], "simulated": True}
 
     def start(self, config: RunConfig) -> Played:
@@ -117,9 +117,9 @@ class Simulated:
         """``execute`` with this source: the decision loop's measurer."""
         return partial(execute, source=self)
 
-    def _events(self, config: RunConfig, factor: float, spawned_at: float) -> Iterator[tuple[str, dict[str, Any]]]:
+    def _events(self, config: RunConfig, factor: float, spawned_at: float) -> Iterator[protocol.Event]:
         sc = self.scenario
-        first_epoch = next(e for k, e in self.template if k == protocol.EPOCH)
+        first_epoch = cast(protocol.EpochEvent, next(e for k, e in self.template if k == protocol.EPOCH))
         for kind, event in self.template:
             if kind == protocol.SOFTWARE:
                 yield kind, {**event, "simulated": True}
@@ -147,11 +147,12 @@ class Simulated:
                      "steps_s": steps * step_s, "cpu_s": elapsed * int(config.vcpus), "boundary_s": 0.0,
                      "idle_s": 0.0, "loss": loss, "validation_s": val_s, "validation_steps": ran_val,
                      "validation_steps_s": val_s, "metrics": metrics, sc.metric_name: value}
+            target_value = value_in(target, metrics) if target is not None else None
             if target is not None:
-                event["target_value"] = value_in(target, metrics)
+                event["target_value"] = target_value
             yield protocol.EPOCH, event
             # Stop where the worker's epoch timer stops: at the target, or where a race told it to.
-            if target is not None and (target.reached(event["target_value"]) or
+            if target is not None and (target.reached(target_value) or
                                        (config.give_up_after and k >= config.give_up_after)):
                 break
         yield protocol.DONE, {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, TypedDict
 
 from cpustudy import precision
 from cpustudy.identity import plain
@@ -36,7 +36,71 @@ def encode(kind: str, fields: Mapping[str, Any]) -> str:
     return json.dumps({"type": kind, **fields}, default=str) + "\n"
 
 
-def decode(line: bytes | str) -> tuple[str, dict[str, Any]] | None:
+#: An event as the parent reads it: its name and its fields (a parsed JSON object, read through the typed views
+#: below by the code that takes that kind).
+Event = tuple[str, dict[str, object]]
+
+
+class EpochEvent(TypedDict, total=False):
+    """An ``EPOCH`` event's fields (``worker.epochs.EpochTimer.epoch_event``), as the parent stores and tallies
+    them; ``total=False``: older recorded streams and tests send fewer, and the tally adds ``stall_s``."""
+    epoch: int
+    elapsed_s: float
+    steps: int
+    samples: int
+    samples_per_s: float | None
+    loss: float | None
+    accuracy: float | None
+    warmup: bool
+    cpu_s: float | None
+    steps_s: float | None
+    boundary_s: float | None
+    validation_s: float | None
+    validation_steps: int | None
+    validation_steps_s: float | None
+    idle_s: float | None
+    wait_s: float | None
+    val_loss: float | None
+    val_accuracy: float | None
+    metrics: dict[str, float]
+    gpu_util: float | None
+    target_value: float | None
+    stall_s: float  # the idle stall the tally takes out of the epoch (``measure.tally.without_stall``)
+
+
+class PeakEvent(TypedDict, total=False):
+    """A ``PEAK`` event's fields (``worker.peak.measure_peak``): the rates, and what they were measured on."""
+    gflops: float | None
+    bandwidth_gbs: float | None
+    matmul_n: int
+    matmul_iterations: int
+    bandwidth_bytes: int
+    bandwidth_iterations: int
+    backend: str
+    device: str
+    device_name: str
+    precision: str
+    seconds: float
+
+
+class DoneEvent(TypedDict, total=False):
+    """A ``DONE`` event's fields: the anchor's seconds and version (``worker.anchor``), the GPU's peak memory."""
+    anchor_s: float
+    anchor_version: int
+    gpu_peak_bytes: int
+
+
+class TrainStartEvent(TypedDict):
+    """A ``TRAIN_START`` event's field: the wall clock of the first epoch's start."""
+    wall: float
+
+
+class ErrorEvent(TypedDict, total=False):
+    """An ``ERROR`` event's field: why the worker failed."""
+    message: str
+
+
+def decode(line: bytes | str) -> Event | None:
     """An event line -> (name, fields); None for a line that is not an event."""
     try:
         event = json.loads(line)
