@@ -233,7 +233,8 @@ class _Run:
             self.peak_note = {"seconds": event.get("seconds")}  # time spent measuring it
             self.software["peak"] = self.peak_note
             store.set_software(run_id, self.software)
-            self.peak_event = cast(protocol.PeakEvent, event)  # kept once the run's own rate says it can be trusted (_finish)
+            # kept once the run's own rate says it can be trusted (_finish)
+            self.peak_event = cast(protocol.PeakEvent, event)
         if self.listener:
             self.listener(kind, event)
 

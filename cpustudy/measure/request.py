@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cpustudy import precision
 from cpustudy.errors import UserError
 from cpustudy.names import int_list, split_list
+
+if TYPE_CHECKING:
+    from cpustudy.measure.spec import SpecArgs
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,7 @@ class SweepRequest:
     def with_(self, **changes: Any) -> "SweepRequest":
         return dataclasses.replace(self, **changes)
 
-    def spec_args(self) -> dict[str, Any]:
+    def spec_args(self) -> SpecArgs:
         """Every cell's settings, as ``spec.RunSpec`` takes them."""
         return {"epochs": self.epochs, "steps_per_epoch": self.steps_per_epoch, "data": self.data, "seed": self.seed,
                 "oversubscribe": self.oversubscribe, "device": self.device, "warmup_steps": self.warmup_steps,

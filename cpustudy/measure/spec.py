@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable, Mapping, TypedDict
 
 from cpustudy import precision
 from cpustudy.environment import machine as machine_mod
@@ -21,6 +21,7 @@ from cpustudy.workloads.base import MIN_PROJECTED_STEPS
 
 if TYPE_CHECKING:
     from cpustudy.environment.builds import Build
+    from cpustudy.store.rows import JSON
 
 DATA_MODES = ("auto", "real", "synthetic", "learnable")
 VALIDATIONS = ("study", "none")
@@ -45,8 +46,8 @@ class RunSpec:
     intra_threads: int | None = None
     inter_threads: int | None = None
     jit_compile: bool | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-    params: dict[str, Any] = field(default_factory=dict)
+    options: Mapping[str, object] = field(default_factory=dict)
+    params: Mapping[str, object] = field(default_factory=dict)
     device: str = "cpu"
     warmup_steps: int = 0
     input_pipeline: str = "auto"
@@ -56,6 +57,31 @@ class RunSpec:
     precision_policy: str = precision.DEFAULT  # precision.POLICIES (Keras mixed precision)
     target_accuracy: float | None = None  # train until validation accuracy reaches it (epochs = the most)
     target: str | None = None  # or until another validation metric does (``val_loss<=0.3``: cpustudy.targets)
+
+
+class SpecArgs(TypedDict, total=False):
+    """Settings of :class:`RunSpec` that every cell of a sweep shares (``sweep.plan_sweep``'s keywords,
+    ``request.SweepRequest.spec_args``): each field but the workload, vCPUs, build and repeat a cell sets."""
+    epochs: int | None
+    steps_per_epoch: int | None
+    batch_size: int | None
+    data: str
+    seed: int
+    oversubscribe: bool
+    intra_threads: int | None
+    inter_threads: int | None
+    jit_compile: bool | None
+    options: Mapping[str, object]
+    params: Mapping[str, object]
+    device: str
+    warmup_steps: int
+    input_pipeline: str
+    env: dict[str, str]
+    measure_peak: bool
+    validation: str
+    precision_policy: str
+    target_accuracy: float | None
+    target: str | None
 
 
 @dataclass(frozen=True)
@@ -177,8 +203,8 @@ def _check_script(spec: RunSpec) -> None:
                         "--input out")
 
 
-def _validation_metrics(summary: Any) -> list[str]:
-    """The validation metrics a model file's or script's model logs (its check's finding)."""
+def _validation_metrics(summary: Mapping[str, JSON]) -> list[str]:
+    """The validation metrics a model file's or script's model logs (its check's finding: a JSON line)."""
     return [f"val_{m}" for m in (summary.get("metrics") or []) if not str(m).startswith("val_")]
 
 
@@ -217,7 +243,7 @@ def check_precision(policy: str, device: str, cpu_flags: Iterable[str] | None,
         raise UserError(problem)
 
 
-def _workload_options(spec: RunSpec) -> dict[str, Any]:
+def _workload_options(spec: RunSpec) -> dict[str, object]:
     """Workload switches apply to the workloads that have them (a sweep's --augment to cifar10_cnn)."""
     w = spec.workload
     options = {**w.options, **{k: v for k, v in spec.options.items() if k in w.options}}
@@ -245,7 +271,7 @@ def _pick_cpus(spec: RunSpec, host: Host) -> tuple[list[int], bool]:
     return cpus, throttled
 
 
-def _check_device(spec: RunSpec, build: Any, host: Host) -> None:
+def _check_device(spec: RunSpec, build: Build, host: Host) -> None:
     """The precision and the build against this machine's CPU flags (read once) and GPU; on a VM not
     rented yet only that the precision exists (its CPU and GPU are checked on the VM)."""
     if not host.local:
@@ -365,7 +391,17 @@ def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None, host: Host 
     )
 
 
-def flops_and_model(w: Workload, build: Any, params: dict[str, Any]) -> dict[str, Any]:
+class ModelFigures(TypedDict, total=False):
+    """A run's training FLOPs per sample and their source, and its model file's identity (``flops_and_model``)."""
+    flops_per_sample: int | None
+    flops_source: str
+    model_file: str
+    model_hash: str
+    model_summary: dict[str, object]
+    script: bool
+
+
+def flops_and_model(w: Workload, build: Build, params: Mapping[str, object]) -> ModelFigures:
     """The training FLOPs per sample and where they come from (the study's analytic counts, or for a model
     file TensorFlow's cost analysis of its training step, which Keras on JAX or PyTorch has no graph
     for), and the model file's identity and summary."""

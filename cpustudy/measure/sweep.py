@@ -16,7 +16,7 @@ import json
 import statistics
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence, cast
+from typing import Callable, Iterable, Mapping, Sequence, TypeVar, Unpack, cast
 
 from cpustudy import precision
 from cpustudy.analysis.billed import to_target_s
@@ -26,7 +26,7 @@ from cpustudy.names import split_list
 from cpustudy.identity import Configuration
 from cpustudy.measure.execute import RunOutcome, execute
 from cpustudy.measure.request import SweepRequest
-from cpustudy.measure.spec import Host, RunSpec, plan
+from cpustudy.measure.spec import Host, RunSpec, SpecArgs, plan
 from cpustudy.store import Store
 from cpustudy.store.rows import RunRow
 from cpustudy.worker.protocol import RunConfig
@@ -88,8 +88,11 @@ class Cell:
         return f"{c.workload} {c.build}{extra} {c.vcpus} vCPU r{c.repeat}"
 
 
-def interleave(workloads: Sequence[Workload], builds: Sequence[Any], vcpus: Sequence[int],
-               repeats: int) -> list[tuple[Workload, Any, int, int]]:
+B = TypeVar("B")
+
+
+def interleave(workloads: Sequence[Workload], builds: Sequence[B], vcpus: Sequence[int],
+               repeats: int) -> list[tuple[Workload, B, int, int]]:
     """Grid order: builds alternate from cell to cell, and their order rotates."""
     out = []
     turn = 0
@@ -114,7 +117,7 @@ def plan_sweep(
     host: Host | None = None,
     batch_sizes: Sequence[int | None] = (None,),
     precisions: Sequence[str] = (precision.DEFAULT,),
-    **spec_args: Any,
+    **spec_args: Unpack[SpecArgs],
 ) -> list[Cell]:
     """Every cell's worker configuration; raises ``UserError`` before anything runs. Batch sizes and
     precisions are axes like builds: each (build, batch size, precision) is a variant, and consecutive
@@ -131,7 +134,7 @@ def plan_sweep(
                         " days before any training: narrow the grid (fewer repeats, workloads or vCPU counts)")
     cells = []
     for w, (b, bs, p), v, r in interleave(workloads, variants, vcpus, repeats):
-        args = {**spec_args, "precision_policy": p}
+        args: SpecArgs = {**spec_args, "precision_policy": p}
         if bs is not None:
             args["batch_size"] = bs
         spec = RunSpec(workload=w, vcpus=v, build=b, repeat=r, **args)
@@ -234,7 +237,7 @@ def run_cells(
     timeout_s: float | None = None,
     on_start: Callable[[int, Cell], None] | None = None,
     on_done: Callable[[int, Cell, RunOutcome], None] | None = None,
-    cloud: Mapping[str, Any] | None = None,
+    cloud: Mapping[str, object] | None = None,
 ) -> list[tuple[Cell, RunOutcome]]:
     """Measure each cell in a fresh worker; a failed cell is stored as failed and the sweep goes on.
     ``cloud``: where this job runs (recorded with every run; ``cpustudy.environment.cloud``)."""
@@ -256,7 +259,7 @@ def interrupted(run: RunRow) -> bool:
     return run["status"] == "failed" and str(run.get("error") or "").startswith("interrupted")
 
 
-def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
+def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, object]]:
     """Per (workload, build, vCPUs, batch size, precision, capped or full epochs): ok runs, failed runs
     (not counting interrupted ones), median epoch time and its spread over repeats, and with a target the median
     billed time to it (``analysis.billed.to_target_s``) of the runs that reached it. A cell measured both
@@ -280,7 +283,7 @@ def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, Any]]:
     for (w, b, v, bs, p, _), rs in groups.items():
         ok = [r for r in rs if r["status"] == "ok"]
         times = [t for r in ok if (t := r["epoch_time_s"])]
-        row: dict[str, Any] = {"workload": w, "build": b, "vcpus": v}
+        row: dict[str, object] = {"workload": w, "build": b, "vcpus": v}
         if several:
             row.update(batch_size=bs, precision=p)
         row.update({
@@ -371,7 +374,7 @@ def apply_tunings(cells: list[Cell], store: Store, machine_fingerprint: str, db_
 
 @dataclass
 class DryRun:
-    rows: list[dict[str, Any]]  # each cell, whether it is still to measure, its estimated seconds
+    rows: list[dict[str, object]]  # each cell, whether it is still to measure, its estimated seconds
     total_s: float  # the estimate of what is to measure
     fixed_s: float  # of which fixed cost: worker start-up, once per cell
     guessed: bool  # part of it is a guess (no earlier runs)
@@ -400,7 +403,7 @@ def plan_rows(store: Store | None, cells: Sequence[Cell], todo: Sequence[Cell]) 
 
 @dataclass
 class SweepResult:
-    rows: list[dict[str, Any]]  # per (workload, build, vCPUs): ok, failed, median epoch time
+    rows: list[dict[str, object]]  # per (workload, build, vCPUs): ok, failed, median epoch time
     measured: int
     failed: int
     accounting_line: str | None  # where the wall time went
@@ -425,7 +428,7 @@ class SweepPlan:
             return plan_rows(store, self.cells + ([ref] if ref else []), ([ref] if ref else []) + todo)
 
     def measure(self, fresh: bool, timeout_s: float | None, say: Callable[[str], None],
-                progress: Callable[[Callable[..., Any], int], Any],
+                progress: Callable[[Callable[..., list[tuple[Cell, RunOutcome]]], int], list[tuple[Cell, RunOutcome]]],
                 snapshot_to: str | Path | None = None) -> SweepResult:
         """Measure what is not measured yet (everything with ``fresh``), under ``progress``; with
         ``snapshot_to``, start from that snapshot if the database is new and keep it up to date
@@ -479,7 +482,7 @@ def plan_from(request: SweepRequest, db: str | None) -> SweepPlan:
     return SweepPlan(cells, db_path, m)
 
 
-def request_cells(request: SweepRequest, *, machine_fingerprint: str, host: Any, vcpus: Sequence[int]) -> list[Any]:
+def request_cells(request: SweepRequest, *, machine_fingerprint: str, host: Host, vcpus: Sequence[int]) -> list[Cell]:
     """The cells of ``request`` on ``host`` (a ``spec.Host``) at ``vcpus``, as ``sweep --dry-run`` lists them."""
     from cpustudy.environment import builds as builds_mod
     from cpustudy.workloads import parse_list
@@ -491,14 +494,14 @@ def request_cells(request: SweepRequest, *, machine_fingerprint: str, host: Any,
                        **request.spec_args())
     if not (request.calibrate and request.steps_per_epoch):
         return cells
+    in_full: SpecArgs = {**request.spec_args(), "steps_per_epoch": None}
     full = plan_sweep(workloads, builds[:1], [min(vcpus)], repeats=request.repeats,
                       machine_fingerprint=machine_fingerprint, host=host,
-                      batch_sizes=(request.batch_sizes or (None,))[:1], precisions=request.precisions[:1],
-                      **{**request.spec_args(), "steps_per_epoch": None})
+                      batch_sizes=(request.batch_sizes or (None,))[:1], precisions=request.precisions[:1], **in_full)
     return beside_their_projections(cells, full)
 
 
-def beside_their_projections(cells: Sequence[Any], full: Sequence[Any]) -> list[Any]:
+def beside_their_projections(cells: Sequence[Cell], full: Sequence[Cell]) -> list[Cell]:
     """The sweep's cells with each full-epoch cell (``--calibrate``) right after the capped cell of the same
     workload, build, vCPUs, batch size, precision and repeat, so that both meet the same machine state."""
     out = list(cells)
@@ -516,12 +519,12 @@ class BeyondThisMachine(UserError):
     """vCPU counts this machine cannot give, refused: the command line adds the way that does measure
     them (``cloud.suggest.cloud_way``, composed above measuring: measure/ does not import cloud/)."""
 
-    def __init__(self, message: str, request: SweepRequest, vcpus: Sequence[int], info: Mapping[str, Any]) -> None:
+    def __init__(self, message: str, request: SweepRequest, vcpus: Sequence[int], info: Mapping[str, object]) -> None:
         super().__init__(message)
         self.request, self.vcpus, self.info = request, list(vcpus), dict(info)
 
 
-def refuse_beyond_this_machine(request: SweepRequest, vcpus: Sequence[int], usable: int, info: Mapping[str, Any],
+def refuse_beyond_this_machine(request: SweepRequest, vcpus: Sequence[int], usable: int, info: Mapping[str, object],
                                db: str | None) -> None:
     """Refuse, before any cell is planned or anything is stored, vCPU counts this machine cannot give
     (``usable``: the logical CPUs cpustudy may use) unless ``--oversubscribe``: pinned to fewer CPUs, such a
