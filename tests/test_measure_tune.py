@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -113,7 +114,7 @@ def test_search_keeps_a_clearly_faster_change_and_skips_what_the_default_resolve
 
     default = tune.default_setting(1)
     best, trials = search(pinned=set())
-    assert best == tune.replace(default, input_pipeline="numpy")
+    assert best == replace(default, input_pipeline="numpy")
     # NumPy is faster here: measured again beside the best; tf.data, what "auto" resolved to, and oneDNN on
     # (the default's) are never asked for;
     # oneDNN off, slower by far, is not measured again; XLA on is asked for but not applied: not a change.

@@ -19,8 +19,8 @@ not kept.
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, NotRequired, TypedDict
 
 from cpustudy.errors import UserError
 from cpustudy.measure.execute import execute
@@ -29,8 +29,26 @@ from cpustudy.store import Store
 from cpustudy.store.rows import TuningRow
 from cpustudy.workloads import Workload
 
+if TYPE_CHECKING:
+    from cpustudy.environment.builds import Build
+
 IMPROVEMENT = 0.97  # a change is kept only when it is at least 3 % faster
 RECHECK = 1.10  # a candidate whose trial is within 10 % of the best (or faster) is measured again
+
+
+class SwitchArgs(TypedDict):
+    """A setting as ``spec.RunSpec`` takes it (``Switches.spec_args``); ``batch_size`` left out where a sweep asked
+    for its own (``sweep.apply_tunings``)."""
+    intra_threads: int
+    inter_threads: int
+    jit_compile: bool | None
+    input_pipeline: str
+    batch_size: NotRequired[int | None]
+    env: dict[str, str]
+
+
+#: A value a tuned dimension takes (a switch, a thread count, an input pipeline, a batch size).
+Switch = bool | int | str
 
 
 @dataclass(frozen=True)
@@ -42,7 +60,11 @@ class Switches:
     input_pipeline: str = "auto"
     batch_size: int | None = None  # None: the workload's
 
-    def spec_args(self) -> dict[str, Any]:
+    def with_(self, dim: str, value: Switch) -> "Switches":
+        """This setting with the dimension ``dim`` (one of its fields, named at run time) set to ``value``."""
+        return Switches(**{**asdict(self), dim: value})
+
+    def spec_args(self) -> SwitchArgs:
         env = {} if self.onednn is None else {"TF_ENABLE_ONEDNN_OPTS": "1" if self.onednn else "0"}
         return {"intra_threads": self.intra_threads, "inter_threads": self.inter_threads,
                 "jit_compile": self.xla, "input_pipeline": self.input_pipeline,
@@ -62,8 +84,8 @@ def default_setting(vcpus: int) -> Switches:
     return Switches(intra_threads=vcpus, inter_threads=vcpus)
 
 
-def dimensions(vcpus: int, backend_tf: bool, batch_sizes: list[int] | None) -> dict[str, list[Any]]:
-    dims: dict[str, list[Any]] = {}
+def dimensions(vcpus: int, backend_tf: bool, batch_sizes: list[int] | None) -> dict[str, list[Switch]]:
+    dims: dict[str, list[Switch]] = {}
     if backend_tf:
         dims["input_pipeline"] = ["tfdata", "numpy"]  # "auto" resolves to tfdata on TensorFlow: numpy is the change
         dims["onednn"] = [False, True]
@@ -95,7 +117,7 @@ class Trials:
     epochs: int
     steps_per_epoch: int
     data: str
-    options: dict[str, Any] | None
+    options: Mapping[str, object] | None
     progress: Callable[[str], None]
     trials: list[Trial] = field(default_factory=list)
 
@@ -119,13 +141,33 @@ class Trials:
         """Median seconds per sample over every successful trial of ``setting``."""
         return statistics.median(t.epoch_time_s for t in self.trials if t.setting == setting and t.epoch_time_s)
 
-    def resolved_switches(self) -> dict[str, Any]:
+    def resolved_switches(self) -> dict[str, Switch | None]:
         """oneDNN as TensorFlow reported it, XLA as Keras resolved it and the input pipeline ``auto`` chose, in
         the last trial's run."""
         (row,) = self.store.runs(run_ids=[self.trials[-1].run_id])
-        resolved: dict[str, Any] = {dim: None if row[dim] is None else bool(row[dim]) for dim in ("onednn", "xla")}
+        resolved: dict[str, Switch | None] = {dim: None if row[dim] is None else bool(row[dim]) for dim in ("onednn", "xla")}
         resolved["input_pipeline"] = row["input_pipeline"]  # what ``auto`` resolved to
         return resolved
+
+
+class Tuning(TypedDict):
+    """What a tuning found (``tune``), as ``Store.add_tuning`` stores it (``id``: its row, once stored)."""
+    workload: str
+    build: str
+    vcpus: int
+    setting: dict[str, Switch | None]
+    label: str
+    changed: bool
+    search_winner: str
+    rejected_by_confirmation: bool
+    default_time_s: float
+    best_time_s: float
+    gain: float | None
+    gain_low: float | None
+    gain_high: float | None
+    confirmed_pairs: int
+    trials: int
+    id: NotRequired[int]
 
 
 def tune(
@@ -144,8 +186,8 @@ def tune(
     backend_tf: bool = True,
     pinned_by_build: tuple[str, ...] = (),
     progress: Callable[[str], None] = lambda s: None,
-    options: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    options: Mapping[str, object] | None = None,
+) -> Tuning:
     """Search, confirm, store and return the tuning (see the module's docstring)."""
     trials = Trials(store, machine_id, workload, vcpus, build, epochs, steps_per_epoch, data, options, progress)
     default = default_setting(vcpus)
@@ -161,7 +203,7 @@ def tune(
     # says so, rather than store a setting that is no faster.
     best = default if ratios and not confirmed(ratios) else search_winner
     per_epoch = workload.samples_per_epoch  # seconds per sample -> seconds per full epoch (projected)
-    result = {
+    result: Tuning = {
         "workload": workload.name, "build": build, "vcpus": vcpus,
         "setting": asdict(best), "label": best.label(), "changed": best != default,
         "search_winner": search_winner.label(), "rejected_by_confirmation": best != search_winner,
@@ -181,7 +223,8 @@ def tune(
     return result
 
 
-def search(trials: Trials, default: Switches, dims: dict[str, list[Any]], pinned: set[str], rechecks: int) -> Switches:
+def search(trials: Trials, default: Switches, dims: dict[str, list[Switch]], pinned: set[str],
+           rechecks: int) -> Switches:
     """Coordinate descent from ``default`` (its trial the last one run) over ``dims``, one dimension at a
     time, leaving alone those the build pins (changing one would measure another build)."""
     best = default
@@ -194,7 +237,7 @@ def search(trials: Trials, default: Switches, dims: dict[str, list[Any]], pinned
             current = getattr(best, dim)
             if current == value or (current in (None, "auto") and resolved.get(dim) == value):
                 continue
-            candidate = replace(best, **{dim: value})
+            candidate = best.with_(dim, value)
             if improves(trials, best, candidate, dim, resolved, rechecks):
                 best = candidate
                 if dim in resolved:
@@ -202,7 +245,7 @@ def search(trials: Trials, default: Switches, dims: dict[str, list[Any]], pinned
     return best
 
 
-def improves(trials: Trials, best: Switches, candidate: Switches, dim: str, resolved: dict[str, Any],
+def improves(trials: Trials, best: Switches, candidate: Switches, dim: str, resolved: dict[str, Switch | None],
              rechecks: int) -> bool:
     """Whether ``candidate`` (``best`` with ``dim`` changed) is faster than ``best`` by ``IMPROVEMENT``:
     tried once, and measured again beside the best (``rechecks`` times) when within ``RECHECK`` of it."""
@@ -257,7 +300,7 @@ def setting_from(tuning: TuningRow) -> Switches:
     return Switches(**tuning["setting"])
 
 
-def pinned_dimensions(build: Any) -> tuple[str, ...]:
+def pinned_dimensions(build: Build) -> tuple[str, ...]:
     """The tuner's dimensions a build fixes (``tf-eigen`` fixes oneDNN, ``tf-xla`` fixes XLA)."""
     pinned = []
     if "TF_ENABLE_ONEDNN_OPTS" in build.env:
@@ -267,7 +310,7 @@ def pinned_dimensions(build: Any) -> tuple[str, ...]:
     return tuple(pinned)
 
 
-def outcome_line(result: dict[str, Any]) -> str:
+def outcome_line(result: Tuning) -> str:
     """What a tuning found, in one sentence (after ``WORKLOAD BUILD N vCPU(s): ``)."""
     if result["rejected_by_confirmation"]:
         return (f"the search's fastest ({result['search_winner']}) was not shown to beat the default by 3 % in "
@@ -283,8 +326,8 @@ def outcome_line(result: dict[str, Any]) -> str:
 
 def tune_builds(workload_name: str, vcpus: int, builds_text: str, *, db: str | None, epochs: int = 3,
                 steps_per_epoch: int = 20, confirm: int = 3, rechecks: int = 1, batch_sizes: list[int] | None = None,
-                data: str = "synthetic", options: dict[str, Any] | None = None,
-                progress: Callable[[str], None] = lambda s: None) -> Iterator[tuple[str, dict[str, Any]]]:
+                data: str = "synthetic", options: Mapping[str, object] | None = None,
+                progress: Callable[[str], None] = lambda s: None) -> Iterator[tuple[str, Tuning]]:
     """Tune ``workload_name`` at ``vcpus`` for each build in ``builds_text`` (every setting checked
     before anything runs); yields ``("WORKLOAD BUILD N vCPU(s)", result)`` as each build is done."""
     from cpustudy.environment import builds
