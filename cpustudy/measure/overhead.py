@@ -24,7 +24,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from cpustudy.measure.execute import execute, worker_env
 from cpustudy.store import Store
@@ -205,7 +205,7 @@ def overhead(
 
 
 
-def overhead_row(res: OverheadResult, rounds: int, input_pipeline: str = "") -> dict[str, Any]:
+def overhead_row(res: OverheadResult, rounds: int, input_pipeline: str = "") -> dict[str, object]:
     """One workload's line of ``cpustudy bench overhead``."""
     low, high = res.interval()
     return {"workload": res.workload, "vcpus": res.vcpus, "input": input_pipeline, "plain_fed": res.plain_fed,
@@ -218,7 +218,7 @@ def overhead_row(res: OverheadResult, rounds: int, input_pipeline: str = "") -> 
 
 def measure_overhead(workloads_text: str, *, vcpus: int | None, build: str, epochs: int, steps_per_epoch: int,
                      rounds: int, db: str | None, input_pipeline: str = "auto", plain: str = "same",
-                     progress: Callable[[str, str], None] = lambda w, s: None) -> list[dict[str, Any]]:
+                     progress: Callable[[str, str], None] = lambda w, s: None) -> list[dict[str, object]]:
     """``cpustudy bench overhead``: each workload's rounds, stored as study ``bench-overhead``."""
     from functools import partial
 

@@ -11,14 +11,41 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from cpustudy import precision
 from cpustudy.errors import UserError
 from cpustudy.names import int_list, split_list
 
 if TYPE_CHECKING:
+    import argparse
+
     from cpustudy.measure.spec import SpecArgs
+
+
+class RequestChanges(TypedDict, total=False):
+    """Fields of a :class:`SweepRequest` to change (``SweepRequest.with_``)."""
+    workloads: str
+    builds: str
+    vcpus: str | None
+    repeats: int
+    epochs: int | None
+    steps_per_epoch: int | None
+    batch_sizes: tuple[int, ...]
+    precisions: tuple[str, ...]
+    data: str
+    seed: int
+    oversubscribe: bool
+    device: str
+    input_pipeline: str
+    warmup_steps: int
+    augment: str | None
+    validation: str
+    target_accuracy: float | None
+    target: str | None
+    timeout: int | None
+    tuned: bool
+    calibrate: bool
 
 
 @dataclass(frozen=True)
@@ -49,7 +76,7 @@ class SweepRequest:
     calibrate: bool = False  # one cell per workload also in full epochs, beside its projection
 
     @classmethod
-    def from_args(cls, args: Any) -> "SweepRequest":
+    def from_args(cls, args: argparse.Namespace) -> "SweepRequest":
         """From the parsed ``add_sweep_request`` arguments; a contradiction is a one-line ``UserError``."""
         if getattr(args, "batch_sizes", None) and args.batch_size:
             raise UserError("give --batch-size or --batch-sizes, not both")
@@ -79,7 +106,7 @@ class SweepRequest:
             timeout=args.timeout,
             tuned=bool(getattr(args, "tuned", False)), calibrate=bool(getattr(args, "calibrate", False)))
 
-    def with_(self, **changes: Any) -> "SweepRequest":
+    def with_(self, **changes: Unpack[RequestChanges]) -> "SweepRequest":
         return dataclasses.replace(self, **changes)
 
     def spec_args(self) -> SpecArgs:
@@ -145,7 +172,7 @@ def _items(argv: list[str]) -> list[tuple[str, ...]]:
     return out
 
 
-def target_text(args: Any) -> str | None:
+def target_text(args: argparse.Namespace) -> str | None:
     """``--target`` checked and written the one way it is stored (``val_loss<=0.3``); None without it."""
     text = getattr(args, "target", None)
     if text is None:
@@ -155,7 +182,7 @@ def target_text(args: Any) -> str | None:
     return targets.parse(text).text
 
 
-def target_epochs(args: Any) -> int | None:
+def target_epochs(args: argparse.Namespace) -> int | None:
     """The epochs to train: --max-epochs with --target-accuracy or --target (which need it or the default),
     else --epochs; --max-epochs alone, or with --epochs, is refused."""
     targeted = args.target_accuracy is not None or getattr(args, "target", None) is not None

@@ -10,7 +10,7 @@ import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 from cpustudy.environment import cloud
 from cpustudy.environment import machine as machine_mod
@@ -41,7 +41,7 @@ class SweepLock:
         os.write(self.fd, str(os.getpid()).encode())
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.fd is not None:
             os.ftruncate(self.fd, 0)
             fcntl.flock(self.fd, fcntl.LOCK_UN)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from cpustudy.measure.execute import RunOutcome
 from cpustudy.environment.state import contended
@@ -39,7 +39,7 @@ def outcome_line(c: RunConfig, outcome: RunOutcome) -> str:
 
 
 def outcome_notes(outcome: RunOutcome, script: bool = False,
-                  peers: Iterable[tuple[Any, Any]] = ()) -> list[str]:
+                  peers: Iterable[tuple[float | None, float | None]] = ()) -> list[str]:
     """Notes on a finished run; ``peers``: the (wait share, epoch time) of the other runs of its configuration on
     this machine, which its wait for a CPU is judged against."""
     s = outcome.summary
@@ -69,7 +69,7 @@ def outcome_notes(outcome: RunOutcome, script: bool = False,
     return notes
 
 
-def peers(store: Store, machine_id: int, config: RunConfig, run_id: int) -> list[tuple[Any, Any]]:
+def peers(store: Store, machine_id: int, config: RunConfig, run_id: int) -> list[tuple[float | None, float | None]]:
     """The (wait share, epoch time) of the other finished runs of ``config``'s configuration on this machine
     (every field of its identity but the repeat and the seed), read from each run's stored settings (its whole
     planned configuration, as ``config`` is: the columns keep mappings as JSON text)."""
@@ -77,7 +77,7 @@ def peers(store: Store, machine_id: int, config: RunConfig, run_id: int) -> list
 
     from cpustudy.identity import Configuration
 
-    def identity(values: Any) -> dict[str, Any]:
+    def identity(values: Mapping[str, object]) -> dict[str, object]:
         out = Configuration.from_fields(values).identity()
         out.pop("repeat", None)
         out.pop("seed", None)
