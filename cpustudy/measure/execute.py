@@ -87,9 +87,12 @@ class Spawned:
         return state.machine_state(sample_s=0.2)
 
 
-#: A measurement: one run's configuration in, the stored run's outcome out (``execute``, or ``execute`` with
-#: another :class:`WorkerSource`). The decision loop takes one as an argument.
-Measurer = Callable[..., "RunOutcome"]
+class Measurer(Protocol):
+    """A measurement: one run's configuration in, the stored run's outcome out (``execute``, or ``execute`` with
+    another :class:`WorkerSource`). The decision loop takes one as an argument."""
+
+    def __call__(self, store: Store, machine_id: int, config: RunConfig, *, timeout_s: float | None = None,
+                 listener: Listener | None = None) -> "RunOutcome": ...
 
 
 @dataclass

@@ -21,7 +21,7 @@ from typing import Callable, Iterator, Sequence, cast
 
 import numpy as np
 
-from cpustudy.measure.execute import RunOutcome, execute
+from cpustudy.measure.execute import Measurer, execute
 from cpustudy.targets import of_run, value_in
 from cpustudy.worker import protocol
 from cpustudy.worker.protocol import RunConfig
@@ -113,7 +113,7 @@ class Simulated:
         factor = math.exp(self.scenario.session_shift + self.scenario.noise * float(self._rng.standard_normal()))
         return Played(partial(self._events, config, factor))
 
-    def measurer(self) -> Callable[..., RunOutcome]:
+    def measurer(self) -> Measurer:
         """``execute`` with this source: the decision loop's measurer."""
         return partial(execute, source=self)
 

@@ -16,7 +16,7 @@ import json
 import statistics
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence, TypeVar, Unpack, cast
+from typing import Callable, Iterable, Mapping, Protocol, Sequence, TypeVar, Unpack, cast
 
 from cpustudy import precision
 from cpustudy.analysis.billed import to_target_s
@@ -401,6 +401,13 @@ def plan_rows(store: Store | None, cells: Sequence[Cell], todo: Sequence[Cell]) 
     return DryRun(rows, total, fixed, guessed)
 
 
+class CellRun(Protocol):
+    """The cells to measure, measured (``run_cells``) with the hooks a progress display passes."""
+
+    def __call__(self, *, on_start: Callable[[int, Cell], None] | None = None,
+                 on_done: Callable[[int, Cell, RunOutcome], None] | None = None) -> list[tuple[Cell, RunOutcome]]: ...
+
+
 @dataclass
 class SweepResult:
     rows: list[dict[str, object]]  # per (workload, build, vCPUs): ok, failed, median epoch time
@@ -428,7 +435,7 @@ class SweepPlan:
             return plan_rows(store, self.cells + ([ref] if ref else []), ([ref] if ref else []) + todo)
 
     def measure(self, fresh: bool, timeout_s: float | None, say: Callable[[str], None],
-                progress: Callable[[Callable[..., list[tuple[Cell, RunOutcome]]], int], list[tuple[Cell, RunOutcome]]],
+                progress: Callable[[CellRun, int], list[tuple[Cell, RunOutcome]]],
                 snapshot_to: str | Path | None = None) -> SweepResult:
         """Measure what is not measured yet (everything with ``fresh``), under ``progress``; with
         ``snapshot_to``, start from that snapshot if the database is new and keep it up to date
@@ -458,8 +465,12 @@ class SweepPlan:
             where = cloud.context(starts=session.starts)
             if where and where.get("recoveries"):
                 say(f"this job has been cut and started again {where['recoveries']} time(s) (recorded with each run)")
-            outcomes = progress(lambda **hooks: run_cells(store, session.machine_id, todo, timeout_s=timeout_s,
-                                                          cloud=where, **hooks), len(todo))
+            def run(*, on_start: Callable[[int, Cell], None] | None = None,
+                    on_done: Callable[[int, Cell, RunOutcome], None] | None = None) -> list[tuple[Cell, RunOutcome]]:
+                return run_cells(store, session.machine_id, todo, timeout_s=timeout_s, cloud=where,
+                                 on_start=on_start, on_done=on_done)
+
+            outcomes = progress(run, len(todo))
             account = time_accounting(store, [o.run_id for _, o in outcomes], time.perf_counter() - t0)
             rows = summary_rows(store, self.cells)
         failed = sum(o.status != "ok" for _, o in outcomes)
