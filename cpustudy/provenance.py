@@ -88,7 +88,7 @@ def framework_versions() -> str:
     return " ".join(out)
 
 
-def versions_text(versions: set[tuple[Any, Any, Any]]) -> str:
+def versions_text(versions: set[tuple[object, object, object]]) -> str:
     """One phrase for the cpustudy that measured a set of runs: ``cpustudy 0.2.0 (abc123def456, method 2)``,
     several joined, ``before versions were recorded`` for runs with none."""
     parts = []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from cpustudy.analysis.peakshare import isa_share, peak_share
 from cpustudy.analysis.suspect import gpu_suspicions
@@ -149,7 +149,7 @@ def _same_device_peak(r: RunRow) -> float | None:
     return r.get("peak_gflops")
 
 
-def run_rows(store: Store) -> list[dict[str, Any]]:
+def run_rows(store: Store) -> list[dict[str, object]]:
     rows = []
     runs = store.runs()
     suspicious = gpu_suspicions(runs)
@@ -193,18 +193,18 @@ def run_rows(store: Store) -> list[dict[str, Any]]:
     return rows
 
 
-def measured_by(runs: Sequence[Mapping[Any, Any]]) -> str:
+def measured_by(runs: Sequence[Mapping[str, object]]) -> str:
     """Which cpustudy measured ``runs`` (``provenance.versions_text``), for the line under a table or a page's
     header: ``measured by cpustudy 0.2.0 (abc123, method 2)``; several where they differ."""
     from cpustudy import provenance
 
-    def value(x: Any) -> Any:  # a pandas record's NaN is none; its float 2.0 the method 2
+    def value(x: object) -> object:  # a pandas record's NaN is none; its float 2.0 the method 2
         if isinstance(x, float):
             return None if x != x else int(x) if x.is_integer() else x
         return x
 
-    versions = {tuple(value(r.get(k)) for k in ("cpustudy_version", "cpustudy_commit", "method_version")) for r in runs
-                if r.get("study") in (None, "cpustudy")}
+    versions = {(value(r.get("cpustudy_version")), value(r.get("cpustudy_commit")), value(r.get("method_version")))
+                for r in runs if r.get("study") in (None, "cpustudy")}
     return f"measured by {provenance.versions_text(versions)}" if versions else ""
 
 
@@ -219,20 +219,20 @@ def basis(r: RunRow) -> str | None:
     return f"{'projected from' if r.get('projected') else 'median of'} {n} epoch{'s' if n != 1 else ''}"
 
 
-def error_rows(store: Store) -> list[dict[str, Any]]:
+def error_rows(store: Store) -> list[dict[str, object]]:
     """Failed runs with their whole error: the reason and the tail of the worker's output."""
     return [{"run_id": r["id"], "workload": r["workload"], "build": r["build"], "vcpus": r.get("vcpus"),
              "device": r.get("device"), "created_at": r.get("created_at"), "error": r.get("error") or ""}
             for r in store.runs() if r["status"] == "failed"]
 
 
-def epoch_rows(store: Store) -> list[dict[str, Any]]:
+def epoch_rows(store: Store) -> list[dict[str, object]]:
     return [
         {**{k: e.get(k) for k in EPOCH_COLUMNS}, "warmup": bool(e["warmup"])} for e in store.epochs()
     ]
 
 
-def cell(value: Any) -> str:
+def cell(value: object) -> str:
     """A value as a table or CSV shows it: empty for None, yes/no, 4 significant digits."""
     if value is None:
         return ""
@@ -243,7 +243,7 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def to_csv(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> str:
+def to_csv(rows: Iterable[Mapping[str, object]], columns: Sequence[str]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
@@ -252,5 +252,5 @@ def to_csv(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> str:
     return buf.getvalue()
 
 
-def to_json(rows: Iterable[dict[str, Any]], columns: Sequence[str]) -> str:
+def to_json(rows: Iterable[Mapping[str, object]], columns: Sequence[str]) -> str:
     return json.dumps([{k: row.get(k) for k in columns} for row in rows], indent=2, default=str) + "\n"

@@ -25,12 +25,14 @@ to stored runs (:func:`gpu_suspicions`, for ``cpustudy results``). Standard libr
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from cpustudy.analysis.studies import INTERNAL_STUDIES, SUMMED_STUDIES
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from cpustudy.store.rows import RunRow
 
 IDLE_BELOW = 50.0  # % GPU utilisation
 
@@ -82,21 +84,20 @@ def suspect_column(summary: pd.DataFrame) -> list[str]:
     return out
 
 
-def gpu_suspicions(runs: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+def gpu_suspicions(runs: Sequence[RunRow]) -> dict[int, str]:
     """Run id -> why an ok GPU run cannot be right, judged as reports judge it: against the comparable ok
     CPU runs (not oversubscribed, not the tuner's or the overhead benchmark's) of the same study,
     workload and augmentation."""
-    ok = [r for r in runs if r["status"] == "ok" and r.get("samples_per_s") and not r.get("oversubscribed")
-          and r.get("study") not in INTERNAL_STUDIES]
+    ok = [(r, rate) for r in runs if r["status"] == "ok" and (rate := r.get("samples_per_s"))
+          and not r.get("oversubscribed") and r.get("study") not in INTERNAL_STUDIES]  # each with its rate
     out = {}
-    for g in ok:
+    for g, g_rate in ok:
         if g.get("device") != "gpu":
             continue
-        same = [c for c in ok if c.get("device") != "gpu" and c.get("vcpus")
+        same = [(c, c_rate, vcpus) for c, c_rate in ok if c.get("device") != "gpu" and (vcpus := c.get("vcpus"))
                 and (c.get("study"), c["workload"], c.get("augment")) == (g.get("study"), g["workload"], g.get("augment"))]
-        faster = {(c.get("build"), c["vcpus"]) for c in same if c["samples_per_s"] > g["samples_per_s"]}
-        reasons = gpu_reasons(g["samples_per_s"], g.get("gpu_utilization"),
-                              [c["samples_per_s"] / c["vcpus"] for c in same], len(faster))
+        faster = {(c.get("build"), vcpus) for c, c_rate, vcpus in same if c_rate > g_rate}
+        reasons = gpu_reasons(g_rate, g.get("gpu_utilization"), [c_rate / vcpus for _, c_rate, vcpus in same], len(faster))
         if reasons:
             out[g["id"]] = "; ".join(reasons)
     return out

@@ -363,7 +363,7 @@ def header_lines(a: Analysis) -> list[str]:
     lines = [
         f"Database: {a.db}; generated {time.strftime('%Y-%m-%d %H:%M %Z')} by cpustudy {__version__} "
         f"({provenance.commit() or 'no commit known'}, method {provenance.METHOD_VERSION}); runs "
-        f"{measured_by(a.runs.to_dict('records')) or 'measured by no cpustudy (imported only)'}.",
+        f"{measured_by(records(a.runs)) or 'measured by no cpustudy (imported only)'}.",
         f"Studies: {', '.join(study_title(s) for s in a.studies)}; {len(a.runs)} finished runs, "
         f"{len(a.summary)} configurations.",
         f"Baseline: {base}.",
