@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Sequence, overload
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from cpustudy.store.rows import EpochRow, RunRow
 
 
 @dataclass(frozen=True)
@@ -34,29 +40,36 @@ class Billed:
         """What a training bills once: the worker's start-up and the first epoch's tracing."""
         return self.tracing_s + self.startup_s
 
-    def seconds(self, epochs: Any) -> Any:
+    @overload
+    def seconds(self, epochs: float) -> float: ...
+
+    @overload
+    def seconds(self, epochs: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...
+
+    def seconds(self, epochs: float | npt.NDArray[np.float64]) -> float | npt.NDArray[np.float64]:
         """The billed seconds of a training of ``epochs`` epochs (a number, or a numpy array of them)."""
         return epochs * self.per_epoch_s + self.once_s
 
     @classmethod
-    def of_run(cls, run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) -> Billed | None:
+    def of_run(cls, run: RunRow, epochs: Sequence[EpochRow]) -> Billed | None:
         """A stored ok run's parts (None: failed, or no full epoch's time). With no timed epoch (the target reached in
         the first), that epoch, tracing and all, stands for every epoch (an overestimate, never an underestimate)."""
         if run.get("status") != "ok":
             return None
         first = next((e for e in epochs if e.get("warmup")), None)
         validation, startup = float(run.get("validation_time_s") or 0.0), startup_s(run)
-        if not run.get("epoch_time_s"):
+        epoch_time = run.get("epoch_time_s")
+        if not epoch_time:
             full = run.get("full_steps_per_epoch")
-            if first is None or len(epochs) != 1 or (full and first.get("steps") and first["steps"] < full):
+            if first is None or len(epochs) != 1 or (full and (steps := first.get("steps")) and steps < full):
                 return None
             return cls(float(first["elapsed_s"]), 0.0, validation, startup)
-        measured = run.get("measured_epoch_time_s") or run["epoch_time_s"]
+        measured = run.get("measured_epoch_time_s") or epoch_time
         tracing = max(0.0, float(first["elapsed_s"]) - float(measured)) if first else 0.0
-        return cls(float(run["epoch_time_s"]), tracing, validation, startup, max(0.0, float(run.get("stall_s") or 0.0)))
+        return cls(float(epoch_time), tracing, validation, startup, max(0.0, float(run.get("stall_s") or 0.0)))
 
 
-def startup_s(run: Mapping[str, Any]) -> float:
+def startup_s(run: RunRow) -> float:
     """A stored run's start-up as a full training bills it. Its data preparation (``software.data_prep``) is put
     right where it is synthetic or learnable: data the worker generated (not loaded from the cache) bills nothing,
     since a training on its real data loads it instead, and generating 60,000 samples can take longer than the
@@ -82,9 +95,10 @@ def startup_s(run: Mapping[str, Any]) -> float:
     return startup
 
 
-def to_target_s(run: Mapping[str, Any], epochs: Sequence[Mapping[str, Any]]) -> float | None:
+def to_target_s(run: RunRow, epochs: Sequence[EpochRow]) -> float | None:
     """What a stored training that reached its target billed, as ``compare`` bills one (None: it did not reach
     it, or it has no parts): its :class:`Billed` at its epochs to the target. The backtest and ``--check`` read it."""
     billed = Billed.of_run(run, epochs) if run.get("target_reached") else None
-    return None if billed is None else float(billed.seconds(run["epochs_to_target"]))
+    n = run.get("epochs_to_target")  # set with target_reached
+    return None if billed is None or n is None else float(billed.seconds(n))
 
