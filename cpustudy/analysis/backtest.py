@@ -24,7 +24,7 @@ import sqlite3
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence, cast
+from typing import TYPE_CHECKING, Callable, Sequence, TypedDict, cast
 
 from cpustudy import identity
 from cpustudy.analysis import totarget
@@ -60,8 +60,27 @@ def _as_it_was(src: Path, keep: set[int], folder: Path) -> Path:
     return out
 
 
+class HeldOut(TypedDict):
+    """A fresh training held against an interval, as ``Store.add_check`` takes it (``kind="held out"``)."""
+    run_id: int
+    machine_id: int | None
+    candidate: str
+    level: float
+    low_s: float
+    high_s: float
+    median_s: float | None
+    billed_s: float
+    inside: bool
+    kind: str
+    stated_session: str | None
+    data_sessions: list[str]
+    later_session: bool
+    stated_at: str | None
+    factor: float | None
+
+
 def held_out(store: Store, *, catalog: Catalog, spot: bool = True, progress: Callable[[str], None] | None = None,
-             skip: set[int] | None = None) -> list[dict[str, Any]]:
+             skip: set[int] | None = None) -> list[HeldOut]:
     """Each fresh training (:func:`fresh_trainings`, those in ``skip`` left out) held against the interval the runs
     stored before it, in other sessions, give for its place, as they stood when the last session of several runs
     before it ended (what a comparison or sweep stated; lone trainings after it, this one's peers, are left out):
@@ -76,7 +95,7 @@ def held_out(store: Store, *, catalog: Catalog, spot: bool = True, progress: Cal
     # each session's first run id orders a statement's session before a training's (sessions measure one at a time;
     # ids never tie where times, stored to the second, do); one that stored no run, strictly by time
     first = {s: min(x["id"] for x in xs) for s, xs in by.items()}
-    out: list[dict[str, Any]] = []
+    out: list[HeldOut] = []
     statements = store.statements()
     with tempfile.TemporaryDirectory(prefix="cpustudy-backtest-") as tmp:
         for i, r in enumerate(fresh):
@@ -137,7 +156,7 @@ def stated(statements: Sequence[StatementRow], run: RunRow,
 
 def _check(run: RunRow, billed: float, candidate: str, level: float, low: float, median: float | None,
            high: float, data_sessions: Sequence[str], session: str, stated_session: str | None = None,
-           factor: float | None = None) -> dict[str, Any]:
+           factor: float | None = None) -> HeldOut:
     """A training that billed ``billed`` seconds held against an interval: one checks row (``kind="held out"``)."""
     return {"run_id": int(run["id"]), "machine_id": run.get("machine_id"), "candidate": candidate, "level": level,
             "low_s": low, "high_s": high, "median_s": median, "billed_s": billed, "inside": low <= billed <= high,
@@ -150,7 +169,7 @@ def _check(run: RunRow, billed: float, candidate: str, level: float, low: float,
 class Outcome:
     """What ``cpustudy backtest`` found: the checks it added, and per machine the backtest and recalibration."""
 
-    added: list[dict[str, Any]]
+    added: list[HeldOut]
     machines: list[tuple[str, totarget.Backtest | None, Inflation]]
 
 

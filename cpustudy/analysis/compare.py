@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -91,7 +91,7 @@ class Decision:
     saves_share: float | None = None
     pays_after_trainings: float | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         """For JSON and the statements: every field, the rules as their thresholds."""
         return {**asdict(self), "rules": self.rules.as_dict()}
 
@@ -125,7 +125,7 @@ class CandidateResult:
     p_best: float | None = None  # P(lowest expected cost); sums to 1 over the candidates with figures
     regret: float | None = None  # expected relative regret of choosing it
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
 

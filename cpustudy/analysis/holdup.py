@@ -24,7 +24,7 @@ import contextlib
 import math
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence, SupportsFloat, SupportsIndex
 
 import pandas as pd
 
@@ -70,7 +70,7 @@ def judging(p: Family) -> Iterator[Family]:
         _PAGE.reset(token)
 
 
-def page(noise: stats.Noise, state_all: Callable[[], Any], alpha: float = stats.ALPHA,
+def page(noise: stats.Noise, state_all: Callable[[], object], alpha: float = stats.ALPHA,
          references: tuple[Block, ...] = ()) -> Family:
     """The page on which everything ``state_all`` states is judged together: it is run once to collect the
     p-values of its comparisons, and the returned page holds their Benjamini-Hochberg threshold (the
@@ -93,7 +93,7 @@ def rule_sentence(p: Family) -> str:
             f"machine's {p.noise.line}; the rest are marked inconclusive")
 
 
-def busy_reason(machine_state: str | Mapping[str, Any] | None) -> str:
+def busy_reason(machine_state: str | Mapping[str, object] | None) -> str:
     """Why a run's machine was busy when it started (empty when quiet or not recorded)."""
     parsed = state.parsed(machine_state)
     busy = state.busy_share(parsed)
@@ -103,7 +103,9 @@ def busy_reason(machine_state: str | Mapping[str, Any] | None) -> str:
     return f"busy: other processes used {busy[0]:.0f} % of a CPU ({busy[1]}; load average {load[0]:.1f})"
 
 
-def _num(v: Any) -> float:
+def _num(v: object) -> float:
+    if not isinstance(v, (SupportsFloat, SupportsIndex, str, bytes, bytearray)):
+        return math.nan  # what float() refuses with a TypeError
     try:
         f = float(v)
     except (TypeError, ValueError):

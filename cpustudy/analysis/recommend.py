@@ -11,7 +11,6 @@ Runs trained to the target are answered from ``compare``'s combination instead, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import pandas as pd
 
@@ -156,7 +155,7 @@ def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, bu
     return rec
 
 
-def as_rows(rec: Recommendation) -> list[dict[str, Any]]:
+def as_rows(rec: Recommendation) -> list[dict[str, object]]:
     return [{"choice": c.role, "configuration": c.config, "time_s": round(c.time_s, 1),
              "time_range_s": f"{c.low_s:.0f}-{c.high_s:.0f} ({c.range_is})" if c.n_runs > 1 or "interval" in c.range_is
              else "single run",
