@@ -17,7 +17,7 @@ time x rate.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Mapping, Protocol
 
 import pandas as pd
 
@@ -34,7 +34,35 @@ PRICE_COLUMNS = ("instance", "region", "price_usd_per_hour", "price_kind", "pric
                  "price_as_of", "price_origin", "priced_by", "priced_vcpus")
 
 
-def _run_facts(summary_row: Any, runs: dict[int, Any]) -> tuple[str, list[Any], dict[str, Any], float | None]:
+class _SummaryTuple(Protocol):
+    """What pricing reads of a summary row (``frames.rows``): the runs it was made of."""
+
+    @property
+    def run_ids(self) -> list[int]: ...
+
+
+class _RunTuple(Protocol):
+    """What pricing reads of a run's row (``frames.rows`` of ``load_runs``): its texts, and the row as a dict; its
+    cloud resources, instance, zone and peak memory where the frame has them (read with ``getattr``)."""
+
+    @property
+    def software(self) -> object: ...
+
+    @property
+    def settings(self) -> object: ...
+
+    @property
+    def cpu_model(self) -> object: ...
+
+    def _asdict(self) -> dict[str, object]: ...
+
+
+#: Where a cloud run ran: the resources its job carried (or, where they cannot be read, its instance type), its zone.
+Where = tuple[prices.Resources | str, object]
+
+
+def _run_facts(summary_row: _SummaryTuple, runs: Mapping[int, _RunTuple]) -> tuple[str, list[Where], Mapping[str, object],
+                                                                               float | None]:
     """A summary row's runs (by its ``run_ids``: the summary's own grouping, no key of this module's): their software
     text (where a GPU's name is read), the resources each cloud run ran on (``prices.Resources``) with its zone, the
     first run's machine, and the memory an instance needs for them (``prices.memory_need_gib`` of the largest peak)."""
@@ -42,18 +70,22 @@ def _run_facts(summary_row: Any, runs: dict[int, Any]) -> tuple[str, list[Any], 
     text = " ".join(str(x or "") for r in mine for x in (r.software, r.settings, r.cpu_model))
     clouds = [(getattr(r, "cloud_resources", None), getattr(r, "cloud_instance", None), getattr(r, "cloud_zone", None))
               for r in mine]
-    where = [(res if isinstance(res, prices.Resources) else inst, zone) for res, inst, zone in clouds
-             if isinstance(res, prices.Resources) or isinstance(inst, str)]  # None: its record is unreadable
+    where: list[Where] = []
+    for res, inst, zone in clouds:
+        if isinstance(res, prices.Resources):
+            where.append((res, zone))
+        elif isinstance(inst, str):  # its resources unreadable: its instance type
+            where.append((inst, zone))  # neither (None): its record is unreadable
     needs = [n for n in (prices.memory_need_gib(getattr(r, "peak_rss_bytes", None)) for r in mine) if n is not None]
     return text, where, prices.machine_of(mine[0]._asdict()) if mine else {}, max(needs) if needs else None
 
 
-def _threads_per_core(machine: dict[str, Any]) -> int | None:
+def _threads_per_core(machine: Mapping[str, object]) -> int | None:
     tpc = machine.get("threads_per_core")
     return tpc if isinstance(tpc, int) and tpc > 0 else None
 
 
-def _cloud_price(catalog: prices.Catalog, where: list[Any]) -> tuple[prices.Price | None, str]:
+def _cloud_price(catalog: prices.Catalog, where: list[Where]) -> tuple[prices.Price | None, str]:
     """A configuration measured in cloud jobs: priced as the resources its job carried (the plan's own:
     the VM and its accelerators), in the region it ran in; the zone is named."""
     distinct = sorted({(r, z) for r, z in where}, key=str)
@@ -69,7 +101,7 @@ def _cloud_price(catalog: prices.Catalog, where: list[Any]) -> tuple[prices.Pric
     return price, note
 
 
-def _gpu_price(catalog: prices.Catalog, s: Any, text: str, *, family: str, region: str | None,
+def _gpu_price(catalog: prices.Catalog, study_name: str, text: str, *, family: str, region: str | None,
                gpu_instance: str | None) -> tuple[prices.Price | None, str]:
     """A GPU configuration measured elsewhere: ``--gpu-instance``, or the single-GPU instance of the
     family's provider whose accelerator the run's software report names."""
@@ -81,14 +113,14 @@ def _gpu_price(catalog: prices.Catalog, s: Any, text: str, *, family: str, regio
     if price is None:
         what = f"a {acc}" if acc else "which GPU"
         raise UserError(
-            f"cannot price the GPU runs of {s.study}: the catalog has no single-GPU {provider} "
+            f"cannot price the GPU runs of {study_name}: the catalog has no single-GPU {provider} "
             f"instance for {what}" if acc else
-            f"cannot tell which GPU the {s.study} GPU runs used: pass --gpu-instance "
+            f"cannot tell which GPU the {study_name} GPU runs used: pass --gpu-instance "
             "PROVIDER:INSTANCE_TYPE (e.g. gcp:g2-standard-4 for one L4)")
     return price, f"GPU {acc} (from the run's software report) priced as {price.instance_type}"
 
 
-def _priced(price: prices.Price, note: str, *, spot: bool, own: str | None, by: str) -> dict[str, Any]:
+def _priced(price: prices.Price, note: str, *, spot: bool, own: str | None, by: str) -> dict[str, object]:
     """One configuration's price columns on the report's basis, or why it has none on it."""
     q = prices.quote(price, spot=spot, own_pricing_of=own)
     if q is None:  # one basis per report: no rate on it means unpriced, not the other basis's rate
@@ -107,7 +139,7 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
     asked = family
     family = family or prices.DEFAULT_FAMILY
     by_id = {int(r.id): r for r in rows(runs, index=False)}
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     for s in rows(summary, index=False):
         own = study(s.study).pricing
         vcpus = vcpus_int(s.vcpus)
@@ -118,7 +150,7 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
             price, note = _cloud_price(catalog, where)
         elif s.device == "gpu":
             price, note = (catalog.instance(own["gpu"]), "") if own else _gpu_price(
-                catalog, s, text, family=family, region=region, gpu_instance=gpu_instance)
+                catalog, s.study, text, family=family, region=region, gpu_instance=gpu_instance)
         elif vcpus is None:
             price, note = None, "vCPUs unknown: not priced"
         elif own:
