@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Sequence, TypedDict
 
 import pandas as pd
 
@@ -113,7 +113,17 @@ def _column(g: pd.DataFrame, name: str) -> pd.Series:
     return pd.to_numeric(g[name], errors="coerce") if name in g else pd.Series(math.nan, index=g.index)
 
 
-def _efficiency(g: pd.DataFrame) -> dict[str, Any]:
+class _Efficiency(TypedDict):
+    """A configuration's achieved rate against its peaks, and whether a run's epochs varied (``_efficiency``)."""
+    gflops_per_s: float
+    peak_gflops: float
+    pct_of_peak: float
+    isa_peak_gflops: float
+    within_run_iqr_s: float
+    unstable: bool
+
+
+def _efficiency(g: pd.DataFrame) -> _Efficiency:
     """Achieved training GFLOP/s (analytic FLOPs x samples/s), the measured FP32 peak at the same
     threads, the share of it, and whether any run's timed epochs varied by more than 5 % (CV)."""
     achieved = _column(g, "samples_per_s") * _column(g, "flops_per_sample") / 1e9
@@ -139,14 +149,24 @@ def _efficiency(g: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def target_text(target: Any, accuracy: Any) -> str:
+def target_text(target: object, accuracy: float) -> str:
     """A target as reports name it: ``validation accuracy 0.9`` for ``--target-accuracy``, else its text."""
     if isinstance(target, str) and target:
         return target
     return f"validation accuracy {float(accuracy):g}"
 
 
-def _billed(g: pd.DataFrame) -> dict[str, Any]:
+class _Bills(TypedDict):
+    """A configuration's training times' range and its billed seconds (``_billed``)."""
+    time_min: float
+    time_max: float
+    billed_s: float
+    billed_min_s: float
+    billed_max_s: float
+    run_bills: tuple[float, ...]
+
+
+def _billed(g: pd.DataFrame) -> _Bills:
     """The runs' training times' range, and a full training's billed seconds (each run's ``billed_s``): median
     and range."""
     billed = _column(g, "billed_s")
@@ -155,7 +175,21 @@ def _billed(g: pd.DataFrame) -> dict[str, Any]:
             "billed_max_s": float(billed.max()), "run_bills": tuple(float(x) for x in billed.dropna())}
 
 
-def _target(g: pd.DataFrame) -> dict[str, Any]:
+class _ToTarget(TypedDict):
+    """A configuration's time to its target (``_target``): NaN where no run reached one."""
+    target_accuracy: float
+    target: str | None
+    target_runs: int
+    target_reached_runs: int
+    epochs_to_target: float
+    time_to_target_s: float
+    target_time_min: float
+    target_time_max: float
+    target_times: tuple[float, ...]
+    training_to_target_s: float
+
+
+def _target(g: pd.DataFrame) -> _ToTarget:
     """Time to a target accuracy: the target, how many runs reached it, and the median epochs and billed time
     (:class:`~cpustudy.analysis.billed.Billed`) of those that did (NaN when none did, or when no run had a target)."""
     target = _column(g, "target_accuracy")
