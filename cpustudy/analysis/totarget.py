@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
 
 from cpustudy import identity, precision, prices
 from cpustudy.analysis import compare as combo
@@ -23,13 +23,20 @@ from cpustudy.store.rows import EpochRow, RunRow
 
 if TYPE_CHECKING:
     from cpustudy.analysis.projection import ProjectionError
-    from cpustudy.cloud.targets import CloudTarget
     from cpustudy.targets import Target
     from cpustudy.prices import Catalog, Price
     from cpustudy.store import Store
 
 #: The fewest training steps a speed probe's epoch may have (the projection was calibrated from 100).
 MIN_PROBE_STEPS = 100
+
+
+class Rented(Protocol):
+    """A cloud candidate's place as the analysis reads it: the catalog row that prices it (``cloud.targets.CloudTarget``;
+    the analysis does not import cloud/, which sits above it)."""
+
+    @property
+    def price(self) -> Price: ...
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,7 @@ class Candidate:
     build: str
     vcpus: int | None = None
     device: str = "cpu"
-    target: CloudTarget | None = None  # cloud: where it runs
+    target: Rented | None = None  # cloud: where it runs (a ``cloud.targets.CloudTarget``)
     machine: str | None = None  # stored: the machine's fingerprint
     instance: str | None = None  # cloud: ``CLOUD:INSTANCE_TYPE`` as its runs record it
 
