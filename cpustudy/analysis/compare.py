@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from cpustudy.analysis.billed import Billed
 from cpustudy.analysis.model import EPOCH_PRIOR, CandidateInput, Group, Model, SeedResult, SpeedSample
@@ -241,7 +242,7 @@ def speed_sample(run: RunRow, epochs: Sequence[EpochRow]) -> SpeedSample | None:
                                                                               run.get("projected")), session_of(run))
 
 
-def _interval(values: np.ndarray, level: float) -> tuple[float | None, float | None, float | None]:
+def _interval(values: npt.NDArray[np.float64], level: float) -> tuple[float | None, float | None, float | None]:
     """Median and the central ``level`` interval; a bound past every finite draw (seeds that never
     reached) is None."""
     tail = 50.0 * (1 - level)

@@ -370,7 +370,7 @@ def add_configuration(df: pd.DataFrame) -> None:
     df["series"] = [f"{b}{'+' + t if t else ''}{p}" for b, t, p in zip(df["recipe"], unbatched, at)]
 
 
-def outdated(df: pd.DataFrame) -> pd.Series:
+def outdated(df: pd.DataFrame) -> pd.Series[bool]:
     """Runs of an earlier version of their workload (its model, data generator or FLOPs changed since):
     not comparable with runs of the current one (imported studies ran their own models: never)."""
     current = [getattr(workload_info(str(w)), "version", None) for w in df["workload_base"]]
@@ -380,7 +380,7 @@ def outdated(df: pd.DataFrame) -> pd.Series:
     return (pd.Series(old, index=df.index, dtype=bool) | edited_model(df)) & ~df["study"].isin(IMPORTED_STUDIES)
 
 
-def edited_model(df: pd.DataFrame) -> pd.Series:
+def edited_model(df: pd.DataFrame) -> pd.Series[bool]:
     """Runs of a model file whose content has changed since (its name's newest run has another hash):
     an edited model is never pooled with its earlier runs."""
     if "model_hash" not in df or df["model_hash"].isna().all():

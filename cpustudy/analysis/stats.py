@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats as sps
 
 #: The smallest difference ever stated as a finding: 5 % (a ratio of 1.05 either way).
@@ -147,12 +148,12 @@ NO_PRIOR = Noise(within=0.0, df=0.0, between=0.0, source="the samples alone")
 DEFAULT_NOISE = Noise(within=0.08, df=4.0, between=0.05, source="cpustudy's default: measured on 2-core VMs")
 
 
-def _clean(values: Iterable[float]) -> np.ndarray:
+def _clean(values: Iterable[float]) -> npt.NDArray[np.float64]:
     x = np.asarray([float(v) for v in values], dtype=float)
     return x[np.isfinite(x) & (x > 0)]
 
 
-def moderated(logs: np.ndarray, noise: Noise) -> tuple[float, float]:
+def moderated(logs: npt.NDArray[np.float64], noise: Noise) -> tuple[float, float]:
     """(variance, degrees of freedom) of one side's log values, its own spread pooled with the prior's."""
     n = len(logs)
     ss = float(np.sum((logs - logs.mean()) ** 2)) if n > 1 else 0.0
