@@ -45,7 +45,7 @@ from cpustudy.store.rows import MachineRow, RunRow
 from cpustudy.workloads import Workload
 
 if TYPE_CHECKING:
-    from cpustudy.cloud.targets import CloudTarget
+    from cpustudy.prices.model import Price
     from cpustudy.targets import Target
 
 PROBE_EPOCHS = 2  # the first (tracing) is warm-up; the second is timed
@@ -58,7 +58,22 @@ class CloudTargets(Protocol):
     @property
     def CLOUDS(self) -> tuple[str, ...]: ...
 
-    def one(self, item: str, catalog: Catalog, region: str | None, flag: str = ...) -> CloudTarget: ...
+    def one(self, item: str, catalog: Catalog, region: str | None, flag: str = ...) -> CloudPlace: ...
+
+
+class CloudPlace(Protocol):
+    """A cloud candidate's place as read (``cloud.targets.CloudTarget``): what names, sizes and prices it."""
+
+    @property
+    def cloud(self) -> str: ...
+    @property
+    def instance_type(self) -> str: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def vcpus(self) -> int: ...
+    @property
+    def price(self) -> Price: ...
 
 
 @dataclass(frozen=True)

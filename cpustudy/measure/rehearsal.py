@@ -23,7 +23,7 @@ import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol, Sequence, TypedDict
+from typing import Callable, Iterator, Protocol, Sequence, TypedDict
 
 import numpy as np
 
@@ -36,6 +36,7 @@ from cpustudy.measure.compare import CompareRequest, Planned, plan_compare
 from cpustudy.measure.execute import Measurer
 from cpustudy.measure.spec import Host
 from cpustudy.rules import RULES, Rules
+from cpustudy.worker import protocol
 from cpustudy.worker.protocol import RunConfig
 
 #: The recorded worker events a simulated run's software, data and model events are played from: what one real
@@ -322,7 +323,7 @@ def _check_covers(scenario: Scenario, plans: Sequence[Planned], labels: dict[tup
                         "setting's \"epochs\" under \"settings\"")
 
 
-def _trial(plan: race.Race, world: World, template: Any, rules: Rules, rng: np.random.Generator) -> Trial:
+def _trial(plan: race.Race, world: World, template: list[protocol.Event], rules: Rules, rng: np.random.Generator) -> Trial:
     sc = world.scenario
     target = float(plan.request.target or 0.0)  # a validation accuracy: checked in rehearse
     sim = replay.Simulated(replay.Scenario(
