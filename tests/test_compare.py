@@ -10,6 +10,7 @@ import pytest
 
 from cpustudy.analysis.billed import Billed
 from cpustudy.analysis import compare as combo
+from cpustudy.analysis.holdup import busy_reason
 from cpustudy.decision import policy
 from cpustudy.measure import race, replay
 from cpustudy.store import Store
@@ -176,6 +177,11 @@ def test_compare_measures_seeds_and_speed_combines_them_and_resumes(run_cli, tmp
     r = run_cli(*args)
     assert r.code == 0, r.err
     out = json.loads(r.out)
+    with Store.read(db) as store:
+        runs = store.runs()
+    busy = sum(1 for x in runs if busy_reason(x["machine_state"]))
+    if busy == len(runs):  # a shared machine under load: compare leaves every such run out, and has no figures
+        pytest.skip(f"all {busy} runs started while other processes kept this machine busy; run the test alone")
     here, cloud = out["candidates"]
     assert here["candidate"] == "here:1" and cloud["candidate"] == "gcp:n2-highcpu-2"
     assert [s["seed"] for s in out["seeds"]] == [1, 2] and all(s["reached"] for s in out["seeds"])
@@ -188,14 +194,14 @@ def test_compare_measures_seeds_and_speed_combines_them_and_resumes(run_cli, tmp
     assert cloud["speed_runs"] == 0 and cloud["time_to_target_s"] is None and cloud["p_cheapest"] is None
     assert any(n.startswith("gcp:n2-highcpu-2: no speed measured yet: launch the probe plan") for n in out["notes"])
     assert (plan / "plan.json").is_file() and out["probe_cost_usd"] > 0
-    with Store.read(db) as store:
-        runs = store.runs()
     conv = [x for x in runs if x["target_accuracy"] == 0.5]
     probes = [x for x in runs if x["steps_per_epoch"] == 100]
     assert len(conv) == 2 and {x["seed"] for x in conv} == {1, 2}
     assert len(probes) == 1  # 3 repeats asked: the 2 convergence runs at 1 vCPU count
     assert all(x["status"] == "ok" for x in runs)
-    assert here["speed_runs"] == 3
+    # the three are speed samples, but for any measured while other processes kept the machine busy (a shared
+    # runner), which every comparison leaves out
+    assert here["speed_runs"] == 3 - busy
     r2 = run_cli(*args)
     assert r2.code == 0, r2.err
     with Store.read(db) as store:
