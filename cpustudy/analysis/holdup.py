@@ -292,7 +292,7 @@ def compare_samples(a: Sequence[float], b: Sequence[float], *, sessions_a: Seque
         return judge(a, b, same_session=same, reference=reference)
 
 
-def period_of(runs: pd.DataFrame) -> pd.Series:
+def period_of(runs: pd.DataFrame) -> pd.Series[str]:
     """Each run's measuring period (:func:`cpustudy.analysis.runs.periods` of its stored session), or its sweep
     (:func:`sweeps`) where it stored no session."""
     sweep = sweeps(runs)
@@ -304,7 +304,7 @@ def period_of(runs: pd.DataFrame) -> pd.Series:
 SWEEP_GAP_S = 20 * 60
 
 
-def sweeps(runs: pd.DataFrame) -> pd.Series:
+def sweeps(runs: pd.DataFrame) -> pd.Series[str]:
     """Which sweep each run belongs to: the measuring session that stored it (one ``sweep``, ``run`` or
     ``compare`` call, kept in its settings); for runs stored before sessions were kept, per machine, a new
     sweep begins where the machine measured nothing for ``SWEEP_GAP_S``."""

@@ -43,10 +43,14 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 from scipy.special import ndtr
 
 from cpustudy.analysis.billed import Billed
 from cpustudy.analysis.stats import Components, Noise
+
+#: Draws of a figure, one a draw.
+Floats = npt.NDArray[np.float64]
 
 #: No new training takes more than 100x a measured one (a Student-t's far tail).
 _CAP = math.log(100.0)
@@ -123,8 +127,8 @@ class EpochDraws:
     """A setting's epochs per draw: ``mean`` billed over new seeds (a seed never reaching the target billed to the
     cap), ``new`` one new seed (inf: never reached), ``note`` why no interval can be stated (or "")."""
 
-    mean: np.ndarray
-    new: np.ndarray
+    mean: Floats
+    new: Floats
     note: str = ""
 
     @property
@@ -149,7 +153,7 @@ def _period_keys(samples: Sequence[SpeedSample]) -> dict[str, tuple[int, int]]:
     return {p: (run, sorted(q for q in first if first[q] == run).index(p)) for p, run in first.items()}
 
 
-def _sigma2(ss: float, df: float, rng: np.random.Generator, draws: int) -> np.ndarray:
+def _sigma2(ss: float, df: float, rng: np.random.Generator, draws: int) -> Floats:
     """Draws of a variance from its scaled inverse-chi-square posterior (sum of squares ``ss`` over ``df``)."""
     return ss / rng.chisquare(df, draws)
 
@@ -220,7 +224,7 @@ def _by_log_epochs(seeds: Sequence[SeedResult], draws: int, rng: np.random.Gener
     return EpochDraws(_mean_whole_epochs(seeds, draws, rng), new, note)
 
 
-def _mean_whole_epochs(seeds: Sequence[SeedResult], draws: int, rng: np.random.Generator) -> np.ndarray:
+def _mean_whole_epochs(seeds: Sequence[SeedResult], draws: int, rng: np.random.Generator) -> Floats:
     """Draws of a setting's mean epochs where the margins cannot tell: the share of new seeds needing each whole
     number of epochs, from one fewer than the fewest seen to one more than the most (at least 1, at most the cap),
     drawn from its Dirichlet posterior (each seen count plus one half). Epochs are few small whole numbers: two seeds
@@ -240,13 +244,13 @@ class Fitted:
 
     label: str
     input: CandidateInput
-    mean_log: np.ndarray
-    new_s: np.ndarray
+    mean_log: Floats
+    new_s: Floats
     runs_var: float
     note: str = ""
 
 
-def _period_means(samples: Sequence[SpeedSample], epochs: np.ndarray) -> tuple[np.ndarray, list[list[int]], np.ndarray]:
+def _period_means(samples: Sequence[SpeedSample], epochs: Floats) -> tuple[Floats, list[list[int]], Floats]:
     """The runs' log billed times at ``epochs`` (draws x runs), the runs grouped by period (``SpeedSample.session``)
     and each period's mean (draws x periods)."""
     logs = np.log(np.stack([s.billed.seconds(epochs) for s in samples], axis=1))
@@ -257,8 +261,8 @@ def _period_means(samples: Sequence[SpeedSample], epochs: np.ndarray) -> tuple[n
     return logs, groups, np.stack([logs[:, g].mean(axis=1) for g in groups], axis=1)
 
 
-def _offsets(samples: Sequence[SpeedSample], at_mean: tuple[np.ndarray, list[list[int]], np.ndarray],
-             comps: Components, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float, str]:
+def _offsets(samples: Sequence[SpeedSample], at_mean: tuple[Floats, list[list[int]], Floats],
+             comps: Components, draws: int, rng: np.random.Generator) -> tuple[Floats, Floats, float, str]:
     """The candidate's own random parts per draw: (what is unknown of its effect beyond the shared shifts, one new
     training's own deviation, the run-noise share of the first's variance, note). ``at_mean``: its runs at the
     setting's mean epochs (:func:`_period_means`)."""
@@ -338,7 +342,7 @@ class Model:
                 self.fitted[c.candidate] = Fitted(g.label, c, mean_log, np.where(finite, np.exp(new_log), np.inf),
                                                   runs_var, "; ".join(x for x in (ep.note, note) if x))
 
-    def _shifts(self, groups: Sequence[Group], rng_seed: int) -> dict[str, np.ndarray]:
+    def _shifts(self, groups: Sequence[Group], rng_seed: int) -> dict[str, Floats]:
         """Per period, draws of its shift of the machine (log; shared by every candidate measured in it). A candidate
         measured in two or more periods (the most; ties: the most runs) is the reference: its period means less their
         mean are the shifts, known to its run noise and its own move in each period (so a contrast across periods is
@@ -371,15 +375,15 @@ class Model:
         """Whether every candidate with figures is priced: then costs are in USD, else in seconds."""
         return all(self.rate(n) is not None for n in self.fitted)
 
-    def mean_cost(self) -> dict[str, np.ndarray]:
+    def mean_cost(self) -> dict[str, Floats]:
         """Per candidate with figures, draws of its expected cost of one training (USD where every candidate is
         priced, else s): what the decision weighs."""
         return {n: np.exp(f.mean_log) * (self.rate(n) or 0.0 if self.priced else 1.0) for n, f in self.fitted.items()}
 
-    def mean_time(self) -> dict[str, np.ndarray]:
+    def mean_time(self) -> dict[str, Floats]:
         return {n: np.exp(f.mean_log) for n, f in self.fitted.items()}
 
-    def p_lowest(self, costs: Mapping[str, np.ndarray]) -> dict[str, float]:
+    def p_lowest(self, costs: Mapping[str, Floats]) -> dict[str, float]:
         """Per candidate, the share of draws in which it costs least (ties shared; draws where none is finite count
         for none)."""
         if not costs:

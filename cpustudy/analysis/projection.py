@@ -183,7 +183,7 @@ def stall_note(runs: pd.DataFrame) -> str | None:
             f"as stall_s in `cpustudy results`: {why}")
 
 
-def contended_runs(runs: pd.DataFrame) -> pd.Series:
+def contended_runs(runs: pd.DataFrame) -> pd.Series[bool]:
     """Per run, whether it was contended (``state.contended``): its threads waited for a CPU notably more of
     the time inside its steps than the other runs of its configuration on its machine, and its epochs were
     slower than theirs. A run with no other run of its configuration is not judged."""
@@ -216,7 +216,7 @@ def contention_note(runs: pd.DataFrame) -> str | None:
             "or their own threads did. Measure them again")
 
 
-def superseded(runs: pd.DataFrame) -> pd.Series:
+def superseded(runs: pd.DataFrame) -> pd.Series[bool]:
     """Projected runs with a full-epoch twin (the same identity ``speed`` group: setting, device, build, vCPUs and
     place): the full epochs are the measurement, so the projections are only checked against them, never pooled
     with them. A full run of another batch size, precision or validation supersedes nothing."""
@@ -227,6 +227,6 @@ def superseded(runs: pd.DataFrame) -> pd.Series:
     return capped & keys.isin(set(keys[~capped]))
 
 
-def _capped(runs: pd.DataFrame) -> pd.Series:
+def _capped(runs: pd.DataFrame) -> pd.Series[bool]:
     """Whether each run's epoch time is projected from capped epochs (the others trained whole ones)."""
     return runs["projected"].fillna(0).astype(bool)

@@ -98,7 +98,7 @@ class Analysis:
 # -- summary -----------------------------------------------------------------------------------------
 
 
-def _iqr(x: pd.Series) -> float:
+def _iqr(x: pd.Series[float]) -> float:
     x = x.dropna()
     if len(x) < 2:
         return 0.0 if len(x) == 1 else math.nan
@@ -109,7 +109,7 @@ def _join(x: pd.Series) -> str:
     return "; ".join(str(v) for v in dict.fromkeys(v for v in x if v is not None and not pd.isna(v)))
 
 
-def _column(g: pd.DataFrame, name: str) -> pd.Series:
+def _column(g: pd.DataFrame, name: str) -> pd.Series[float]:
     return pd.to_numeric(g[name], errors="coerce") if name in g else pd.Series(math.nan, index=g.index)
 
 
@@ -491,7 +491,7 @@ def front_of(points: Sequence[tuple[float | None, float | None]]) -> list[bool]:
             and not dominated(float(t), float(c)) for t, c in points]
 
 
-def pareto_front(df: pd.DataFrame, x: str = "total_time_s", y: str = "cost_usd") -> pd.Series:
+def pareto_front(df: pd.DataFrame, x: str = "total_time_s", y: str = "cost_usd") -> pd.Series[bool]:
     """Per configuration, whether it is on the Pareto front of ``x`` and ``y`` (:func:`front_of`: ties kept)."""
     points = [(None if pd.isna(a) else float(a), None if pd.isna(b) else float(b)) for a, b in zip(df[x], df[y])]
     return pd.Series(front_of(points), index=df.index, dtype=bool)
