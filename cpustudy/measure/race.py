@@ -9,7 +9,8 @@ every candidate's training from its own setting's seeds.
 :func:`measure` runs one comparison, resuming from what is stored:
 
 1. whether deciding can pay at all before anything is measured (``policy.before_measuring``: over ``--trainings``
-   trainings, against a first round of one training a setting); where it cannot, the default is the answer;
+   trainings, against the trainings of round 1: one a setting in a race, one setting's planned seeds); where it
+   cannot, the default is the answer;
 2. round 1 (:func:`first_round`): the first seed of every setting (one setting: its ``--seeds`` planned seeds) and
    the speed probes of every local candidate, the settings in a random order (fixed by ``--first-seed``) and
    interleaved, so that no setting is confounded with the machine's drift over minutes; with ``--max-trainings 0``
@@ -161,7 +162,7 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
         label_of = partial(_label_of, race)
         fresh = all(pending(store, p.convergence) == p.convergence for p in race.plans)
         stop = None if req.fixed_plan or not fresh else before_measuring(
-            float(len(entries)), single.default_of(entries), rules)
+            float(sum(_first_seeds(race, p) for p in race.plans)), single.default_of(entries), rules)
         if stop is not None:
             say(f"compare: {stop.why}")
             return nothing_measured(race, stop, rules)
