@@ -16,7 +16,7 @@ import json
 import statistics
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Protocol, Sequence, TypeVar, Unpack, cast
+from typing import Callable, Iterable, Mapping, Protocol, Sequence, TypeVar, Unpack
 
 from cpustudy import precision
 from cpustudy.analysis.billed import to_target_s
@@ -283,6 +283,7 @@ def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, object]]
     for (w, b, v, bs, p, _), rs in groups.items():
         ok = [r for r in rs if r["status"] == "ok"]
         times = [t for r in ok if (t := r["epoch_time_s"])]
+        rates = [x for r in ok if (x := r["samples_per_s"]) is not None]
         row: dict[str, object] = {"workload": w, "build": b, "vcpus": v}
         if several:
             row.update(batch_size=bs, precision=p)
@@ -290,7 +291,7 @@ def summary_rows(store: Store, cells: Sequence[Cell]) -> list[dict[str, object]]
             "ok": len(ok), "failed": len([r for r in rs if r["status"] == "failed" and not interrupted(r)]),
             "epoch_time_s": statistics.median(times) if times else None,
             "spread_s": (max(times) - min(times)) if len(times) > 1 else None,
-            "samples_per_s": statistics.median(cast(float, r["samples_per_s"]) for r in ok) if ok else None,  # None: raises
+            "samples_per_s": statistics.median(rates) if rates else None,
             "projected": any(r["projected"] for r in ok),
         })
         reached = [r for r in ok if r.get("target_reached")]
