@@ -641,13 +641,8 @@ def measure_cells(m: Measuring, work: Sequence[tuple[str, Cell]], stage: str = "
 SeedCell = Callable[[str, "Planned", Comparison], tuple[Cell, str]]
 
 
-def _another_seed(label: str, p: Planned, comparison: Comparison) -> tuple[Cell, str]:
-    return p.another_seed(), ""
-
-
 def decide(entries: Sequence[tuple[str, Planned]], m: Measuring, comparison: Comparison,
-           combine: Callable[[], Comparison], seed_cell: SeedCell = _another_seed,
-           label_of: Callable[[Cell], str] = lambda cell: "") -> Comparison:
+           combine: Callable[[], Comparison], seed_cell: SeedCell, label_of: Callable[[Cell], str]) -> Comparison:
     """The one loop that measures a comparison to its decision, single setting (one entry, label "") or raced
     (one entry per setting): after what was planned, one measurement at a time, the one the policy
     (:func:`cpustudy.decision.policy.next_step`) says is worth the most, until it says the decision is made
