@@ -512,3 +512,19 @@ def test_a_bad_scenario_is_one_line_and_exit_2(run_cli, tmp_path, scenario, says
     f.write_text(scenario if isinstance(scenario, str) else json.dumps(scenario))
     r = _rehearse(run_cli, tmp_path, str(f))
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and says in r.err, r.err
+
+
+def test_a_rehearsal_scores_a_tie_shared_as_p_lowest_shares_it():
+    # two identical candidates: either choice is one of two truly best; P(lowest) states about 0.5 for it, and the
+    # truth it is scored against must also sum to 1 over the candidates (counted whole, 0.5 would read as 1.0)
+    from cpustudy.measure import rehearsal
+    from cpustudy.rules import RULES
+
+    tie = {"trial": 0, "stop": "not worth it", "choice": "a", "stated_regret": 0.03, "unit": "s", "deciding_s": 1.0,
+           "same": ["a"], "deciding_trainings": 1.0, "truly_best": ["a", "b"], "realised_regret": 0.0, "p_best": 0.55}
+    alone = {**tie, "trial": 1, "choice": "b", "truly_best": ["b"], "p_best": 0.5}
+    wrong = {**tie, "trial": 2, "truly_best": ["b"], "realised_regret": 0.1}
+    assert [rehearsal.best_share(t) for t in (tie, alone, wrong)] == [0.5, 1.0, 0.0]
+    s = rehearsal.summary([tie, alone, wrong], RULES)
+    assert s["choice_truly_best"] == 0.5
+    assert [(b["trials"], b["truly_best"]) for b in s["p_best_bins"]] == [(3, 0.5)]

@@ -372,7 +372,7 @@ def _answer(comparison: Comparison, plan: race.Race, world: World, rng: np.rando
                            "stated_regret": d.expected_regret if d else None, "unit": "USD" if priced else "s",
                            "deciding_s": d.cost.seconds if d else None, "same": d.same if d else [],
                            "deciding_trainings": d.cost.trainings if d else None,
-                           "truly_best": sorted(n for n, v in true.items() if v <= best * (1 + 1e-9))}  # ties: all
+                           "truly_best": sorted(n for n, v in true.items() if v <= best * (1 + 1e-9))}  # ties: all (best_share)
     if d and d.default in true:
         row["default_regret"] = (true[d.default] - best) / best
     if choice in true:
@@ -402,7 +402,7 @@ def summary(rows: Sequence[Trial], rules: Rules) -> Summary:
         "decided_over_twice_regret": mean([r["realised_regret"] > 2 * rules.regret for r in decided]),
         "mean_p_best_of_choice": mean([r["p_best"] for r in chosen if r.get("p_best") is not None]),
         "p_best_bins": _bins(chosen),
-        "choice_truly_best": mean([r["choice"] in r["truly_best"] for r in chosen]),
+        "choice_truly_best": mean([best_share(r) for r in chosen]),
         "mean_deciding_s": mean([r["deciding_s"] for r in rows if r["deciding_s"] is not None]),
         "fresh_inside": mean(fresh), "fresh_checked": len(fresh),
         # over rules.trainings trainings, in trainings' time: what measuring cost plus the choice's realised regret,
@@ -421,8 +421,17 @@ def _bins(chosen: Sequence[Trial]) -> list[Bin]:
         xs = [(p, r) for r in chosen if (p := r.get("p_best")) is not None and lo <= p < hi]
         if xs:
             out.append({"low": lo, "high": min(hi, 1.0), "trials": len(xs), "stated": float(np.mean([p for p, _ in xs])),
-                        "truly_best": float(np.mean([r["choice"] in r["truly_best"] for _, r in xs]))})
+                        "truly_best": float(np.mean([best_share(r) for _, r in xs]))})
     return out
+
+
+def best_share(row: Trial) -> float:
+    """How far the trial's choice was truly best, scored as P(lowest expected cost) counts it: 1 where it alone
+    costs least, 1/k where it ties with k - 1 others (identical candidates), 0 otherwise. A probability that sums
+    to 1 over the candidates is scored against a truth that does too: were a tie counted whole for each, two
+    identical candidates stated at 0.5 each would look underconfident by half."""
+    tied = row["truly_best"]
+    return 1.0 / len(tied) if row["choice"] in tied else 0.0
 
 
 def lines(result: Result) -> list[str]:
