@@ -78,13 +78,15 @@ def test_the_race_decides_on_four_settings_in_fewer_trainings_than_every_seed_of
     assert sum(r.p_best for r in out.results) == pytest.approx(1.0)
 
 
-def test_a_race_that_cannot_pay_over_its_trainings_is_not_started_and_names_the_default(tmp_path):
+def test_a_race_that_cannot_pay_over_its_trainings_is_not_started_and_names_the_default(tmp_path, monkeypatch):
     """Four settings, ten trainings to serve: deciding can save at most 3 trainings' time (30 % of each, the rules'
-    assumption) and round 1 alone takes 4: nothing is measured, the default is the answer and the line says what
-    would make measuring pay. With 100 trainings to serve the same race runs."""
+    assumption) and round 1 alone takes 4: nothing is measured (not even which kernels bf16 runs on, a TensorFlow
+    process of its own), the default is the answer and the line says what would make measuring pay. With 100
+    trainings to serve the same race runs."""
     import simloop
 
     from cpustudy.decision import policy
+    from cpustudy.measure import race
     from cpustudy.rules import RULES, Rules
     from cpustudy.store import Store
 
@@ -93,13 +95,17 @@ def test_a_race_that_cannot_pay_over_its_trainings_is_not_started_and_names_the_
     assert policy.before_measuring(2.0, "x", RULES) is None  # two settings: 2 trainings' time can pay
     truth = simloop.Truth({k: 1.7e-4 for k in ("fp32 b64", "fp32 b256", "bf16 b64", "bf16 b256")},
                           {k: (lambda s: 1.5) for k in ("fp32 b64", "fp32 b256", "bf16 b64", "bf16 b256")})
+    read: list[int] = []
+    monkeypatch.setattr(race, "reduced_precision_kernels", lambda *a, **k: read.append(1) or [])
     out, _ = simloop.run(truth, tmp_path / "ten.sqlite", rules=RULES)
+    assert read == [] and out.wall_s > 0  # refused before the kernels are read; its time still said
     d = out.decision.as_dict()
     assert (d["stop"], d["choice"], d["default"]) == ("not worth it", "here:2 fp32 b64", "here:2 fp32 b64")
     assert d["cost"]["seeds"] == 0 and all(r.speed_runs == 0 for r in out.results) and len(out.results) == 4
     with Store.read(tmp_path / "ten.sqlite") as store:
         assert store.runs() == []
     many, _ = simloop.run(truth, tmp_path / "hundred.sqlite", rules=Rules(trainings=100))
+    assert read == [1]  # measured: the kernels read once, before round 1
     assert many.decision.cost.seeds >= 4 and many.decision.stop != "not worth it" or \
         "before measuring" not in many.decision.why
     # One setting is a race of one whose round 1 is its planned seeds: four of them take 4 trainings' time, more

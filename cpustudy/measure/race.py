@@ -152,9 +152,6 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
 
     req, entries = race.request, race.entries
     t0 = time.perf_counter()
-    kernels = reduced_precision_kernels(race, progress)
-    for line in kernels:
-        say(f"compare: {line}")
     with measuring(req.db, race.plans[0].machine) as session:
         store = session.store
         m = single.Measuring(store, session.machine_id, req, say, progress, measurer, rules=rules)
@@ -163,9 +160,14 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
         fresh = all(pending(store, p.convergence) == p.convergence for p in race.plans)
         stop = None if req.fixed_plan or not fresh else before_measuring(
             float(sum(_first_seeds(race, p) for p in race.plans)), single.default_of(entries), rules)
-        if stop is not None:
+        if stop is not None:  # answered before anything runs, the kernels' reading included
             say(f"compare: {stop.why}")
-            return nothing_measured(race, stop, rules)
+            out = nothing_measured(race, stop, rules)
+            out.wall_s = time.perf_counter() - t0
+            return out
+        kernels = reduced_precision_kernels(race, progress)
+        for line in kernels:
+            say(f"compare: {line}")
         first = first_round(race, store, say)
         single.measure_cells(m, first, "round 1" if race.raced else "planned", label_of)
         if req.fixed_plan:  # the fixed plan: every setting's every seed, round after round
