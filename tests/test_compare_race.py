@@ -110,11 +110,14 @@ def test_a_race_that_cannot_pay_over_its_trainings_is_not_started_and_names_the_
         "before measuring" not in many.decision.why
     # One setting is a race of one whose round 1 is its planned seeds: four of them take 4 trainings' time, more
     # than 10 trainings can win back; three (3.0, the most it can) are measured.
-    one = dict(precisions=None, batch_sizes=None, batch_size=64)
+    one = dict(precisions=None, batch_sizes=None, batch_size=64, candidates="here:1,here:2")
     four, _ = simloop.run(truth, tmp_path / "four.sqlite", rules=RULES, seeds=4, **one)
     assert four.decision.stop == "not worth it" and "first round alone takes 4" in four.decision.why
     three, _ = simloop.run(truth, tmp_path / "three.sqlite", rules=RULES, seeds=3, **one)
     assert three.decision.cost.seeds == 3 and "before measuring" not in three.decision.why
+    # One candidate has nothing to decide: its four seeds are the interval asked for, measured (before, refused)
+    alone, _ = simloop.run(truth, tmp_path / "alone.sqlite", rules=RULES, seeds=4, **{**one, "candidates": "here:2"})
+    assert alone.decision.cost.seeds == 4 and "before measuring" not in alone.decision.why
 
 
 @pytest.mark.tensorflow

@@ -10,7 +10,8 @@ every candidate's training from its own setting's seeds.
 
 1. whether deciding can pay at all before anything is measured (``policy.before_measuring``: over ``--trainings``
    trainings, against the trainings of round 1: one a setting in a race, one setting's planned seeds); where it
-   cannot, the default is the answer;
+   cannot, the default is the answer. One candidate has nothing to decide: its planned seeds are the interval
+   asked for, measured whatever ``--trainings`` says;
 2. round 1 (:func:`first_round`): the first seed of every setting (one setting: its ``--seeds`` planned seeds) and
    the speed probes of every local candidate, the settings in a random order (fixed by ``--first-seed``) and
    interleaved, so that no setting is confounded with the machine's drift over minutes; with ``--max-trainings 0``
@@ -158,7 +159,8 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
         combined = partial(single.combined, entries, store, rules, *probes)
         label_of = partial(_label_of, race)
         fresh = all(pending(store, p.convergence) == p.convergence for p in race.plans)
-        stop = None if req.fixed_plan or not fresh else before_measuring(
+        choose = sum(len(p.candidates) for p in race.plans) > 1  # one candidate: its interval is what is asked
+        stop = None if req.fixed_plan or not fresh or not choose else before_measuring(
             float(sum(_first_seeds(race, p) for p in race.plans)), single.default_of(entries), rules)
         if stop is not None:  # answered before anything runs, the kernels' reading included
             say(f"compare: {stop.why}")
