@@ -35,7 +35,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from cpustudy.analysis import compare as combo
-from cpustudy.analysis.model import Group, Model
+from cpustudy.analysis.model import Group, Model, epochs_spread
 from cpustudy.analysis.stats import NO_PRIOR, Noise
 from cpustudy.analysis.totarget import Comparison
 from cpustudy.rules import RULES, Rules
@@ -327,10 +327,12 @@ def _thin(st: Standing, seeds_left: Mapping[str, int], seed_cost_s: Mapping[str,
 
 
 def one_candidate_step(results: Sequence[combo.CandidateResult], seeds: Sequence[combo.SeedResult],
-                       measurable: Iterable[str] = (), rules: Rules = RULES) -> Step:
+                       measurable: Iterable[str] = (), rules: Rules = RULES, planned: int = 3) -> Step:
     """With nothing to choose between (one candidate with figures): settled once its interval is within
-    ``rules.narrow``; else a seed where the seeds' epochs make half or more of the interval's spread (or fewer
-    than 3 seeds), a speed run where its runs make most of it. ``measurable``: candidates measurable here."""
+    ``rules.narrow``, or once its ``planned`` seeds (``--seeds``) gave an interval whose spread is half or more the
+    seeds' own epochs (more seeds measure how seeds vary, they do not narrow it: measured on, 1-or-2-epoch seeds
+    spent the whole budget); else a seed while fewer than ``planned`` seeds (or no interval), a speed run where its
+    runs make most of the spread. ``measurable``: candidates measurable here."""
     can = set(measurable)
     name = leader(None, results)
     if name is None:
@@ -338,12 +340,17 @@ def one_candidate_step(results: Sequence[combo.CandidateResult], seeds: Sequence
     lead = next(r for r in results if r.candidate == name)
     if lead.time_low_s and lead.time_high_s and lead.time_high_s / lead.time_low_s <= rules.narrow:
         return Step("decided", f"{lead.candidate}'s {lead.level:.0%} interval is within {rules.narrow:g}x")
-    reached = [float(s.earliest) for s in seeds if s.earliest]
-    seed_spread = float(np.std(np.log(reached), ddof=1)) if len(reached) > 1 else math.inf
+    seed_spread = epochs_spread(seeds) if len(seeds) > 1 else math.inf
     total = _spread(lead)
-    if len(seeds) < 3 or seed_spread ** 2 >= 0.5 * total ** 2 or lead.candidate not in can:
-        return Step("seed", f"the seeds' epochs (log spread {seed_spread:.2f}) make half or more of the "
-                    f"interval's spread ({total:.2f})")
+    seeds_make_it = seed_spread ** 2 >= 0.5 * total ** 2
+    if len(seeds) >= planned and math.isfinite(total) and seeds_make_it:
+        return Step("decided", f"{lead.candidate}'s {lead.level:.0%} interval rests on its {len(seeds)} planned "
+                    f"seeds; half or more of its spread ({total:.2f} log) is how the seeds' epochs vary "
+                    f"({seed_spread:.2f}), which more seeds would measure, not narrow (--seeds N for more)")
+    if len(seeds) < planned or seeds_make_it or lead.candidate not in can:
+        return Step("seed", f"{len(seeds)} of {planned} planned seeds" if len(seeds) < planned else
+                    f"the seeds' epochs (log spread {seed_spread:.2f}) make half or more of the interval's spread "
+                    f"({total:.2f}), and no interval is stated yet")
     return Step("speed", f"{lead.candidate}'s speed runs make most of its interval's spread", candidates=(lead.candidate,))
 
 

@@ -699,7 +699,8 @@ def _step(entries: Sequence[tuple[str, Planned]], comparison: Comparison, st: po
     local = {c.name for _, p in entries for c in p.candidates if c.kind == "here"}
     unmeasured = [r.candidate for r in comparison.results if not r.speed_runs]
     if st is None:
-        step = policy.one_candidate_step(comparison.results, comparison.seeds, local, rules)
+        step = policy.one_candidate_step(comparison.results, comparison.seeds, local, rules,
+                                         planned=entries[0][1].request.seeds)
         step = replace(step, setting=entries[0][0]) if step.kind == "seed" else step
         return policy.unmeasured_step(step, unmeasured, local)
     trained = {label: len(seeds) for label, seeds, _ in comparison.groups}
