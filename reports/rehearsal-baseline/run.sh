@@ -68,3 +68,12 @@ if [ -z "${BASELINE:-}" ] && wanted settings-4-t100; then  # the same race servi
     --trainings 100 --simulate "$out/settings-4.scenario.json" --trials "$trials" --format json > "$out/settings-4-t100.json"
   echo "settings-4-t100: rc=$?"
 fi
+# one candidate, nothing to choose: its planned seeds give the interval; seeds needing 1 or 2 epochs make most of its
+# spread (until 2be31d1/2853bf4 it spent the whole budget on more seeds, which measure that spread, not narrow it)
+cat > "$out/one-candidate.scenario.json" <<JSON
+{"noise": 0.06, "period_shift": 0.15, "candidates": {"here:1": {"sample_s": 0.0002}},
+ "settings": {"": {"epochs": {"1": 0.6, "2": 0.4}}}}
+JSON
+wanted one-candidate && { "${cs[@]}" --candidates here:1 --convergence-at here:1 \
+  --simulate "$out/one-candidate.scenario.json" --trials "$trials" --format json > "$out/one-candidate.json"
+  echo "one-candidate: rc=$?"; }
