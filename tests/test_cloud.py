@@ -447,7 +447,7 @@ def test_a_different_request_gets_a_new_plan_and_says_so_never_over_launched_pro
 def test_the_request_key_is_stable_and_covers_what_the_vms_measure():
     key = plan.request_key("gcp:n2-highcpu-8,gcp:H100:1", OPTIONS, spot=True, region=None)
     assert plan.request_key(" gcp:H100:1, gcp:n2-highcpu-8", OPTIONS, spot=True, region=None) == key
-    other = tasks.CloudSweep(OPTIONS.request.with_(epochs=3))
+    other = tasks.CloudSweep(dataclasses.replace(OPTIONS.request, epochs=3))
     assert len({key, plan.request_key("gcp:n2-highcpu-8,gcp:H100:1", OPTIONS, spot=False, region=None),
                 plan.request_key("gcp:n2-highcpu-8", OPTIONS, spot=True, region=None),
                 plan.request_key("gcp:n2-highcpu-8,gcp:H100:1", other, spot=True, region=None)}) == 4

@@ -3,6 +3,8 @@ written back as a VM's `sweep` arguments is the same request."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cpustudy.cli.main import build_parser
@@ -38,7 +40,7 @@ def test_a_request_written_as_cloud_plan_arguments_is_the_same_grid(argv):
     request = _request(*argv)
     planned = SweepRequest.from_args(build_parser().parse_args(
         ["cloud", "plan", "--targets", "gcp:n2-highcpu-8", "--out", "plan", *request.cloud_plan_argv()]))
-    assert planned == request.with_(vcpus=None, device="cpu", oversubscribe=False, tuned=False)
+    assert planned == replace(request, vcpus=None, device="cpu", oversubscribe=False, tuned=False)
 
 
 def test_cloud_plan_arguments_leave_the_defaults_out():

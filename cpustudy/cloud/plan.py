@@ -21,7 +21,7 @@ import hashlib
 import json
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from cpustudy.prices import Catalog
@@ -149,7 +149,7 @@ def request_key(targets_text: str, options: tasks.CloudSweep, *, spot: bool, reg
     the same request asked again, in any order, gives the same key."""
     targets = sorted({t.strip().lower() for t in targets_text.split(",") if t.strip()})
     request = options.request
-    sweep = request.with_(workloads=",".join(tasks.model_on_vm(w) for w in request.workloads.split(","))).argv()
+    sweep = replace(request, workloads=",".join(tasks.model_on_vm(w) for w in request.workloads.split(","))).argv()
     text = json.dumps({"targets": targets, "sweep": sweep, "gpu_builds": options.gpu_builds, "spot": spot,
                        "region": region}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -4,6 +4,7 @@ line when the sweep refuses vCPU counts beyond this machine (``measure.sweep.Bey
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cpustudy.errors import UserError
@@ -80,7 +81,7 @@ def estimate_text(targets: str, request: SweepRequest, db: str | None) -> str:
     from cpustudy.cloud import plan as cloud_plan
     from cpustudy.cloud.tasks import CloudSweep
 
-    sweep = CloudSweep(request.with_(vcpus=None, device="cpu", oversubscribe=False, tuned=False))
+    sweep = CloudSweep(replace(request, vcpus=None, device="cpu", oversubscribe=False, tuned=False))
     try:
         quoted = cloud_plan.quote(targets, sweep, spot=True, db=db)
     except UserError as exc:

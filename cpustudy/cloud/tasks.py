@@ -20,7 +20,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,13 +65,13 @@ class CloudSweep:
 
     def for_target(self, target: CloudTarget) -> SweepRequest:
         """The request as ``target`` runs it: its builds, its device, its vCPU counts."""
-        return self.request.with_(builds=self.gpu_builds if target.device == "gpu" else self.request.builds,
-                                  device=target.device, vcpus=",".join(str(v) for v in self.vcpu_list(target)))
+        return replace(self.request, builds=self.gpu_builds if target.device == "gpu" else self.request.builds,
+                       device=target.device, vcpus=",".join(str(v) for v in self.vcpu_list(target)))
 
     def sweep_args(self, target: CloudTarget) -> list[str]:
         """The VM's ``sweep`` arguments: model files named where the task mounts them on the VM."""
         request = self.for_target(target)
-        return request.with_(workloads=",".join(model_on_vm(w) for w in request.workloads.split(","))).argv()
+        return replace(request, workloads=",".join(model_on_vm(w) for w in request.workloads.split(","))).argv()
 
 
 def model_on_vm(workload: str) -> str:

@@ -9,9 +9,8 @@ the request back as the VM's ``sweep`` arguments (:meth:`SweepRequest.argv`). St
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import TYPE_CHECKING
 
 from cpustudy import precision
 from cpustudy.errors import UserError
@@ -21,31 +20,6 @@ if TYPE_CHECKING:
     import argparse
 
     from cpustudy.measure.spec import SpecArgs
-
-
-class RequestChanges(TypedDict, total=False):
-    """Fields of a :class:`SweepRequest` to change (``SweepRequest.with_``)."""
-    workloads: str
-    builds: str
-    vcpus: str | None
-    repeats: int
-    epochs: int | None
-    steps_per_epoch: int | None
-    batch_sizes: tuple[int, ...]
-    precisions: tuple[str, ...]
-    data: str
-    seed: int
-    oversubscribe: bool
-    device: str
-    input_pipeline: str
-    warmup_steps: int
-    augment: str | None
-    validation: str
-    target_accuracy: float | None
-    target: str | None
-    timeout: int | None
-    tuned: bool
-    calibrate: bool
 
 
 @dataclass(frozen=True)
@@ -105,9 +79,6 @@ class SweepRequest:
             validation=args.validation, target_accuracy=args.target_accuracy, target=target_text(args),
             timeout=args.timeout,
             tuned=bool(getattr(args, "tuned", False)), calibrate=bool(getattr(args, "calibrate", False)))
-
-    def with_(self, **changes: Unpack[RequestChanges]) -> "SweepRequest":
-        return dataclasses.replace(self, **changes)
 
     def spec_args(self) -> SpecArgs:
         """Every cell's settings, as ``spec.RunSpec`` takes them."""
