@@ -49,7 +49,7 @@ import numpy.typing as npt
 
 from cpustudy.analysis.billed import Billed
 from cpustudy.analysis.model import EPOCH_PRIOR, CandidateInput, Group, Model, SeedResult, SpeedSample
-from cpustudy.analysis.runs import session_of
+from cpustudy.analysis.runs import session_of, settings_of
 from cpustudy.analysis.stats import NO_PRIOR, Noise
 from cpustudy.rules import RULES, Rules
 from cpustudy.store.rows import EpochRow, RunRow, value
@@ -215,12 +215,7 @@ def margins(epochs: Sequence[EpochRow], target: "Target", hit: int | None) -> tu
 
 def _give_up_after(run: RunRow) -> int | None:
     """The epochs after which a race told this run to stop short of its target (its stored settings), or None."""
-    import json
-
-    try:
-        value = json.loads(run.get("settings") or "{}").get("give_up_after")
-    except (ValueError, AttributeError):
-        return None
+    value = settings_of(run.get("settings")).get("give_up_after")
     return int(value) if value else None
 
 

@@ -50,7 +50,7 @@ def setting_tags(run: RunRow, *, batch: bool = True) -> list[str]:
     (the batch-size chart's series)."""
     if studies.study(run.get("study")).imported:
         return []
-    settings = _settings(run)
+    settings = settings_of(run.get("settings"))
     tuning = run.get("tuning_id")
     if (tuning is not None and not pd.isna(tuning)) or settings.get("tuning_id"):
         return ["tuned"]
@@ -90,7 +90,7 @@ def older_default_inputs(recs: list[RunRow]) -> list[bool]:
     another (runs stored before the default became ``tfdata`` beside runs after it): those get their
     pipeline as a tag, in the configuration's name and its series alike, so the two are never pooled and
     only the current default is stock."""
-    took_default = [r.get("input_pipeline") in (None, input_default(r, _settings(r))) for r in recs]
+    took_default = [r.get("input_pipeline") in (None, input_default(r, settings_of(r.get("settings")))) for r in recs]
     seen: dict[tuple[str | None, str | None], set[str | None]] = {}
     for r, default in zip(recs, took_default):
         if default and r.get("input_pipeline") is not None:
@@ -111,7 +111,7 @@ def resolved_program(run: RunRow) -> str:
     not record its oneDNN state (an imported study, an older or a non-TensorFlow run): never called equal."""
     if studies.study(run.get("study")).imported or run.get("onednn") is None or pd.isna(run.get("onednn")):
         return ""
-    settings = _settings(run)
+    settings = settings_of(run.get("settings"))
     env = {k: v for k, v in (settings.get("env") or {}).items() if k not in RECORDED_SWITCHES}
     xla = run.get("xla")
     return json.dumps([run.get("device") or "cpu", settings.get("python"), run.get("tf_version"),
@@ -139,7 +139,7 @@ def build_with_setting(run: RunRow) -> str:
 
 def cloud_of(run: RunRow) -> dict[str, JSON] | None:
     """Where a run measured in a cloud job ran (``cpustudy.environment.cloud``), or None."""
-    where = _settings(run).get("cloud")
+    where = settings_of(run.get("settings")).get("cloud")
     return where if isinstance(where, dict) and where.get("instance_type") else None
 
 
@@ -254,14 +254,9 @@ def settings_of(stored: object) -> dict[str, JSON]:
     return settings if isinstance(settings, dict) else {}
 
 
-def _settings(run: RunRow) -> dict[str, JSON]:
-    """The run's stored settings (its whole configuration, as JSON); {} when unreadable."""
-    return settings_of(run.get("settings"))
-
-
 def build_family(run: RunRow) -> str:
     """The run's build family as stored (``settings["build_family"]``), else :func:`guess_family`."""
-    family = _settings(run).get("build_family")
+    family = settings_of(run.get("settings")).get("build_family")
     return family if isinstance(family, str) and family else guess_family(str(run.get("build")))
 
 
