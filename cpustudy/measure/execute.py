@@ -18,14 +18,14 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Protocol, TypedDict, cast
+from typing import Callable, Iterator, Mapping, Protocol, cast
 
 from cpustudy.environment.probe import worker_env
 from cpustudy.errors import Terminated
 from cpustudy.measure import peaks
 from cpustudy.identity import Configuration
 from cpustudy.measure.peaks import PeakFigures
-from cpustudy.measure.tally import RunSummary, summarize, target_summary
+from cpustudy.measure.tally import Memory, RunSummary, summarize, target_summary
 from cpustudy.store import Store
 from cpustudy.worker import protocol
 from cpustudy.worker.protocol import RunConfig
@@ -133,12 +133,6 @@ def execute(
                       if isinstance(exc, KeyboardInterrupt) else f"parent error: {exc!r}")
             store.finish_run(run_id, "failed", {}, error=reason)
         raise
-
-
-class Memory(TypedDict, total=False):
-    """The most memory a run held: resident (to its last epoch), and on its GPU."""
-    peak_rss_bytes: int
-    gpu_peak_bytes: int
 
 
 @dataclass

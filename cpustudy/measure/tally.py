@@ -23,20 +23,26 @@ class TargetSummary(TypedDict, total=False):
     time_to_target_s: float | None
 
 
-class StallSummary(TypedDict):
+class StallSummary(TypedDict, total=False):
     """The idle stall left out of a run's epoch time (``stall_summary``)."""
     stall_s: float | None
     stall_max_s: float | None
 
 
-class ValidationSummary(TypedDict):
+class ValidationSummary(TypedDict, total=False):
     """A run's validation: its projected time, the last epoch's loss and accuracy (``validation_summary``)."""
     validation_time_s: float | None
     val_loss: float | None
     val_accuracy: float | None
 
 
-class RunSummary(TargetSummary, total=False):
+class Memory(TypedDict, total=False):
+    """The most memory a run held: resident (to its last epoch), and on its GPU."""
+    peak_rss_bytes: int
+    gpu_peak_bytes: int
+
+
+class RunSummary(TargetSummary, StallSummary, ValidationSummary, Memory, total=False):
     """A run's figures as ``finish_run`` stores them (``store.RUN_SUMMARY_FIELDS``): the tally's (``summarize``),
     and what ``measure.execute`` adds to them (memory, the ISA's and the measured peak)."""
     epoch_time_iqr_s: float | None
@@ -51,15 +57,8 @@ class RunSummary(TargetSummary, total=False):
     timed_epochs: int
     epoch_boundary_s: float | None
     cpu_utilization: float | None
-    stall_s: float | None
-    stall_max_s: float | None
     wait_share: float | None
     gpu_utilization: float | None
-    validation_time_s: float | None
-    val_loss: float | None
-    val_accuracy: float | None
-    peak_rss_bytes: int
-    gpu_peak_bytes: int
     isa_peak_gflops: float | None
     isa_peak_basis: str | None
     peak_gflops: float | None
