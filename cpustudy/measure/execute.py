@@ -370,18 +370,14 @@ class _Worker:
         self.log.close()
 
     def log_tail(self, lines: int = 25, chars: int = 4000) -> str:
-        return stderr_tail(Path(self.log.name), lines, chars)
+        try:
+            text = Path(self.log.name).read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.rstrip().splitlines()[-lines:])[-chars:]
 
     def discard_log(self) -> None:
         Path(self.log.name).unlink(missing_ok=True)
-
-
-def stderr_tail(path: Path, lines: int = 25, chars: int = 4000) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(text.rstrip().splitlines()[-lines:])[-chars:]
 
 
 def _kill(proc: subprocess.Popen) -> None:
