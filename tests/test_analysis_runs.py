@@ -3,7 +3,12 @@ settings differed from the defaults."""
 
 from __future__ import annotations
 
-from cpustudy.analysis.runs import build_with_setting
+from cpustudy.analysis.runs import setting_tags
+
+
+def build_with_setting(run: dict) -> str:
+    """The build name plus its setting tags, as a configuration's name begins: ``tf+tfdata``, ``tf+b64``."""
+    return "+".join([str(run.get("build")), *setting_tags(run)])
 
 
 def test_settings_show_in_the_reported_build():

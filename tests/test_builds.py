@@ -166,13 +166,13 @@ def test_builds_list_says_why_a_here_build_is_not_ready(run_cli):
 
 
 def test_a_builds_own_env_is_not_a_setting():
-    from cpustudy.analysis.runs import build_with_setting
+    from cpustudy.analysis.runs import setting_tags
 
     base = {"study": "cpustudy", "workload": "mnist_mlp", "build": "jax-here", "vcpus": 2, "intra_threads": 2,
             "inter_threads": 2, "batch_size": 128, "input_pipeline": "numpy"}
 
     def label(build: str, **settings) -> str:
-        return build_with_setting({**base, "build": build, "settings": json.dumps(settings)})
+        return "+".join([build, *setting_tags({**base, "build": build, "settings": json.dumps(settings)})])
 
     jax_env = {"KERAS_BACKEND": "jax"}
     assert label("jax-here", env=jax_env, build_env=jax_env) == "jax-here"

@@ -132,11 +132,6 @@ def changes_accuracy(run: RunRow) -> bool:
     return not default_batch(run) or precision.reduced(run.get("precision_policy"))
 
 
-def build_with_setting(run: RunRow) -> str:
-    """The build name plus its :func:`setting_tags`: ``tf+tfdata``, ``tf+b64``, ``tf+t1/2``, ``tf+tuned``."""
-    return "+".join([str(run.get("build")), *setting_tags(run)])
-
-
 def cloud_of(run: RunRow) -> dict[str, JSON] | None:
     """Where a run measured in a cloud job ran (``cpustudy.environment.cloud``), or None."""
     where = settings_of(run.get("settings")).get("cloud")
