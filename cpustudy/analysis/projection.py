@@ -101,7 +101,6 @@ def stored_check(db_path: str | Path) -> list[dict[str, object]]:
     """:func:`projection_check` of the runs stored in ``db_path``, one plain row per configuration measured
     both ways, as ``sweep --calibrate`` prints it after its runs (the report shows the same table); none
     where no run finished ok."""
-    from cpustudy.analysis.frames import records
     from cpustudy.analysis.runs import load_runs
     from cpustudy.errors import UserError
     from cpustudy.store import Store
