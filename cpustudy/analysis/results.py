@@ -179,13 +179,10 @@ def run_rows(store: Store) -> list[dict[str, object]]:
                 "peak_note": "; ".join(x for x in (why, isa_why) if x) or None,
                 "pct_of_isa_peak": isa_pct,
                 "float32_math": r.get("precision"),  # how the framework computed float32 matmuls (fp32, tf32)
-                "target_reached": None if r.get("target_reached") is None else bool(r["target_reached"]),
+                **{k: None if r.get(k) is None else bool(r.get(k)) for k in ("target_reached", "unstable", "onednn", "xla")},
                 "suspect": suspicious.get(r["id"]),
-                "unstable": None if r.get("unstable") is None else bool(r["unstable"]),
                 "projected": bool(r.get("projected")),
                 "oversubscribed": bool(r.get("oversubscribed")),
-                "onednn": None if r.get("onednn") is None else bool(r["onednn"]),
-                "xla": None if r.get("xla") is None else bool(r["xla"]),
                 "error": error,
                 "basis": basis(r),
             }
