@@ -129,13 +129,6 @@ class OverheadResult:
     def ratios(self) -> list[float]:
         return [a / b for a, b in zip(self.cpustudy_s, self.plain_s)]
 
-    @property
-    def ratio(self) -> float:
-        return statistics.median(self.ratios)
-
-    def interval(self, level: float = 0.95) -> tuple[float, float]:
-        return bootstrap_interval(self.ratios, level=level)
-
 
 def bootstrap_interval(values: list[float], level: float = 0.95, resamples: int = 4000,
                        seed: int = 0) -> tuple[float, float]:
@@ -207,11 +200,11 @@ def overhead(
 
 def overhead_row(res: OverheadResult, rounds: int, input_pipeline: str = "") -> dict[str, object]:
     """One workload's line of ``cpustudy bench overhead``."""
-    low, high = res.interval()
+    low, high = bootstrap_interval(res.ratios)
     return {"workload": res.workload, "vcpus": res.vcpus, "input": input_pipeline, "plain_fed": res.plain_fed,
             "cpustudy_epoch_s": statistics.median(res.cpustudy_s),
             "plain_keras_epoch_s": statistics.median(res.plain_s),
-            "ratio": res.ratio, "ci95_low": low, "ci95_high": high,
+            "ratio": statistics.median(res.ratios), "ci95_low": low, "ci95_high": high,
             "ratio_min": min(res.ratios), "ratio_max": max(res.ratios), "ratio_fastest_epoch": res.fastest_ratio,
             "rounds": rounds}
 
