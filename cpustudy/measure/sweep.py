@@ -350,7 +350,7 @@ def apply_tunings(cells: list[Cell], store: Store, machine_fingerprint: str, db_
     The tuning's runtime switches (threads, XLA, oneDNN, input pipeline) replace those of the cell's
     request; everything else the sweep asked for (batch sizes, precisions, target, data, epochs, ...)
     is kept. A batch size the tuner chose applies only where the sweep did not ask for one."""
-    from cpustudy.measure.tune import setting_from
+    from cpustudy.measure.tune import Switches
 
     machine_id = store.find_machine(machine_fingerprint)
     out = []
@@ -363,7 +363,7 @@ def apply_tunings(cells: list[Cell], store: Store, machine_fingerprint: str, db_
             raise UserError(f"no tuning stored for {c.workload} {c.build} at {c.vcpus} vCPU(s) "
                             f"on this machine: run `cpustudy tune {c.workload} --vcpus {c.vcpus} "
                             f"--builds {c.build} --db {db_label}` first, or drop --tuned")
-        tuned = setting_from(tuning).spec_args()
+        tuned = Switches(**tuning["setting"]).spec_args()
         if spec.batch_size is not None or tuned["batch_size"] is None:
             tuned.pop("batch_size")
         tuned["env"] = {**spec.env, **tuned["env"]}

@@ -26,7 +26,6 @@ from cpustudy.errors import UserError
 from cpustudy.measure.execute import execute
 from cpustudy.measure.spec import RunSpec, plan
 from cpustudy.store import Store
-from cpustudy.store.rows import TuningRow
 from cpustudy.workloads import Workload
 
 if TYPE_CHECKING:
@@ -294,10 +293,6 @@ def confirmed(ratios: list[float]) -> bool:
     from cpustudy.analysis.stats import paired_gain
 
     return paired_gain(ratios, min_effect=1 / IMPROVEMENT - 1)
-
-
-def setting_from(tuning: TuningRow) -> Switches:
-    return Switches(**tuning["setting"])
 
 
 def pinned_dimensions(build: Build) -> tuple[str, ...]:
