@@ -528,3 +528,24 @@ def test_a_rehearsal_scores_a_tie_shared_as_p_lowest_shares_it():
     s = rehearsal.summary([tie, alone, wrong], RULES)
     assert s["choice_truly_best"] == 0.5
     assert [(b["trials"], b["truly_best"]) for b in s["p_best_bins"]] == [(3, 0.5)]
+
+
+@pytest.mark.parametrize("change, named", [
+    ({"noise": -1}, "noise is -1"), ({"period_shift": "x"}, "period_shift is 'x'"), ({"nosie": 0.1}, "'nosie'"),
+    ({"startup_s": -5}, "startup_s is -5"), ({"candidates": {"here:1": {"sample_s": "x"}}}, "positive \"sample_s\""),
+    ({"candidates": {"here:1": {"sample_s": 2e-4, "projection_bias": "a"}}}, "'projection_bias' is 'a'"),
+    ({"candidates": {"here:1": {"sample_s": 2e-4, "start_s": 1}}}, "'start_s'"),
+    ({"settings": {"": {"epochs": {"1": 0.3}}}}, "summing to 1"),
+    ({"settings": {"": {"epochs": {"1": 1.0}, "speed": -1}}}, "'speed' is -1"),
+    ({"settings": {"": {"epochs": {"1": 1.0}, "sped": 1}}}, "'sped'")])
+def test_a_scenario_with_a_wrong_value_is_refused_in_one_line_naming_it(tmp_path, change, named):
+    # before, a negative noise or a string reached numpy as a traceback, and a misspelt key silently took the default
+    from cpustudy.errors import UserError
+    from cpustudy.measure.rehearsal import Scenario
+
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps({"candidates": {"here:1": {"sample_s": 2e-4}}, "settings": {"": {"epochs": {"1": 1.0}}},
+                             **change}))
+    with pytest.raises(UserError) as err:
+        Scenario.load(str(f))
+    assert named in str(err.value) and "\n" not in str(err.value)

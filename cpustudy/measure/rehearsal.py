@@ -23,7 +23,7 @@ import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator, Protocol, Sequence, TypedDict
+from typing import Callable, Collection, Iterator, Mapping, Protocol, Sequence, TypedDict
 
 import numpy as np
 
@@ -143,8 +143,11 @@ class Scenario:
             raise UserError(f"--simulate {path}: no \"candidates\": give each local candidate's sample_s, e.g. "
                             "{\"candidates\": {\"here:1\": {\"sample_s\": 2e-4}}, \"settings\": {\"\": {\"epochs\": "
                             "{\"1\": 0.7, \"2\": 0.3}}}}")
-        known = {k: raw[k] for k in ("noise", "interaction", "period_shift", "startup_s", "tracing_s", "validation_s")
-                 if k in raw}
+        stray = sorted(set(raw) - {*_TOP, "candidates", "settings", "earlier", "draw"})
+        if stray:
+            raise UserError(f"--simulate {path}: unknown key(s) {', '.join(map(repr, stray))}: a scenario takes "
+                            f"{', '.join(_TOP)}, candidates, settings, earlier and draw (docs/compare.md, Rehearsal)")
+        known = {k: _number(path, k, raw[k]) for k in _TOP if k in raw}
         earlier = raw.get("earlier") or []
         if not isinstance(earlier, list) or not all(isinstance(x, str) for x in earlier):
             raise UserError(f"--simulate {path}: \"earlier\" is a list of candidates' places, e.g. [\"here:1\"]")
@@ -164,15 +167,19 @@ class Scenario:
             raise UserError(f"--simulate {path}: \"earlier\" names {', '.join(unknown)}, not among the scenario's "
                             "\"candidates\": list the places measured first")
         for name, c in self.candidates.items():
-            if not isinstance(c, dict) or not float(c.get("sample_s", 0)) > 0:
+            if not isinstance(c, dict) or not isinstance(c.get("sample_s"), (int, float)) or isinstance(
+                    c.get("sample_s"), bool) or not c["sample_s"] > 0:
                 raise UserError(f"--simulate {path}: candidate {name!r} needs a positive \"sample_s\" (its true "
                                 "seconds per training sample)")
+            _fields(path, f"candidate {name!r}", c, {"sample_s": 0.0, "startup_s": 0.0, "projection_bias": None})
         for label, s in self.settings.items():
             dist = s.get("epochs") if isinstance(s, dict) else None
-            if not isinstance(dist, dict) or not dist or any(not str(e).isdigit() or int(e) < 1 or p < 0
-                                                           for e, p in dist.items()) or not sum(dist.values()) > 0:
+            if not isinstance(dist, dict) or not dist or any(
+                    not str(e).isdigit() or int(e) < 1 or isinstance(p, bool) or not isinstance(p, (int, float))
+                    or p < 0 for e, p in dist.items()) or abs(sum(dist.values()) - 1) > 0.01:
                 raise UserError(f"--simulate {path}: setting {label!r} needs \"epochs\": whole epochs to the target "
-                                "with their probabilities, e.g. {\"1\": 0.7, \"2\": 0.3}")
+                                "with their probabilities, summing to 1, e.g. {\"1\": 0.7, \"2\": 0.3}")
+            _fields(path, f"setting {label!r}", s, {"epochs": None, "speed": 0.0}, strict={"speed"})
 
     def drawn(self, rng: np.random.Generator) -> "Scenario":
         """One trial's world: this scenario, or one drawn about it (``draw``)."""
@@ -201,6 +208,33 @@ class Scenario:
     def mean_epochs(self, label: str) -> float:
         dist = self.settings[label]["epochs"]
         return sum(int(e) * float(p) for e, p in dist.items()) / sum(float(p) for p in dist.values())
+
+
+#: A scenario's top-level numbers (each 0 or more).
+_TOP = ("noise", "interaction", "period_shift", "startup_s", "tracing_s", "validation_s")
+
+
+def _number(path: str, where: str, value: object, low: float | None = 0.0, strict: bool = False) -> float:
+    """``value`` as a number of a scenario, at least ``low`` (above it where ``strict``; None: any), else a one-line
+    refusal naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or (
+            low is not None and (value <= low if strict else value < low)):
+        bound = "" if low is None else f" {'above' if strict else 'at least'} {low:g}"
+        raise UserError(f"--simulate {path}: {where} is {value!r}: give a number{bound} (docs/compare.md, Rehearsal)")
+    return float(value)
+
+
+def _fields(path: str, where: str, given: Mapping[str, object], allowed: Mapping[str, float | None],
+            strict: Collection[str] = ()) -> None:
+    """A candidate's or setting's fields: none unknown, each number at least its bound (None: any; ``strict``:
+    above it)."""
+    stray = sorted(set(given) - set(allowed))
+    if stray:
+        raise UserError(f"--simulate {path}: {where}: unknown key(s) {', '.join(map(repr, stray))}: it takes "
+                        f"{', '.join(allowed)}")
+    for k, low in allowed.items():
+        if k in given and k != "epochs":
+            _number(path, f"{where}: {k!r}", given[k], low, k in strict)
 
 
 class Placed(Protocol):
