@@ -32,7 +32,7 @@ from cpustudy.analysis.runs import session_of
 from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
 from cpustudy.decision import policy
 from cpustudy.environment import machine as machine_mod
-from cpustudy.errors import UserError
+from cpustudy.errors import NoSeedReached, UserError
 from cpustudy.identity import Configuration
 from cpustudy.measure.execute import Measurer, RunOutcome, execute
 from cpustudy.measure.spec import Host, RunSpec, plan
@@ -800,7 +800,7 @@ def combined(entries: Sequence[tuple[str, Planned]], store: Store, rules: Rules,
         seen = [v for v in (combo.metric_value(e, goal.metric) for e in store.epochs([s.run_id for s in seeds_all]))
                 if v is not None]
         best = (max(seen) if goal.op == ">=" else min(seen)) if seen else None
-        raise UserError(f"no seed{' of any setting' if raced else ''} reached {req.goal_words} within "
+        raise NoSeedReached(f"no seed{' of any setting' if raced else ''} reached {req.goal_words} within "
                         f"{seeds_all[0].max_epochs} epochs" + (f" (the best was {best:.4f})" if best is not None else "")
                         + ": give an easier target or more --max-epochs (what was measured is stored)")
     noise = totarget.stored_noise(store)

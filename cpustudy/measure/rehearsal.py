@@ -28,7 +28,7 @@ from typing import Callable, Collection, Iterator, Mapping, Protocol, Sequence, 
 import numpy as np
 
 from cpustudy import precision
-from cpustudy.errors import UserError
+from cpustudy.errors import NoSeedReached, UserError
 from cpustudy.measure import compare as single
 from cpustudy.measure import race, replay
 from cpustudy.analysis.totarget import Comparison
@@ -373,7 +373,11 @@ def _trial(plan: race.Race, world: World, template: list[protocol.Event], rules:
             measure_into(first, db, sim.measurer(), rules)
             sim.scenario = replace(sim.scenario, session_shift=float(rng.normal(0, sc.period_shift)))
         with _later(2 * 3600.0 if sc.earlier else 0.0):
-            comparison = measure_into(plan, db, sim.measurer(), rules)
+            try:
+                comparison = measure_into(plan, db, sim.measurer(), rules)
+            except NoSeedReached:  # an outcome of this trial's draws, not of the rehearsal: counted, the next one runs
+                return {"trial": world.trial, "stop": "no seed reached", "choice": None, "stated_regret": None,
+                        "unit": "s", "deciding_s": None, "same": [], "deciding_trainings": None, "truly_best": []}
     return _answer(comparison, plan, world, rng)
 
 
