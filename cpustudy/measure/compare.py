@@ -206,7 +206,8 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
             out += [_stored(item, rest, machines, b, several) for b in builds]
         elif head in known_clouds:
             if clouds is None:
-                raise UserError(f"--candidates: {item}: cloud candidates are planned by `cpustudy compare`")
+                raise UserError(f"--candidates: {item}: a cloud candidate is not taken here (--simulate rehearses "
+                                "local candidates only): leave it out")
             t = clouds.one(item, catalog, region, "--candidates")
             instance = f"{t.cloud}:{t.instance_type}"
             if t.device == "gpu":

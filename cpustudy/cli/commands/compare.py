@@ -22,7 +22,7 @@ def register(sub: a.Subparsers) -> None:
         description="Train WORKLOAD (or a model file) to --target-accuracy with several seeds here (how many "
         "epochs it needs, and how much that varies), time each candidate (here: capped epochs in fresh workers; "
         "cloud: a plan of probe jobs, costed before anything is launched; stored runs count), and combine: "
-        "time and cost to the target per candidate with 90 %% intervals, the probability that each is the "
+        "time and cost to the target per candidate with 90 % intervals, the probability that each is the "
         "cheapest in one training, and what is known of each one's expected cost: P(lowest expected cost) and the "
         "expected regret of choosing it. Measures one thing at a time, the one worth the most, until the decision "
         "is made. Interrupted, the same command resumes from what it stored.")
@@ -196,10 +196,13 @@ def rehearse(args: argparse.Namespace, request: Any, rules: Rules) -> int:
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
         return 0
     for row in result["trials"]:
-        regret = row.get("realised_regret")
+        if row["choice"] is None:  # nothing stated (every seed missed the target): nothing to set beside the truth
+            print(f"trial {row['trial']}: {row['stop']}")
+            continue
+        stated, regret = row.get("stated_regret"), row.get("realised_regret")
         print(f"trial {row['trial']}: {row['stop']}, chose {row['choice']} (expected regret stated "
-              f"{(row['stated_regret'] or 0):.1%}, realised " + ("-" if regret is None else f"{regret:.1%}") +
-              f"; truly best {', '.join(row['truly_best'])})")
+              + ("-" if stated is None else f"{stated:.1%}") + ", realised "
+              + ("-" if regret is None else f"{regret:.1%}") + f"; truly best {', '.join(row['truly_best'])})")
     for line in rehearsal.lines(result):
         print(f"rehearsal: {line}")
     return 0
