@@ -261,7 +261,7 @@ def test_settling_one_candidate_asks_for_what_narrows_its_interval():
     seeds = _seeds(3, 4, 3)
     one = [result("a", 1.0, 10, 5, 20, cost=None)]
     assert policy.one_candidate_step(one, _seeds(3, 3), {"a"}).kind == "seed"  # fewer than 3 seeds
-    assert policy.one_candidate_step([result("a", 1.0, 10, 9, 11, cost=None)], seeds, {"a"}).kind == "decided"
+    assert policy.one_candidate_step([result("a", 1.0, 10, 9, 11, cost=None)], seeds, {"a"}).kind == "settled"
     assert policy.one_candidate_step(one, _seeds(3, 3, 3), {"a"}).kind == "speed"  # seeds agree: the runs spread it
     assert policy.one_candidate_step([], seeds, {"a"}).kind == "stuck"
     # The seeds' own epochs (1 or 2) make the interval's spread: more seeds measure it, they do not narrow it.
@@ -269,7 +269,7 @@ def test_settling_one_candidate_asks_for_what_narrows_its_interval():
     # planned (--seeds 5), more seeds first.
     wide = [result("a", 1.0, 10, 6, 14, cost=None)]
     settled = policy.one_candidate_step(wide, _seeds(1, 2, 1), {"a"})
-    assert settled.kind == "decided" and "planned seeds" in settled.why and "not narrow" in settled.why
+    assert settled.kind == "settled" and "planned seeds" in settled.why and "not narrow" in settled.why
     assert policy.one_candidate_step(wide, _seeds(1, 2, 1), {"a"}, planned=5).kind == "seed"
     assert policy.one_candidate_step(wide, _seeds(1, 2), {"a"}).kind == "seed"  # 2 of 3 planned
 

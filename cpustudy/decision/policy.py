@@ -124,7 +124,7 @@ class Step:
 
     @property
     def stops(self) -> bool:
-        return self.kind in ("decided", "same", "not worth it", "stuck")
+        return self.kind in ("decided", "same", "not worth it", "stuck", "settled")
 
 
 def before_measuring(first_round: float, default: str | None, rules: Rules = RULES) -> Step | None:
@@ -306,7 +306,7 @@ def unmeasured_step(step: Step, unmeasured: Sequence[str], measurable: Iterable[
     if can:
         return Step("speed", f"{can[0]} has no usable speed run yet: nothing is decided while a candidate is "
                     "unmeasured", candidates=(can[0],))
-    if step.kind not in ("decided", "same"):
+    if step.kind not in ("decided", "same", "settled"):
         return step
     return Step("stuck", f"among the measured, {step.why}; not decided: {', '.join(unmeasured)} unmeasured and not "
                 "measurable here")
@@ -328,7 +328,7 @@ def _thin(st: Standing, seeds_left: Mapping[str, int], seed_cost_s: Mapping[str,
 
 def one_candidate_step(results: Sequence[combo.CandidateResult], seeds: Sequence[combo.SeedResult],
                        measurable: Iterable[str] = (), rules: Rules = RULES, planned: int = 3) -> Step:
-    """With nothing to choose between (one candidate with figures): settled once its interval is within
+    """With nothing to choose between (one candidate with figures): ``settled`` once its interval is within
     ``rules.narrow``, or once its ``planned`` seeds (``--seeds``) gave an interval whose spread is half or more the
     seeds' own epochs (more seeds measure how seeds vary, they do not narrow it: measured on, 1-or-2-epoch seeds
     spent the whole budget); else a seed while fewer than ``planned`` seeds (or no interval), a speed run where its
@@ -339,14 +339,14 @@ def one_candidate_step(results: Sequence[combo.CandidateResult], seeds: Sequence
         return Step("stuck", "no candidate measured")
     lead = next(r for r in results if r.candidate == name)
     if lead.time_low_s and lead.time_high_s and lead.time_high_s / lead.time_low_s <= rules.narrow:
-        return Step("decided", f"{lead.candidate}'s {lead.level:.0%} interval is within {rules.narrow:g}x")
+        return Step("settled", f"{lead.candidate}'s {lead.level:.0%} interval is within {rules.narrow:g}x")
     seed_spread = epochs_spread(seeds) if len(seeds) > 1 else math.inf
     total = _spread(lead)
     seeds_make_it = seed_spread ** 2 >= 0.5 * total ** 2
     if len(seeds) >= planned and math.isfinite(total) and seeds_make_it:
-        return Step("decided", f"{lead.candidate}'s {lead.level:.0%} interval rests on its {len(seeds)} planned "
-                    f"seeds; half or more of its spread ({total:.2f} log) is how the seeds' epochs vary "
-                    f"({seed_spread:.2f}), which more seeds would measure, not narrow (--seeds N for more)")
+        return Step("settled", f"{lead.candidate}'s {lead.level:.0%} interval rests on its {len(seeds)} planned "
+                    f"seeds; half or more of its spread ({total:.2f} log) is how many epochs a new seed may need "
+                    f"({seed_spread:.2f} log), which more seeds would pin down, not narrow (--seeds N for more)")
     if len(seeds) < planned or seeds_make_it or lead.candidate not in can:
         return Step("seed", f"{len(seeds)} of {planned} planned seeds" if len(seeds) < planned else
                     f"the seeds' epochs (log spread {seed_spread:.2f}) make half or more of the interval's spread "

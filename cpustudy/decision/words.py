@@ -20,8 +20,9 @@ def decision_lines(d: Decision | None) -> list[str]:
         out.append(f"choose {d.choice} ({regret})"
                    + (f"; the same within {d.rules.indifference:.0%}: {', '.join(same)}" if same else ""))
     cost = d.cost
-    out.append(f"deciding cost {cost.trainings:.1f} trainings' time here ({cost.seconds:.0f} s: "
-               f"{cost.seeds} seed(s), {cost.speed_runs} speed run(s))")
+    alone = d.stop == "settled"  # one candidate: nothing was decided, its interval measured
+    out.append(f"{'measuring' if alone else 'deciding'} cost {cost.trainings:.1f} trainings' time here "
+               f"({cost.seconds:.0f} s: {cost.seeds} seed(s), {cost.speed_runs} speed run(s))")
     if d.saves_per_training is not None:
         saves = f"{d.saves_per_training:.3g} {d.unit}" if d.unit == "USD" else f"{d.saves_per_training:.0f} s"
         share = f" ({d.saves_share:.0%})" if d.saves_share is not None else ""
@@ -30,7 +31,8 @@ def decision_lines(d: Decision | None) -> list[str]:
                       if d.pays_after_trainings else ""))
     elif d.default and d.choice == d.default:
         out.append(f"the default {d.default} is the choice: keep it")
-    out.append("rules: " + d.rules.words())
+    out.append("rules: " + (f"{d.rules.level:.0%} prediction intervals; one candidate settled once its interval is "
+                            f"within {d.rules.narrow:g}x or its planned seeds gave it" if alone else d.rules.words()))
     return out
 
 
