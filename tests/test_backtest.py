@@ -202,3 +202,12 @@ def test_recalibration_where_1_5x_is_needed_holds_its_level_over_300_checks():
         factors.append(f)
     assert np.mean(shares) >= 0.87, np.mean(shares)
     assert 1.3 <= np.median(factors) <= 1.7, factors
+
+
+def test_backtest_refuses_a_missing_database_as_the_reading_commands_do_and_creates_none(run_cli, tmp_path):
+    absent = tmp_path / "absent.sqlite"
+    r = run_cli("backtest", "--db", absent)
+    assert r.code == 2 and r.out == "" and "Traceback" not in r.err and r.err.count("\n") == 1
+    assert r.err.startswith(f"cpustudy: error: no database at {absent}: run a measurement first")
+    assert not absent.exists() and list(tmp_path.iterdir()) == []
+    assert run_cli("results", "--db", absent).err == r.err  # the same one line as `results`

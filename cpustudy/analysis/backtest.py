@@ -31,7 +31,8 @@ from cpustudy.analysis import totarget
 from cpustudy.analysis.billed import to_target_s
 from cpustudy.analysis.recalibration import Inflation, inflation
 from cpustudy.analysis.runs import session_of
-from cpustudy.store import Store
+from cpustudy.errors import UserError
+from cpustudy.store import Store, default_path
 from cpustudy.store.rows import RunRow, StatementRow
 
 if TYPE_CHECKING:
@@ -176,7 +177,13 @@ class Outcome:
 def run_backtest(path: str | Path | None, *, catalog: Catalog, spot: bool = True,
                  progress: Callable[[str], None] | None = None) -> Outcome:
     """Hold out every stored fresh training not yet checked (:func:`held_out`), store each check, and say per
-    machine how the database's checks held and what recalibration they call for."""
+    machine how the database's checks held and what recalibration they call for. The database must exist: the
+    checks are added to what it holds, and a path with no database is refused as every reading command refuses it,
+    never created."""
+    path = Path(path) if path is not None else default_path()
+    if not path.is_file():
+        raise UserError(f"no database at {path}: run a measurement first (`cpustudy run ...`) or pass --db "
+                        "with an existing file")
     with Store.open(path) as store:
         known = {int(c["run_id"]) for c in store.checks()}
         added = held_out(store, catalog=catalog, spot=spot, progress=progress, skip=known)
