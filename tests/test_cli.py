@@ -113,6 +113,22 @@ def test_bad_input_is_one_line_exit_2(run_cli, db, args, needle, empty_keras_hom
     assert not db.exists()  # refused before anything was created
 
 
+@pytest.mark.parametrize(
+    "args,helps",
+    [
+        (["backtest", "--format", "json"], "cpustudy backtest --help"),
+        (["results", "extra"], "cpustudy results --help"),
+        (["builds", "list", "--bogus"], "cpustudy builds list --help"),
+        (["cloud", "plan", "--targets", "x", "--out", "y", "--bogus"], "cpustudy cloud plan --help"),
+        (["--bogus"], "cpustudy --help"),
+    ],
+)
+def test_an_unrecognized_argument_names_the_help_of_the_command_it_was_given_to(run_cli, args, helps):
+    r = run_cli(*args)
+    assert r.code == 2 and r.out == "" and r.err.count("\n") == 1
+    assert r.err.startswith("cpustudy: error: unrecognized arguments: ") and r.err.endswith(f"(see `{helps}`)\n")
+
+
 def test_db_in_missing_folder(run_cli, tmp_path, empty_keras_home):
     r = run_cli("run", "mnist_mlp", "--vcpus", 1, "--db", tmp_path / "missing" / "x.sqlite")
     assert r.code == 2 and "does not exist" in r.err and len(r.err.strip().splitlines()) == 1

@@ -22,6 +22,24 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UserError(f"{message} (see `{self.prog} --help`)")
 
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """argparse's, but arguments no parser took are named against the (sub)command they were given to
+        (`cpustudy backtest --help`, not `cpustudy --help`): argparse leaves them to the top parser to refuse."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            self._given(parsed).error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
+
+    def _given(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The innermost (sub)command parser ``parsed`` was read by: this one, or a subcommand's (nested)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, action.dest, None) or "")
+                if chosen is not None:
+                    return chosen._given(parsed) if isinstance(chosen, Parser) else chosen
+        return self
+
 
 def build_parser() -> Parser:
     from cpustudy.cli.commands import COMMANDS
