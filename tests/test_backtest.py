@@ -44,6 +44,16 @@ def test_the_factor_is_the_split_conformal_quantile_and_is_applied_only_to_widen
     assert stated.factor == pytest.approx(2.25) and stated.n == 10
 
 
+def test_the_recalibration_says_only_where_fewer_than_the_level_fell_inside():
+    at = [{"billed_s": 10.0 * 2 ** (0.5 * s), "low_s": 5.0, "high_s": 20.0} for s in [0.5] * 9 + [3.0]]
+    inf = inflation(at)  # 9 of 10 inside: the level, yet widened to hold all 10 (the 10th smallest of 10 scores)
+    assert inf.applies and " only " not in inf.line
+    assert "9 of 10 fresh trainings backtested on this machine (90%) fell inside" in inf.line
+    assert "what would have held 10 of these 10, so that 90% of later ones fall inside" in inf.line
+    below = inflation(at[:8] + [{**c, "billed_s": 80.0} for c in at[8:]])  # 8 of 10: under the level
+    assert below.applies and "only 8 of 10 fresh trainings backtested on this machine (80%) fell inside" in below.line
+
+
 def test_each_fresh_training_is_held_against_what_its_earlier_runs_gave_and_stored(tmp_path):
     db = tmp_path / "two.sqlite"
     shutil.copy(TWO_SESSIONS, db)
