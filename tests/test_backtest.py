@@ -172,7 +172,7 @@ def test_only_a_later_period_counts_as_later_and_the_share_is_clustered_by_perio
     assert bt is not None and (bt.n, bt.inside, bt.periods) == (18, 17, 2)
     assert (bt.later_n, bt.later_inside) == (6, 6)
     assert bt.n_eff < 18 and bt.low < 0.76 < 0.99 < bt.high  # 76-100 % read as 18 sessions
-    assert f"effective n {bt.n_eff:.1f}" in bt.line and "12 in the same period as theirs not counted" in bt.line
+    assert f"effective n {bt.n_eff:.1f}" in bt.line and "6 of 6 inside (the other 12 trained in the same period as runs behind their interval)" in bt.line
 
 
 def test_a_statement_in_the_same_second_as_a_training_is_ordered_by_its_sessions_first_run():

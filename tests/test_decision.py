@@ -211,7 +211,7 @@ def test_checks_are_stored_with_their_interval_never_counted_in_it_and_only_a_la
         bt = totarget.backtest(store)
     assert len(stored) == 3 and bool(stored[-1]["later_session"]) and bt is not None
     assert (bt.n, bt.later_n, bt.periods) == (3, 0, 1) and 0 <= bt.low <= bt.inside / bt.n <= bt.high <= 1
-    assert bt.n_eff < 3 and "effective n" in bt.line and "3 in the same period as theirs not counted" in bt.line
+    assert bt.n_eff < 3 and "effective n" in bt.line and "none yet (all 3 trained in the same period as runs behind their interval)" in bt.line
     assert next(r for r in again.results if r.candidate == lead).run_ids == runs_behind
 
 

@@ -236,14 +236,16 @@ class Backtest:
 
     @property
     def line(self) -> str:
-        later = (f"{self.later_inside} of {self.later_n}" if self.later_n else "none yet (those count most)") + (
-            f", {self.n - self.later_n} in the same period as theirs not counted" if self.n > self.later_n else "")
+        same = self.n - self.later_n  # counted above too; only not as later
+        where = f"the other {same}" if self.later_n else "the one" if self.n == 1 else f"all {self.n}"
+        later = (f"{self.later_inside} of {self.later_n} inside" if self.later_n else "none yet") + (
+            f" ({where} trained in the same period as runs behind their interval)" if same else "")
         kinds = ("--check" if not self.held_out else "held out by `cpustudy backtest`" if self.held_out == self.n
                  else f"{self.n - self.held_out} by --check, {self.held_out} held out by `cpustudy backtest`")
         return (f"backtest on this machine: {self.inside} of {self.n} fresh training(s) ({kinds}) inside their stated "
                 f"{self.level:.0%} intervals ({self.inside / self.n:.0%}; {self.periods} period(s), {self.statements} "
                 f"statement(s), effective n {self.n_eff:.1f}): {self.level:.0%} interval {self.low:.0%}-{self.high:.0%}"
-                f"; in a later period than every run behind their interval: {later}"
+                f"; of these, in a later period than every run behind their interval (those count most): {later}"
                 + (f"; left out: {self.others}" if self.others else ""))
 
 
