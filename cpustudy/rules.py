@@ -79,7 +79,7 @@ class Rules:
         return (f"stopped once the leader is within {self.indifference:.0%} of the lowest expected cost with "
                 f"probability {self.confidence:.0%} or its expected regret is at most {self.regret:.0%}; candidates "
                 f"within {self.indifference:.0%} expected regret are the same; measuring stops once it cannot pay for "
-                f"itself over {self.trainings} trainings (before measuring: at most {self.prior_saving:.0%} of a "
+                f"itself over {self.trainings} training{'' if self.trainings == 1 else 's'} (before measuring: at most {self.prior_saving:.0%} of a "
                 f"training saved, assumed); {self.level:.0%} prediction intervals")
 
 

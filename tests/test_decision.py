@@ -118,6 +118,8 @@ def test_rules_are_checked_in_one_line_naming_the_flag_and_said_in_words():
     assert "--indifference" in (Rules(indifference=1.5).check() or "")
     assert "--trainings" in (Rules(trainings=0).check() or "")
     assert "2%" in RULES.words() and json.loads(json.dumps(RULES.as_dict()))["trainings"] == RULES.trainings
+    assert "pay for itself over 10 trainings (" in RULES.words()
+    assert "pay for itself over 1 training (" in Rules(trainings=1).words()
 
 
 def test_a_decision_in_words_says_its_stop_choice_cost_saving_and_rules():
