@@ -52,13 +52,19 @@ def dpi(text: str) -> int:
 
 
 def duration(text: str) -> float:
-    """``90s``, ``10m``, ``1h30m``, ``2h`` or seconds, as seconds."""
+    """``90s``, ``10m``, ``1h30m``, ``2h`` or seconds, as seconds; a negative one (``-5m``) is refused as such."""
     from cpustudy.names import parse_duration
 
     try:
         return parse_duration(text, "")
     except UserError as exc:
-        raise argparse.ArgumentTypeError(str(exc).lstrip()) from None
+        why = str(exc).lstrip()
+    size = text.strip()[1:] if text.strip().startswith("-") else ""
+    try:
+        parse_duration(size, "")  # a duration but for its sign?
+    except UserError:
+        raise argparse.ArgumentTypeError(why) from None
+    raise argparse.ArgumentTypeError(f"{text!r}: a deadline must be positive, e.g. {size}")
 
 
 def add_db(p: argparse.ArgumentParser) -> None:
