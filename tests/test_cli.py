@@ -129,6 +129,24 @@ def test_an_unrecognized_argument_names_the_help_of_the_command_it_was_given_to(
     assert r.err.startswith("cpustudy: error: unrecognized arguments: ") and r.err.endswith(f"(see `{helps}`)\n")
 
 
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["recommend", "w", "--deadline", "-5m"], "argument --deadline: '-5m': a deadline must be positive, e.g. 5m"),
+        (["recommend", "w", "--deadline=-1h30m"], "argument --deadline: '-1h30m': a deadline must be positive"),
+        (["compare", "w", "--deadline", "-90s"], "argument --deadline: '-90s': a deadline must be positive"),
+        (["recommend", "w", "--budget", "-1"], "argument --budget: '-1' must be a positive number"),
+        (["recommend", "w", "--budget", "-1e3"], "argument --budget: '-1e3' must be a positive number"),
+    ],
+)
+def test_a_negative_deadline_or_budget_reaches_its_check(run_cli, db, args, needle):
+    """A value starting with '-' and a digit is the flag's value (argparse took `-5m` for an unknown option and said
+    "expected one argument")."""
+    r = run_cli(*args, "--db", db)
+    assert r.code == 2 and r.out == "" and r.err.count("\n") == 1 and needle in r.err
+    assert not db.exists()
+
+
 def test_db_in_missing_folder(run_cli, tmp_path, empty_keras_home):
     r = run_cli("run", "mnist_mlp", "--vcpus", 1, "--db", tmp_path / "missing" / "x.sqlite")
     assert r.code == 2 and "does not exist" in r.err and len(r.err.strip().splitlines()) == 1

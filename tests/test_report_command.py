@@ -19,6 +19,7 @@ from cpustudy.store import Store
         (["--baseline", "tf@64"], "--baseline tf@64: no such configuration"),
         (["--baseline", "banana"], "write gpu, or BUILD@VCPUS"),
         (["--deadline", "-5"], "'-5': a deadline must be positive, e.g. 5"),
+        (["--deadline", "-5m"], "'-5m': a deadline must be positive, e.g. 5m"),
         (["--deadline", "5 minutes"], "write a duration like 90s"),
         (["--study", "nope"], "no finished runs of study 'nope'"),
         (["--gpu-instance", "gcp:nope"], "no instance 'gcp:nope'"),

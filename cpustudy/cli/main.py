@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import signal
 import sys
 import threading
 from types import FrameType
-from typing import Iterator, NoReturn, Sequence
+from typing import Any, Iterator, NoReturn, Sequence
 
 from cpustudy import __version__
 from cpustudy.cli.args import PROG
 from cpustudy.errors import Terminated, UserError
+
+#: A value that starts as a negative quantity (``-5m``, ``-1h30m``, ``-1e3``, ``-.5``): argparse takes only plain
+#: negative numbers (``-5``, ``-0.5``) for values, and the rest for unknown options ("expected one argument").
+NEGATIVE = re.compile(r"-\.?\d")
 
 
 class Parser(argparse.ArgumentParser):
@@ -21,6 +26,13 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UserError(f"{message} (see `{self.prog} --help`)")
+
+    def _parse_optional(self, arg_string: str) -> Any:
+        """argparse's, but a value such as ``--deadline -5m`` reaches the flag's type, which says what is wrong with
+        it (a deadline must be positive) where argparse said "expected one argument" (no option looks like one)."""
+        if NEGATIVE.match(arg_string) and not self._has_negative_number_optionals:
+            return None  # a value, not an option
+        return super()._parse_optional(arg_string)
 
     def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                    namespace: argparse.Namespace | None = None) -> argparse.Namespace:
