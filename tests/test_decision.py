@@ -568,3 +568,31 @@ def test_a_rehearsal_trial_where_every_seed_misses_is_counted_and_the_others_run
     assert out["summary"]["stops"]["no seed reached"] == len(missed)
     text = _rehearse(run_cli, tmp_path, str(f), "--trials", "8")
     assert text.code == 0 and any(x.endswith(": no seed reached") for x in text.out.splitlines())
+
+
+def test_measuring_on_a_busy_machine_stops_after_two_busy_runs_and_says_why(tmp_path):
+    # Every run starts while another process keeps the machine busy: each is stored but left out of every speed
+    # figure. Before, the loop asked for speed run after speed run (each left out) until the whole budget was
+    # spent, and said only "no usable speed run yet". Now each run's line says it was left out and why, and
+    # measuring stops after two in a row, saying to measure when nothing else runs.
+    import simloop
+
+    from cpustudy.measure import race, rehearsal, replay
+
+    class Busy(replay.Simulated):
+        def machine_state(self) -> dict[str, object]:
+            return {"loadavg": [2.0, 2.0, 2.0], "cpus": 2,
+                    "busy_processes": [{"pid": 1, "name": "python", "cpu_percent": 90.0}]}
+
+    truth = simloop.Truth({"fp32 b64": 1.7e-4}, {"fp32 b64": lambda s: 1.5})
+    req = simloop.request(tmp_path / "busy.sqlite", candidates="here:1,here:2", precisions=None, batch_sizes=None,
+                          batch_size=64)
+    said: list[str] = []
+    out = race.measure(rehearsal.plan_simulated(req), say=said.append,
+                       measurer=Busy(truth.scenario(), replay.load_stream(simloop.STREAM)).measurer(), rules=simloop.LOOP)
+    assert out.decision is not None and out.decision.stop == "stuck"
+    assert "busy machine (busy: other processes used 90 % of a CPU" in out.decision.why
+    assert "measure again when nothing else runs" in out.decision.why
+    assert not [s for s in out.steps if s.startswith("added")]  # nothing measured past round 1
+    ran = [s for s in said if s.startswith("  ")]
+    assert ran and all("left out of every speed figure: measured on a busy machine" in s for s in ran)

@@ -372,14 +372,20 @@ def candidate_inputs(store: Store, candidates: Sequence[Candidate], ref: Configu
     return out
 
 
+def runs_of(c: Candidate, ref: Configuration, fingerprint: str, runs: Sequence[RunRow]) -> list[RunRow]:
+    """A local candidate's stored runs of ``ref``'s setting (the identity's ``setting`` view) on this machine, those
+    left out as speed samples (busy, oversubscribed) included."""
+    return [r for r in runs if r.get("machine") == fingerprint and r.get("vcpus") == c.vcpus
+            and (r.get("build") or "tf") == c.build and identity.same(r, ref.columns(), "setting")]
+
+
 def left_out_busy(c: Candidate, ref: Configuration, fingerprint: str, runs: Sequence[RunRow]) -> list[str]:
-    """Why a local candidate has no speed run although it ran: its runs of ``ref``'s setting (the identity's
-    ``setting`` view) were measured on a busy machine (left out, as every comparison leaves them), in words; empty where none was."""
+    """Why a local candidate has no speed run although it ran: its runs of ``ref``'s setting (:func:`runs_of`)
+    were measured on a busy machine (left out, as every comparison leaves them), in words; empty where none was."""
     from cpustudy.analysis.holdup import busy_reason
 
-    mine = [r for r in runs if r.get("machine") == fingerprint and r.get("vcpus") == c.vcpus
-            and (r.get("build") or "tf") == c.build and identity.same(r, ref.columns(), "setting")]
-    busy = [reason for reason in (busy_reason(r.get("machine_state")) for r in mine) if reason]
+    busy = [reason for reason in (busy_reason(r.get("machine_state")) for r in runs_of(c, ref, fingerprint, runs))
+            if reason]
     if not busy:
         return []
     return [f"its {len(busy)} run(s) were measured on a busy machine ({busy[0]}) and left out: measure again "

@@ -421,6 +421,8 @@ def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted
     probes time it), was timed in this period, or has a probe among ``wanted`` (this session's planned ones)."""
     from cpustudy.analysis.runs import PERIOD_GAP_S, ago_s
 
+    from cpustudy.analysis.holdup import busy_reason
+
     c = next((c for c in p.candidates if c.kind == "here" and c.device == "cpu"), None)
     if c is None or any(probes_of(x, c) for x in wanted):
         return []
@@ -430,11 +432,14 @@ def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted
     ago = ago_s(mine)
     if ago <= PERIOD_GAP_S:
         return []
-    repeat = max([int(r.get("repeat") or 0) for r in mine] + [x.config.repeat for x in p.probes if probes_of(x, c)]) + 1
+    tried = totarget.runs_of(c, p.reference, p.fingerprint, stored)  # those left out (busy) too: a new repeat
+    repeat = max([int(r.get("repeat") or 0) for r in tried] + [x.config.repeat for x in p.probes if probes_of(x, c)]) + 1
     cell = p.probe_cell(c, repeat)
     p.probes.append(cell)
-    say(f"compare: {c.name} was last timed {ago / 3600:.1f} h ago: "
-        "one speed probe of it now, this period's reference (the machine's shift since is read from it)")
+    left = [r for r in tried if r["id"] not in ids and ago_s([r]) <= PERIOD_GAP_S and busy_reason(r.get("machine_state"))]
+    say(f"compare: {c.name} was last timed {ago / 3600:.1f} h ago"
+        + (f" (its {len(left)} probe(s) since were taken on a busy machine and left out)" if left else "")
+        + ": one speed probe of it now, this period's reference (the machine's shift since is read from it)")
     return [cell]
 
 
@@ -540,9 +545,14 @@ class Ledger:
     spent_s: float = 0.0
     seeds: int = 0  # convergence runs measured (stopped ones included)
     probes: int = 0
+    busy: list[str] = field(default_factory=list)  # per run, in order: why the machine was busy ("" where it was not)
 
     def add(self, store: Store, kind: str, cell: Cell, outcome: RunOutcome) -> None:
+        from cpustudy.analysis.holdup import busy_reason
+
         took, billed = run_seconds(store, outcome)
+        run = next(iter(store.runs(run_ids=[outcome.run_id])), RunRow())
+        self.busy.append(busy_reason(run.get("machine_state")) if outcome.status == "ok" else "")
         self.spent_s += took
         if kind == "convergence":
             self.seeds += 1
@@ -551,6 +561,11 @@ class Ledger:
         else:
             self.probes += 1
             self.probe_runs.append(took)
+
+    def busy_streak(self) -> tuple[int, str]:
+        """How many of the last runs in a row were measured on a busy machine, and why the last one was."""
+        n = next((i for i, why in enumerate(reversed(self.busy)) if not why), len(self.busy))
+        return n, self.busy[-1] if n else ""
 
     def probe_s(self, comparison: Comparison | None = None) -> float:
         """What one speed run takes here: the median of those measured, else half a training."""
@@ -613,16 +628,18 @@ def run_one(m: Measuring, kind: str, cell: Cell, label: str = "", ledger: Ledger
     cfg, said, say = cell.config, what(kind, cell, m.req.goal_words) + (f" {label}" if label else ""), m.say
     outcome = m.measurer(m.store, m.machine_id, cfg, timeout_s=m.req.timeout)
     (ledger or m.ledger).add(m.store, kind, cell, outcome)
+    busy = (ledger or m.ledger).busy[-1]
+    left = f"; left out of every speed figure: measured on a busy machine ({busy})" if busy else ""
     if outcome.status != "ok":
         say(f"  FAILED {kind} {said}: {outcome.error} (stored; `cpustudy results --errors` shows it)")
     elif kind == "convergence":
         s = outcome.summary
         say(f"  {said}: " + (f"reached after {s.get('epochs_to_target')} epoch(s)" if s.get("target_reached")
                              else f"stopped after {cfg.give_up_after} epoch(s) by the race (censored)"
-                             if cfg.give_up_after else f"not reached in {cfg.epochs} epochs"))
+                             if cfg.give_up_after else f"not reached in {cfg.epochs} epochs") + left)
     else:
         say(f"  {said}: epoch {outcome.summary['epoch_time_s']:.2f} s"
-            + (" (projected)" if outcome.summary.get("projected") else ""))
+            + (" (projected)" if outcome.summary.get("projected") else "") + left)
     return outcome
 
 
@@ -693,10 +710,20 @@ def default_of(entries: Sequence[tuple[str, Planned]]) -> str | None:
     return entries[0][1].candidates[0].name if entries and entries[0][1].candidates else None
 
 
+#: Runs in a row measured on a busy machine after which measuring stops (each is left out of every speed figure: more
+#: would spend the budget on runs no comparison counts).
+BUSY_RUNS = 2
+
+
 def _step(entries: Sequence[tuple[str, Planned]], comparison: Comparison, st: policy.Standing | None,
           ledger: Ledger, rules: Rules) -> policy.Step:
     """The policy's next step; with fewer than two candidates to choose from, the single candidate's interval
     rule (:func:`cpustudy.decision.policy.one_candidate_step`)."""
+    busy, why = ledger.busy_streak()
+    if busy >= BUSY_RUNS:
+        return policy.Step("stuck", f"the last {busy} runs were measured on a busy machine ({why}) and left out of "
+                           "every speed figure: measure again when nothing else runs (what was measured is stored, "
+                           "and the same command resumes from it)")
     local = {c.name for _, p in entries for c in p.candidates if c.kind == "here"}
     unmeasured = [r.candidate for r in comparison.results if not r.speed_runs]
     if st is None:
