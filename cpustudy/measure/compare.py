@@ -844,7 +844,7 @@ def combined(entries: Sequence[tuple[str, Planned]], store: Store, rules: Rules,
         out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "
                                "epochs are drawn from its own setting's")
     out.notes += widened + notes + totarget.interval_notes(results) + totarget.session_note(store, results, seeds_all,
-                                                                                           noise)
+                                                                                           noise) + _unreached(results)
     if not raced:
         agree = combo.agreement(_all_seed_results(entries[0][1], store))
         out.notes += [agree.line] if agree is not None else []
@@ -853,6 +853,17 @@ def combined(entries: Sequence[tuple[str, Planned]], store: Store, rules: Rules,
                   f"launch {plan_folder}`, then `cpustudy cloud fetch {plan_folder} --db {req.db or 'cpustudy.sqlite'}` "
                   "and compare again" for r in results if r.speed_runs == 0 and r.candidate in cloud]
     return out
+
+
+def _unreached(results: Sequence[combo.CandidateResult]) -> list[str]:
+    """Where P(cheapest in one training) sums to less than 1, what the rest is: draws in which a new seed reaches the
+    target on no candidate within the epochs allowed (the seeds' margins leave it a chance)."""
+    shown = [r.p_cheapest for r in results if r.p_cheapest is not None]
+    total = sum(shown)
+    if not shown or total > 0.995:
+        return []
+    return [f"P(cheapest in one training) sums to {total:.1%}: in the other {1 - total:.1%} of draws a new seed "
+            "does not reach the target within --max-epochs on any candidate"]
 
 
 def _censoring_said(seeds: Sequence[combo.SeedResult], given: combo.CandidateInput) -> combo.CandidateInput:
