@@ -596,3 +596,19 @@ def test_measuring_on_a_busy_machine_stops_after_two_busy_runs_and_says_why(tmp_
     assert not [s for s in out.steps if s.startswith("added")]  # nothing measured past round 1
     ran = [s for s in said if s.startswith("  ")]
     assert ran and all("left out of every speed figure: measured on a busy machine" in s for s in ran)
+
+
+def test_a_rehearsal_holds_a_fresh_training_that_never_reaches_the_target_against_an_interval_that_runs_to_never(
+        run_cli, tmp_path):
+    # Seeds need 1 epoch or 9 (past --max-epochs 4: never). Before, a trial whose interval ran to "never" was left
+    # out of the coverage, and a fresh training that never reached it was billed its 9 epochs, outside every
+    # interval: the coverage was biased both ways.
+    f = tmp_path / "miss.json"
+    f.write_text(json.dumps({"noise": 0.06, "candidates": {"here:1": {"sample_s": 2e-4}, "here:2": {"sample_s": 2.1e-4}},
+                             "settings": {"": {"epochs": {"1": 0.6, "9": 0.4}}}}))
+    r = _rehearse(run_cli, tmp_path, str(f), "--trials", "12", "--format", "json")
+    assert r.code == 0, r.err
+    checked = [t for t in json.loads(r.out)["trials"] if "inside" in t]
+    never = [t for t in checked if t["fresh_s"] is None]
+    assert never and all(t["fresh_s"] is None or t["fresh_s"] < 4 * 60000 * 2.1e-4 + 60 for t in checked)
+    assert all(isinstance(t["inside"], bool) for t in checked)

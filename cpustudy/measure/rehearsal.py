@@ -72,7 +72,7 @@ class Trial(TypedDict, total=False):
     default_regret: float
     realised_regret: float
     p_best: float | None
-    fresh_s: float
+    fresh_s: float | None  # None: the fresh training did not reach the target within --max-epochs
     inside: bool
 
 
@@ -287,16 +287,20 @@ class World:
         return float(self.scenario.candidates[place(cfg, self.several_builds)].get("startup_s",
                                                                                    self.scenario.startup_s))
 
-    def billed_s(self, name: str, label: str, samples: int, rng: np.random.Generator | None = None) -> float:
+    def billed_s(self, name: str, label: str, samples: int, rng: np.random.Generator | None = None,
+                 cap: int | None = None) -> float:
         """A training's true billed seconds on candidate place ``name`` in ``label``: its expectation over later
         periods (the measured period's own move of the candidate, its interaction, is no part of it), or with
-        ``rng`` one fresh training in a later period (a new shift, own factor and run noise, a new seed)."""
+        ``rng`` one fresh training in a later period (a new shift, own factor and run noise, a new seed): inf where
+        its seed needs more than ``cap`` epochs (--max-epochs: it never reaches the target, as an interval says)."""
         sc, c = self.scenario, self.scenario.candidates[name]
         speed = float(sc.settings[label].get("speed", 1.0))
         if rng is None:
             epochs, factor = sc.mean_epochs(label), 1.0  # a period's own move (interaction) averages out over later ones
         else:
             epochs = sc.epochs(label, float(rng.random()))
+            if cap is not None and epochs > cap:
+                return math.inf
             factor = math.exp(rng.normal(0, sc.period_shift) + rng.normal(0, sc.interaction) + rng.normal(0, sc.noise))
         per_epoch = samples * float(c["sample_s"]) * speed * factor + sc.validation_s * factor
         return epochs * per_epoch + (sc.tracing_s + float(c.get("startup_s", sc.startup_s))) * factor
@@ -416,9 +420,12 @@ def _answer(comparison: Comparison, plan: race.Race, world: World, rng: np.rando
     if choice in true:
         r = next(x for x in comparison.results if x.candidate == choice)
         row["realised_regret"], row["p_best"] = (true[choice] - best) / best, r.p_best
-        if r.time_low_s is not None and r.time_high_s is not None:
-            fresh = world.billed_s(*where[choice], samples, rng)
-            row["fresh_s"], row["inside"] = fresh, bool(r.time_low_s <= fresh <= r.time_high_s)
+        if not r.interval_note and r.time_to_target_s is not None:  # an interval stated; a bound None: never
+            cap = int(plan.plans[0].convergence[0].config.epochs)
+            fresh = world.billed_s(*where[choice], samples, rng, cap=cap)
+            low, high = r.time_low_s if r.time_low_s is not None else math.inf, r.time_high_s or math.inf
+            row["fresh_s"] = fresh if math.isfinite(fresh) else None
+            row["inside"] = bool(low <= fresh <= high)
     return row
 
 
