@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import reportdb
 
-from cpustudy.analysis import summary
+from cpustudy.analysis import holdup, stats, summary
 from cpustudy.report import findings
 from cpustudy.store import Store
 
@@ -78,6 +78,30 @@ def test_one_run_each_and_a_small_difference_is_inconclusive(tmp_path):
     fastest = next(f for f in facts if "fastest configuration" in f or "cheapest configuration" in f)
     # 15 % apart, one run a side: within what this machine's noise (the default: nothing repeated) allows
     assert fastest.startswith("Inconclusive: ") and "could be noise: p = " in fastest and "(1 and 1 runs;" in fastest
+
+
+def test_a_page_whose_comparisons_none_cleared_says_the_level_each_was_held_to(tmp_path):
+    """Judged as the report judges its page (Benjamini-Hochberg over its comparisons): where none clears it, the
+    page's threshold is 0, and a comparison says what it was held to, never "the 0 % needed" the page once said."""
+    a = _two_vcpu_counts(tmp_path / "one.sqlite", [4.0], [4.6])
+    page = holdup.page(a.noise, lambda: findings.findings(a), references=holdup.blocks(a.summary))
+    assert page.corrected and page.family == 2 and page.threshold == 0  # time and cost, p = 0.51 each
+    with holdup.judging(page):
+        facts = findings.findings(a)
+    cheapest = next(f for f in facts if "cheapest configuration" in f)
+    assert ("could be noise: p = 0.51, not significant among the page's 2 comparisons at a 5 % false-discovery "
+            "rate (Benjamini-Hochberg: none cleared k/m x 5 % at its rank k) (1 and 1 runs;") in cheapest
+    assert "0 % needed" not in " ".join(facts)
+
+
+def test_a_comparison_says_the_level_it_was_held_to():
+    c = stats.compare_samples([4.0, 4.1, 4.3], [4.6, 4.4, 4.9])
+    assert 0.05 < c.p < 1 and c.large_enough
+    # alone on a page, as a report's one comparison: Benjamini-Hochberg over one p-value is the test at 5 %, and
+    # where it is not cleared the page's threshold is 0
+    assert not c.at(0.0, 1).holds and ", against the 5 % needed (3 and 3 runs;" in c.at(0.0, 1).reason
+    assert ", against the 5 % needed" in c.reason  # judged alone, uncorrected
+    assert "(Benjamini-Hochberg: p at most 0.004 cleared it)" in c.at(0.004, 3).reason
 
 
 def test_repeats_that_show_a_difference_make_a_finding_and_overlapping_ones_do_not(tmp_path):

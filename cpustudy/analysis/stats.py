@@ -218,11 +218,15 @@ class Contrast:
             return ""
         if self.why_untested:
             return self.why_untested
+        # ``threshold`` is the cut p had to clear: on a corrected page Benjamini-Hochberg's (the largest p_(k) at
+        # or under k/m x ALPHA), 0 where none cleared its rank's k/m x ALPHA; for one comparison that is ALPHA.
         if self.family > 1:
+            cut = (f"p at most {self.threshold:.2g} cleared it" if self.threshold > 0
+                   else f"none cleared k/m x {100 * ALPHA:g} % at its rank k")
             level = (f"not significant among the page's {self.family} comparisons at a {100 * ALPHA:g} % "
-                     "false-discovery rate")
+                     f"false-discovery rate (Benjamini-Hochberg: {cut})")
         else:
-            level = f"against the {100 * self.threshold:.2g} % needed"
+            level = f"against the {100 * (self.threshold if self.threshold > 0 else ALPHA):.2g} % needed"
         if not self.large_enough:
             same = "; the same within " + f"{100 * self.min_effect:g} % (equivalence test)" if self.equivalent else ""
             return (f"a difference of {_pct(self.ratio)}, under the {100 * self.min_effect:g} % a finding needs"
