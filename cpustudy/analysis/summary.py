@@ -370,6 +370,24 @@ def _usable(runs: pd.DataFrame, path: str, notes: list[str]) -> pd.DataFrame:
     return runs
 
 
+def _cost_notes(summary: pd.DataFrame) -> list[str]:
+    """Why configurations have no full-training cost: no rate on the report's basis (``price_note`` says why), or a
+    rate but no full-training time (every run of it reached its target in the warm-up epoch, so none timed an epoch
+    after it: its cost to the target is given), each named."""
+    rate = pd.to_numeric(summary["price_usd_per_hour"], errors="coerce").notna()
+    untimed = summary["total_time_s"].isna()
+    names = lambda m: ", ".join(f"{r.workload} {r.label}" for r in rows(summary[m], index=False))  # noqa: E731
+    notes = []
+    if (~rate).any():
+        notes.append(f"{int((~rate).sum())} configuration(s) could not be priced (see price_note in summary.csv): "
+                     f"{names(~rate)}")
+    if (rate & untimed).any():
+        notes.append(f"{int((rate & untimed).sum())} configuration(s) have a price but no full-training time, so no "
+                     "full-training cost: none of their runs timed an epoch after the warm-up (each reached its target "
+                     f"within it; its cost to the target is given): {names(rate & untimed)}")
+    return notes
+
+
 def analyze(store: Store, opts: Options) -> Analysis:
     """Stored runs -> the summary, baselines, prices and software of one report; bad options are a
     ``UserError`` before anything is computed."""
@@ -408,9 +426,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
     summary, baselines = apply_baselines(summary, opts.baseline)
     with judging(Family(noise, blocks=blocks(summary))):
         summary = add_scaling(summary)
-    unpriced = summary["cost_usd"].isna().sum()
-    if unpriced:
-        notes.append(f"{int(unpriced)} configuration(s) could not be priced (see price_note in summary.csv)")
+    notes.extend(_cost_notes(summary))
     if (summary["n_machines"] > 1).any():
         notes.append("some configurations aggregate runs from more than one machine (see the machines column)")
     for note in (projection.stall_note(runs), projection.contention_note(runs)):

@@ -1,0 +1,38 @@
+"""The report and recommend on a real database whose configurations mostly trained to their target within the
+warm-up epoch (reports/gnr2-horizon/: my_fashion_convnet at 2 vCPUs, tf at batch sizes 64 and 256 in float32 and
+bf16; of tf+bf16+b256's 14 runs only run 9 timed an epoch after the warm-up, the other 13 and every run of the
+other three reached 0.85 within it). No TensorFlow."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cpustudy.analysis import summary
+from cpustudy.store import Store
+
+HORIZON = Path(__file__).resolve().parent.parent / "reports" / "gnr2-horizon" / "horizon.sqlite"
+
+
+@pytest.fixture
+def horizon(tmp_path: Path) -> Path:
+    db = tmp_path / "horizon.sqlite"
+    shutil.copy(HORIZON, db)
+    return db
+
+
+def test_configurations_without_a_full_training_time_are_said_to_lack_it_not_a_price(horizon):
+    with Store.read(horizon) as s:
+        a = summary.analyze(s, summary.Options())
+    untimed = a.summary[a.summary["total_time_s"].isna()]
+    assert sorted(untimed["label"]) == ["cpu2 tf+b256", "cpu2 tf+b64", "cpu2 tf+bf16+b64"]
+    assert untimed["price_usd_per_hour"].notna().all()  # each has a rate: it was priced
+    assert not any("could not be priced" in n for n in a.notes)
+    note = next(n for n in a.notes if "no full-training time" in n)
+    assert note.startswith("3 configuration(s) have a price but no full-training time, so no full-training cost: "
+                           "none of their runs timed an epoch after the warm-up")
+    assert note.endswith("my_fashion_convnet cpu2 tf+b256, my_fashion_convnet cpu2 tf+b64, "
+                         "my_fashion_convnet cpu2 tf+bf16+b64")
+
