@@ -53,3 +53,27 @@ def test_requested_baseline_and_its_fallback(tmp_path):
     assert tf1["time_rel_baseline"] == pytest.approx(80.0 / 50.0) and tf1["baseline_kind"] == "requested"
     cnn = a.baselines[("cpustudy", "mnist_cnn")]
     assert cnn.kind == "fallback" and "tf@2 not measured" in cnn.note and cnn.label == "cpu1 tf"
+
+
+def test_a_stock_build_that_timed_no_epoch_after_its_warm_up_is_said_to_lack_a_full_training_time(tmp_path):
+    """tf at 1 vCPU reached its target within the warm-up epoch in each run (no full-training time); tf-eigen at 2
+    trained whole epochs: the fallback is tf-eigen, and it says why not tf, which was measured."""
+    db = tmp_path / "warmup.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp-local", "cpu_model": "Test CPU @ 2.0GHz", "logical_cpus": 2})
+        for rep in range(2):
+            run = s.start_run(m, {"workload": "mnist_mlp", "build": "tf", "vcpus": 1, "device": "cpu",
+                                  "study": "cpustudy", "epochs": 20, "data": "real", "repeat": rep,
+                                  "target_accuracy": 0.9})
+            s.add_epoch(run, {"epoch": 1, "elapsed_s": 5.0, "warmup": True, "val_accuracy": 0.95})
+            s.finish_run(run, "ok", {"epoch_time_s": 5.0, "timed_epochs": 0, "target_accuracy": 0.9,
+                                     "target_reached": True, "epochs_to_target": 1, "time_to_target_s": 5.0})
+        reportdb.add_run(s, m, "mnist_mlp", "tf-eigen", 2, [2.0, 2.1])
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options())
+    base = a.baselines[("cpustudy", "mnist_mlp")]
+    assert base.label == "cpu2 tf-eigen" and base.kind == "fallback"
+    assert base.reason == ("the stock build (tf) has no full-training time (no run of it timed an epoch after the "
+                           "warm-up): the configuration at the fewest vCPUs with a full-training time")
+    assert any(n.startswith("1 configuration(s) have a price but no full-training time") and n.endswith("cpu1 tf")
+               for n in a.notes)

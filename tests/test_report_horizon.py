@@ -36,3 +36,13 @@ def test_configurations_without_a_full_training_time_are_said_to_lack_it_not_a_p
     assert note.endswith("my_fashion_convnet cpu2 tf+b256, my_fashion_convnet cpu2 tf+b64, "
                          "my_fashion_convnet cpu2 tf+bf16+b64")
 
+
+def test_the_fallback_baseline_says_tf_ran_only_with_settings(horizon):
+    with Store.read(horizon) as s:
+        a = summary.analyze(s, summary.Options())
+    base = a.baselines[("cpustudy", "my_fashion_convnet")]
+    assert base.label == "cpu2 tf+bf16+b256" and base.kind == "fallback"
+    assert "no stock build (tf or pip) measured:" not in base.reason  # tf was measured, with settings
+    assert base.reason == ("no stock build (tf or pip at its default settings) measured, only with settings "
+                           "(tf+b256, tf+b64, tf+bf16+b256, tf+bf16+b64): the configuration at the fewest vCPUs with "
+                           "a full-training time")

@@ -17,6 +17,7 @@ import pandas as pd
 
 from cpustudy.analysis.frames import rows
 from cpustudy.analysis.runs import config_name
+from cpustudy.analysis.studies import STOCK_BUILDS
 from cpustudy.errors import UserError
 
 
@@ -67,7 +68,11 @@ class Choice:
 
 
 def _fallback(g: pd.DataFrame) -> tuple[Any, str]:
-    cpu = g[(g["device"] != "gpu") & g["total_time_s"].notna()]
+    """The stock build at the fewest vCPUs among the configurations with a full-training time (``g``: all of the
+    workload's), else the configuration at the fewest vCPUs that has one, and why not the stock build: none was
+    measured (a stock recipe only with settings, ``tf+b64``, is not stock), or it has no full-training time."""
+    every = g[g["device"] != "gpu"]
+    cpu = every[every["total_time_s"].notna()]
     if cpu.empty:
         return None, ""
     stock = cpu[cpu["stock"].astype(bool)]
@@ -75,7 +80,16 @@ def _fallback(g: pd.DataFrame) -> tuple[Any, str]:
         row = stock.sort_values(["vcpus", "platform", "build"]).index[0]
         return row, "the stock build at the fewest vCPUs"
     row = cpu.sort_values(["vcpus", "platform", "build"]).index[0]
-    return row, "no stock build (tf or pip) measured: the build at the fewest vCPUs"
+    untimed = every[every["stock"].astype(bool)]
+    if not untimed.empty:
+        why = (f"the stock build ({', '.join(sorted(set(untimed['build'].astype(str))))}) has no full-training time "
+               "(no run of it timed an epoch after the warm-up)")
+    else:
+        with_settings = sorted(set(every.loc[every["recipe"].isin(STOCK_BUILDS), "build"].astype(str))) \
+            if "recipe" in every else []
+        why = "no stock build (tf or pip at its default settings) measured" + (
+            f", only with settings ({', '.join(with_settings)})" if with_settings else "")
+    return row, f"{why}: the configuration at the fewest vCPUs with a full-training time"
 
 
 def choose_baselines(summary: pd.DataFrame, spec_text: str | None) -> dict[tuple[str, str], Choice]:
@@ -87,6 +101,7 @@ def choose_baselines(summary: pd.DataFrame, spec_text: str | None) -> dict[tuple
     matched_any = False
     for group, g in summary.groupby(["study", "workload"], sort=False):
         study, workload = str(group[0]), str(group[1])
+        every = g
         g = g[g["total_time_s"].notna()]
         # A GPU run that cannot be right is the baseline only when no other GPU run is there.
         gpu = g[g["device"] == "gpu"].assign(_bad=lambda d: d["suspect"].fillna("") != "")
@@ -102,7 +117,7 @@ def choose_baselines(summary: pd.DataFrame, spec_text: str | None) -> dict[tuple
             matched_any = True
             chosen[(study, workload)] = Choice(gpu.index[0], "gpu", "the GPU run of this workload")
             continue
-        row, why = _fallback(g)
+        row, why = _fallback(every)
         if row is None:
             if not gpu.empty:  # --baseline BUILD@V missing, only GPU rows: use the GPU
                 chosen[(study, workload)] = Choice(gpu.index[0], "fallback", "the GPU", f"{build}@{vcpus} not measured")
