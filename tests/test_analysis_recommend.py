@@ -167,6 +167,34 @@ def test_recommend_answers_in_json_with_the_same_figures(run_cli, tmp_path):
     assert c["level"] == 0.9 and c["seeds"] == 3 and f"{c['time_to_target_s']:.0f} s" in table.out
 
 
+def test_recommend_to_a_target_in_json_carries_the_choices_and_the_numbers_they_rest_on(run_cli, tmp_path):
+    """Two configurations trained to the target: the JSON names the same cheapest and fastest as the table, with
+    the P(lowest expected cost) and expected regret the cheapest rests on (once an empty decision and nulls)."""
+    db = tmp_path / "j2.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        for seed in (1, 2, 3):
+            _target_run(s, m, 1, 3, reached_at=3, startup_s=3.0, seed=seed)
+            _target_run(s, m, 2, 3, reached_at=3, startup_s=3.0, seed=seed)
+    table = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--db", db)
+    out = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--format", "json", "--db", db)
+    assert table.code == 0 and out.code == 0, out.err
+    answer = json.loads(out.out)
+    cheapest, fastest = answer["choices"]
+    assert (cheapest["role"], fastest["role"]) == ("cheapest", "fastest") and answer["decision"] is None
+    line = next(x for x in table.out.splitlines() if x.startswith("cheapest: "))
+    assert line.startswith(f"cheapest: {cheapest['candidate']}, fp32: {cheapest['time_to_target_s']:.0f} s, "
+                           f"{cheapest['cost_usd']:.3g} USD, the least expected cost (P(lowest expected cost) "
+                           f"{cheapest['p_best']:.0%})")
+    assert cheapest["why"] == f"the least expected cost (P(lowest expected cost) {cheapest['p_best']:.0%})"
+    assert 0.5 < cheapest["p_best"] <= 1 and 0 <= cheapest["regret"] < 0.5 and fastest["p_best"] is None
+    # every weighed candidate's figures, the table's p_lowest_expected and regret columns
+    weighed = {c["candidate"]: c for c in answer["candidates"]}
+    assert sum(c["p_best"] for c in weighed.values()) == pytest.approx(1.0)
+    assert weighed[cheapest["candidate"]]["regret"] == cheapest["regret"]
+    assert "p_lowest_expected" in table.out and f"{cheapest['p_best']:.0%}" in table.out
+
+
 def test_recommend_and_compare_take_a_target_on_any_validation_metric(run_cli, tmp_path):
     db = tmp_path / "m.sqlite"
     with Store.open(db) as s:

@@ -78,10 +78,16 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"no run of {args.workload} trained to {args.target} (measure it with `cpustudy compare "
                         f"{args.workload} --target {args.target} ...` or `cpustudy run ... --target {args.target}`)")
     if comparison is not None:
+        choices = _choices(comparison, deadline, args.budget)
         if args.format == "json":
-            sys.stdout.write(comparison.as_json())
-            return 0 if any(r.time_to_target_s is not None for r in comparison.results) else 1
-        return _from_comparison(comparison, deadline, args.budget)
+            import json
+
+            out = json.loads(comparison.as_json())
+            out["decision"] = None  # no decision was measured here: recommend's answer is its choices
+            out["choices"] = [_choice_json(role, r, said, comparison.setting) for role, r, said in choices]
+            sys.stdout.write(json.dumps(out, indent=2) + "\n")
+            return 0 if any(r is not None for _, r, _ in choices) else 1
+        return _from_comparison(comparison, choices)
     rec = recommend(analysis, args.workload, deadline_s=deadline, budget_usd=args.budget, target=args.target_accuracy)
     if args.format == "json":
         import json
@@ -107,33 +113,37 @@ def _known(value: float | None) -> float:
 
 
 def _cheapest(comparison: Comparison, priced: list[CandidateResult]) -> tuple[CandidateResult | None, str]:
-    """The cheapest by compare's one rule (:func:`cpustudy.decision.policy.leader_of`) over the priced candidates:
-    the least expected regret in cost, with its P(lowest expected cost) in words."""
+    """The cheapest by compare's one rule (:func:`cpustudy.decision.policy.leader`) over the priced candidates:
+    the least expected regret in cost, with its P(lowest expected cost) in words. Each weighed candidate's expected
+    cost, P(lowest expected cost) and expected regret are set on its result, as compare's decision sets them, so the
+    table and the JSON show the numbers the choice rests on."""
     from cpustudy.decision import policy
 
-    name, p_best = policy.leader_of(comparison, {r.candidate for r in priced})
+    names = {r.candidate for r in priced}
+    st = policy.standing_of(comparison, names=names)
+    name = policy.leader(st, [r for r in comparison.results if r.candidate in names])
+    p_best = st.p_best[name] if st is not None and name is not None else None
+    if st is not None:
+        for r in comparison.results:
+            if r.candidate in st.expected:
+                r.expected, r.expected_unit = st.expected[r.candidate], st.unit
+                r.expected_low, r.expected_high = st.low[r.candidate], st.high[r.candidate]
+                r.p_best, r.regret = st.p_best[r.candidate], st.regret[r.candidate]
     said = ", the least expected cost" + (f" (P(lowest expected cost) {p_best:.0%})" if p_best is not None else "")
     return next((r for r in priced if r.candidate == name), None), said
 
 
-def _from_comparison(comparison: Comparison, deadline: float | None, budget: float | None) -> int:
-    """The answer from the same combination `compare` prints: each stored configuration's time and cost to
-    the target over the seeds trained to it, then the choices: the cheapest by compare's rule (the least
-    expected cost), the fastest by the median, or the cheapest (fastest) of those meeting the deadline (budget)
-    in 90 % of trainings; each named with its setting (precision, batch size)."""
-    from cpustudy.cli.commands.compare import rows
-    from cpustudy.cli.output import print_table
+Choices = list[tuple[str, "CandidateResult | None", str]]
 
-    from cpustudy.analysis.compare import target_words
 
-    setting = f", {comparison.setting}" if comparison.setting else ""
-    print(f"{comparison.workload}{setting}: judged by the time and cost of one training to "
-          f"{target_words(comparison.target)}, over {len(comparison.seeds)} seed(s) and each configuration's speed runs")
-    print_table(rows(comparison), f"median [{comparison.results[0].level if comparison.results else 0.9:.0%} prediction interval]")
+def _choices(comparison: Comparison, deadline: float | None, budget: float | None) -> Choices:
+    """The choices from the same combination `compare` prints: the cheapest by compare's rule (the least expected
+    cost), the fastest by the median, or the cheapest (fastest) of those meeting the deadline (budget) in 90 % of
+    trainings: (role, the candidate's result or None where none qualifies, what the role adds in words)."""
     measured = [r for r in comparison.results if r.time_to_target_s is not None]
     priced = [r for r in measured if r.cost_usd is not None]
     sure = 0.9
-    choices: list[tuple[str, CandidateResult | None, str]] = []
+    choices: Choices = []
     if deadline is not None:
         ok = [r for r in priced if (r.p_deadline or 0) >= sure]
         choices.append((f"cheapest meeting the {deadline:g} s deadline in {sure:.0%} of trainings",
@@ -145,6 +155,34 @@ def _from_comparison(comparison: Comparison, deadline: float | None, budget: flo
     if deadline is None and budget is None:
         choices.append(("cheapest", *_cheapest(comparison, priced)))
         choices.append(("fastest", min(measured, key=lambda r: _known(r.time_to_target_s)) if measured else None, ""))
+    return choices
+
+
+def _choice_json(role: str, r: CandidateResult | None, said: str, setting: str) -> dict[str, object]:
+    """One choice for ``--format json``: what the table's answer line says, as numbers; P(lowest expected cost) and
+    expected regret where the choice rests on them (the cheapest)."""
+    if r is None:
+        return {"role": role, "candidate": None}
+    weighed = role == "cheapest"
+    return {"role": role, "candidate": r.candidate, "setting": setting, "time_to_target_s": r.time_to_target_s,
+            "time_low_s": r.time_low_s, "time_high_s": r.time_high_s, "cost_usd": r.cost_usd,
+            "cost_low_usd": r.cost_low_usd, "cost_high_usd": r.cost_high_usd, "level": r.level,
+            "p_best": r.p_best if weighed else None, "regret": r.regret if weighed else None, "why": said.removeprefix(", "), "run_ids": r.run_ids, "price": r.price}
+
+
+def _from_comparison(comparison: Comparison, choices: Choices) -> int:
+    """The answer from the same combination `compare` prints: each stored configuration's time and cost to
+    the target over the seeds trained to it, then the choices (:func:`_choices`), each named with its setting
+    (precision, batch size)."""
+    from cpustudy.cli.commands.compare import rows
+    from cpustudy.cli.output import print_table
+
+    from cpustudy.analysis.compare import target_words
+
+    setting = f", {comparison.setting}" if comparison.setting else ""
+    print(f"{comparison.workload}{setting}: judged by the time and cost of one training to "
+          f"{target_words(comparison.target)}, over {len(comparison.seeds)} seed(s) and each configuration's speed runs")
+    print_table(rows(comparison), f"median [{comparison.results[0].level if comparison.results else 0.9:.0%} prediction interval]")
     for role, r, said in choices:
         if r is None:
             print(f"{role}: none")
