@@ -46,3 +46,22 @@ def test_the_fallback_baseline_says_tf_ran_only_with_settings(horizon):
     assert base.reason == ("no stock build (tf or pip at its default settings) measured, only with settings "
                            "(tf+b256, tf+b64, tf+bf16+b256, tf+bf16+b64): the configuration at the fewest vCPUs with "
                            "a full-training time")
+
+
+def test_recommend_without_a_target_counts_only_the_run_that_timed_a_full_epoch(run_cli, horizon):
+    import json
+
+    r = run_cli("recommend", "my_fashion_convnet", "--format", "json", "--db", horizon)
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    cheapest = next(c for c in out["choices"] if c["role"] == "cheapest")
+    # one run (9) timed an epoch after the warm-up: the figure is its, and says it is a single run
+    assert cheapest["config"] == "2 vCPUs tf+bf16+b256" and cheapest["n_runs"] == 1 and cheapest["run_ids"] == [9]
+    assert any(b.startswith("a single run") for b in cheapest["basis"])
+    assert ("left out: 2 vCPUs tf+b256, 2 vCPUs tf+b64, 2 vCPUs tf+bf16+b64: no full-training time (no run of them "
+            "timed an epoch after the warm-up; each reached its target within it); answer by the time to the target "
+            "with --target-accuracy 0.85") in out["notes"]
+    assert "from 1 run(s) of 1 configuration(s) (the runs that timed an epoch after the warm-up)" in out["notes"]
+    table = run_cli("recommend", "my_fashion_convnet", "--db", horizon)
+    assert "single run" in table.out and "from run(s) 9;" in table.out
+

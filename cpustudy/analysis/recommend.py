@@ -42,7 +42,9 @@ class Recommendation:
     notes: list[str] = field(default_factory=list)  # what could not be met, what was left out
 
 
-def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFrame:
+def _candidates(a: Analysis, workload: str, target: float | None, notes: list[str] | None = None) -> pd.DataFrame:
+    """The configurations an answer can name, with the time (``wall``) and cost it is judged by; those left out
+    without a target (no full-training time) are said in ``notes``."""
     s = a.summary
     names = {workload} if target is None else {workload, f"{workload} (learnable data)"}
     df = s[s["workload"].isin(names) & ~s["study"].isin(IMPORTED_STUDIES)].copy()
@@ -52,9 +54,16 @@ def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFram
                         f"{', '.join(known) or 'none'} (measure it with `cpustudy sweep --workloads {workload}`)")
     df = df[df["suspect"].fillna("") == ""]
     if target is None:
+        untimed = df[df["total_time_s"].isna()]
+        if len(untimed) and notes is not None:
+            aimed = sorted({float(x) for x in untimed["target_accuracy"].dropna()})
+            notes.append(f"left out: {', '.join(_name(r) for _, r in untimed.iterrows())}: no full-training time (no "
+                         "run of them timed an epoch after the warm-up; each reached its target within it)"
+                         + (f"; answer by the time to the target with --target-accuracy {aimed[0]:g}" if aimed else ""))
         df = df[df["total_time_s"].notna()]
         df["time"], df["cost"] = df["total_time_s"], df["cost_usd"]
-        df["range_is"], df["runs_used"] = "its runs' range", df["n_runs"]
+        # a full training's figures rest on the runs that timed an epoch after the warm-up, not every run stored
+        df["range_is"], df["runs_used"], df["ids_used"] = "its runs' range", df["timed_runs"], df["timed_run_ids"]
         return _billed(df)
     df = df[(df["target_reached_runs"] > 0) & (df["target_accuracy"] >= target - 1e-12)]
     if df.empty:
@@ -67,7 +76,7 @@ def _candidates(a: Analysis, workload: str, target: float | None) -> pd.DataFram
     df["high"] = df["target_pi_high"].where(pi, df["target_time_max"])
     df["range_is"] = [f"{level:.0%} prediction interval" if p else "its runs' range"
                       for p, level in zip(pi, df["target_level"])]
-    df["runs_used"] = df["target_reached_runs"]
+    df["runs_used"], df["ids_used"] = df["target_reached_runs"], df["run_ids"]
     df["wall"] = df["time"]  # already the billed time to the target (each run's Billed, or compare's prediction)
     return df
 
@@ -112,12 +121,13 @@ def _choice(a: Analysis, role: str, r: pd.Series) -> Choice:
     cost = None if pd.isna(r["cost"]) else float(r["cost"])
     # the summary's own rows (a union of the identity's run groups): their ids, no join of our own
     return Choice(role, _name(r), float(r["wall"]), float(r["low"]), float(r["high"]),
-                  str(r["range_is"]), cost, n, sorted(int(i) for i in r["run_ids"]), basis)
+                  str(r["range_is"]), cost, n, sorted(int(i) for i in r["ids_used"]), basis)
 
 
 def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, budget_usd: float | None = None,
               target: float | None = None) -> Recommendation:
-    df = _candidates(a, workload, target)
+    left_out: list[str] = []
+    df = _candidates(a, workload, target, left_out)
     measure = (f"billed time (start-up, tracing, training, validation, stalls) and cost to reach validation accuracy "
                f"{target:g}" if target is not None else "billed time of a full training (the workload's default "
                "epochs: start-up, tracing, training, validation, stalls) and its cost")
@@ -151,7 +161,10 @@ def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, bu
     unpriced = len(df) - len(priced)
     if unpriced:
         rec.notes.append(f"{unpriced} configuration(s) could not be priced and were left out of cost choices")
-    rec.notes.append(f"from {int(df['n_runs'].sum())} run(s) of {len(df)} configuration(s)")
+    rec.notes += left_out
+    rec.notes.append(f"from {int(df['runs_used'].sum())} run(s) of {len(df)} configuration(s)"
+                     + (" (the runs that timed an epoch after the warm-up)" if target is None
+                        and (df["runs_used"] < df["n_runs"]).any() else ""))
     return rec
 
 

@@ -42,7 +42,7 @@ KEYS = CONFIG_KEYS
 CONFIG_COLUMNS = ("build", "stock", "changes_accuracy", "series")
 
 SUMMARY_COLUMNS = [
-    "study", "workload", "device", "vcpus", "build", "label", "n_runs", "epochs",
+    "study", "workload", "device", "vcpus", "build", "label", "n_runs", "timed_runs", "epochs",
     "epoch_time_s", "epoch_time_iqr_s", "total_time_s", "total_time_iqr_s", "total_basis", "billed_s",
     "samples_per_s", "time_rel_baseline", "cost_usd", "cost_rel_baseline", "cost_per_epoch_usd",
     "cost_per_million_samples_usd", "price_usd_per_hour", "price_kind", "instance", "region",
@@ -227,6 +227,9 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "workload_base": g["workload_base"].iloc[0] if "workload_base" in g else key[1],
             "build_family": g["build_family"].iloc[0] if "build_family" in g else guess_family(str(key[4])),
             "n_runs": len(g),
+            # the runs that timed an epoch after the warm-up: what the epoch, total and billed figures rest on (a run
+            # that reached its target within the warm-up counts for the target only: ``runs.run_totals``)
+            "timed_runs": int(g["total_time_s"].notna().sum()),
             "epochs": int(g["train_epochs"].max()),
             "epoch_time_s": float(g["epoch_time_s"].median()),
             "epoch_time_iqr_s": _iqr(g["epoch_time_s"]),
@@ -234,6 +237,8 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "total_time_iqr_s": _iqr(g["total_time_s"]),
             "run_times": tuple(float(x) for x in g["total_time_s"].dropna()),
             "run_ids": tuple(int(x) for x in g["id"]) if "id" in g else (),
+            "timed_run_ids": tuple(int(x) for x, t in zip(g["id"], g["total_time_s"]) if pd.notna(t)) if "id" in g
+            else (),
             "periods": tuple(sorted(set(g["period"]))) if "period" in g else (),
             "run_periods": tuple(p for p, t in zip(g["period"], g["total_time_s"]) if pd.notna(t)) if "period" in g
             else (),
