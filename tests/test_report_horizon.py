@@ -65,3 +65,24 @@ def test_recommend_without_a_target_counts_only_the_run_that_timed_a_full_epoch(
     table = run_cli("recommend", "my_fashion_convnet", "--db", horizon)
     assert "single run" in table.out and "from run(s) 9;" in table.out
 
+
+def test_the_report_names_the_configurations_without_a_full_training_and_counts_timed_runs(run_cli, horizon, tmp_path):
+    out = tmp_path / "rep"
+    r = run_cli("report", "--db", horizon, "--out", out, "--no-svg", "--dpi", "30")
+    assert r.code == 0, r.err
+    page = (out / "report.md").read_text()
+    assert "the baseline, is also the cheapest configuration" not in page  # the only one with a full-training cost
+    assert ("Only one configuration of my_fashion_convnet has a full-training time: 2 vCPUs tf+bf16+b256; 2 vCPUs "
+            "tf+b256, 2 vCPUs tf+b64, 2 vCPUs tf+bf16+b64 have no full-training time (no run of them timed an epoch "
+            "after the warm-up; each reached its target within it).") in page
+    # 14 runs, one timed: the spread over runs is not 0 but unknown
+    assert "| cpustudy | my_fashion_convnet | cpu2 tf+bf16+b256 | 14 (1 timed) | 6 | 2.1 | n/a |" in page
+    s = summary_csv(out / "summary.csv")
+    assert s["cpu2 tf+bf16+b256"]["timed_runs"] == "1" and s["cpu2 tf+bf16+b256"]["n_runs"] == "14"
+
+
+def summary_csv(path: Path) -> dict[str, dict[str, str]]:
+    import csv
+
+    with open(path, newline="") as f:
+        return {r["label"]: r for r in csv.DictReader(f)}

@@ -71,6 +71,10 @@ def _name(r: Row) -> str:
     return config_name(r["device"], r["vcpus"], r["build"])
 
 
+def _names(g: pd.DataFrame) -> str:
+    return ", ".join(_name(r) for _, r in g.iterrows())
+
+
 def workload_findings(a: Analysis, g: pd.DataFrame, base: Baseline, prefix: str) -> list[str]:
     """One workload's findings against its baseline: the cheapest, the fastest, within the deadline."""
     workload = base.workload
@@ -78,11 +82,23 @@ def workload_findings(a: Analysis, g: pd.DataFrame, base: Baseline, prefix: str)
         return [f"{prefix}Withheld for {workload}: its GPU baseline ({base.label}) is suspect "
                 f"({base.suspect}), so no comparison with it is stated."]
     g = g[g["suspect"].fillna("") == ""]  # a suspect GPU run is shown, never compared
+    untimed = g[g["total_time_s"].isna()]  # every run reached its target within the warm-up: no full training
+    one = len(untimed) == 1
+    lacks = (f"{_names(untimed)} {'has' if one else 'have'} no full-training time (no run of {'it' if one else 'them'} "
+             "timed an epoch after the warm-up; each reached its target within it)") if len(untimed) else ""
+    g = g[g["total_time_s"].notna()]
     if len(g) == 1:
         r = g.iloc[0]
+        if lacks:
+            return [f"{prefix}Only one configuration of {workload} has a full-training time: {_name(r)}{_star(r)}; "
+                    f"{lacks}."]
         return [f"{prefix}Only one configuration of {workload} was measured: {_name(r)}{_star(r)}."]
+    if g.empty:
+        return [f"{prefix}No configuration of {workload} has a full-training time: {lacks}."] if lacks else []
     idx = cheapest(g)
     out = _cheapest_findings(g, idx, base, prefix)
+    if lacks:
+        out.append(f"{prefix}Left out of {workload}'s cheapest and fastest: {lacks}.")
     fastest = g.dropna(subset=["total_time_s"]).sort_values("total_time_s")
     if not fastest.empty and fastest.index[0] != idx:
         out += _fastest_findings(fastest, base, prefix)

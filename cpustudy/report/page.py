@@ -134,10 +134,18 @@ def _fmt(col: str, v: Any) -> str:
     return str(v)
 
 
+def _some_untimed(df: pd.DataFrame) -> bool:
+    """Whether a configuration has runs that timed no epoch after the warm-up (its runs column says how many did)."""
+    return "timed_runs" in df and bool((df["timed_runs"] < df["n_runs"]).any())
+
+
 def _rows(df: pd.DataFrame, cols: list[tuple[str, str]]) -> list[list[str]]:
     def shown(c: str, r: pd.Series) -> str:
-        if c == "epoch_time_iqr_s" and "n_runs" in r and not (r["n_runs"] >= 2):
-            return "n/a"  # a spread over runs needs two runs; 0 would claim none
+        timed = r["timed_runs"] if "timed_runs" in r else r.get("n_runs")
+        if c == "epoch_time_iqr_s" and timed is not None and not (timed >= 2):
+            return "n/a"  # a spread over runs needs two timed runs; 0 would claim none
+        if c == "n_runs" and timed is not None and timed < r[c]:
+            return f"{r[c]} ({timed} timed)"  # the epoch and total figures rest on the timed ones
         return _fmt(c, r[c])
 
     return [[shown(c, r) for c, _ in cols] for _, r in df.iterrows()]
@@ -272,7 +280,9 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
         Paragraph(["Every figure is computed from stored results; all columns are in ",
                    Link("summary.csv", "summary.csv"), ". Repeats are aggregated by their median."]),
         Paragraph(["Time, and how far to trust it (unstable: the timed epochs of a run vary by more than 5 %, "
-                   "as coefficient of variation):"]),
+                   "as coefficient of variation" + ("; runs \"N (k timed)\": only k timed an epoch after the "
+                   "warm-up, the others reached their target within it and count for the time to the target only; "
+                   "the epoch and total figures rest on the timed ones" if _some_untimed(a.summary) else "") + "):"]),
         Table([h for _, h in TIME_COLUMNS], _rows(a.summary, TIME_COLUMNS)),
         Paragraph(["Cost, and against which baseline the ratios (×) are taken:"]),
         Table([h for _, h in COST_COLUMNS], _rows(a.summary, COST_COLUMNS)),
