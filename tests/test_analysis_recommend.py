@@ -248,3 +248,32 @@ def test_recommend_on_a_compare_over_two_batch_sizes_names_the_batch_size_of_its
     assert "the least expected cost" in answers[0]
     left_out = "b256" if answer.setting.endswith("b64") else "b64"
     assert not any(left_out in line for line in answers)
+
+
+def test_recommend_says_its_seeds_pool_every_stored_training_where_a_compare_was_stated(run_cli, tmp_path):
+    """A compare of two batch sizes (the simulated measurer) stated its figures over its own seeds; recommend pools
+    every stored training to the target and says so, with how many; without a stated compare it says nothing."""
+    import simloop
+
+    from cpustudy.store import Store as S
+
+    truth = simloop.Truth({"fp32 b64": 1.7e-4}, {"fp32 b64": lambda s: 1.0 + 0.8 * simloop.uniform(s)})
+    db = tmp_path / "s.sqlite"
+    simloop.run(truth, db, 0, precisions=None, batch_sizes="64", max_trainings=0)
+    with S.read(db) as s:
+        assert s.statements()  # the compare stated its intervals
+    r = run_cli("recommend", "mnist_mlp", "--target-accuracy", simloop.TARGET, "--format", "json", "--db", db)
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    note = next(n for n in out["notes"] if n.startswith("seeds: "))
+    assert (f"every stored training of this setting to the target is one ({len(out['seeds'])} here, --check and "
+            "held-out trainings included); the compare stated here (latest ") in note
+    table = run_cli("recommend", "mnist_mlp", "--target-accuracy", simloop.TARGET, "--db", db)
+    assert f"note: {note}" in table.out
+    plain = tmp_path / "p.sqlite"
+    with Store.open(plain) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        for seed in (1, 2):
+            _target_run(s, m, 1, 3, reached_at=3, seed=seed)
+    none = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--db", plain)
+    assert none.code == 0 and "note: seeds:" not in none.out

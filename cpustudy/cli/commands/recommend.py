@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import cpustudy.cli.args as a
 
 if TYPE_CHECKING:
+    from cpustudy.store import Store
     from cpustudy.targets import Target
     from cpustudy.analysis.compare import CandidateResult
     from cpustudy.analysis.totarget import Comparison
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
             comparison = compare.stored(store, args.workload, goal, catalog=Catalog.load(args.prices),
                                         spot=not args.on_demand, deadline_s=deadline, budget_usd=args.budget)
+            pooled = _pooled_note(store, comparison, goal) if comparison is not None else ""
         if comparison is None:
             analysis = analyze(store, Options(on_demand=args.on_demand, prices=args.prices))
     if comparison is None and args.target is not None:
@@ -85,9 +87,13 @@ def run(args: argparse.Namespace) -> int:
             out = json.loads(comparison.as_json())
             out["decision"] = None  # no decision was measured here: recommend's answer is its choices
             out["choices"] = [_choice_json(role, r, said, comparison.setting) for role, r, said in choices]
+            out["notes"] = [*out.get("notes", []), *([pooled] if pooled else [])]
             sys.stdout.write(json.dumps(out, indent=2) + "\n")
             return 0 if any(r is not None for _, r, _ in choices) else 1
-        return _from_comparison(comparison, choices)
+        code = _from_comparison(comparison, choices)
+        if pooled:
+            print(f"note: {pooled}")
+        return code
     rec = recommend(analysis, args.workload, deadline_s=deadline, budget_usd=args.budget, target=args.target_accuracy)
     if args.format == "json":
         import json
@@ -105,6 +111,21 @@ def run(args: argparse.Namespace) -> int:
     for note in rec.notes:
         print(f"note: {note}")
     return 0 if rec.choices else 1
+
+
+def _pooled_note(store: Store, comparison: Comparison, goal: float | Target) -> str:
+    """Where a ``compare`` of this workload to this target was stated in the database: that this answer's seeds are
+    every stored training of the setting to the target (``--check`` and held-out ones included), not that
+    comparison's own, so its figures can differ from the compare's (empty where none was stated)."""
+    value = goal if isinstance(goal, float) else goal.value
+    stated = [s for s in store.statements()
+              if s["workload"] == comparison.workload and abs(float(s["target_accuracy"]) - float(value)) < 1e-9]
+    if not stated:
+        return ""
+    return (f"seeds: every stored training of this setting to the target is one ({len(comparison.seeds)} here, "
+            f"--check and held-out trainings included); the compare stated here (latest "
+            f"{stated[-1]['stated_at'][:16].replace('T', ' ')}) stated its figures over its own seeds, so the two can "
+            "differ")
 
 
 def _known(value: float | None) -> float:
