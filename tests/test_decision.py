@@ -612,3 +612,36 @@ def test_a_rehearsal_holds_a_fresh_training_that_never_reaches_the_target_agains
     never = [t for t in checked if t["fresh_s"] is None]
     assert never and all(t["fresh_s"] is None or t["fresh_s"] < 4 * 60000 * 2.1e-4 + 60 for t in checked)
     assert all(isinstance(t["inside"], bool) for t in checked)
+
+
+def test_the_reference_re_timed_on_a_busy_machine_takes_a_new_repeat_each_time_and_says_why(tmp_path):
+    # A comparison measured on a quiet machine, resumed two hours later (a new period) while the machine is busy:
+    # its reference's probe there is left out, so the next resumption re-times it again. Before, every such probe
+    # was stored as the same repeat (three runs all named r3), and the line said only "last timed N h ago".
+    import simloop
+
+    from cpustudy.measure import race, rehearsal, replay
+    from cpustudy.store import Store
+
+    class Busy(replay.Simulated):
+        def machine_state(self) -> dict[str, object]:
+            return {"loadavg": [2.0, 2.0, 2.0], "cpus": 2,
+                    "busy_processes": [{"pid": 1, "name": "python", "cpu_percent": 90.0}]}
+
+    truth = simloop.Truth({"fp32 b64": 1.7e-4}, {"fp32 b64": lambda s: 1.5})
+    req = simloop.request(tmp_path / "r.sqlite", candidates="here:1,here:2", precisions=None, batch_sizes=None,
+                          batch_size=64, max_trainings=0)
+    stream = replay.load_stream(simloop.STREAM)
+    race.measure(rehearsal.plan_simulated(req), say=lambda _: None,
+                 measurer=replay.Simulated(truth.scenario(), stream).measurer(), rules=simloop.LOOP)
+    said: list[str] = []
+    with rehearsal._later(2 * 3600.0):
+        for _ in range(2):
+            race.measure(rehearsal.plan_simulated(req), say=said.append,
+                         measurer=Busy(truth.scenario(), stream).measurer(), rules=simloop.LOOP)
+    with Store.read(tmp_path / "r.sqlite") as store:
+        probes = [(r["vcpus"], r["repeat"]) for r in store.runs() if r["steps_per_epoch"]]
+    assert len(probes) == len(set(probes))  # no repeat stored twice
+    retimed = [s for s in said if "was last timed" in s]
+    assert len(retimed) == 2 and "left out" not in retimed[0]
+    assert "its 1 probe(s) since were taken on a busy machine and left out" in retimed[1]
