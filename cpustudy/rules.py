@@ -33,7 +33,8 @@ class Rules:
     * ``level``: the central share of the prediction intervals of one new training (every interval
       :mod:`cpustudy.analysis.compare` states, unless told otherwise).
     * ``narrow``: with one candidate (nothing to choose), settled once its interval's high is at most this
-      many times its low.
+      many times its low (or once its planned seeds are trained where half or more of the interval's spread is
+      how many epochs a new seed may need: more seeds would not narrow that).
     * ``prior_saving``: before anything is measured, the most choosing among settings is taken to save on a
       training (a share of the default's cost): a race whose first round (one seed of each setting) would take
       more trainings' time than ``trainings`` x this is not started, and the default is the answer. An assumption,
