@@ -5,6 +5,7 @@ Uses the small invented logs in tests/fixtures/woolf2017/ (same layout and forma
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 import sqlite3
@@ -76,6 +77,44 @@ def test_empty_accuracy_columns_are_stored_as_null(run_cli, db):
         ep = s.epochs([run["id"]])
     assert [e["elapsed_s"] for e in ep] == [12.0, 13.0]
     assert [e["accuracy"] for e in ep] == [None, None]
+
+
+def test_the_logs_validation_is_stored_per_epoch_and_as_the_runs_last(run_cli, db):
+    """The logs' val_loss and val_acc were read and thrown away: no epoch and no run had them."""
+    assert run_cli("import", "woolf2017", LOGS, "--db", db).code == 0
+    with Store.read(db) as s:
+        run = next(r for r in s.runs() if (r["workload"], r["build"], r["vcpus"]) == ("mnist_mlp", "pip", 8))
+        epochs = s.epochs([run["id"]])
+        textgen = next(r for r in s.runs() if r["workload"] == "text_generator_keras")
+        textgen_epochs = s.epochs([textgen["id"]])
+    assert [e["val_loss"] for e in epochs] == pytest.approx([1.2, 0.72, 0.514285714])
+    assert [e["val_accuracy"] for e in epochs] == pytest.approx([0.85, 0.89, 0.93])
+    assert run["val_loss"] == pytest.approx(0.514285714) and run["val_accuracy"] == pytest.approx(0.93)
+    # every value the line logged, under its own names
+    assert json.loads(epochs[0]["metrics"]) == pytest.approx(
+        {"loss": 1.333333333, "acc": 0.8, "val_loss": 1.2, "val_acc": 0.85})
+    # a log without validation stores none
+    assert [e["val_accuracy"] for e in textgen_epochs] == [None] * len(textgen_epochs)
+    assert textgen["val_accuracy"] is None and textgen["val_loss"] is None
+    out = run_cli("results", "--db", db, "--per-epoch", "--format", "json").out
+    assert sum(e["val_accuracy"] is not None for e in json.loads(out)) == 5 * 3  # five mnist_mlp logs of 3 epochs
+
+
+def test_reimport_fills_in_the_validation_an_earlier_import_left_out(run_cli, db):
+    assert run_cli("import", "woolf2017", LOGS, "--db", db).code == 0
+    with Store.open(db) as s, s.transaction() as conn:  # as an earlier cpustudy stored them
+        conn.execute("UPDATE epochs SET val_loss = NULL, val_accuracy = NULL, metrics = NULL")
+        conn.execute("UPDATE runs SET val_loss = NULL, val_accuracy = NULL")
+    r = run_cli("import", "woolf2017", LOGS, "--db", db)
+    assert r.code == 0 and "imported 0 run(s)" in r.out
+    assert "5 of them given the validation loss and accuracy" in r.out
+    assert counts(db) == (N_FILES, N_EPOCHS, 2)
+    with Store.read(db) as s:
+        run = next(r for r in s.runs() if (r["workload"], r["build"], r["vcpus"]) == ("mnist_mlp", "pip", 8))
+        assert [e["val_accuracy"] for e in s.epochs([run["id"]])] == pytest.approx([0.85, 0.89, 0.93])
+    assert run["val_accuracy"] == pytest.approx(0.93)
+    r = run_cli("import", "woolf2017", LOGS, "--db", db)  # once filled, nothing more to say
+    assert r.code == 0 and "given the validation" not in r.out
 
 
 def test_reimport_adds_nothing_even_from_another_copy(run_cli, db, logs_copy):

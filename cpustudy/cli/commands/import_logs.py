@@ -17,7 +17,7 @@ def register(sub: Subparsers) -> None:
         help="Max Woolf's 2017 per-epoch logs (gpu/, cpu-pip/cpuN/, cpu-compiled/cpuN/)",
         description="Import the per-epoch logs of 'Benchmarking TensorFlow on Cloud CPUs' (Woolf, 2017) as "
         "study woolf2017: one run per log file, one epoch row per line, in one transaction. Importing the "
-        "same logs again adds nothing.",
+        "same logs again adds no run (it fills in the validation of runs an earlier cpustudy imported without it).",
     )
     w.add_argument("logs_dir", metavar="LOGS_DIR", help="the study's logs/ folder (or the folder holding it)")
     add_db(w)
@@ -37,5 +37,7 @@ def run(args: argparse.Namespace) -> int:
         say(f"note: skipped {s}", err=True)
     say(f"imported {r.added} run(s) with {r.epochs} epochs from {r.logs_dir} into {path} "
         f"(study {woolf2017.STUDY}, {len(r.workloads)} workloads)"
-        + (f"; {r.present} already imported" if r.present else ""))
+        + (f"; {r.present} already imported" if r.present else "")
+        + (f" ({r.filled} of them given the validation loss and accuracy their logs hold, which an earlier "
+           "import left out)" if r.filled else ""))
     return 0

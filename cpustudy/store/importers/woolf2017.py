@@ -17,12 +17,15 @@ with the columns ``epoch,elapsed,loss,acc,val_loss,val_acc`` (``text_generator_k
   "GCE n1-standard-1 + Tesla K80 (2017)" (fingerprint ``woolf2017-gce-n1-standard-1-k80``), since the GPU
   instance was a different machine from the CPU ones;
 * one ``epochs`` row per log line (``epoch`` = the log's epoch + 1, as cpustudy counts from 1;
+  ``val_loss`` and ``val_accuracy`` from ``val_loss`` and ``val_acc``, ``metrics`` every value the line logged;
   ``warmup`` 0 for all, since the study summed every epoch); ``epoch_time_s`` = the mean epoch time, so
-  ``epoch_time_s x epochs`` = the sum of ``elapsed``, the study's total.
+  ``epoch_time_s x epochs`` = the sum of ``elapsed``, the study's total; the run's ``val_loss`` and
+  ``val_accuracy`` are its last epoch's, as a measured run's are.
 
 Run uuids are uuid5 of the file's path relative to the logs folder, so importing the same logs again (from
-any copy) adds nothing. Every file is read and checked before anything is written, and the writes are one
-transaction: a malformed file is refused with its path and line, and nothing is half-imported.
+any copy) adds no run; it only fills in the validation of runs imported before it was kept. Every file is
+read and checked before anything is written, and the writes are one transaction: a malformed file is refused
+with its path and line, and nothing is half-imported.
 """
 
 from __future__ import annotations
@@ -104,6 +107,7 @@ class ImportResult:
     epochs: int
     skipped: list[str]
     workloads: list[str]
+    filled: int = 0  # runs imported before their validation was kept, now given it
 
 
 def resolve_logs_dir(path: str | Path) -> Path:
@@ -213,10 +217,13 @@ def parse_log(log: LogFile) -> None:
                 raise UserError(f"{label}:{line}: elapsed {row['elapsed'].strip()!r} must be greater than zero")
             loss = _float(label, line, "loss", row["loss"], required=False) if "loss" in row else None
             acc = _float(label, line, "acc", row["acc"], required=False) if "acc" in row else None
-            for extra in ("val_loss", "val_acc"):
-                if extra in row:
-                    _float(label, line, extra, row[extra], required=False)
-            epochs.append({"epoch": epoch + 1, "elapsed_s": elapsed, "loss": loss, "accuracy": acc})
+            val_loss = _float(label, line, "val_loss", row["val_loss"], required=False) if "val_loss" in row else None
+            val_acc = _float(label, line, "val_acc", row["val_acc"], required=False) if "val_acc" in row else None
+            # every metric the log gives, under the names it logged them (as a run's epochs keep fit's logs)
+            logged = {"loss": loss, "acc": acc, "val_loss": val_loss, "val_acc": val_acc}
+            epochs.append({"epoch": epoch + 1, "elapsed_s": elapsed, "loss": loss, "accuracy": acc,
+                           "val_loss": val_loss, "val_accuracy": val_acc,
+                           "metrics": {k: v for k, v in logged.items() if v is not None} or None})
     except csv.Error as exc:
         raise UserError(f"{label}:{reader.line_num}: not valid CSV ({exc})") from None
     if header is None:
@@ -224,6 +231,10 @@ def parse_log(log: LogFile) -> None:
     if not epochs:
         raise UserError(f"{label}:2: no epochs after the header")
     log.epochs = epochs
+
+
+def _metrics_json(metrics: dict[str, float] | None) -> str | None:
+    return json.dumps(metrics, sort_keys=True) if metrics else None
 
 
 def _machine_row(machine: dict[str, Any]) -> dict[str, Any]:
@@ -275,6 +286,8 @@ def _run_row(machine_id: int, log: LogFile) -> dict[str, Any]:
         "settings": json.dumps(settings, sort_keys=True), "software": json.dumps(software, sort_keys=True),
         "tf_version": TF_VERSION, "keras_backend": "tensorflow", "tf_missing_isa": None,
         "epoch_time_s": mean, "measured_epoch_time_s": mean,  # the mean: x epochs = the study's total
+        # the validation the last epoch reached, as a measured run's (the study validated after every epoch)
+        "val_loss": log.epochs[-1]["val_loss"], "val_accuracy": log.epochs[-1]["val_accuracy"],
         "created_at": stamp, "finished_at": stamp,
     }
 
@@ -302,12 +315,13 @@ def read_logs(logs_dir: str | Path) -> Logs:
 
 def write_logs(store: Store, logs: Logs) -> ImportResult:
     """Store checked logs in one transaction; runs already imported (same uuid) are left alone."""
-    added = present = epochs = 0
+    added = present = epochs = filled = 0
     with store.transaction():
         machines: dict[str, int] = {}
         for log in logs.files:
             if store.has_run(log.uuid):
                 present += 1
+                filled += _fill_validation(store, store.run_id_of(log.uuid), log)
                 continue
             machine = GPU_MACHINE if log.device == "gpu" else CPU_MACHINE
             fp = machine["fingerprint"]
@@ -315,6 +329,28 @@ def write_logs(store: Store, logs: Logs) -> ImportResult:
                 known = store.find_machine(fp)
                 machines[fp] = known if known is not None else store.insert_machine_row(_machine_row(machine))
             run_id = store.insert_run_row(_run_row(machines[fp], log))
-            epochs += store.insert_epoch_rows(run_id, ({**e, "warmup": 0} for e in log.epochs))
+            epochs += store.insert_epoch_rows(run_id, ({**e, "warmup": 0, "metrics": _metrics_json(e["metrics"])}
+                                                       for e in log.epochs))
             added += 1
-    return ImportResult(logs.root, added, present, epochs, logs.skipped, sorted({l.workload for l in logs.files}))
+    return ImportResult(logs.root, added, present, epochs, logs.skipped, sorted({l.workload for l in logs.files}),
+                        filled)
+
+
+def _fill_validation(store: Store, run_id: int, log: LogFile) -> int:
+    """Fill in the validation of a run imported before it was kept (its epochs' ``val_loss``, ``val_accuracy``
+    and ``metrics``, and the run's last), where none of it is stored; returns 1 when a validation value was
+    filled in, else 0 (a log without one, as text_generator_keras's, gets only its ``metrics``). Nothing stored
+    is replaced."""
+    conn = store.conn
+    has = conn.execute("""SELECT (SELECT COUNT(*) FROM epochs WHERE run_id = ? AND (val_loss IS NOT NULL OR
+        val_accuracy IS NOT NULL OR metrics IS NOT NULL)) + (SELECT COUNT(*) FROM runs WHERE id = ? AND
+        (val_loss IS NOT NULL OR val_accuracy IS NOT NULL))""", (run_id, run_id)).fetchone()[0]
+    if has or not any(e["val_loss"] is not None or e["val_accuracy"] is not None or e["metrics"] for e in log.epochs):
+        return 0
+    for e in log.epochs:
+        conn.execute("UPDATE epochs SET val_loss = ?, val_accuracy = ?, metrics = ? WHERE run_id = ? AND epoch = ?",
+                     (e["val_loss"], e["val_accuracy"], _metrics_json(e["metrics"]), run_id, e["epoch"]))
+    last = log.epochs[-1]
+    conn.execute("UPDATE runs SET val_loss = ?, val_accuracy = ? WHERE id = ?",
+                 (last["val_loss"], last["val_accuracy"], run_id))
+    return int(any(e["val_loss"] is not None or e["val_accuracy"] is not None for e in log.epochs))
