@@ -144,6 +144,23 @@ def test_dry_run_measures_nothing(run_cli, db, empty_keras_home):
 
 
 @pytest.mark.tensorflow
+def test_dry_run_format_json_writes_the_plan_as_json(run_cli, db, empty_keras_home):
+    """`sweep --dry-run --format json` printed the table, not JSON."""
+    import json
+
+    r = run_cli(*SWEEP, "--dry-run", "--format", "json", "--db", db)
+    assert r.code == 0, r.err
+    plan = json.loads(r.out)
+    assert plan["dry_run"] is True and plan["to_measure"] == 2
+    assert [(c["build"], c["vcpus"], c["status"]) for c in plan["cells"]] == [("tf", 1, "to measure"),
+                                                                               ("tf-eigen", 1, "to measure")]
+    assert plan["fixed_s"] == pytest.approx(2 * sweep.DEFAULT_STARTUP_S)
+    assert plan["fixed_s_per_cell"] == pytest.approx(sweep.DEFAULT_STARTUP_S)
+    assert plan["estimate_s"] >= plan["fixed_s"] and "guess" in plan["estimate_basis"]
+    assert not db.exists()
+
+
+@pytest.mark.tensorflow
 def test_a_sweep_accounts_for_its_wall_time(run_cli, db, empty_keras_home):
     r = run_cli(*SWEEP, "--db", db)
     assert r.code == 0, r.err

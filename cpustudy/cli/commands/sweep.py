@@ -40,9 +40,17 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"{exc}\n{cloud_way(exc.request, exc.vcpus, exc.info, args.db)}") from None
     if args.dry_run:
         d = plan.dry_run(args.fresh)
-        print_table(d.rows, "sweep plan (dry run: nothing measured)")
         basis = "partly a rough guess from FLOPs (no earlier runs)" if d.guessed else "from earlier runs"
         todo = sum(r["status"] == "to measure" for r in d.rows)
+        if args.format == "json":  # the plan's cells as the table's rows, and the estimate the table's line gives
+            import json
+
+            sys.stdout.write(json.dumps({
+                "dry_run": True, "cells": d.rows, "to_measure": todo, "estimate_s": round(d.total_s, 1),
+                "fixed_s": round(d.fixed_s, 1), "fixed_s_per_cell": round(d.fixed_s / todo, 1) if todo else None,
+                "estimate_basis": basis}, indent=2, default=str) + "\n")
+            return 0
+        print_table(d.rows, "sweep plan (dry run: nothing measured)")
         per_cell = f", {d.fixed_s / todo:.1f} s a cell" if todo else ""
         print(f"{todo} of {len(d.rows)} cell(s) to measure, estimated {d.total_s / 60:.1f} min ({basis}), of which "
               f"{d.fixed_s / 60:.1f} min is fixed cost: worker start-up{per_cell} (imports, data, model build)")
