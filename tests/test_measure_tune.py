@@ -61,6 +61,33 @@ def test_tune_stores_trials_and_the_best_setting_and_never_keeps_a_switch_the_fr
     assert refused.code == 2 and "no tuning stored" in refused.err
 
 
+def test_more_vcpus_than_this_machine_is_refused_without_suggesting_an_option_tune_lacks(run_cli, db):
+    """`tune mnist_mlp --vcpus 5` on 2 CPUs said '... or --oversubscribe to measure anyway', which tune
+    rejects as an unrecognized argument."""
+    from cpustudy.environment import machine
+
+    vcpus = machine.read_topology().logical + 3
+    r = run_cli("tune", "mnist_mlp", "--vcpus", vcpus, "--db", db)
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1
+    assert f"{vcpus} vCPUs cannot be tuned here" in r.err and "use --vcpus" in r.err
+    assert "or --oversubscribe" not in r.err and "tune has no --oversubscribe" in r.err
+    assert not db.exists()
+    assert "unrecognized" in run_cli("tune", "mnist_mlp", "--vcpus", 1, "--oversubscribe").err
+
+
+def test_more_vcpus_than_a_cgroup_quota_is_refused_by_tune():
+    from cpustudy.environment import machine
+    from cpustudy.errors import UserError
+    from cpustudy.measure import tune
+
+    topo = machine.CpuTopology(cpus={i: (0, i, 0) for i in range(8)})
+    tune.refuse_beyond_this_machine(8, topo, quota=None)
+    tune.refuse_beyond_this_machine(4, topo, quota=4.0)
+    with pytest.raises(UserError, match=r"allows 2\.5 CPUs; use --vcpus 2 or fewer") as exc:
+        tune.refuse_beyond_this_machine(4, topo, quota=2.5)
+    assert "or --oversubscribe" not in str(exc.value)
+
+
 def test_a_tie_in_the_confirmation_pairs_keeps_the_default():
     from cpustudy.measure import tune
 

@@ -22,6 +22,7 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, NotRequired, TypedDict
 
+from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.measure.execute import execute
 from cpustudy.measure.spec import RunSpec, plan
@@ -319,6 +320,28 @@ def outcome_line(result: Tuning) -> str:
             f"{result['gain_high']:.2f} over {result['confirmed_pairs']} paired repeats)")
 
 
+def refuse_beyond_this_machine(vcpus: int, topo: machine_mod.CpuTopology | None = None,
+                               quota: float | None = None) -> None:
+    """Refuse ``vcpus`` this machine cannot give (more than its logical CPUs, or than a cgroup quota allows).
+    ``run`` and ``sweep`` measure such a count with ``--oversubscribe``; ``tune`` does not: the fastest
+    setting found with fewer CPUs than vCPUs is the fastest under contention, and ``sweep --tuned`` would
+    apply it to real ones."""
+    topo = topo or machine_mod.read_topology()
+    usable = topo.logical
+    if quota is None:
+        quota = machine_mod.cgroup_cpu_quota()
+    why = None
+    if vcpus > usable:
+        why = f"this machine lets cpustudy use {usable} logical CPU(s)"
+    elif quota is not None and vcpus > quota + 1e-9:
+        usable = max(1, int(quota))
+        why = f"a cgroup CPU quota (docker --cpus) allows {quota:g} CPUs"
+    if why:
+        raise UserError(f"{vcpus} vCPUs cannot be tuned here: {why}; use --vcpus {usable} or fewer, or tune on a "
+                        f"machine with {vcpus} (tune has no --oversubscribe: a setting tuned on fewer CPUs than "
+                        "vCPUs is tuned for contention)")
+
+
 def tune_builds(workload_name: str, vcpus: int, builds_text: str, *, db: str | None, epochs: int = 3,
                 steps_per_epoch: int = 20, confirm: int = 3, rechecks: int = 1, batch_sizes: list[int] | None = None,
                 data: str = "synthetic", options: Mapping[str, object] | None = None,
@@ -333,6 +356,7 @@ def tune_builds(workload_name: str, vcpus: int, builds_text: str, *, db: str | N
     build_list = builds.parse_list(builds_text)
     if rechecks < 0:
         raise UserError(f"--rechecks must be 0 or more, got {rechecks}")
+    refuse_beyond_this_machine(vcpus)
     for b in build_list:
         plan(RunSpec(workload=w, vcpus=vcpus, build=b.name, epochs=epochs, steps_per_epoch=steps_per_epoch,
                      data=data, options=dict(options or {})))
