@@ -247,6 +247,21 @@ def test_results_show_a_failed_runs_whole_error_and_a_warm_up_only_basis(run_cli
     assert [row["basis"] for row in rows] == [None, "warm-up epoch only", "projected from 3 epochs"]
 
 
+def test_results_errors_marks_a_run_interrupted_from_outside(run_cli, db):
+    """A run stopped by SIGTERM is stored as failed ('interrupted by SIGTERM'): `results --errors` listed it as
+    any failure, while a sweep does not count it as failed."""
+    config = run_config().as_dict()
+    with Store.open(db) as s:
+        mid = s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
+        s.finish_run(s.start_run(mid, config), "failed", {}, error="interrupted by SIGTERM")
+        s.finish_run(s.start_run(mid, config), "failed", {}, exit_code=137, error="worker exited with code 137")
+    out = run_cli("results", "--errors", "--db", db).out.splitlines()
+    assert out[0].startswith("run 1: ") and "(interrupted, not a failed measurement" in out[0]
+    assert out[2].startswith("run 2: ") and "interrupted" not in out[2]
+    rows = json.loads(run_cli("results", "--errors", "--format", "json", "--db", db).out)
+    assert [(r["run_id"], r["interrupted"]) for r in rows] == [(1, True), (2, False)]
+
+
 @pytest.mark.tensorflow
 def test_machine_check(run_cli):
     r = run_cli("machine", "--check", "--no-probe", "--format", "json")

@@ -129,6 +129,8 @@ def print_errors(args: argparse.Namespace, failed: Sequence[dict[str, Any]]) -> 
     if not failed:
         print("no failed runs")
     for f in failed:
-        print(f"run {f['run_id']}: {f['workload']} {f['build']} {f['vcpus']} vCPU(s) on {f['device']}, {f['created_at']}")
+        print(f"run {f['run_id']}: {f['workload']} {f['build']} {f['vcpus']} vCPU(s) on {f['device']}, {f['created_at']}"
+              + (" (interrupted, not a failed measurement: a sweep does not count it as failed and measures it "
+                 "again)" if f.get("interrupted") else ""))
         print("  " + f["error"].replace("\n", "\n  "))
     return 0

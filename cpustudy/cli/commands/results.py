@@ -12,7 +12,8 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("results", help="stored measurements, one row per run (or per epoch)")
     p.add_argument("--per-epoch", action="store_true", help="one row per epoch")
     p.add_argument("--errors", action="store_true",
-                   help="failed runs with their whole error: the reason and the tail of the worker's output")
+                   help="failed runs with their whole error: the reason and the tail of the worker's output "
+                   "(a run interrupted from outside is marked so: not a failed measurement)")
     add_format(p)
     add_db(p)
     p.set_defaults(func=run)
@@ -25,7 +26,9 @@ def run(args: argparse.Namespace) -> int:
 
     with Store.read(args.db) as store:
         if args.errors:
-            failed = results.error_rows(store)
+            # a run stopped from outside (Ctrl-C, SIGTERM, its process killed) is stored as failed with an error
+            # that says interrupted: marked so, since a sweep does not count it as a failed measurement
+            failed = [{**r, "interrupted": str(r["error"]).startswith("interrupted")} for r in results.error_rows(store)]
         elif args.per_epoch:
             rows, columns, title = results.epoch_rows(store), list(results.EPOCH_COLUMNS), "epochs"
         else:
