@@ -323,9 +323,19 @@ class TimeAccounting:
     def line(self) -> str | None:
         if self.overhead is None:
             return None
-        return (f"sweep time: {self.wall_s:.0f} s wall for {self.timed_s:.0f} s of timed training "
-                f"({self.overhead:.2f}x): worker start-up {self.startup_s:.0f} s, warm-up {self.warmup_s:.0f} s, "
-                f"peak measurements {self.peak_s:.0f} s, other {self.other_s:.0f} s")
+        return (f"sweep time: {seconds(self.wall_s)} s wall for {seconds(self.timed_s)} s of timed training "
+                f"({self.overhead:.2f}x): worker start-up {seconds(self.startup_s)} s, warm-up "
+                f"{seconds(self.warmup_s)} s, peak measurements {seconds(self.peak_s)} s, other {seconds(self.other_s)} s")
+
+
+def seconds(s: float) -> str:
+    """Seconds with the digits that matter: whole from 10 s, tenths from 1 s, two significant digits below
+    (a short sweep's 0.39 s of timed training is not '0 s')."""
+    if s >= 10:
+        return f"{s:.0f}"
+    if s >= 1:
+        return f"{s:.1f}"
+    return f"{s:.2g}" if s > 0 else "0"
 
 
 def time_accounting(store: Store, run_ids: Sequence[int], wall_s: float) -> TimeAccounting:
