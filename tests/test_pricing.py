@@ -260,6 +260,28 @@ NEW_CPU_FAMILIES = ("gcp:c4-highcpu", "gcp:c4d-highcpu", "gcp:n4-highcpu", "gcp:
                     "aws:c8g")
 
 
+def test_prices_says_shipped_in_every_format_and_suggests_the_families_a_prefix_names(run_cli):
+    """The table said origin `shipped` where CSV and JSON wrote `catalog` for the same rows; `--family n4` failed
+    without naming n4-highcpu."""
+    import json
+
+    table = run_cli("prices", "--no-skypilot", "--instance", "gcp:n4-highcpu-8")
+    assert table.code == 0 and "shipped" in table.out and "catalog  " not in table.out
+    (row,) = csv.DictReader(io.StringIO(run_cli("prices", "--no-skypilot", "--instance", "gcp:n4-highcpu-8",
+                                                "--format", "csv").out))
+    assert row["origin"] == "shipped"
+    (row,) = json.loads(run_cli("prices", "--no-skypilot", "--instance", "gcp:n4-highcpu-8", "--format", "json").out)
+    assert row["origin"] == "shipped"
+    r = run_cli("prices", "--no-skypilot", "--family", "n4")
+    assert r.code == 2 and r.err.strip().endswith("no price in the catalog matches --family n4: did you mean "
+                                                   "--family gcp:n4-highcpu?")
+    r = run_cli("prices", "--no-skypilot", "--family", "aws:c7")
+    assert r.code == 2 and "did you mean --family aws:c7a or --family aws:c7i?" in r.err
+    # a known family that another flag leaves without a row is not suggested back
+    r = run_cli("prices", "--no-skypilot", "--family", "n4-highcpu", "--region", "mars")
+    assert r.code == 2 and "did you mean" not in r.err and "see `cpustudy prices` without them" in r.err
+
+
 @pytest.mark.parametrize("family", NEW_CPU_FAMILIES)
 def test_new_families_are_listed_with_source_and_date(run_cli, family):
     r = run_cli("prices", "--no-skypilot", "--family", family, "--format", "csv")
@@ -273,7 +295,7 @@ def test_new_families_are_listed_with_source_and_date(run_cli, family):
     read = [row for row in rows if COMMIT_RE.match(row["source"])]
     assert len(read) >= 6 and all(COMMIT_RE.match(row["source"])["cloud"] == provider for row in read)
     for row in read:
-        assert row["as_of"] == COMMIT_RE.match(row["source"])["date"] and row["origin"] == "catalog"
+        assert row["as_of"] == COMMIT_RE.match(row["source"])["date"] and row["origin"] == "shipped"
         assert 0 < float(row["spot_usd_per_hour"]) < float(row["on_demand_usd_per_hour"]), row
         if provider == "aws":  # an availability zone of the region, not a Local Zone such as use1-atl2-az1
             assert re.search(r"zone use1-az\d, ", row["source"]), row["source"]

@@ -231,7 +231,7 @@ def test_prices_command_lists_sources_and_dates(sky_root, run_cli, monkeypatch):
     got = {row["instance_type"]: row for row in csv.DictReader(io.StringIO(r.out))}
     assert got["n2-highcpu-8"]["spot_usd_per_hour"] == "0.0811" and got["n2-highcpu-8"]["zone"] == "us-central1-c"
     assert got["n2-highcpu-8"]["as_of"] == "2026-11-22" and got["n2-highcpu-8"]["origin"] == "skypilot"
-    assert got["n2-highcpu-96"]["origin"] == "catalog" and got["n2-highcpu-96"]["as_of"] == "2024-12"
+    assert got["n2-highcpu-96"]["origin"] == "shipped" and got["n2-highcpu-96"]["as_of"] == "2024-12"
     assert set(r["region"] for r in got.values()) == {"us-central1"}
     # one row per instance, in the region a report prices it in, unless asked for more
     r = prices(run_cli, "--instance", "gcp:n2-highcpu-8", "--format", "csv")
@@ -244,13 +244,13 @@ def test_prices_command_lists_sources_and_dates(sky_root, run_cli, monkeypatch):
     got = {row["instance_type"]: row for row in csv.DictReader(io.StringIO(r.out))}
     assert {row["region"] for row in got.values()} == {"us-central1"}  # not asia-east1, the fixture's other region
     assert got["c4-highcpu-8"]["origin"] == "skypilot" and got["c4-highcpu-8"]["spot_usd_per_hour"] == "0.1421"
-    assert got["c4-highcpu-16"]["origin"] == "catalog"  # a shipped size SkyPilot's (fixture) catalog lacks
+    assert got["c4-highcpu-16"]["origin"] == "shipped"  # a shipped size SkyPilot's (fixture) catalog lacks
     r = prices(run_cli, "--gpu", "--format", "json")
     assert r.code == 0 and '"accelerator": ""' not in r.out
     r = prices(run_cli, "--no-skypilot", "--instance", "gcp:n2-highcpu-8", "--format", "csv")
     assert "not read (--no-skypilot)" in r.err
     (row,) = csv.DictReader(io.StringIO(r.out))
-    assert row["origin"] == "catalog" and row["spot_usd_per_hour"] == "0.09379"
+    assert row["origin"] == "shipped" and row["spot_usd_per_hour"] == "0.09379"
     r = prices(run_cli, "--rejected", "--format", "csv")
     assert r.code == 0 and "spot 1.5 above on-demand" in r.out and "c7i.large" in r.out
     r = prices(run_cli, "--family", "nope")

@@ -65,6 +65,32 @@ def sky_line(catalog: Catalog, looked: bool) -> str:
     return found
 
 
+def origin(stored: str) -> str:
+    """Where a row came from, in one word for the table, CSV and JSON alike: ``shipped`` (cpustudy's own
+    catalog, stored as ``catalog``), ``skypilot`` (SkyPilot's catalog on this machine) or the --prices file."""
+    return "shipped" if stored == "catalog" else stored
+
+
+def family_hint(catalog: Catalog, provider: str | None, asked: str) -> str:
+    """For a --family that matches no row: the families that start with it (``n4``: ``gcp:n4-highcpu``), else
+    the nearest names, as the flag to give; empty when none is near or the family is known (another flag
+    left nothing)."""
+    import difflib
+
+    fam_provider, _, name = asked.rpartition(":")
+    providers = {p for p in (provider, fam_provider) if p}
+    families = sorted({f"{r.provider}:{r.family}" for r in catalog.rows if all(r.provider == p for p in providers)})
+    if any(f.split(":", 1)[1] == name.strip() for f in families):
+        return ""  # the family is known: another flag left nothing
+    near = [f for f in families if f.split(":", 1)[1].startswith(name.strip())] or \
+        difflib.get_close_matches(name.strip(), [f.split(":", 1)[1] for f in families], n=3)
+    near = [f for f in families if f in near or f.split(":", 1)[1] in near]
+    if not near:
+        return ""
+    return f"did you mean {' or '.join(f'--family {f}' for f in near[:6])}" + (
+        f" (and {len(near) - 6} more)" if len(near) > 6 else "") + "?"
+
+
 def run(args: argparse.Namespace) -> int:
     from cpustudy.prices import Catalog
     from cpustudy.cli.output import emit_rows, say
@@ -88,10 +114,12 @@ def run(args: argparse.Namespace) -> int:
         flags = " ".join(f"--{k} {v}" for k, v in (("provider", args.provider), ("family", args.family),
                                                     ("instance", args.instance), ("region", args.region)) if v)
         flags += " --gpu" if args.gpu else ""
-        raise UserError(f"no price in the catalog matches {flags.strip()}: see `cpustudy prices` without them")
+        hint = family_hint(catalog, args.provider, args.family) if args.family else ""
+        raise UserError(f"no price in the catalog matches {flags.strip()}: {hint or 'see `cpustudy prices` without them'}")
     if not table:
         out = [{c: getattr(r, c, None) for c in FILE_COLUMNS}
-               | {"on_demand_usd_per_hour": r.on_demand, "spot_usd_per_hour": r.spot} for r in rows]
+               | {"on_demand_usd_per_hour": r.on_demand, "spot_usd_per_hour": r.spot, "origin": origin(r.origin)}
+               for r in rows]
         return emit_rows(args, out, FILE_COLUMNS, "")
     out = [{
         "instance": r.name,
@@ -104,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         "accelerator": f"{r.accelerator_count}x {r.accelerator}" if r.accelerator else "",
         "zone": r.zone,
         "memory_gib": r.memory_gib,
-        "origin": "shipped" if r.origin == "catalog" else r.origin,
+        "origin": origin(r.origin),
     } for r in rows]
     where = "" if args.region or args.all_regions else " (each in the region reports use; see --all-regions)"
     return emit_rows(args, out, TABLE_COLUMNS, f"{len(out)} price(s), USD per hour{where}")
