@@ -154,6 +154,38 @@ def test_a_file_that_breaks_the_contract_under_tensorflow_exits_2_in_the_parent(
     assert not db.exists()
 
 
+#: What TensorFlow and absl print on stderr as they load: never why a check failed.
+TF_LOG = ("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"
+          "I0000 00:00:1795921029.171289   24444 cudart_stub.cc:31] Could not find cuda drivers on your machine, "
+          "GPU will not be used.\n"
+          "2026-11-29 02:50:58.123456: W tensorflow/core/util/port.cc:113] oneDNN custom operations are on.\n")
+
+
+def test_a_failed_check_says_how_its_process_ended_not_tensorflows_last_log_line():
+    """A check killed with exit 137 was reported as 'failed (exit 137): I0000 ... Could not find cuda drivers'."""
+    assert userfile.failure(137, TF_LOG) == "its process was killed (exit 137: SIGKILL, often out of memory)"
+    assert userfile.failure(-9, TF_LOG) == "its process was killed by SIGKILL (often out of memory)"
+    assert userfile.failure(-15, "") == "its process was killed by SIGTERM"
+    assert userfile.failure(134, TF_LOG) == "its process was killed (exit 134: SIGABRT)"
+    assert userfile.failure(1, TF_LOG + "Traceback (most recent call last):\nValueError:  bad   shape\n" + TF_LOG) \
+        == "exit 1: ValueError: bad shape"
+    assert userfile.failure(3, TF_LOG) == "exit 3"
+
+
+@pytest.mark.tensorflow
+def test_a_model_file_killed_during_its_check_is_said_killed(run_cli, tmp_path):
+    path = tmp_path / "oom.py"
+    path.write_text("import numpy as np\n\n\ndef load_data():\n    x = np.random.rand(256, 8).astype('float32')\n"
+                    "    y = np.random.randint(0, 2, 256)\n    return (x, y), (x[:64], y[:64])\n\n\n"
+                    "def build_model():\n    import os\n    os._exit(137)\n")
+    db = tmp_path / "r.sqlite"
+    r = run_cli("sweep", "--workloads", f"{path},mnist_mlp", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 10,
+                "--db", db)
+    assert r.code == 2 and r.err.count("\n") == 1 and not db.exists()
+    assert r.err.strip().endswith(f"{path}: checking it under TensorFlow failed: its process was killed "
+                                  "(exit 137: SIGKILL, often out of memory)")
+
+
 @pytest.mark.tensorflow
 def test_flops_come_from_tensorflows_cost_analysis_of_the_training_step(tmp_path):
     """A file building mnist_cnn's model: TensorFlow's count of the forward pass is the study's analytic
