@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -69,7 +70,9 @@ def test_merge_adds_new_runs_remaps_machines_and_is_idempotent(run_cli, here, ot
     assert r.code == 0, r.err
     assert "merged 3 run(s) with 6 epochs and 1 new machine(s)" in r.out
     assert "1 run(s) were already there" in r.out
-    assert "skipped 1 run(s) still running" in r.err
+    # no process holds the other file's lock: the run left 'running' was cut off, not in progress
+    assert "skipped 1 run(s) that never finished" in r.err and "mnist_cnn tf 16 vCPU(s) started" in r.err
+    assert "will not finish there" in r.err and "once they finish" not in r.err
     ours = snapshot(here)
     assert set(ours["runs"]) == {"run-shared", "run-a2", "run-b4", "run-b8-failed"}
     assert set(ours["machines"]) == {"fp-a", "fp-b"}  # the unused machine is not copied
@@ -90,6 +93,21 @@ def test_merge_adds_new_runs_remaps_machines_and_is_idempotent(run_cli, here, ot
     assert {u: x["id"] for u, x in again["runs"].items()} == {u: x["id"] for u, x in ours["runs"].items()}
     assert again["epochs"] == ours["epochs"] and set(again["machines"]) == set(ours["machines"])
     assert snapshot(other)["runs"].keys() == theirs["runs"].keys()  # the other file is not changed
+
+
+def test_a_run_still_running_where_a_process_holds_the_lock_is_said_in_progress(run_cli, here, other):
+    """A run left 'running' was always said 'still running ... merge again once they finish', also in a file no
+    process measures into (a tune cut off days before)."""
+    from cpustudy.measure.session import SweepLock
+
+    with SweepLock(other):  # a sweep measuring into it now
+        r = run_cli("merge", other, "--db", here)
+    assert r.code == 0, r.err
+    assert f"skipped 1 run(s) still running in {other} (pid {os.getpid()} is measuring into it); merge again " \
+           "once they finish" in r.err
+    again = here.with_name("again.sqlite")
+    r = run_cli("merge", other, "--db", again)  # the lock released
+    assert r.code == 0 and "never finished" in r.err
 
 
 def test_merge_into_a_new_database(run_cli, tmp_path, other):

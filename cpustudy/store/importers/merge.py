@@ -3,8 +3,10 @@
 * Machines are matched by ``fingerprint``: a machine already here keeps its id, a new one is added, and
   the other file's machine ids are remapped.
 * Runs are matched by ``uuid``: a run already here is left alone, so merging the same file twice adds
-  nothing. Runs still ``running`` in the other file are skipped (they may be in progress there; merge
-  again once they have finished).
+  nothing. Runs still ``running`` in the other file are skipped: in progress where a process holds the
+  other file's lock (merge again once they have finished); else cut off, never to finish in that file
+  (or, in a copy of a database still measuring elsewhere, finished only in a later copy). Skipping them
+  keeps a later merge of the finished run possible (it is matched by uuid).
 * Epochs follow their run, the intervals ``compare`` stated follow their machine (once), and so do the checks
   stored against a run (``compare --check`` and ``cpustudy backtest``:
   a statement of certainty held to account is a measurement too); a check already here (the same run, kind and
@@ -37,6 +39,35 @@ class MergeResult:
     epochs_added: int
     machines_added: int
     checks_added: int = 0
+    #: the runs left ``running`` in the other file (skipped): (study, workload, build, vcpus, created_at)
+    unfinished: tuple[tuple[str, str, str, int | None, str], ...] = ()
+    #: the pid measuring into the other file (its lock held) while it was merged; None: no process holds it
+    measured_by: str | None = None
+
+
+def measuring_pid(path: str | Path) -> str | None:
+    """The pid of the process holding ``path``'s measuring lock (``PATH.lock``, ``measure.session.SweepLock``),
+    ``"another process"`` where it does not say; None where no process holds it (or there is no lock file).
+    The lock file is only read: a shared lock taken for an instant and released, nothing written."""
+    import fcntl
+    import os
+
+    lock = Path(str(path) + ".lock")
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return os.read(fd, 64).decode(errors="replace").strip() or "another process"
+        except OSError:
+            return None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
 
 
 def open_other(path: str | Path) -> Store:
@@ -87,7 +118,8 @@ def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
 
     checks = other.checks()
     c_cols = [c for c in _shared_columns(store, other, "checks", "id") if c not in ("run_id", "machine_id")]
-    added = present = unfinished = epochs_added = machines_added = checks_added = 0
+    added = present = epochs_added = machines_added = checks_added = 0
+    unfinished: list[tuple[str, str, str, int | None, str]] = []
     run_map: dict[int, int] = {}
     with store.transaction():
         machine_map: dict[int, int] = {}
@@ -103,7 +135,7 @@ def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
             machines_added += 1
         for r in runs:
             if r["status"] == "running":
-                unfinished += 1
+                unfinished.append((r.get("study") or "", r["workload"], r["build"], r["vcpus"], r["created_at"] or ""))
                 continue
             if store.has_run(r["uuid"]):
                 present += 1
@@ -127,7 +159,8 @@ def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
             store.insert_row("checks", values)
             checks_added += 1
         _merge_statements(store, other, machine_map)
-    return MergeResult(other_path, added, present, unfinished, epochs_added, machines_added, checks_added)
+    return MergeResult(other_path, added, present, len(unfinished), epochs_added, machines_added, checks_added,
+                       tuple(unfinished), measuring_pid(other_path) if unfinished else None)
 
 
 def _merge_statements(store: Store, other: Store, machine_map: dict[int, int]) -> None:
