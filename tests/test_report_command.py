@@ -64,3 +64,37 @@ def test_results_and_price_checks_do_not_import_pandas():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_plain_progress_says_each_stage_after_a_quiet_start():
+    from cpustudy.cli.output import PlainProgress
+
+    lines: list[str] = []
+    p = PlainProgress("report", "reading the runs", quiet_s=0, every_s=0, write=lines.append)  # not entered: no timer
+    p.update("rendering a into out/")
+    p.update("rendering a into out/")  # the same stage is said once
+    p.update("writing the page")
+    assert [line.split("] ", 1)[1] for line in lines] == ["rendering a into out/", "writing the page"]
+    assert all(line.startswith("report: [") for line in lines)
+    quiet: list[str] = []
+    with PlainProgress("report", "reading the runs", quiet_s=60, write=quiet.append) as p:
+        p.update("rendering a into out/")
+    assert quiet == []  # work done within the quiet start says nothing (a refused input stays one line)
+
+
+def test_report_says_its_progress_in_plain_lines_where_stderr_is_not_a_terminal(run_cli, tmp_path, monkeypatch):
+    """A 17-31 s report printed nothing to a log or CI: the spinner shows only on a terminal."""
+    from cpustudy.cli import output
+
+    class Prompt(output.PlainProgress):  # no quiet start: the test's report takes a second or two
+        def __init__(self, name, first, **kw):
+            super().__init__(name, first, quiet_s=0, every_s=0)
+
+    monkeypatch.setattr(output, "PlainProgress", Prompt)
+    db = reportdb.make_local_db(tmp_path / "local.sqlite")
+    r = run_cli("report", "--db", db, "--out", tmp_path / "out", "--no-svg")
+    assert r.code == 0, r.err
+    said = [line for line in r.err.splitlines() if line.startswith("report: [")]
+    assert any("reading and analysing the runs" in line for line in said)
+    assert any(f"rendering charts into {tmp_path / 'out'}/" in line for line in said)
+    assert "wrote " in r.out

@@ -27,10 +27,65 @@ def console(stderr: bool = False) -> Console:
 
 
 @contextlib.contextmanager
-def status(first: str) -> Iterator[Callable[[str], None]]:
-    """A spinner on stderr for work of a few seconds; yields a function that says what it does now."""
-    with console(stderr=True).status(first) as spinner:
+def status(first: str, *, plain: str | None = None) -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr for work of a few seconds; yields a function that says what it does now.
+
+    Where stderr is not a terminal (a log, CI) a spinner shows nothing; with ``plain`` (the command's name)
+    the work is said there in plain lines instead (:class:`PlainProgress`)."""
+    err = console(stderr=True)
+    if plain is not None and not err.is_terminal:
+        with PlainProgress(plain, first) as progress:
+            yield progress.update
+        return
+    with err.status(first) as spinner:
         yield lambda text: spinner.update(text)
+
+
+class PlainProgress:
+    """Progress as plain lines on stderr, for a log: ``report: [3 s] rendering fig into out/``. Nothing is said
+    for work done within ``quiet_s`` (a refused input stays one line); then what it does now, each new stage
+    as it comes, at most one line every ``every_s`` (a stage shorter than that is passed over for the next)."""
+
+    def __init__(self, name: str, first: str, *, quiet_s: float = 2.0, every_s: float = 1.0,
+                 write: Callable[[str], None] | None = None) -> None:
+        import threading
+        import time
+
+        self.name, self.text, self.quiet_s, self.every_s = name, first, quiet_s, every_s
+        self.write = write or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.clock = time.monotonic
+        self.start = self.clock()
+        self.said: str | None = None
+        self.said_at = -float("inf")
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> "PlainProgress":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def update(self, text: str) -> None:
+        with self.lock:
+            self.text = text
+        self.tick()
+
+    def tick(self) -> None:
+        """Say the current stage if it is new, the quiet start is over and the last line is old enough."""
+        with self.lock:
+            now = self.clock()
+            if self.text == self.said or now - self.start < self.quiet_s or now - self.said_at < self.every_s:
+                return
+            self.said, self.said_at = self.text, now
+            self.write(f"{self.name}: [{now - self.start:.0f} s] {self.text}")
+
+    def _watch(self) -> None:
+        while not self.stop.wait(0.2):
+            self.tick()
 
 
 def say(text: str, err: bool = False) -> None:

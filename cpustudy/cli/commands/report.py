@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
                    region=args.region, on_demand=args.on_demand, deadline=args.deadline, study=args.study,
                    gpu_instance=args.gpu_instance)
     formats = ("png",) if args.no_svg else ("png", "svg")
-    with status("reading the runs") as progress:
+    with status("reading the runs", plain="report") as progress:  # a log or CI gets plain lines
         built = build_report(args.db, opts, Path(args.out) if args.out else None, dpi=args.dpi, formats=formats,
                              progress=progress)
     for note in built.notes:
