@@ -137,8 +137,28 @@ def _cheapest_findings(g: pd.DataFrame, idx: Any, base: Baseline, prefix: str) -
         whom = f"the cost of {base.name} (the fallback baseline, {base.missing} of {workload})"
     else:
         whom = f"the cost of {base.name} (the baseline)"
-    return [held(f"{prefix}{_name(r)} is the cheapest configuration for {workload}: {times(r['cost_rel_baseline'])} "
-                 f"{whom} at {times(r['time_rel_baseline'])} its time{_star(r)}.", verdict(r, base_row, "cost"))]
+    sentence = (f"{prefix}{_name(r)} is the cheapest configuration for {workload}: {times(r['cost_rel_baseline'])} "
+                f"{whom} at {times(r['time_rel_baseline'])} its time{_star(r)}")
+    rest = g.drop(index=idx)
+    j = cheapest(rest)
+    if j is None:
+        return [held(sentence + ".", verdict(r, base_row, "cost"))]
+    n = rest.loc[j]
+    sentence += (f"; the next cheapest, {_name(n)}, costs {times(n['cost_usd'] / r['cost_usd'])} as much"
+                 f"{_star(n)}.")
+    # "the cheapest" is a claim against the next cheapest, as "the fastest" is against the next fastest; the ratio
+    # to the baseline is a claim against the baseline: both must hold
+    why = _against(verdict(r, n, "cost"), f"{_name(r)} and {_name(n)} cannot be told apart by cost")
+    if not why and not bool(n["is_baseline"]):
+        why = _against(verdict(r, base_row, "cost"), f"against {whom.removeprefix('the cost of ')}")
+    return [held(sentence, why)]
+
+
+def _against(reason: Reason, what: str) -> Reason:
+    """``reason`` (why a comparison did not hold up) led by which comparison it is; :data:`HOLDS` stays as it is."""
+    if not reason:
+        return reason
+    return Reason(f"{what}: {reason}", busy=reason.busy, same=reason.same)
 
 
 def _fastest_findings(fastest: pd.DataFrame, base: Baseline, prefix: str) -> list[str]:
