@@ -26,7 +26,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence, SupportsFloat, SupportsIndex
 
+import numpy as np
 import pandas as pd
+from scipy import stats as sps
 
 from cpustudy import identity
 from cpustudy.analysis import stats
@@ -198,6 +200,53 @@ def verdict(a: Row, b: Row, metric: str = "time") -> Reason:
                       f"{result.ratio:.2f} ({result.low:.2f}-{result.high:.2f} at {1 - stats.ALPHA:.0%}); the figures "
                       f"as measured, {raw:.2f}, carry the machine's shift between the periods")
     return HOLDS
+
+
+def against_limit(r: Row, limit: float, what: str = "deadline") -> Reason:
+    """Whether configuration ``r`` (a summary row) bills on the side of ``limit`` (seconds) that its median does,
+    beyond what the noise explains, on the page being judged (:func:`judging`): :data:`HOLDS`, or the
+    :class:`Reason` it is inconclusive (a run on a busy machine; a margin the noise can explain).
+
+    A one-sided t test on the logs of its runs' billed times: their spread pooled with the machine's known noise
+    between runs, plus its variation between sweeps (the runs are one sweep's draw of it); significant at the page's
+    threshold, and counted among the page's comparisons (Benjamini-Hochberg)."""
+    if r.get("busy"):
+        return Reason(str(r.get("busy")), busy=True)
+    if not study(r.get("study")).judged:
+        return HOLDS  # an imported study's single logged runs, as it published them
+    bills = r.get("run_bills")
+    values = [float(v) for v in (bills if isinstance(bills, (list, tuple)) else ()) if _num(v) > 0]
+    if not values and _num(r.get("billed_s")) > 0:
+        values = [float(r["billed_s"])]
+    if not values or not limit > 0:
+        return Reason(f"no billed time to hold against the {limit:g} s {what}")
+    page_ = _PAGE.get() or Family()
+    x = np.log(np.asarray(values))
+    n = len(x)
+    var, df = stats.moderated(x, page_.noise)
+    if df <= 0:
+        return Reason(f"{n} run(s) and no known spread: a run alone cannot show it meets the {limit:g} s {what} "
+                      "(measure with --repeats 2 or more)")
+    between = page_.noise.between ** 2
+    se2 = var / n + between
+    dof = se2 ** 2 / ((var / n) ** 2 / df) if var > 0 else math.inf
+    se = math.sqrt(se2)
+    middle = float(np.median(values))
+    under = middle <= limit
+    d = (math.log(limit) - float(x.mean())) * (1 if under else -1)  # the margin on the side the median is
+    p = float(sps.t.sf(d / se, dof)) if se > 0 else (0.0 if d > 0 else 1.0)
+    if page_.seen is not None and math.isfinite(p):
+        page_.seen[("limit", float(limit), tuple(sorted(values)))] = p
+    threshold = page_.threshold
+    if math.isfinite(p) and p <= threshold:
+        return HOLDS
+    q = float(sps.t.ppf(1 - stats.ALPHA / 2, dof)) * se
+    low, high = math.exp(float(x.mean()) - q), math.exp(float(x.mean()) + q)
+    margin = abs(middle / limit - 1)
+    return Reason(f"{middle:.0f} s billed is {100 * margin:.1f} % {'under' if under else 'over'} the {limit:g} s "
+                  f"{what}, a margin the noise can explain: p = {p:.2g}, "
+                  f"{stats.level_text(threshold, max(page_.family, 1) if page_.corrected else 1)} "
+                  f"({n} run{'s' if n != 1 else ''}; {low:.0f}-{high:.0f} s at {100 * (1 - stats.ALPHA):.0f} %)")
 
 
 def _periods(r: Row) -> tuple[str, ...] | None:

@@ -220,13 +220,7 @@ class Contrast:
             return self.why_untested
         # ``threshold`` is the cut p had to clear: on a corrected page Benjamini-Hochberg's (the largest p_(k) at
         # or under k/m x ALPHA), 0 where none cleared its rank's k/m x ALPHA; for one comparison that is ALPHA.
-        if self.family > 1:
-            cut = (f"p at most {self.threshold:.2g} cleared it" if self.threshold > 0
-                   else f"none cleared k/m x {100 * ALPHA:g} % at its rank k")
-            level = (f"not significant among the page's {self.family} comparisons at a {100 * ALPHA:g} % "
-                     f"false-discovery rate (Benjamini-Hochberg: {cut})")
-        else:
-            level = f"against the {100 * (self.threshold if self.threshold > 0 else ALPHA):.2g} % needed"
+        level = level_text(self.threshold, self.family)
         if not self.large_enough:
             same = "; the same within " + f"{100 * self.min_effect:g} % (equivalence test)" if self.equivalent else ""
             return (f"a difference of {_pct(self.ratio)}, under the {100 * self.min_effect:g} % a finding needs"
@@ -234,6 +228,17 @@ class Contrast:
         return (f"{_pct(self.ratio)} could be noise: p = {self.p:.2g}, {level} "
                 f"({self.n_a} and {self.n_b} runs; ratio {self.low:.2f}-{self.high:.2f} at {100 * (1 - ALPHA):.0f} %)"
                 + (f"; {self.sessions_note}" if self.sessions_note else ""))
+
+
+def level_text(threshold: float, family: int) -> str:
+    """What a p-value that did not clear ``threshold`` was held to: on a page of ``family`` comparisons, their
+    Benjamini-Hochberg cut; alone, the per-comparison level."""
+    if family > 1:
+        cut = (f"p at most {threshold:.2g} cleared it" if threshold > 0
+               else f"none cleared k/m x {100 * ALPHA:g} % at its rank k")
+        return (f"not significant among the page's {family} comparisons at a {100 * ALPHA:g} % "
+                f"false-discovery rate (Benjamini-Hochberg: {cut})")
+    return f"against the {100 * (threshold if threshold > 0 else ALPHA):.2g} % needed"
 
 
 def _pct(ratio: float) -> str:

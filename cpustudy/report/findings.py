@@ -16,7 +16,7 @@ from cpustudy.analysis.results import measured_by
 from cpustudy import __version__, provenance
 from cpustudy import prices
 from cpustudy.analysis.baselines import Baseline
-from cpustudy.analysis.holdup import HOLDS, Reason, Row, verdict
+from cpustudy.analysis.holdup import HOLDS, Reason, Row, against_limit, verdict
 from cpustudy.analysis.runs import config_name
 from cpustudy.analysis import studies
 from cpustudy.analysis.studies import IMPORTED_STUDIES, study_title
@@ -69,6 +69,13 @@ def _star(r: Row) -> str:
 
 def _name(r: Row) -> str:
     return config_name(r["device"], r["vcpus"], r["build"])
+
+
+def _apart(r: Row, n: Row) -> tuple[str, str]:
+    """Two configurations' names, told apart by their builds where the names alone are alike (two GPU builds are
+    both "the GPU")."""
+    a, b = _name(r), _name(n)
+    return (f"{a} ({r['build']})", f"{b} ({n['build']})") if a == b else (a, b)
 
 
 def _names(g: pd.DataFrame) -> str:
@@ -144,11 +151,11 @@ def _cheapest_findings(g: pd.DataFrame, idx: Any, base: Baseline, prefix: str) -
     if j is None:
         return [held(sentence + ".", verdict(r, base_row, "cost"))]
     n = rest.loc[j]
-    sentence += (f"; the next cheapest, {_name(n)}, costs {times(n['cost_usd'] / r['cost_usd'])} as much"
-                 f"{_star(n)}.")
+    one, other = _apart(r, n)
+    sentence += f"; the next cheapest, {other}, costs {times(n['cost_usd'] / r['cost_usd'])} as much{_star(n)}."
     # "the cheapest" is a claim against the next cheapest, as "the fastest" is against the next fastest; the ratio
     # to the baseline is a claim against the baseline: both must hold
-    why = _against(verdict(r, n, "cost"), f"{_name(r)} and {_name(n)} cannot be told apart by cost")
+    why = _against(verdict(r, n, "cost"), f"{one} and {other} cannot be told apart by cost")
     if not why and not bool(n["is_baseline"]):
         why = _against(verdict(r, base_row, "cost"), f"against {whom.removeprefix('the cost of ')}")
     return [held(sentence, why)]
@@ -180,16 +187,38 @@ def _fastest_findings(fastest: pd.DataFrame, base: Baseline, prefix: str) -> lis
 
 
 def _deadline_finding(g: pd.DataFrame, fastest: pd.DataFrame, deadline: float, workload: str, prefix: str) -> str:
-    """The cheapest configuration within the deadline, or that none meets it."""
+    """The cheapest configuration within the deadline, or that none meets it; judged as every finding is
+    (:func:`held`): it meets the deadline by more than the noise explains (``holdup.against_limit``), it is cheaper
+    than the next cheapest that meets it, and each cheaper configuration misses it by more than the noise explains."""
     d = cheapest(g, deadline)
     if d is None:
-        quickest = fastest.iloc[0] if not fastest.empty else None
-        return (f"{prefix}No configuration trains {workload} within the {deadline:g} s deadline"
-                + (f"; the fastest, {_name(quickest)}, bills {quickest['billed_s']:.0f} s."
-                   if quickest is not None else "."))
+        if fastest.empty:
+            return f"{prefix}No configuration trains {workload} within the {deadline:g} s deadline."
+        quickest = fastest.iloc[0]
+        return held(f"{prefix}No configuration trains {workload} within the {deadline:g} s deadline; the fastest, "
+                    f"{_name(quickest)}, bills {quickest['billed_s']:.0f} s{_star(quickest)}.",
+                    _against(against_limit(quickest, deadline), f"{_name(quickest)}"))
     r = g.loc[d]
-    return (f"{prefix}Within the {deadline:g} s deadline, {_name(r)} is the cheapest configuration for "
-            f"{workload}: {r['billed_s']:.0f} s billed for {r['cost_usd']:.4f} USD{_star(r)}.")
+    rest = g.drop(index=d)
+    j = cheapest(rest, deadline)
+    n = rest.loc[j] if j is not None else None
+    one, other = _apart(r, n) if n is not None else (_name(r), "")
+    sentence = (f"{prefix}Within the {deadline:g} s deadline, {one} is the cheapest configuration for "
+                f"{workload}: {r['billed_s']:.0f} s billed for {r['cost_usd']:.4f} USD{_star(r)}")
+    why = _against(against_limit(r, deadline), one)
+    if n is not None:
+        sentence += (f"; the next cheapest within it, {other}, costs {times(n['cost_usd'] / r['cost_usd'])} as much "
+                     f"({n['billed_s']:.0f} s billed{_star(n)})")
+        why = why or _against(verdict(r, n, "cost"), f"{one} and {other} cannot be told apart by cost")
+    priced = g.dropna(subset=["cost_usd"])
+    over = priced[(priced["cost_usd"] < r["cost_usd"]) & (priced["billed_s"] > deadline)].sort_values("billed_s")
+    if len(over):
+        o = over.iloc[0]
+        sentence += (f"; {_names(over)}, cheaper, bill{'s' if len(over) == 1 else ''} more "
+                     f"(the nearest, {_name(o)}, {o['billed_s']:.0f} s{_star(o)})")
+        for _, o in over.iterrows():
+            why = why or _against(against_limit(o, deadline), f"{_name(o)}, cheaper,")
+    return held(sentence + ".", why)
 
 
 def target_findings(a: Analysis) -> list[str]:
