@@ -155,13 +155,31 @@ REPORTS = Path(__file__).resolve().parent.parent / "reports"
 def _page_findings(db: Path, tmp_path: Path, **options) -> list[str]:
     """A stored database's findings judged as ``cpustudy report`` judges its page (Benjamini-Hochberg over the
     page's comparisons), read from a copy."""
+    return _judged(_analysis(db, tmp_path, **options))[1]
+
+
+def _analysis(db: Path, tmp_path: Path, **options) -> summary.Analysis:
     copy = tmp_path / db.name
     shutil.copy(db, copy)
     with Store.read(copy) as s:
-        a = summary.analyze(s, summary.Options(**options))
+        return summary.analyze(s, summary.Options(**options))
+
+
+def _judged(a: summary.Analysis) -> tuple[summary.Analysis, list[str]]:
+    """The analysis judged as its report's page (``build.build_report``), and its findings."""
     a.page = holdup.page(a.noise, lambda: findings.findings(a), references=holdup.blocks(a.summary))
     with holdup.judging(a.page):
-        return findings.findings(a)
+        return a, findings.findings(a)
+
+
+def _answer(a: summary.Analysis) -> list[str]:
+    """The bullets of the page's first section, "The answer"."""
+    from cpustudy.report.page import build_page
+
+    a, facts = _judged(a)
+    section = build_page(a, [], facts).sections[0]
+    assert section.title == "The answer"
+    return section.blocks[0].items
 
 
 def test_the_cheapest_is_a_finding_only_against_the_next_cheapest(tmp_path):
@@ -213,3 +231,21 @@ def test_a_deadline_finding_on_a_busy_machine_is_inconclusive(tmp_path):
     (said,) = [f for f in findings.findings(a) if "deadline" in f]
     assert said.startswith("Inconclusive: Within the 1000 s deadline, 2 vCPUs tf is the cheapest") and \
         "(not a finding: 2 vCPUs tf: busy: other processes used 99 %" in said, said
+
+
+def test_an_answer_without_a_finding_says_so_why_and_what_would_settle_it(tmp_path):
+    """gnr2-later-session: every comparison is inconclusive (7 and 8 runs, p 0.07-0.1), and "The answer" held only
+    the notes on a larger VM's price: no answer. It now says first that nothing held up, why and what settles it."""
+    answer = _answer(_analysis(REPORTS / "gnr2-later-session" / "gnr2-four-hours-later.sqlite", tmp_path))
+    assert answer[0] == ("No comparison on this page holds up, so none is stated as a finding: of its 3 comparisons, 3 "
+                         "show a difference their runs' noise can explain, or one under 5 %. To settle them, measure "
+                         "again with more repeats; each inconclusive comparison below gives its figures and why.")
+    assert [x for x in answer[1:] if not x.startswith("Cost at ")] == []  # the price notes stay, after it
+
+
+def test_an_answer_on_a_busy_machine_says_to_measure_on_a_quiet_one(tmp_path):
+    answer = _answer(_two_vcpu_counts(tmp_path / "busy.sqlite", [4.0], [4.6], BUSY))
+    assert answer[0].startswith("No comparison on this page holds up, so none is stated as a finding: of its 2 "
+                                "comparisons, 2 have a run on a busy machine (not tested; 2 of them also a single run "
+                                "on a side). To settle them, measure again on a quiet machine (no other process using "
+                                "the CPUs) with --repeats 3;"), answer

@@ -43,21 +43,47 @@ Row = Mapping[str, Any] | pd.Series
 BUSY_CPU_PERCENT = state.BUSY_CPU_PERCENT  # other processes' CPU use, in % of one CPU, that makes a machine busy
 
 
+@dataclass(frozen=True)
+class Judged:
+    """How one comparison of a page was judged: ``kind`` "tested" (a p-value, in the page's family), "busy" (a side
+    ran on a busy machine: not tested), "same" (one program under two names), "published" (an imported study's
+    figures, taken as it published them) or "untested" (no test possible: a side without values); for a tested or
+    busy one, whether a side rests on a single run (``single``)."""
+
+    kind: str
+    single: bool = False
+
+
 @dataclass
 class Family:
     """How the comparisons of one page are judged: the machine's noise, the p-value threshold (per
     comparison ``stats.ALPHA``, or the page's Benjamini-Hochberg threshold), and on a first pass the
-    p-values of every distinct comparison made (``seen``)."""
+    p-values of every distinct comparison made (``seen``) and how each comparison stated was judged (``judged``)."""
 
     noise: stats.Noise = stats.DEFAULT_NOISE
     threshold: float = stats.ALPHA
     corrected: bool = False
     seen: dict[tuple, float] | None = None
     blocks: tuple[Block, ...] = ()  # the page's configurations measured in several periods (:func:`blocks`)
+    judged: dict[tuple, Judged] | None = None
 
     @property
     def family(self) -> int:
         return len(self.seen or {})
+
+    def count(self, kind: str) -> int:
+        """How many of the page's comparisons were judged as ``kind`` (:class:`Judged`)."""
+        return sum(1 for j in (self.judged or {}).values() if j.kind == kind)
+
+    def note(self, key: tuple, judged: Judged) -> None:
+        """Keep how a comparison was judged, on a page's first pass (its comparisons as stated)."""
+        if self.judged is not None and not self.corrected:
+            self.judged[key] = judged
+
+
+def _key(a: Sequence[float], b: Sequence[float]) -> tuple:
+    """A comparison's identity on its page: its two sides' values, in either order."""
+    return tuple(sorted((tuple(sorted(a)), tuple(sorted(b)))))
 
 
 _PAGE: ContextVar[Family | None] = ContextVar("cpustudy_page", default=None)
@@ -78,10 +104,11 @@ def page(noise: stats.Noise, state_all: Callable[[], object], alpha: float = sta
     p-values of its comparisons, and the returned page holds their Benjamini-Hochberg threshold (the
     expected share of false findings among those stated is at most ``alpha``). Judge under it with
     ``with judging(page): ...``."""
-    with judging(Family(noise, alpha, seen={}, blocks=references)) as first:
+    with judging(Family(noise, alpha, seen={}, blocks=references, judged={})) as first:
         state_all()
     seen = first.seen or {}
-    return Family(noise, stats.bh_threshold(seen.values(), alpha), corrected=True, seen=seen, blocks=references)
+    return Family(noise, stats.bh_threshold(seen.values(), alpha), corrected=True, seen=seen, blocks=references,
+                  judged=first.judged)
 
 
 def rule_sentence(p: Family) -> str:
@@ -179,16 +206,20 @@ def verdict(a: Row, b: Row, metric: str = "time") -> Reason:
     """Whether the comparison of configurations ``a`` and ``b`` (summary rows) by ``metric`` (time,
     cost, target_time or target_cost: to a target, over the runs that reached it) holds up on the page
     being judged (:func:`judging`): :data:`HOLDS`, or the :class:`Reason` it is inconclusive."""
+    xa, xb = samples(a, metric), samples(b, metric)
+    page_ = _PAGE.get() or Family()
     same = same_program(a, b)
     if same:
+        page_.note(_key(xa, xb), Judged("same"))
         return same
     busy = [str(r.get("busy") or "") for r in (a, b) if r.get("busy")]
     if busy:
+        page_.note(_key(xa, xb), Judged("busy", single=min(len(xa), len(xb)) == 1))
         return Reason(busy[0], busy=True)
     if not study(a.get("study")).judged and not study(b.get("study")).judged:
+        page_.note(_key(xa, xb), Judged("published"))
         return HOLDS  # an imported study's single logged runs, as it published them
     ref = reference(a, b)
-    xa, xb = samples(a, metric), samples(b, metric)
     result = judge(xa, xb, same_session=session_relation(a, b), reference=ref)
     if not result.holds:
         return Reason(result.reason)
@@ -210,21 +241,26 @@ def against_limit(r: Row, limit: float, what: str = "deadline") -> Reason:
     A one-sided t test on the logs of its runs' billed times: their spread pooled with the machine's known noise
     between runs, plus its variation between sweeps (the runs are one sweep's draw of it); significant at the page's
     threshold, and counted among the page's comparisons (Benjamini-Hochberg)."""
-    if r.get("busy"):
-        return Reason(str(r.get("busy")), busy=True)
-    if not study(r.get("study")).judged:
-        return HOLDS  # an imported study's single logged runs, as it published them
     bills = r.get("run_bills")
     values = [float(v) for v in (bills if isinstance(bills, (list, tuple)) else ()) if _num(v) > 0]
     if not values and _num(r.get("billed_s")) > 0:
         values = [float(r["billed_s"])]
-    if not values or not limit > 0:
-        return Reason(f"no billed time to hold against the {limit:g} s {what}")
     page_ = _PAGE.get() or Family()
+    key = ("limit", float(limit), tuple(sorted(values)))
+    if r.get("busy"):
+        page_.note(key, Judged("busy", single=len(values) == 1))
+        return Reason(str(r.get("busy")), busy=True)
+    if not study(r.get("study")).judged:
+        page_.note(key, Judged("published"))
+        return HOLDS  # an imported study's single logged runs, as it published them
+    if not values or not limit > 0:
+        page_.note(key, Judged("untested"))
+        return Reason(f"no billed time to hold against the {limit:g} s {what}")
     x = np.log(np.asarray(values))
     n = len(x)
     var, df = stats.moderated(x, page_.noise)
     if df <= 0:
+        page_.note(key, Judged("untested"))
         return Reason(f"{n} run(s) and no known spread: a run alone cannot show it meets the {limit:g} s {what} "
                       "(measure with --repeats 2 or more)")
     between = page_.noise.between ** 2
@@ -236,7 +272,8 @@ def against_limit(r: Row, limit: float, what: str = "deadline") -> Reason:
     d = (math.log(limit) - float(x.mean())) * (1 if under else -1)  # the margin on the side the median is
     p = float(sps.t.sf(d / se, dof)) if se > 0 else (0.0 if d > 0 else 1.0)
     if page_.seen is not None and math.isfinite(p):
-        page_.seen[("limit", float(limit), tuple(sorted(values)))] = p
+        page_.seen[key] = p
+    page_.note(key, Judged("tested", single=n == 1))
     threshold = page_.threshold
     if math.isfinite(p) and p <= threshold:
         return HOLDS
@@ -318,9 +355,11 @@ def judge(a: Sequence[float], b: Sequence[float], same_session: bool | None = No
                                    reference=reference)
     if p.corrected:
         result = result.at(p.threshold, max(p.family, 1))
+    key = _key(a, b)
     if p.seen is not None and math.isfinite(result.p):
-        key = tuple(sorted((tuple(sorted(a)), tuple(sorted(b)))))
         p.seen[key] = result.p
+    p.note(key, Judged("tested", single=min(result.n_a, result.n_b) == 1) if math.isfinite(result.p)
+           else Judged("untested"))
     return result
 
 

@@ -63,6 +63,48 @@ def findings(a: Analysis) -> list[str]:
     return out
 
 
+def notes(a: Analysis) -> list[str]:
+    """The sentences among :func:`findings` that are notes on how figures were made (projected epochs, a larger VM's
+    price), not answers: the page lists them apart, and an answer without any finding says so."""
+    return ([PROJECTED_NOTE] if a.summary["projected"].any() else []) + larger_vm_notes(a.summary)
+
+
+def nothing_held(a: Analysis) -> str:
+    """The answer where no comparison of the page holds up: how many there were, why they did not hold up (runs on
+    a busy machine, single runs, differences within the noise), and what would settle them."""
+    p = a.page
+    if p is None or p.judged is None:
+        return ("No comparison on this page holds up, so none is stated as a finding; each inconclusive comparison "
+                "below gives its figures and why.")
+    total = len(p.judged)
+    if not total:
+        return "This page states no comparison."
+    busy, same, untested = p.count("busy"), p.count("same"), p.count("untested")
+    tested = [j for j in p.judged.values() if j.kind == "tested"]
+    single = sum(1 for j in tested if j.single)
+    busy_single = sum(1 for j in p.judged.values() if j.kind == "busy" and j.single)
+    rest = len(tested) - single
+    why = []
+    if busy:
+        why.append(f"{busy} {'has' if busy == 1 else 'have'} a run on a busy machine (not tested"
+                   + (f"; {busy_single} of them also a single run on a side)" if busy_single else ")"))
+    if single:
+        why.append(f"{single} {'has' if single == 1 else 'have'} a single run on a side, and a difference the "
+                   "machine's noise can explain")
+    if rest:
+        why.append(f"{rest} show{'s' if rest == 1 else ''} a difference {'its' if rest == 1 else 'their'} runs' "
+                   "noise can explain, or one under 5 %")
+    if same:
+        why.append(f"{same} compare{'s' if same == 1 else ''} one program under two names")
+    if untested:
+        why.append(f"{untested} could not be tested (a side without values)")
+    settle = ("measure again" + (" on a quiet machine (no other process using the CPUs)" if busy else "")
+              + (" with --repeats 3" if single or busy_single else " with more repeats" if rest else ""))
+    return (f"No comparison on this page holds up, so none is stated as a finding: of its {total} comparison"
+            f"{'s' if total != 1 else ''}, {'; '.join(why)}. To settle them, {settle}; each inconclusive "
+            "comparison below gives its figures and why.")
+
+
 def _star(r: Row) -> str:
     return " (projected)" if r["projected"] else ""
 

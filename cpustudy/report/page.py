@@ -22,7 +22,8 @@ from cpustudy.analysis.projection import TOLERANCE, pair_range
 from cpustudy.analysis.summary import SUMMARY_COLUMNS, Analysis
 from cpustudy.report.figures import figures, render
 from cpustudy.report.findings import (INCONCLUSIVE, PROJECTED_NOTE, fallback_notes, findings, header_lines,
-                                      suspect_notes, times)
+                                      nothing_held, suspect_notes, times)
+from cpustudy.report.findings import notes as figure_notes
 
 # -- the model ---------------------------------------------------------------------------------------
 
@@ -256,11 +257,13 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
     if a.notes:
         page.callouts.append(Callout("note", "", " ".join(n + "." for n in a.notes)))
     open_ = [f for f in facts if f.startswith(INCONCLUSIVE)]
-    notes = [f for f in facts if f == PROJECTED_NOTE]
-    answer = [f for f in facts if f not in open_ and f not in notes] or [
-        "No comparison in these runs holds up yet: each is inconclusive, with why, below. More repeats "
-        "(--repeats 3) or a quieter machine decide them."]
-    page.sections.append(Section("The answer", [Bullets(answer)]))
+    said = set(figure_notes(a))
+    notes = [f for f in facts if f in said]
+    answer = [f for f in facts if f not in open_ and f not in said]
+    if not answer:
+        answer = [nothing_held(a)]  # notes on how figures were made are no answer
+    page.sections.append(Section("The answer", [Bullets(answer + [f for f in notes if f != PROJECTED_NOTE])]))
+    notes = [f for f in notes if f == PROJECTED_NOTE]
     if open_:
         page.sections.append(Section("Inconclusive comparisons", [
             Paragraph(["Not findings: the comparisons behind these do not hold up by the report's rules (runs on "
