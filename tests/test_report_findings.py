@@ -249,3 +249,31 @@ def test_an_answer_on_a_busy_machine_says_to_measure_on_a_quiet_one(tmp_path):
                                 "comparisons, 2 have a run on a busy machine (not tested; 2 of them also a single run "
                                 "on a side). To settle them, measure again on a quiet machine (no other process using "
                                 "the CPUs) with --repeats 3;"), answer
+
+
+def test_the_header_counts_the_comparisons_the_page_states(tmp_path):
+    """Runs on a busy machine are never tested, so the header's "Benjamini-Hochberg over the page's 0
+    comparison(s)" stood beside inconclusive comparisons it had not counted: it now counts each kind."""
+    a, _ = _judged(_two_vcpu_counts(tmp_path / "busy.sqlite", [4.0], [4.6], BUSY))
+    line = findings.machine_state_line(a)
+    assert "(Benjamini-Hochberg over the comparisons a page tests, a false-discovery rate of 5 %: this page tested " \
+           "none)" in line, line
+    assert line.endswith("The page states 2 comparisons: 2 with a run on a busy machine (not tested: "
+                         "inconclusive)."), line
+    a, _ = _judged(_two_vcpu_counts(tmp_path / "apart.sqlite", [4.0, 4.1, 4.2], [5.6, 5.7, 5.8]))
+    assert findings.machine_state_line(a).endswith("The page states 2 comparisons: 2 tested.")
+
+
+def test_the_header_says_imported_figures_are_taken_as_published(woolf_report):
+    """The 2017 study's page stated 17 findings under a header that said none of 0 comparisons cleared the test
+    and "the rest are marked inconclusive": its figures are taken as published, and the header now says so."""
+    db, _ = woolf_report
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options())
+    a, facts = _judged(a)
+    line = findings.machine_state_line(a)
+    published = a.page.count("published")
+    assert published > 0 and a.page.family == 0 and not any(f.startswith("Inconclusive") for f in facts)
+    assert (f"The page states {published} comparisons: {published} of an imported study's figures. An imported "
+            "study's figures (one logged run per configuration, on machines cpustudy did not watch) are taken as the "
+            "study published them: their comparisons are stated as its findings, not tested here.") in line, line
