@@ -277,3 +277,20 @@ def test_the_header_says_imported_figures_are_taken_as_published(woolf_report):
     assert (f"The page states {published} comparisons: {published} of an imported study's figures. An imported "
             "study's figures (one logged run per configuration, on machines cpustudy did not watch) are taken as the "
             "study published them: their comparisons are stated as its findings, not tested here.") in line, line
+
+
+def test_the_header_says_what_became_of_the_runs_it_does_not_show(tmp_path, local_analysis):
+    """A database's failed, interrupted and left-out runs vanished from its report (h100-spr16: 80 runs stored, the
+    page said "46 finished runs" and nothing else): one header line now counts them and says where to see them."""
+    fewer = _analysis(REPORTS / "h200-gpu" / "h200-2026-11-28-fewer-cores.sqlite", tmp_path,
+                      gpu_instance="gcp:a3-highgpu-1g")  # run 3 was killed by SIGTERM
+    assert ("Runs: 2 of the 3 stored are on this page; 1 run was interrupted before it finished; `cpustudy results "
+            "--errors` lists the failed and interrupted ones with their errors.") in findings.header_lines(fewer)
+    later = _analysis(REPORTS / "h200-gpu" / "h200-2026-11-28-later.sqlite", tmp_path, gpu_instance="gcp:a3-highgpu-1g")
+    assert ("Runs: 14 of the 20 stored are on this page; 1 run was interrupted before it finished, 5 runs were left "
+            "out of the figures (why: the notes below); `cpustudy results --errors` lists the failed and interrupted "
+            "ones with their errors.") in findings.header_lines(later)
+    assert ("Runs: 7 of the 8 stored are on this page; 1 run failed; `cpustudy results --errors` lists the failed and "
+            "interrupted ones with their errors.") in findings.header_lines(local_analysis)
+    quiet = _two_vcpu_counts(tmp_path / "all.sqlite", [4.0], [4.6])  # every stored run on the page: no such line
+    assert not any(line.startswith("Runs:") for line in findings.header_lines(quiet))

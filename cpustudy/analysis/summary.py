@@ -86,6 +86,8 @@ class Analysis:
     projection: pd.DataFrame = field(default_factory=pd.DataFrame)  # projected vs full epochs (projection.py)
     noise: Noise = DEFAULT_NOISE  # what the runs tell of this machine's noise (holdup.machine_noise)
     page: Family | None = None  # how the report's page judged its comparisons (holdup.page), once judged
+    #: every run the database stores, by what became of it (:func:`stored_runs`): on the page, failed, left out ...
+    stored: dict[str, int] = field(default_factory=dict)
 
     @property
     def studies(self) -> list[str]:
@@ -440,7 +442,38 @@ def analyze(store: Store, opts: Options) -> Analysis:
     software = software_table(runs)
     return Analysis(str(store.path), opts, runs, summary, software, costs.prices_used(summary), baselines, notes,
                     price_catalogs=catalog.sky_sentence() or "shipped price catalog only",
-                    projection=check, noise=noise)
+                    projection=check, noise=noise, stored=stored_runs(store, runs, opts.study))
+
+
+#: What became of a stored run that a report does not show, in the order the page says it (:func:`stored_runs`).
+STORED = ("page", "failed", "interrupted", "running", "other study", "internal", "oversubscribed", "warm-up only",
+          "left out")
+
+
+def stored_runs(store: Store, shown: pd.DataFrame, study_name: str | None = None) -> dict[str, int]:
+    """Every run ``store`` holds, each counted once by what became of it (:data:`STORED`): on the page (``shown``'s
+    ids), of another study than ``--study``, failed, interrupted (failed with an error that says so), still marked
+    running (measuring, or stopped before it could say), of the tuner or overhead benchmark (never a configuration to
+    compare), oversubscribed, warm-up only (no timed epoch and no target reached in it), or left out of the
+    figures for a reason the page's notes give (projected from too few steps, an outdated workload, superseded by
+    full epochs, no epoch time). Zero counts are left out."""
+    from cpustudy.analysis.studies import INTERNAL_STUDIES
+
+    on_page = {int(i) for i in shown["id"]} if "id" in shown else set()
+    out = dict.fromkeys(STORED, 0)
+    for r in store.runs():
+        status, error = r["status"], str(r.get("error") or "")
+        kind = ("page" if int(r["id"]) in on_page
+                else "other study" if study_name is not None and r.get("study") != study_name
+                else "interrupted" if status == "failed" and error.startswith("interrupted")
+                else "failed" if status == "failed"
+                else "running" if status == "running"
+                else "internal" if study_name is None and r.get("study") in INTERNAL_STUDIES
+                else "oversubscribed" if r.get("oversubscribed")
+                else "warm-up only" if r.get("timed_epochs") == 0 and r.get("study") not in IMPORTED_STUDIES
+                else "left out")
+        out[kind] += 1
+    return {k: n for k, n in out.items() if n}
 
 
 def to_target(summary: pd.DataFrame, store: Store, catalog: prices.Catalog, *, spot: bool, family: str | None) -> pd.DataFrame:

@@ -473,6 +473,7 @@ def header_lines(a: Analysis) -> list[str]:
         f"{measured_by(records(a.runs)) or 'measured by no cpustudy (imported only)'}.",
         f"Studies: {', '.join(study_title(s) for s in a.studies)}; {len(a.runs)} finished runs, "
         f"{len(a.summary)} configurations.",
+        *([line] if (line := runs_line(a)) else []),
         f"Baseline: {base}.",
         f"{rate}; CPU results priced as {o.instance_family or 'the cloud family that runs the CPU they ran on (each price note names it)'}"
         + (f"; GPU instance {o.gpu_instance}" if o.gpu_instance else "")
@@ -487,6 +488,37 @@ def header_lines(a: Analysis) -> list[str]:
     if o.deadline is not None:
         lines.append(f"Deadline: {o.deadline:g} s of full training.")
     return lines
+
+
+def runs_line(a: Analysis) -> str:
+    """What became of the stored runs this page does not show (``Analysis.stored``): failed, interrupted, still
+    marked running, left out; empty where every stored run is on it."""
+    n = a.stored
+    total = sum(n.values())
+    if not n or total == n.get("page", 0):
+        return ""
+
+    def runs(k: int) -> str:
+        return f"{k} run{'s' if k != 1 else ''}"
+
+    parts = []
+    for kind, words in (("failed", "failed"), ("interrupted", "were interrupted before they finished"),
+                        ("running", "are still marked running (measuring, or stopped before they could say)"),
+                        ("other study", f"are of other studies than --study {a.options.study}"),
+                        ("internal", "are the tuner's or the overhead benchmark's (not configurations to compare)"),
+                        ("oversubscribed", "were oversubscribed (more vCPUs than the machine had)"),
+                        ("warm-up only", "timed no epoch after the warm-up (measure with --epochs 2 or more)"),
+                        ("left out", "were left out of the figures (why: the notes below)")):
+        k = n.get(kind, 0)
+        if k:
+            parts.append(f"{runs(k)} {words if k != 1 else _singular(words)}")
+    errors = n.get("failed", 0) + n.get("interrupted", 0)
+    see = "; `cpustudy results --errors` lists the failed and interrupted ones with their errors" if errors else ""
+    return f"Runs: {n.get('page', 0)} of the {total} stored are on this page; {', '.join(parts)}{see}."
+
+
+def _singular(words: str) -> str:
+    return words.replace("were ", "was ", 1).replace("are ", "is ", 1).replace(" they ", " it ")
 
 
 DATA_WORDS = {"synthetic": "synthetic (the real data's shapes and statistics, random labels)",
