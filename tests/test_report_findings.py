@@ -294,3 +294,27 @@ def test_the_header_says_what_became_of_the_runs_it_does_not_show(tmp_path, loca
             "interrupted ones with their errors.") in findings.header_lines(local_analysis)
     quiet = _two_vcpu_counts(tmp_path / "all.sqlite", [4.0], [4.6])  # every stored run on the page: no such line
     assert not any(line.startswith("Runs:") for line in findings.header_lines(quiet))
+
+
+def test_costs_of_configurations_that_validated_and_that_did_not_carry_a_note(tmp_path):
+    """A merged database priced 1 vCPU tf (validated after every epoch: its billed time includes it) beside 2 vCPUs
+    tf (--validation none) with nothing said, under a header that said validation is "timed apart"."""
+    path = tmp_path / "validation.sqlite"
+    with Store.open(path) as s:
+        m = s.machine_id({"fingerprint": "fp-2cpu", "cpu_model": "Test CPU", "logical_cpus": 2})
+        for vcpus, t, validation in ((1, 4.0, 0.8), (2, 2.5, None)):
+            run = s.start_run(m, {"workload": "mnist_mlp", "build": "tf", "vcpus": vcpus, "device": "cpu",
+                                  "study": "cpustudy", "epochs": 3, "data": "synthetic",
+                                  "validation": "study" if validation else "none"})
+            for e in range(3):
+                s.add_epoch(run, {"epoch": e + 1, "elapsed_s": t, "warmup": e == 0, "samples_per_s": 60000 / t})
+            s.finish_run(run, "ok", {"epoch_time_s": t, "measured_epoch_time_s": t, "samples_per_s": 60000 / t,
+                                     "timed_epochs": 2, "validation_time_s": validation})
+    with Store.read(path) as s:
+        a = summary.analyze(s, summary.Options())
+    note = ("mnist_mlp: 1 configuration validated on the test set after every epoch (cpu1 tf; median 0.8 s an epoch) "
+            "and 1 did not (cpu2 tf): a run's billed time and cost include the validation it ran, so their costs are "
+            "not like for like (their training times are).")
+    assert note in findings.findings(a) and note in findings.notes(a)
+    assert ("a run's billed time and cost include the validation it ran." in
+            next(line for line in findings.header_lines(a) if line.startswith("Epoch and training times")))

@@ -60,13 +60,15 @@ def findings(a: Analysis) -> list[str]:
         out.append(PROJECTED_NOTE)
     out += target_findings(a)
     out += larger_vm_notes(s)
+    out += validation_notes(a)
     return out
 
 
 def notes(a: Analysis) -> list[str]:
     """The sentences among :func:`findings` that are notes on how figures were made (projected epochs, a larger VM's
     price), not answers: the page lists them apart, and an answer without any finding says so."""
-    return ([PROJECTED_NOTE] if a.summary["projected"].any() else []) + larger_vm_notes(a.summary)
+    return (([PROJECTED_NOTE] if a.summary["projected"].any() else []) + larger_vm_notes(a.summary)
+            + validation_notes(a))
 
 
 def nothing_held(a: Analysis) -> str:
@@ -311,6 +313,28 @@ def _interval(r: Row) -> str:
     return f" [{r['target_pi_low']:.0f}-{r['target_pi_high']:.0f} s, {level:.0%} prediction interval]"
 
 
+def validation_notes(a: Analysis) -> list[str]:
+    """One sentence per workload whose priced configurations differ in validation: some validated on the test set
+    after every epoch (``--validation study``: a validation time stored), others did not. A run bills the validation
+    it ran (``analysis.billed``), so their costs and billed times are not like for like; their training times are."""
+    s = a.summary[~a.summary["study"].isin(IMPORTED_STUDIES) & a.summary["cost_usd"].notna()]
+    if "validation_time_s" not in s:
+        return []
+    out = []
+    for (study, workload), g in s.groupby(["study", "workload"], sort=False):
+        seconds = pd.to_numeric(g["validation_time_s"], errors="coerce")
+        validated, not_ = g[seconds > 0], g[~(seconds > 0)]
+        if validated.empty or not_.empty:
+            continue
+        prefix = f"{study_title(str(study))}: " if len(a.studies) > 1 else ""
+        each = float(seconds[seconds > 0].median())
+        out.append(f"{prefix}{workload}: {len(validated)} configuration{'s' if len(validated) != 1 else ''} validated "
+                   f"on the test set after every epoch ({', '.join(validated['label'])}; median {each:.2g} s an "
+                   f"epoch) and {len(not_)} did not ({', '.join(not_['label'])}): a run's billed time and cost include "
+                   "the validation it ran, so their costs are not like for like (their training times are).")
+    return out
+
+
 def larger_vm_notes(s: pd.DataFrame) -> list[str]:
     """One sentence per instance that priced configurations with fewer vCPUs than it has, and why: the same
     physical cores take more of its family's vCPUs (a run's whole cores priced as hyperthreads), the training
@@ -480,9 +504,10 @@ def header_lines(a: Analysis) -> list[str]:
         + (f"; price file {o.prices}" if o.prices else "") + "; 2017 results use the 2017 rates"
         + (f"; {a.price_catalogs}" if a.price_catalogs else "") + ".",
     ]
-    lines.append("Epoch times are training only; the validation on the test set that the study's examples ran "
-                 "after every epoch is timed apart (--validation study) and added only where the study's "
-                 "logged epochs are compared (then and now).")
+    lines.append("Epoch and training times are training only; the validation on the test set that the study's "
+                 "examples ran after every epoch is timed apart (--validation study), added to a time only where the "
+                 "study's logged epochs are compared (then and now), and billed: a run's billed time and cost include "
+                 "the validation it ran.")
     lines.append(data_line(a))
     lines.append(machine_state_line(a))
     if o.deadline is not None:
