@@ -318,3 +318,15 @@ def test_costs_of_configurations_that_validated_and_that_did_not_carry_a_note(tm
     assert note in findings.findings(a) and note in findings.notes(a)
     assert ("a run's billed time and cost include the validation it ran." in
             next(line for line in findings.header_lines(a) if line.startswith("Epoch and training times")))
+
+
+def test_the_time_cost_chart_rings_the_lowest_median_not_a_finding(tmp_path):
+    """The chart's subtitle said "cheapest ringed" over the configuration of least median cost, where the page found
+    "the cheapest" inconclusive (1 vCPU tf against 2 vCPUs tf, one run each, 15 % apart)."""
+    from cpustudy.report.figures import fig_time_cost
+
+    a = _two_vcpu_counts(tmp_path / "one.sqlite", [4.0], [4.6])
+    assert any(f.startswith("Inconclusive: ") and "cheapest configuration" in f for f in _judged(a)[1])
+    subtitle = fig_time_cost(a, "cpustudy").labels.subtitle
+    assert "lowest median cost ringed (a finding only where the page states one)" in subtitle, subtitle
+    assert "cheapest ringed" not in subtitle

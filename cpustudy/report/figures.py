@@ -373,7 +373,8 @@ def fig_time_cost(a: Analysis, study: str, deadline: float | None = None) -> ggp
 
 def _time_cost_subtitle(panels: int, front: pd.DataFrame, picks: pd.DataFrame, deadline: float | None) -> str:
     """What the time-vs-cost chart draws: the Pareto front where a panel has one, and what is ringed."""
-    what = f"cheapest within {deadline:g} s ringed" if deadline is not None else "cheapest ringed"
+    what = (f"lowest median cost within {deadline:g} s ringed" if deadline is not None else "lowest median cost ringed"
+            ) + " (a finding only where the page states one)"
     if deadline is not None and picks["workload"].nunique() < panels:
         what += f" (none finishes in time in {panels - picks['workload'].nunique()} panel(s))"
     lone = panels - front["workload"].nunique()
