@@ -216,3 +216,24 @@ def test_statements_are_merged_once_with_the_rules_they_were_stated_under(tmp_pa
         got = store.statements()
     assert sorted((x["session"], x["level"], x["rules"]) for x in got) == [
         ("s0", 0.8, None), ("s1", 0.8, Rules(level=0.8).as_dict())]
+
+
+def test_two_machines_behind_one_hypervisor_cpu_name_are_told_apart_never_pooled(run_cli, tmp_path):
+    # An Emerald Rapids and a Granite Rapids VM both say "Intel(R) Xeon(R) Processor". Merged, both machines' runs
+    # were labelled "@Xeon" (or nothing): a configuration measured on both would be one median over two machines.
+    # The platform cpustudy reads from each machine's stored flags and CPUID now names them apart.
+    import shutil
+
+    from cpustudy.analysis.runs import load_runs
+
+    repo = Path(__file__).resolve().parent.parent / "reports"
+    db = tmp_path / "merged.sqlite"
+    shutil.copy(repo / "emr2-main-job-0.2" / "cpustudy.sqlite", db)
+    r = run_cli("merge", str(repo / "gnr2-later-check" / "later-check.sqlite"), "--db", str(db))
+    assert r.code == 0, r.err
+    with Store.read(db) as store:
+        df = load_runs(store)
+    by = {m: set(g["build"]) for m, g in df[df["device"] == "cpu"].groupby("machine")}
+    assert set(by) == {"25ea92286743d770", "ed71aa568f0818e2"}
+    assert all(b.endswith("@Xeon (Emerald Rapids)") for b in by["25ea92286743d770"]), by
+    assert all(b.endswith("@Xeon (Granite Rapids)") for b in by["ed71aa568f0818e2"]), by

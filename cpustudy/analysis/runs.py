@@ -16,6 +16,7 @@ augmentation ran), and its full-training time.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -146,12 +147,37 @@ def short_cpu(model: object) -> str:
     return " ".join(text.split()) or "unknown CPU"
 
 
+def cpu_label(run: RunRow) -> str:
+    """A run's CPU as a label: its model (:func:`short_cpu`); where the model names no part (a hypervisor's
+    ``Intel(R) Xeon(R) Processor``, ``AMD EPYC``), with the platform cpustudy reads from the machine's stored flags
+    and CPUID (``Xeon (Granite Rapids)``), so that two such machines of different hardware are never pooled."""
+    short = short_cpu(run.get("cpu_model"))
+    if re.search(r"\d", short):
+        return short
+    named = _platform_name(json.dumps(settings_of(run.get("machine_info")), sort_keys=True))
+    return f"{short} ({named})" if named else short
+
+
+@functools.lru_cache(maxsize=64)
+def _platform_name(info: str) -> str:
+    """The platform cpustudy reads from a machine's stored description (JSON), short (``Granite Rapids``); ""
+    where it knows none (read once per machine: every run of it asks)."""
+    from cpustudy.prices import platforms
+
+    parsed = json.loads(info)
+    found = platforms.platform_of(parsed) if parsed.get("flags") else None
+    if found is None:
+        return ""
+    named = re.search(r"\(([^)]*)\)", found.name)
+    return named.group(1) if named else found.name
+
+
 def add_cloud(df: pd.DataFrame) -> None:
     """Columns for runs measured in a cloud job: ``cloud_instance`` (``gcp:n2-highcpu-8``), its region,
     zone, spot flag and recoveries; and the ``platform`` each run is told apart by: a cloud run's
     instance family (``n2-highcpu``), plus the CPU model when one family landed on several
-    (``n2-highcpu/Xeon 8373C``); a CPU run measured elsewhere, its CPU model when a study's runs come
-    from several CPU models (databases merged from several machines; ``EPYC 9B14``); else "". Runs on
+    (``n2-highcpu/Xeon 8373C``); a CPU run measured elsewhere, its CPU (:func:`cpu_label`) when a study's runs
+    come from several (databases merged from several machines; ``EPYC 9B14``, ``Xeon (Granite Rapids)``); else "". Runs on
     different platforms are never pooled into one median, and each platform has its own stock build."""
     recs = run_records(df)
     where = [cloud_of(r) for r in recs]
@@ -167,12 +193,12 @@ def add_cloud(df: pd.DataFrame) -> None:
     local_models: dict[str, set[str]] = {}
     for r, w in zip(recs, where):
         if not w and not studies.study(r.get("study")).imported and r.get("device") != "gpu":
-            local_models.setdefault(str(r.get("study")), set()).add(short_cpu(r.get("cpu_model")))
+            local_models.setdefault(str(r.get("study")), set()).add(cpu_label(r))
     platforms = []
     for r, w in zip(recs, where):
         if not w:
             several = len(local_models.get(str(r.get("study")), ())) > 1 and r.get("device") != "gpu"
-            platforms.append(short_cpu(r.get("cpu_model")) if several else "")
+            platforms.append(cpu_label(r) if several else "")
             continue
         fam = family_of(str(w["instance_type"]))
         platforms.append(fam + (f"/{short_cpu(r.get('cpu_model'))}" if len(families[fam]) > 1 else ""))

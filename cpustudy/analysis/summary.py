@@ -252,7 +252,7 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "projected": bool(g["projected"].fillna(0).astype(int).any()),
             "data": _join(g["data"]),
             "machines": _join(g["cpu_model"]),
-            "n_machines": int(g["cpu_model"].nunique()),
+            "n_machines": int(g["machine"].nunique() if "machine" in g else g["cpu_model"].nunique()),  # fingerprints
             "gpu_utilization": float(_column(g, "gpu_utilization").median())
             if _column(g, "gpu_utilization").notna().any() else math.nan,
             "validation": _join(g["validation"]) if "validation" in g else "",
