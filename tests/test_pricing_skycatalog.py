@@ -165,8 +165,8 @@ def test_skypilot_rows_replace_shipped_ones_and_a_price_file_wins_over_both(sky_
     assert cat.row("gcp", "n2-highcpu-8", "asia-east1") is None
     assert len([r for r in cat.rows if r.key == ("gcp", "n2-highcpu-8", "us-central1")]) == 1
     # shipped rows SkyPilot has no figure for stay
-    assert cat.instance("gcp:n2-highcpu-96").origin == "catalog"
-    assert cat.instance("gcp:c3-highcpu-8").origin == "catalog"
+    assert cat.instance("gcp:n2-highcpu-96").origin == "shipped"
+    assert cat.instance("gcp:c3-highcpu-8").origin == "shipped"
     # new families become usable; the report's lookups see SkyPilot's figures
     assert cat.cpu_instance("gcp:c4-highcpu", 8)[0].spot == 0.1421  # in us-central1, gcp's default region
     assert cat.cpu_instance("gcp:c4-highcpu", 8, "asia-east1")[0].spot == 0.1201
@@ -197,7 +197,7 @@ def test_a_missing_or_broken_catalog_does_not_break_loading(tmp_path, monkeypatc
     cat = pricing.Catalog.load()
     aws = cat.sky_sources[1]
     assert aws.rows == [] and "header lacks InstanceType" in aws.rejected[0]
-    assert cat.instance("aws:c7i.2xlarge").origin == "catalog"
+    assert cat.instance("aws:c7i.2xlarge").origin == "shipped"
 
 
 def test_a_large_catalog_reads_whole_each_zone_folded_into_its_region(tmp_path):

@@ -70,7 +70,7 @@ class Price:
     spot: float | None
     source: str
     as_of: str
-    origin: str = "catalog"  # "catalog" (shipped), "skypilot", or the price file it came from
+    origin: str = "shipped"  # "shipped" (cpustudy/data/prices.csv), "skypilot", or the price file it came from
     zone: str = ""  # the zone the spot price was taken in, where the source names one
 
     @property

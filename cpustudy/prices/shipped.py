@@ -133,4 +133,4 @@ def _row(row: dict[str, str], label: str, line: int, origin: str) -> Price:
 
 def shipped_rows() -> list[Price]:
     text = resources.files("cpustudy").joinpath("data/prices.csv").read_text(encoding="utf-8")
-    return parse_csv(text.splitlines(), "cpustudy/data/prices.csv", "catalog")
+    return parse_csv(text.splitlines(), "cpustudy/data/prices.csv", "shipped")

@@ -65,12 +65,6 @@ def sky_line(catalog: Catalog, looked: bool) -> str:
     return found
 
 
-def origin(stored: str) -> str:
-    """Where a row came from, in one word for the table, CSV and JSON alike: ``shipped`` (cpustudy's own
-    catalog, stored as ``catalog``), ``skypilot`` (SkyPilot's catalog on this machine) or the --prices file."""
-    return "shipped" if stored == "catalog" else stored
-
-
 def family_hint(catalog: Catalog, provider: str | None, asked: str) -> str:
     """For a --family that matches no row: the families that start with it (``n4``: ``gcp:n4-highcpu``), else
     the nearest names, as the flag to give; empty when none is near or the family is known (another flag
@@ -118,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"no price in the catalog matches {flags.strip()}: {hint or 'see `cpustudy prices` without them'}")
     if not table:
         out = [{c: getattr(r, c, None) for c in FILE_COLUMNS}
-               | {"on_demand_usd_per_hour": r.on_demand, "spot_usd_per_hour": r.spot, "origin": origin(r.origin)}
+               | {"on_demand_usd_per_hour": r.on_demand, "spot_usd_per_hour": r.spot, "origin": r.origin}
                for r in rows]
         return emit_rows(args, out, FILE_COLUMNS, "")
     out = [{
@@ -132,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         "accelerator": f"{r.accelerator_count}x {r.accelerator}" if r.accelerator else "",
         "zone": r.zone,
         "memory_gib": r.memory_gib,
-        "origin": origin(r.origin),
+        "origin": r.origin,
     } for r in rows]
     where = "" if args.region or args.all_regions else " (each in the region reports use; see --all-regions)"
     return emit_rows(args, out, TABLE_COLUMNS, f"{len(out)} price(s), USD per hour{where}")
