@@ -96,3 +96,21 @@ def run(truth: Truth, db: Path, trial: int = 0, plan: Any = None, rules: Rules =
 def setting_of(candidate: str) -> str:
     """``here:2 bf16 b64`` -> ``bf16 b64``."""
     return candidate.split(" ", 1)[1]
+
+
+class Busy(replay.Simulated):
+    """A simulated measurer whose every run starts while another process keeps the machine busy (90 % of a CPU)."""
+
+    def machine_state(self) -> dict[str, object]:
+        return {"loadavg": [2.0, 2.0, 2.0], "cpus": 2,
+                "busy_processes": [{"pid": 1, "name": "python", "cpu_percent": 90.0}]}
+
+
+#: One setting (fp32, batch 64) at 1.7e-4 s a sample, every seed reaching the target in 1.5 epochs, and a request
+#: over here:1 and here:2 in it: the busy-machine tests' comparison.
+ONE_SETTING = Truth({"fp32 b64": 1.7e-4}, {"fp32 b64": lambda s: 1.5})
+
+
+def one_setting(db: Path, **over: Any) -> CompareRequest:
+    return request(db, **{"candidates": "here:1,here:2", "precisions": None, "batch_sizes": None, "batch_size": 64,
+                          **over})

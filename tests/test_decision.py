@@ -579,17 +579,10 @@ def test_measuring_on_a_busy_machine_stops_after_two_busy_runs_and_says_why(tmp_
 
     from cpustudy.measure import race, rehearsal, replay
 
-    class Busy(replay.Simulated):
-        def machine_state(self) -> dict[str, object]:
-            return {"loadavg": [2.0, 2.0, 2.0], "cpus": 2,
-                    "busy_processes": [{"pid": 1, "name": "python", "cpu_percent": 90.0}]}
-
-    truth = simloop.Truth({"fp32 b64": 1.7e-4}, {"fp32 b64": lambda s: 1.5})
-    req = simloop.request(tmp_path / "busy.sqlite", candidates="here:1,here:2", precisions=None, batch_sizes=None,
-                          batch_size=64)
+    req = simloop.one_setting(tmp_path / "busy.sqlite")
+    busy = simloop.Busy(simloop.ONE_SETTING.scenario(), replay.load_stream(simloop.STREAM))
     said: list[str] = []
-    out = race.measure(rehearsal.plan_simulated(req), say=said.append,
-                       measurer=Busy(truth.scenario(), replay.load_stream(simloop.STREAM)).measurer(), rules=simloop.LOOP)
+    out = race.measure(rehearsal.plan_simulated(req), say=said.append, measurer=busy.measurer(), rules=simloop.LOOP)
     assert out.decision is not None and out.decision.stop == "stuck"
     assert "busy machine (busy: other processes used 90 % of a CPU" in out.decision.why
     assert "measure again when nothing else runs" in out.decision.why
@@ -623,14 +616,7 @@ def test_the_reference_re_timed_on_a_busy_machine_takes_a_new_repeat_each_time_a
     from cpustudy.measure import race, rehearsal, replay
     from cpustudy.store import Store
 
-    class Busy(replay.Simulated):
-        def machine_state(self) -> dict[str, object]:
-            return {"loadavg": [2.0, 2.0, 2.0], "cpus": 2,
-                    "busy_processes": [{"pid": 1, "name": "python", "cpu_percent": 90.0}]}
-
-    truth = simloop.Truth({"fp32 b64": 1.7e-4}, {"fp32 b64": lambda s: 1.5})
-    req = simloop.request(tmp_path / "r.sqlite", candidates="here:1,here:2", precisions=None, batch_sizes=None,
-                          batch_size=64, max_trainings=0)
+    truth, req = simloop.ONE_SETTING, simloop.one_setting(tmp_path / "r.sqlite", max_trainings=0)
     stream = replay.load_stream(simloop.STREAM)
     race.measure(rehearsal.plan_simulated(req), say=lambda _: None,
                  measurer=replay.Simulated(truth.scenario(), stream).measurer(), rules=simloop.LOOP)
@@ -638,7 +624,7 @@ def test_the_reference_re_timed_on_a_busy_machine_takes_a_new_repeat_each_time_a
     with rehearsal._later(2 * 3600.0):
         for _ in range(2):
             race.measure(rehearsal.plan_simulated(req), say=said.append,
-                         measurer=Busy(truth.scenario(), stream).measurer(), rules=simloop.LOOP)
+                         measurer=simloop.Busy(truth.scenario(), stream).measurer(), rules=simloop.LOOP)
     with Store.read(tmp_path / "r.sqlite") as store:
         probes = [(r["vcpus"], r["repeat"]) for r in store.runs() if r["steps_per_epoch"]]
     assert len(probes) == len(set(probes))  # no repeat stored twice
