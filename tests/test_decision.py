@@ -608,26 +608,30 @@ def test_a_rehearsal_holds_a_fresh_training_that_never_reaches_the_target_agains
 
 
 def test_the_reference_re_timed_on_a_busy_machine_takes_a_new_repeat_each_time_and_says_why(tmp_path):
-    # A comparison measured on a quiet machine, resumed two hours later (a new period) while the machine is busy:
-    # its reference's probe there is left out, so the next resumption re-times it again. Before, every such probe
-    # was stored as the same repeat (three runs all named r3), and the line said only "last timed N h ago".
+    # A comparison measured on a quiet machine, resumed two hours later (a new period, a seed more each time) while
+    # the machine is busy: its reference's probe there is left out, so the next resumption re-times it again.
+    # Before, every such probe was stored as the same repeat (three runs all named r3), and the line said only "last
+    # timed N h ago". Run again with nothing left to measure, it measures nothing (before: a probe every time).
     import simloop
 
     from cpustudy.measure import race, rehearsal, replay
     from cpustudy.store import Store
 
-    truth, req = simloop.ONE_SETTING, simloop.one_setting(tmp_path / "r.sqlite", max_trainings=0)
+    truth, db = simloop.ONE_SETTING, tmp_path / "r.sqlite"
     stream = replay.load_stream(simloop.STREAM)
-    race.measure(rehearsal.plan_simulated(req), say=lambda _: None,
+    race.measure(rehearsal.plan_simulated(simloop.one_setting(db, max_trainings=0)), say=lambda _: None,
                  measurer=replay.Simulated(truth.scenario(), stream).measurer(), rules=simloop.LOOP)
     said: list[str] = []
     with rehearsal._later(2 * 3600.0):
-        for _ in range(2):
-            race.measure(rehearsal.plan_simulated(req), say=said.append,
-                         measurer=simloop.Busy(truth.scenario(), stream).measurer(), rules=simloop.LOOP)
-    with Store.read(tmp_path / "r.sqlite") as store:
+        for seeds in (4, 5, 5):
+            race.measure(rehearsal.plan_simulated(simloop.one_setting(db, max_trainings=0, seeds=seeds)),
+                         say=said.append, measurer=simloop.Busy(truth.scenario(), stream).measurer(),
+                         rules=simloop.LOOP)
+    with Store.read(db) as store:
         probes = [(r["vcpus"], r["repeat"]) for r in store.runs() if r["steps_per_epoch"]]
+        seeds_run = sorted(r["seed"] for r in store.runs() if not r["steps_per_epoch"])
     assert len(probes) == len(set(probes))  # no repeat stored twice
+    assert seeds_run == [1, 2, 3, 4, 5]  # the third call had nothing to measure, and measured nothing
     retimed = [s for s in said if "was last timed" in s]
     assert len(retimed) == 2 and "left out" not in retimed[0]
     assert "its 1 probe(s) since were taken on a busy machine and left out" in retimed[1]

@@ -405,14 +405,6 @@ def probes_wanted(p: Planned, store: Store, seeds_to_come: int) -> list[Cell]:
     return [x for x in todo if x.key in chosen]
 
 
-def probes_now(p: Planned, store: Store, say: Callable[[str], None], seeds_to_come: int,
-               reference: bool = True) -> list[Cell]:
-    """This session's speed probes of ``p``: the planned ones still wanted (:func:`probes_wanted`), and with
-    ``reference`` the reference re-timed where it is due (:func:`reference_probe`)."""
-    wanted = probes_wanted(p, store, seeds_to_come)
-    return wanted + (reference_probe(p, store, say, wanted) if reference else [])
-
-
 def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted: Sequence[Cell] = ()) -> list[Cell]:
     """The reference re-timed in this measuring session: the first local candidate (the default), where its speed was
     timed only in earlier periods (its last speed run ended more than ``runs.PERIOD_GAP_S`` ago), gets one speed probe
@@ -692,7 +684,8 @@ def decide(entries: Sequence[tuple[str, Planned]], m: Measuring, comparison: Com
         steps.append("added " + " and ".join(what(k, c, req.goal_words) + (f" {label_of(c)}" if label_of(c) else "")
                                              for k, c, _ in cells) + f": {step.why}")
         m.say(f"compare: not settled yet, {steps[-1]}")
-        measure_cells(m, [(kind, cell) for kind, cell, _ in cells], "settling", label_of)
+        ref = reference_probe(entries[0][1], m.store, m.say)  # a later period's first measurement: the reference first
+        measure_cells(m, [("speed", c) for c in ref] + [(kind, cell) for kind, cell, _ in cells], "settling", label_of)
         comparison = combine()
         st = policy.standing_of(comparison, rules)
     comparison.steps = steps

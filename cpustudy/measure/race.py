@@ -197,13 +197,18 @@ def _first_seeds(race: Race, p: Planned) -> int:
 
 def first_round(race: Race, store: Store, say: Callable[[str], None]) -> list[tuple[str, Cell]]:
     """Round 1: each setting's first seeds (:func:`_first_seeds`) and its speed probes still wanted (the reference,
-    the first setting's first local candidate, re-timed where due), the settings in a random order and interleaved."""
+    the first setting's first local candidate, re-timed where due and where this period measures anything else: a
+    comparison run again with nothing left to measure measures nothing), the settings in a random order and
+    interleaved."""
     from cpustudy.measure.sweep import pending
 
     queues, seeds, probes = [], 0, 0
     for _, p in shuffled(race, race.request.first_seed):
         todo = pending(store, p.convergence[:_first_seeds(race, p)])
-        wanted = single.probes_now(p, store, say, len(todo), reference=p is race.plans[0])
+        wanted = single.probes_wanted(p, store, len(todo))
+        if p is race.plans[0] and any(pending(store, q.convergence[:_first_seeds(race, q)]) or
+                                      single.probes_wanted(q, store, 0) for q in race.plans):
+            wanted += single.reference_probe(p, store, say, wanted)  # re-timed where this period measures anything
         queues.append(single.order(todo, wanted))
         seeds, probes = seeds + len(todo), probes + len(wanted)
     first = interleave(queues)
