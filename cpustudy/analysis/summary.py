@@ -228,22 +228,7 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             **{c: g[c].iloc[0] for c in CONFIG_COLUMNS},
             "workload_base": g["workload_base"].iloc[0] if "workload_base" in g else key[1],
             "build_family": g["build_family"].iloc[0] if "build_family" in g else guess_family(str(key[4])),
-            "n_runs": len(g),
-            # the runs that timed an epoch after the warm-up: what the epoch, total and billed figures rest on (a run
-            # that reached its target within the warm-up counts for the target only: ``runs.run_totals``)
-            "timed_runs": int(g["total_time_s"].notna().sum()),
-            "epochs": int(g["train_epochs"].max()),
-            "epoch_time_s": float(g["epoch_time_s"].median()),
-            "epoch_time_iqr_s": _iqr(g["epoch_time_s"]),
-            "total_time_s": float(g["total_time_s"].median()),
-            "total_time_iqr_s": _iqr(g["total_time_s"]),
-            "run_times": tuple(float(x) for x in g["total_time_s"].dropna()),
-            "run_ids": tuple(int(x) for x in g["id"]) if "id" in g else (),
-            "timed_run_ids": tuple(int(x) for x, t in zip(g["id"], g["total_time_s"]) if pd.notna(t)) if "id" in g
-            else (),
-            "periods": tuple(sorted(set(g["period"]))) if "period" in g else (),
-            "run_periods": tuple(p for p, t in zip(g["period"], g["total_time_s"]) if pd.notna(t)) if "period" in g
-            else (),
+            **_times(g),
             **_billed(g),
             "busy": _join(pd.Series([busy_reason(m) or None for m in (g["machine_state"] if "machine_state" in g
                                                                       else [])], dtype="object")),
@@ -281,6 +266,27 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     df["gpu_caveat"] = [gpu_caveat(u) if d == "gpu" and not sus else ""
                         for d, u, sus in zip(df["device"], df["gpu_utilization"], df["suspect"])]
     return df
+
+
+def _times(g: pd.DataFrame) -> dict[str, object]:
+    """A configuration's runs and their epoch and full-training times: medians, spreads, which runs and periods."""
+    timed = g["total_time_s"].notna()
+    return {
+        "n_runs": len(g),
+        # the runs that timed an epoch after the warm-up: what the epoch, total and billed figures rest on (a run that
+        # reached its target within the warm-up counts for the target only: ``runs.run_totals``)
+        "timed_runs": int(timed.sum()),
+        "epochs": int(g["train_epochs"].max()),
+        "epoch_time_s": float(g["epoch_time_s"].median()),
+        "epoch_time_iqr_s": _iqr(g["epoch_time_s"]),
+        "total_time_s": float(g["total_time_s"].median()),
+        "total_time_iqr_s": _iqr(g["total_time_s"]),
+        "run_times": tuple(float(x) for x in g["total_time_s"].dropna()),
+        "run_ids": tuple(int(x) for x in g["id"]) if "id" in g else (),
+        "timed_run_ids": tuple(int(x) for x, t in zip(g["id"], timed) if t) if "id" in g else (),
+        "periods": tuple(sorted(set(g["period"]))) if "period" in g else (),
+        "run_periods": tuple(p for p, t in zip(g["period"], timed) if t) if "period" in g else (),
+    }
 
 
 def _order(df: pd.DataFrame) -> pd.DataFrame:
