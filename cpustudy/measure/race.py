@@ -202,16 +202,14 @@ def first_round(race: Race, store: Store, say: Callable[[str], None]) -> list[tu
     interleaved."""
     from cpustudy.measure.sweep import pending
 
-    queues, seeds, probes = [], 0, 0
-    for _, p in shuffled(race, race.request.first_seed):
-        todo = pending(store, p.convergence[:_first_seeds(race, p)])
-        wanted = single.probes_wanted(p, store, len(todo))
-        if p is race.plans[0] and any(pending(store, q.convergence[:_first_seeds(race, q)]) or
-                                      single.probes_wanted(q, store, 0) for q in race.plans):
-            wanted += single.reference_probe(p, store, say, wanted)  # re-timed where this period measures anything
-        queues.append(single.order(todo, wanted))
-        seeds, probes = seeds + len(todo), probes + len(wanted)
-    first = interleave(queues)
+    plans = [p for _, p in shuffled(race, race.request.first_seed)]
+    todos = [pending(store, p.convergence[:_first_seeds(race, p)]) for p in plans]
+    wanted = [single.probes_wanted(p, store, len(todo)) for p, todo in zip(plans, todos)]
+    if any(todos) or any(wanted):  # the reference re-timed where this period measures anything else
+        i = next(k for k, p in enumerate(plans) if p is race.plans[0])
+        wanted[i] = wanted[i] + single.reference_probe(plans[i], store, say, wanted[i])
+    seeds, probes = sum(map(len, todos)), sum(map(len, wanted))
+    first = interleave([single.order(todo, w) for todo, w in zip(todos, wanted)])
     if first:
         say(f"compare: {seeds} convergence run(s) and {probes} speed probe(s) to measure into {store.path}"
             + (f": round 1 of the race over {len(race.plans)} settings ({', '.join(race.labels)}, in a random order, "
