@@ -411,9 +411,8 @@ def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted
     now, so that the one model reads this period's shift of the machine from it (a contrast with a candidate timed
     only now is then a ratio of ratios, not a guess of the shift). Nothing where it was never timed (the planned
     probes time it), was timed in this period, or has a probe among ``wanted`` (this session's planned ones)."""
-    from cpustudy.analysis.runs import PERIOD_GAP_S, ago_s
-
     from cpustudy.analysis.holdup import busy_reason
+    from cpustudy.analysis.runs import PERIOD_GAP_S, ago_s
 
     c = next((c for c in p.candidates if c.kind == "here" and c.device == "cpu"), None)
     if c is None or any(probes_of(x, c) for x in wanted):
@@ -542,8 +541,8 @@ class Ledger:
     def add(self, store: Store, kind: str, cell: Cell, outcome: RunOutcome) -> None:
         from cpustudy.analysis.holdup import busy_reason
 
-        took, billed = run_seconds(store, outcome)
         run = next(iter(store.runs(run_ids=[outcome.run_id])), RunRow())
+        took, billed = run_seconds(store, outcome, run)
         self.busy.append(busy_reason(run.get("machine_state")) if outcome.status == "ok" else "")
         self.spent_s += took
         if kind == "convergence":
@@ -579,13 +578,14 @@ class Ledger:
         return self.spent_s / one if one else (0.0 if not self.spent_s else math.inf)
 
 
-def run_seconds(store: Store, outcome: RunOutcome) -> tuple[float, float | None]:
+def run_seconds(store: Store, outcome: RunOutcome, run: RunRow | None = None) -> tuple[float, float | None]:
     """What one stored run cost to measure (wall clock: start-up, every epoch, each validation) and what its training
-    bills (:class:`~cpustudy.analysis.billed.Billed` at its epochs to the target, else all it trained; None: failed)."""
+    bills (:class:`~cpustudy.analysis.billed.Billed` at its epochs to the target, else all it trained; None: failed);
+    ``run``: its stored row, where the caller read it already."""
     epochs = store.epochs([outcome.run_id])
     took = float(outcome.summary.get("startup_s") or 0.0) + sum(
         float(e.get("elapsed_s") or 0.0) + float(e.get("validation_s") or 0.0) for e in epochs)
-    run = next(iter(store.runs(run_ids=[outcome.run_id])), RunRow())
+    run = run if run is not None else next(iter(store.runs(run_ids=[outcome.run_id])), RunRow())
     billed = Billed.of_run(run, epochs)
     return took, None if billed is None else float(billed.seconds(run.get("epochs_to_target") or len(epochs)))
 
