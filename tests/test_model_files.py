@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cpustudy.errors import process_ended
 from cpustudy.workloads import WORKLOADS, userfile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -161,15 +162,22 @@ TF_LOG = ("WARNING: All log messages before absl::InitializeLog() is called are 
           "2026-11-29 02:50:58.123456: W tensorflow/core/util/port.cc:113] oneDNN custom operations are on.\n")
 
 
-def test_a_failed_check_says_how_its_process_ended_not_tensorflows_last_log_line():
-    """A check killed with exit 137 was reported as 'failed (exit 137): I0000 ... Could not find cuda drivers'."""
-    assert userfile.failure(137, TF_LOG) == "its process was killed (exit 137: SIGKILL, often out of memory)"
-    assert userfile.failure(-9, TF_LOG) == "its process was killed by SIGKILL (often out of memory)"
-    assert userfile.failure(-15, "") == "its process was killed by SIGTERM"
-    assert userfile.failure(134, TF_LOG) == "its process was killed (exit 134: SIGABRT)"
-    assert userfile.failure(1, TF_LOG + "Traceback (most recent call last):\nValueError:  bad   shape\n" + TF_LOG) \
-        == "exit 1: ValueError: bad shape"
-    assert userfile.failure(3, TF_LOG) == "exit 3"
+def test_how_a_process_ended_is_said_one_way_not_with_tensorflows_last_log_line():
+    """A check killed with exit 137 was reported as 'failed (exit 137): I0000 ... Could not find cuda drivers'.
+    ``errors.process_ended`` says it for every child process (a model file's check, a build's import check and
+    setup, a worker): a signal, the 128 + a signal's number a shell reports, or the exit code, then the last
+    line of the output that is not a TensorFlow log line."""
+    assert process_ended(-9, TF_LOG) == "killed by SIGKILL (often out of memory)"
+    assert process_ended(137, TF_LOG) == "killed by SIGKILL (exit 137, often out of memory)"
+    assert process_ended(-15) == "killed by SIGTERM"
+    assert process_ended(134, TF_LOG) == "killed by SIGABRT (exit 134)"
+    assert process_ended(-4, "Fatal Python error: Illegal instruction\n") \
+        == "killed by SIGILL: Fatal Python error: Illegal instruction"
+    assert process_ended(-200) == "killed by signal 200"
+    assert process_ended(1, TF_LOG + "Traceback (most recent call last):\nValueError:  bad   shape\n" + TF_LOG) \
+        == "exited with code 1: ValueError: bad shape"
+    assert process_ended(3, TF_LOG) == "exited with code 3"
+    assert process_ended(255, "\n  \n") == "exited with code 255"  # 128 + 127: no signal of that number
 
 
 @pytest.mark.tensorflow
@@ -182,8 +190,8 @@ def test_a_model_file_killed_during_its_check_is_said_killed(run_cli, tmp_path):
     r = run_cli("sweep", "--workloads", f"{path},mnist_mlp", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 10,
                 "--db", db)
     assert r.code == 2 and r.err.count("\n") == 1 and not db.exists()
-    assert r.err.strip().endswith(f"{path}: checking it under TensorFlow failed: its process was killed "
-                                  "(exit 137: SIGKILL, often out of memory)")
+    assert r.err.strip().endswith(f"{path}: checking it under TensorFlow failed: killed by SIGKILL "
+                                  "(exit 137, often out of memory)")
 
 
 @pytest.mark.tensorflow

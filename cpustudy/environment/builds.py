@@ -19,7 +19,6 @@ import functools
 import importlib.util
 import json
 import os
-import signal
 import site
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from cpustudy.cache import cache_dir
-from cpustudy.errors import UserError
+from cpustudy.errors import UserError, process_ended
 from cpustudy.names import split_list, unknown
 
 KINDS = ("project", "overlay", "venv", "wheel")
@@ -188,15 +187,7 @@ def _run_import_check(python: str, module: str, backend: str) -> tuple[str, str]
         if fields[0] == "failed" and len(fields) >= 3:
             return fields[1], "\t".join(fields[2:])
     name = tagged[-1][1] if tagged and len(tagged[-1]) > 1 else module
-    if proc.returncode < 0:
-        try:
-            why = f"killed by {signal.Signals(-proc.returncode).name}"
-        except ValueError:
-            why = f"killed by signal {-proc.returncode}"
-    else:
-        tail = proc.stderr.strip().splitlines()[-1:]
-        why = tail[0] if tail else f"exit code {proc.returncode}"
-    return name, why
+    return name, process_ended(proc.returncode, proc.stderr)
 
 
 def load(name: str) -> Build:
@@ -315,8 +306,8 @@ def setup(build: Build, *, wheel: Path | None = None, dry_run: bool = False,
             _layer_on_project(build)
         proc = subprocess.run(c, capture_output=True, text=True)
         if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or [f"exit code {proc.returncode}"]
-            raise UserError(f"setting up {build.name} failed at `{' '.join(c[:4])} ...`: {tail[0]}")
+            why = process_ended(proc.returncode, proc.stderr or proc.stdout)
+            raise UserError(f"setting up {build.name} failed at `{' '.join(c[:4])} ...`: {why}")
     if build.kind == "overlay":
         _layer_on_project(build)
     marker = {

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping, Protocol, cast
 
 from cpustudy.environment.probe import worker_env
-from cpustudy.errors import Terminated
+from cpustudy.errors import Terminated, process_ended
 from cpustudy.measure import peaks
 from cpustudy.identity import Configuration
 from cpustudy.measure.peaks import PeakFigures
@@ -277,12 +277,11 @@ def peak_rss(pid: int) -> int | None:
 
 
 def _exit_reason(code: int, epochs: int, expected: int) -> str:
-    if code < 0:
-        reason = f"worker killed by signal {signal.Signals(-code).name}"
-        return reason + (" (out of memory?)" if -code == signal.SIGKILL else "")
+    """Why a worker ended without its run: how its process ended (its output's tail is added apart), or, having
+    exited cleanly, how far it got."""
     if code == 0:
         return f"worker ended after {epochs} of {expected} epochs"
-    return f"worker exited with code {code}"
+    return f"worker {process_ended(code)}"
 
 
 #: Seconds a worker that said DONE may take to exit before it is killed (its work is all stored by then).

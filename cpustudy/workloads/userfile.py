@@ -23,7 +23,6 @@ import ast
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any, Collection
 
 from cpustudy.cache import read_json, write_json
-from cpustudy.errors import UserError
+from cpustudy.errors import UserError, process_ended
 
 DEFAULT_BATCH_SIZE = 32
 DEFAULT_EPOCHS = 3
@@ -200,37 +199,6 @@ def probe_path(src: Source) -> Path:
     return cache_dir() / "models" / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".json")
 
 
-#: TensorFlow's and absl's informational log lines (``I0000 00:00:17... cudart_stub.cc:31] Could not find cuda
-#: drivers ...``, ``2026-11-29 02:50:58.1: W tensorflow/...``, absl's "WARNING: All log messages before ..."):
-#: never why a check failed.
-_LOG_NOISE = re.compile(r"^(?:[IW]\d{4} [\d:.]+\s+\d+ \S+:\d+\]"
-                        r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IW] "
-                        r"|WARNING: All log messages before absl::InitializeLog\(\) is called)")
-
-
-def failure(code: int, stderr: str) -> str:
-    """Why a check's process ended without its answer: killed (by a signal, or exit 128 + a signal's number as
-    a shell reports one) or its exit code, and the last line of its output that is not a TensorFlow log line."""
-    import signal
-
-    def name(n: int) -> str:
-        try:
-            return signal.Signals(n).name
-        except ValueError:
-            return f"signal {n}"
-
-    oom = ", often out of memory"
-    if code < 0:
-        why = f"its process was killed by {name(-code)}" + (f" ({oom[2:]})" if -code == signal.SIGKILL else "")
-    elif code > 128 and code - 128 in {int(s) for s in signal.Signals}:
-        sig = code - 128
-        why = (f"its process was killed (exit {code}: {name(sig)}" + (oom if sig == signal.SIGKILL else "") + ")")
-    else:
-        why = f"exit {code}"
-    meaningful = [ln for ln in stderr.strip().splitlines() if ln.strip() and not _LOG_NOISE.match(ln)]
-    return why + (f": {' '.join(meaningful[-1].split())}" if meaningful else "")
-
-
 def probe(text: str, src: Source) -> dict[str, Any]:
     """The file's check under TensorFlow in a subprocess (``cpustudy.worker.usermodel``), cached per
     content: its summary and FLOPs, or a ``UserError`` naming the problem (and the line)."""
@@ -244,7 +212,7 @@ def probe(text: str, src: Source) -> dict[str, Any]:
     proc = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("CPUSTUDY-MODEL ")]
     if not lines:
-        raise UserError(f"{text}: checking it under TensorFlow failed: {failure(proc.returncode, proc.stderr)}")
+        raise UserError(f"{text}: checking it under TensorFlow failed: {process_ended(proc.returncode, proc.stderr)}")
     info = json.loads(lines[-1].split(" ", 1)[1])
     if "error" in info:
         where = f"{text}:{info['line']}" if info.get("line") else text
