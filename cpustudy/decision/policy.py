@@ -43,6 +43,18 @@ from cpustudy.rules import RULES, Rules
 
 _NORMAL = NormalDist()
 
+#: How measuring stops, named once (a :class:`Step`'s kind, and so a decision's ``stop``): the leader is known
+#: ("decided"), two or more are the same within ``indifference`` ("same"), no measurement pays for itself
+#: ("not worth it"), nothing that could decide can be measured ("stuck"), one candidate's interval is measured
+#: ("settled").
+DECIDED, SAME, NOT_WORTH_IT, STUCK, SETTLED = "decided", "same", "not worth it", "stuck", "settled"
+STOPS = frozenset({DECIDED, SAME, NOT_WORTH_IT, STUCK, SETTLED})
+#: The stops that name an answer from what was weighed: an unmeasured candidate leaves them undecided.
+ANSWERS = frozenset({DECIDED, SAME, SETTLED})
+#: A decision's stop where no step stopped it: measuring ran into its limit of trainings, or only the planned
+#: runs were measured (``--max-trainings 0``).
+LIMIT, FIXED_PLAN = "limit", "fixed plan"
+
 
 @dataclass
 class Standing:
@@ -114,8 +126,8 @@ def standing(groups: Sequence[Group], *, noise: Noise = NO_PRIOR, rules: Rules =
 
 @dataclass(frozen=True)
 class Step:
-    """What the decision does next: stop (``decided``, ``same``, ``not worth it``, ``stuck``) or measure a
-    ``seed`` of ``setting`` or a ``speed`` run of ``candidates``; ``why`` in words."""
+    """What the decision does next: stop (one of :data:`STOPS`) or measure a ``seed`` of ``setting`` or a
+    ``speed`` run of ``candidates``; ``why`` in words."""
 
     kind: str
     why: str
@@ -124,7 +136,7 @@ class Step:
 
     @property
     def stops(self) -> bool:
-        return self.kind in ("decided", "same", "not worth it", "stuck", "settled")
+        return self.kind in STOPS
 
 
 def before_measuring(first_round: float, default: str | None, rules: Rules = RULES) -> Step | None:
@@ -135,7 +147,7 @@ def before_measuring(first_round: float, default: str | None, rules: Rules = RUL
     if worth >= first_round:
         return None
     need = math.ceil(first_round / rules.prior_saving)
-    return Step("not worth it", f"before measuring: over {rules.trainings} trainings deciding can save at most "
+    return Step(NOT_WORTH_IT, f"before measuring: over {rules.trainings} trainings deciding can save at most "
                 f"{worth:.1f} trainings' time (at most {rules.prior_saving:.0%} of each, assumed), and its first round "
                 f"alone takes {first_round:g} or more: nothing measured, the default {default} is the answer "
                 f"(--trainings {need} or more makes measuring worth it)")
@@ -162,7 +174,7 @@ def choice(st: Standing | None, step: Step | None, default: str | None,
            results: Sequence[combo.CandidateResult] = (), rules: Rules = RULES) -> str | None:
     """What the answer names: the default where the comparison ended "the same" with the default among them (no
     reason to move), else the leader (:func:`leader`)."""
-    if st is not None and step is not None and step.kind == "same" and default in st.same(rules):
+    if st is not None and step is not None and step.kind == SAME and default in st.same(rules):
         return default
     return leader(st, results)
 
@@ -174,7 +186,7 @@ def decision(st: Standing | None, step: Step | None, default: str | None, result
     zone, what deciding cost (``cost``, in seconds here; put in the decision's unit) and what the choice saves per
     training against the default. Pure: it measures and changes nothing."""
     chosen = choice(st, step, default, results, rules)
-    out = combo.Decision(step.kind if step else "fixed plan",
+    out = combo.Decision(step.kind if step else FIXED_PLAN,
                          step.why if step else "the planned runs only (--max-trainings 0)", rules,
                          dataclasses.replace(cost), default=default, choice=chosen, leader=leader(st, results))
     if st is None or chosen is None:
@@ -236,12 +248,12 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
             saves = max(_worth(st, lead, None, c, m) * per_training / m for m in (1, 2, 4, 8))
             options.append((saves, cost * rate[c], Step("speed", "", candidates=(c,))))
     if not options:
-        return Step("stuck", f"{lead} leads with expected regret {_pct(r)}, and nothing that could tell it from "
+        return Step(STUCK, f"{lead} leads with expected regret {_pct(r)}, and nothing that could tell it from "
                     "its challengers can be measured here")
     saves, cost, best = max(options, key=lambda o: o[0] / o[1])
     if saves < cost:
         near = [c for c in st.same(rules) if c != lead]
-        return Step("not worth it", f"{lead} leads with expected regret {_pct(r)}; no measurement is expected to "
+        return Step(NOT_WORTH_IT, f"{lead} leads with expected regret {_pct(r)}; no measurement is expected to "
                     f"save what it costs over {rules.trainings} trainings (the best: {_amount(saves, st.unit)} saved "
                     f"for {_amount(cost, st.unit)} of measuring)" + (f"; within {rules.indifference:.0%} of it: {', '.join(near)}"
                                                     if near else ""))
@@ -264,10 +276,10 @@ def _known(st: Standing, lead: str, default: str | None, rules: Rules) -> Step:
     same = st.same(rules)
     if len(same) > 1:
         keep = default if default in same else lead
-        return Step("same", f"{', '.join(same)} are the same within {rules.indifference:.0%} (expected regret "
+        return Step(SAME, f"{', '.join(same)} are the same within {rules.indifference:.0%} (expected regret "
                     f"{_pct(st.regret[same[0]])}-{_pct(st.regret[same[-1]])}): any will do, the default is {keep}; "
                     f"{lead} leads, {sure}")
-    return Step("decided", f"{lead}: {sure}; P(lowest expected cost) {st.p_best[lead]:.0%}")
+    return Step(DECIDED, f"{lead}: {sure}; P(lowest expected cost) {st.p_best[lead]:.0%}")
 
 
 def _change_sd(st: Standing, lead: str, c: str, seed_of: str | None, speed_of: str | None, m: int) -> float:
@@ -306,9 +318,9 @@ def unmeasured_step(step: Step, unmeasured: Sequence[str], measurable: Iterable[
     if can:
         return Step("speed", f"{can[0]} has no usable speed run yet: nothing is decided while a candidate is "
                     "unmeasured", candidates=(can[0],))
-    if step.kind not in ("decided", "same", "settled"):
+    if step.kind not in ANSWERS:
         return step
-    return Step("stuck", f"among the measured, {step.why}; not decided: {', '.join(unmeasured)} unmeasured and not "
+    return Step(STUCK, f"among the measured, {step.why}; not decided: {', '.join(unmeasured)} unmeasured and not "
                 "measurable here")
 
 
@@ -336,15 +348,15 @@ def one_candidate_step(results: Sequence[combo.CandidateResult], seeds: Sequence
     can = set(measurable)
     name = leader(None, results)
     if name is None:
-        return Step("stuck", "no candidate measured")
+        return Step(STUCK, "no candidate measured")
     lead = next(r for r in results if r.candidate == name)
     if lead.time_low_s and lead.time_high_s and lead.time_high_s / lead.time_low_s <= rules.narrow:
-        return Step("settled", f"{lead.candidate}'s {lead.level:.0%} interval is within {rules.narrow:g}x")
+        return Step(SETTLED, f"{lead.candidate}'s {lead.level:.0%} interval is within {rules.narrow:g}x")
     seed_spread = epochs_spread(seeds) if len(seeds) > 1 else math.inf
     total = _spread(lead)
     seeds_make_it = seed_spread ** 2 >= 0.5 * total ** 2
     if len(seeds) >= planned and math.isfinite(total) and seeds_make_it:
-        return Step("settled", f"{lead.candidate}'s {lead.level:.0%} interval rests on its {len(seeds)} planned "
+        return Step(SETTLED, f"{lead.candidate}'s {lead.level:.0%} interval rests on its {len(seeds)} planned "
                     f"seeds; half or more of its spread ({total:.2f} log) is how many epochs a new seed may need "
                     f"({seed_spread:.2f} log), which more seeds would pin down, not narrow (--seeds N for more)")
     if len(seeds) < planned or seeds_make_it or lead.candidate not in can:
@@ -361,5 +373,6 @@ def _spread(r: combo.CandidateResult) -> float:
     return math.log(r.time_high_s / r.time_low_s) / (2 * NormalDist().inv_cdf(0.5 + r.level / 2))
 
 
-__all__: Sequence[str] = ("Group", "Standing", "Step", "before_measuring", "choice", "leader", "next_step", "one_candidate_step", "standing",
-                          "unmeasured_step")
+__all__: Sequence[str] = ("ANSWERS", "DECIDED", "FIXED_PLAN", "Group", "LIMIT", "NOT_WORTH_IT", "SAME", "SETTLED", "STOPS",
+                          "STUCK", "Standing", "Step", "before_measuring", "choice", "leader", "next_step",
+                          "one_candidate_step", "standing", "unmeasured_step")

@@ -20,7 +20,9 @@ def decision_lines(d: Decision | None) -> list[str]:
         out.append(f"choose {d.choice} ({regret})"
                    + (f"; the same within {d.rules.indifference:.0%}: {', '.join(same)}" if same else ""))
     cost = d.cost
-    alone = d.stop == "settled"  # one candidate: nothing was decided, its interval measured
+    from cpustudy.decision.policy import SETTLED  # here, not at import: the command imports this module before parsing
+
+    alone = d.stop == SETTLED  # one candidate: nothing was decided, its interval measured
     out.append(f"{'measuring' if alone else 'deciding'} cost {cost.trainings:.1f} trainings' time here "
                f"({cost.seconds:.0f} s: {cost.seeds} seed(s), {cost.speed_runs} speed run(s))")
     if d.saves_per_training is not None:

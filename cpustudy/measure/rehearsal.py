@@ -32,6 +32,7 @@ from cpustudy.errors import NoSeedReached, UserError
 from cpustudy.measure import compare as single
 from cpustudy.measure import race, replay
 from cpustudy.analysis.totarget import Comparison
+from cpustudy.decision import policy
 from cpustudy.measure.compare import CompareRequest, Planned, plan_compare
 from cpustudy.measure.execute import Measurer
 from cpustudy.measure.spec import Host
@@ -434,7 +435,7 @@ def summary(rows: Sequence[Trial], rules: Rules) -> Summary:
     within the indifference zone of the best, how often the leader was truly best against its P(lowest expected
     cost), and how many fresh trainings in a later period fell inside the stated interval."""
     chosen = [r for r in rows if "realised_regret" in r]
-    decided = [r for r in chosen if r["stop"] == "decided"]
+    decided = [r for r in chosen if r["stop"] == policy.DECIDED]
     mean = (lambda xs: float(np.mean(xs)) if xs else None)
     fresh = [r["inside"] for r in chosen if "inside" in r]
     return {
