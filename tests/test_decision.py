@@ -112,6 +112,27 @@ def test_every_candidate_within_the_indifference_zone_is_the_same_and_the_defaul
     assert _next(replace(st, p_within={"a": 0.9, "b": 0.8})).kind not in ("same", "decided")
 
 
+def test_not_worth_measuring_keeps_the_default_where_it_is_within_the_indifference_zone():
+    """A stop as not worth it named the leader as the answer even where the default was among those within
+    ``indifference``: as for "the same", there is then no reason to move, and the choice and the words say so."""
+    st = policy.Standing("USD", expected={"a": 1.0, "b": 1.01, "c": 1.3}, low={"a": 0.9, "b": 0.9, "c": 1.2},
+                         high={"a": 1.1, "b": 1.1, "c": 1.4}, p_best={"a": 0.55, "b": 0.45, "c": 0.0},
+                         regret={"a": 0.03, "b": 0.04, "c": 0.3}, time_s={"a": 10, "b": 10, "c": 13},
+                         group_of={"a": "g", "b": "g", "c": "g"}, seeds={"g": 3},
+                         p_within={"a": 0.9, "b": 0.8, "c": 0.0})
+    rules = Rules(trainings=1)
+    kept = _next(st, default="b", rules=rules)
+    assert kept.kind == policy.NOT_WORTH_IT and "within 5% of it: b" in kept.why
+    assert "the default b is among them: keep it" in kept.why
+    d = policy.decision(st, kept, "b", [], rules, combo.DecisionCost(1.0, 10.0, 1, 0))
+    assert (d.choice, d.leader, d.saves_per_training) == ("b", "a", None)
+    assert "the default b is the choice: keep it" in decision_lines(d)
+    # A default outside the zone: the leader is the answer, as before.
+    moved = _next(st, default="c", rules=rules)
+    assert moved.kind == policy.NOT_WORTH_IT and "keep it" not in moved.why
+    assert policy.choice(st, moved, "c", rules=rules) == "a"
+
+
 def test_rules_are_checked_in_one_line_naming_the_flag_and_said_in_words():
     assert Rules().check() is None
     assert "--regret" in (Rules(regret=0).check() or "")

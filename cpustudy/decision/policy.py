@@ -16,7 +16,8 @@ in contention (P(lowest expected cost) of at least ``exclude`` over the settings
 seeds gets another. Then: the leader is within ``indifference`` of the lowest expected cost with probability
 ``confidence`` or its expected regret is at most ``regret``: "the same" where other candidates' expected regret is
 within ``indifference`` too (each named), else "decided"; or no measurement is expected to save what it costs over
-``trainings`` trainings (not worth it). Otherwise the next measurement is the one expected to save the most per second of measuring: a seed of a
+``trainings`` trainings (not worth it; as for "the same", the default is the answer where it is within
+``indifference``). Otherwise the next measurement is the one expected to save the most per second of measuring: a seed of a
 setting (its epochs' doubt, where the leader and a challenger train in different settings) or a speed run of a
 candidate. What a measurement saves is the knowledge gradient of the leader's pair it moves most (Frazier,
 Powell and Dayanik 2008), valued at its best run of 1, 2, 4 or 8 such measurements (KG*: one alone rarely
@@ -172,9 +173,9 @@ def leader_of(comparison: Comparison, names: set[str] | None = None) -> tuple[st
 
 def choice(st: Standing | None, step: Step | None, default: str | None,
            results: Sequence[combo.CandidateResult] = (), rules: Rules = RULES) -> str | None:
-    """What the answer names: the default where the comparison ended "the same" with the default among them (no
-    reason to move), else the leader (:func:`leader`)."""
-    if st is not None and step is not None and step.kind == SAME and default in st.same(rules):
+    """What the answer names: the default where the comparison ended "the same" or "not worth it" with the default
+    among those within the indifference zone (no reason to move), else the leader (:func:`leader`)."""
+    if st is not None and step is not None and step.kind in (SAME, NOT_WORTH_IT) and default in st.same(rules):
         return default
     return leader(st, results)
 
@@ -253,10 +254,11 @@ def next_step(st: Standing, *, measurable: Iterable[str], seed_cost_s: Mapping[s
     saves, cost, best = max(options, key=lambda o: o[0] / o[1])
     if saves < cost:
         near = [c for c in st.same(rules) if c != lead]
+        keep = f"; the default {default} is among them: keep it" if default in near else ""  # as :func:`choice` does
         return Step(NOT_WORTH_IT, f"{lead} leads with expected regret {_pct(r)}; no measurement is expected to "
                     f"save what it costs over {rules.trainings} trainings (the best: {_amount(saves, st.unit)} saved "
-                    f"for {_amount(cost, st.unit)} of measuring)" + (f"; within {rules.indifference:.0%} of it: {', '.join(near)}"
-                                                    if near else ""))
+                    f"for {_amount(cost, st.unit)} of measuring)"
+                    + (f"; within {rules.indifference:.0%} of it: {', '.join(near)}{keep}" if near else ""))
     rival = max((c for c in st.regret if c != lead), key=lambda x: st.p_best[x])
     what = (f"a seed of {best.setting}: its epochs" if best.kind == "seed" else
             f"a speed run of {best.candidates[0]}: its speed")
