@@ -83,3 +83,40 @@ def test_pareto_front_and_cheapest():
     assert summary.cheapest(df) == 2
     assert summary.cheapest(df, deadline=25) == 1
     assert summary.cheapest(df, deadline=5) is None
+
+
+def _warmup_only_run(s, m, vcpus, seconds, samples_per_s, repeat):
+    """A run of one epoch (the warm-up, graph tracing included) that reached its target in it: kept for the target,
+    with no timed epoch after the warm-up."""
+    run = s.start_run(m, {"workload": "mnist_mlp", "build": "tf", "vcpus": vcpus, "device": "cpu",
+                          "study": "cpustudy", "epochs": 1, "data": "synthetic", "repeat": repeat,
+                          "target_accuracy": 0.9})
+    s.add_epoch(run, {"epoch": 1, "elapsed_s": seconds, "warmup": True, "val_accuracy": 0.95,
+                      "samples_per_s": samples_per_s})
+    s.finish_run(run, "ok", {"epoch_time_s": seconds, "measured_epoch_time_s": seconds, "samples_per_s": samples_per_s,
+                             "timed_epochs": 0, "target_accuracy": 0.9, "target_reached": True,
+                             "epochs_to_target": 1, "time_to_target_s": seconds})
+
+
+def test_samples_per_s_rests_on_the_runs_that_timed_an_epoch_after_the_warm_up(tmp_path):
+    """tf at 1 vCPU: one run of three epochs (two timed, 2 s each: 30000 samples/s) and one of the warm-up alone (10 s
+    with the graph's tracing: 6000 samples/s); its samples/s is the timed run's, not a median of both. tf at 2
+    vCPUs ran only warm-up epochs: its samples/s is theirs, and the row says so."""
+    from cpustudy.store import Store
+
+    db = tmp_path / "warmup.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp-local", "cpu_model": "Test CPU @ 2.0GHz", "logical_cpus": 2})
+        reportdb.add_run(s, m, "mnist_mlp", "tf", 1, [2.0, 2.0], data="synthetic", target_accuracy=0.9)
+        _warmup_only_run(s, m, 1, 10.0, 6000.0, repeat=1)
+        _warmup_only_run(s, m, 2, 8.0, 7500.0, repeat=0)
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options())
+    by = {r["label"]: r for r in a.summary.to_dict("records")}
+    assert by["cpu1 tf"]["n_runs"] == 2 and by["cpu1 tf"]["timed_runs"] == 1
+    assert by["cpu1 tf"]["samples_per_s"] == pytest.approx(30000.0)
+    assert by["cpu1 tf"]["samples_per_s_basis"] == "timed epochs"
+    assert by["cpu2 tf"]["samples_per_s"] == pytest.approx(7500.0)
+    assert by["cpu2 tf"]["samples_per_s_basis"] == "warm-up epoch only (graph tracing included)"
+    assert "samples_per_s_basis" in summary.SUMMARY_COLUMNS
+    assert any("samples/s of the warm-up epoch alone" in n and n.endswith("mnist_mlp cpu2 tf") for n in a.notes)

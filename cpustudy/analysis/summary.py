@@ -44,7 +44,7 @@ CONFIG_COLUMNS = ("build", "stock", "changes_accuracy", "series")
 SUMMARY_COLUMNS = [
     "study", "workload", "device", "vcpus", "build", "label", "n_runs", "timed_runs", "epochs",
     "epoch_time_s", "epoch_time_iqr_s", "total_time_s", "total_time_iqr_s", "total_basis", "billed_s",
-    "samples_per_s", "time_rel_baseline", "cost_usd", "cost_rel_baseline", "cost_per_epoch_usd",
+    "samples_per_s", "samples_per_s_basis", "time_rel_baseline", "cost_usd", "cost_rel_baseline", "cost_per_epoch_usd",
     "cost_per_million_samples_usd", "price_usd_per_hour", "price_kind", "instance", "region",
     "price_note", "price_source", "price_as_of", "baseline", "baseline_kind", "baseline_note",
     "speedup_vs_fewest_vcpus", "parallel_efficiency", "build_speedup_vs_stock", "projected", "data",
@@ -223,6 +223,7 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     runs["vcpus"] = runs["vcpus"].astype("Int64")
     rows = []
     for key, g in runs.groupby(KEYS, dropna=False, sort=False):
+        rated, basis = _rated(g)
         rows.append({
             **dict(zip(KEYS, key)),
             **{c: g[c].iloc[0] for c in CONFIG_COLUMNS},
@@ -233,7 +234,7 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "busy": _join(pd.Series([busy_reason(m) or None for m in (g["machine_state"] if "machine_state" in g
                                                                       else [])], dtype="object")),
             "total_basis": _join(g["total_basis"]),
-            "samples_per_s": float(g["samples_per_s_est"].median()) if g["samples_per_s_est"].notna().any() else math.nan,
+            **_rate(rated, basis),
             "projected": bool(g["projected"].fillna(0).astype(int).any()),
             "data": _join(g["data"]),
             "machines": _join(g["cpu_model"]),
@@ -253,7 +254,7 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "precision_policy": _join(g["precision_policy"].fillna(precision.DEFAULT)) if "precision_policy" in g
             else precision.DEFAULT,
             **_target(g),
-            **_efficiency(g),
+            **_efficiency(rated),
         })
     df = pd.DataFrame(rows)
     df["vcpus"] = df["vcpus"].astype("Int64")
@@ -266,6 +267,24 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
     df["gpu_caveat"] = [gpu_caveat(u) if d == "gpu" and not sus else ""
                         for d, u, sus in zip(df["device"], df["gpu_utilization"], df["suspect"])]
     return df
+
+
+#: ``samples_per_s_basis``: what a configuration's samples/s (and the GFLOP/s made of it) rests on.
+TIMED, WARMUP = "timed epochs", "warm-up epoch only (graph tracing included)"
+
+
+def _rated(g: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The runs a configuration's rates (samples/s, GFLOP/s) rest on, and which they are: those that timed an epoch
+    after the warm-up where there are; otherwise (every run reached its target within the warm-up: ``warmup_only``)
+    the warm-up epochs, graph tracing included, said as such, never mixed with timed ones."""
+    warmup = g["warmup_only"].fillna(False).astype(bool) if "warmup_only" in g else pd.Series(False, index=g.index)
+    return (g[~warmup], TIMED) if not warmup.all() else (g, WARMUP)
+
+
+def _rate(g: pd.DataFrame, basis: str) -> dict[str, object]:
+    """The median samples/s of the runs ``g`` (:func:`_rated`) and what it rests on."""
+    rate = g["samples_per_s_est"]
+    return {"samples_per_s": float(rate.median()) if rate.notna().any() else math.nan, "samples_per_s_basis": basis}
 
 
 def _times(g: pd.DataFrame) -> dict[str, object]:
@@ -401,6 +420,17 @@ def _cost_notes(summary: pd.DataFrame) -> list[str]:
     return notes
 
 
+def _rate_notes(summary: pd.DataFrame) -> list[str]:
+    """The configurations whose samples/s is their warm-up epoch's (no run timed an epoch after it: :func:`_rated`),
+    each named."""
+    warm = summary["samples_per_s_basis"] == WARMUP
+    if not warm.any():
+        return []
+    names = ", ".join(f"{r.workload} {r.label}" for r in rows(summary[warm], index=False))
+    return [f"{int(warm.sum())} configuration(s) have the samples/s of the warm-up epoch alone, graph tracing included "
+            f"(none of their runs timed an epoch after it; samples_per_s_basis in summary.csv): {names}"]
+
+
 def analyze(store: Store, opts: Options) -> Analysis:
     """Stored runs -> the summary, baselines, prices and software of one report; bad options are a
     ``UserError`` before anything is computed."""
@@ -440,6 +470,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
     with judging(Family(noise, blocks=blocks(summary))):
         summary = add_scaling(summary)
     notes.extend(_cost_notes(summary))
+    notes.extend(_rate_notes(summary))
     if (summary["n_machines"] > 1).any():
         notes.append("some configurations aggregate runs from more than one machine (see the machines column)")
     for note in (projection.stall_note(runs), projection.contention_note(runs)):
