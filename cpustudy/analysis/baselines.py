@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Hashable
 
 import pandas as pd
 
@@ -59,15 +59,16 @@ def parse_baseline(text: str | None) -> tuple[str, str | None, int | None]:
 
 @dataclass(frozen=True)
 class Choice:
-    """The summary row chosen as a workload's baseline, and why (``Baseline``'s fields)."""
+    """The summary row chosen as a workload's baseline (its label in the summary's index), and why (``Baseline``'s
+    fields)."""
 
-    index: Any
+    index: Hashable
     kind: str
     reason: str
     missing: str = ""
 
 
-def _fallback(g: pd.DataFrame) -> tuple[Any, str]:
+def _fallback(g: pd.DataFrame) -> tuple[Hashable | None, str]:
     """The stock build at the fewest vCPUs among the configurations with a full-training time (``g``: all of the
     workload's), else the configuration at the fewest vCPUs that has one, and why not the stock build: none was
     measured (a stock recipe only with settings, ``tf+b64``, is not stock), or it has no full-training time."""
@@ -151,7 +152,7 @@ def apply_baselines(summary: pd.DataFrame, spec_text: str | None) -> tuple[pd.Da
     summary["is_baseline"] = False
     for (study, workload), choice in choose_baselines(summary, spec_text).items():
         idx, kind = choice.index, choice.kind
-        b = summary.loc[idx]
+        b = summary.loc[[idx]].iloc[0]  # its row (a summary's labels are unique: ``summary._order``)
         base = Baseline(
             study=study, workload=workload, label=b["label"],
             name=config_name(b["device"], b["vcpus"], b["build"]),
