@@ -11,9 +11,10 @@ only when every paired repeat misses the same way, and otherwise inconclusive.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 import pandas as pd
 
@@ -119,13 +120,18 @@ def stored_check(db_path: str | Path) -> list[dict[str, object]]:
             for r in records(check)]
 
 
-def pair_range(row: Mapping[str, Any]) -> str:
+def pair_range(row: Mapping[str, object]) -> str:
     """A check row's paired repeats' ratios as one text: ``0.959-1.121 (3 pairs)``."""
-    n = row.get("pairs")
-    if not n or pd.isna(n):
+    n = _number(row.get("pairs"))
+    if not n or math.isnan(n):
         return "no paired repeats"
-    low, high = float(row["pair_low"]), float(row["pair_high"])
+    low, high = _number(row.get("pair_low")), _number(row.get("pair_high"))
     return f"{low:.3f} ({int(n)} pair)" if int(n) == 1 else f"{low:.3f}-{high:.3f} ({int(n)} pairs)"
+
+
+def _number(x: object) -> float:
+    """A check row's cell as a number (Python's or numpy's); NaN where it holds none (None, NaN)."""
+    return float(x) if isinstance(x, numbers.Real) else math.nan
 
 
 def projection_verdict(ratio: float | None, pairs: list[float]) -> str:
