@@ -11,6 +11,7 @@ Runs trained to the target are answered from ``compare``'s combination instead, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TypedDict, cast
 
 import pandas as pd
 
@@ -42,6 +43,45 @@ class Recommendation:
     notes: list[str] = field(default_factory=list)  # what could not be met, what was left out
 
 
+class Candidate(TypedDict, total=False):
+    """What an answer reads of a configuration it can name (a row of :func:`_candidates`: the summary's columns, and the
+    time and cost it is judged by) as ``DataFrame.to_dict`` gives it: Python's scalars, a missing number as NaN (NA
+    for ``vcpus``: ``config_name`` reads it with ``pd.isna``), a missing text as None or NaN."""
+    device: str
+    vcpus: float | None
+    build: str
+    projected: bool
+    data: str
+    machines: str
+    busy: str
+    changes_accuracy: bool
+    price_usd_per_hour: float
+    price_kind: str | None
+    instance: str | None
+    region: str | None
+    price_source: str | None
+    price_as_of: str | None
+    price_note: str | None
+    time: float  # training alone, or the time to the target
+    wall: float  # what it bills: what a deadline is held against
+    low: float  # the billed time's range
+    high: float
+    range_is: str
+    cost: float
+    runs_used: int
+    ids_used: tuple[int, ...]
+
+
+def _rows(df: pd.DataFrame) -> list[Candidate]:
+    """The rows of :func:`_candidates` (or a part of it) as records."""
+    return cast("list[Candidate]", df.to_dict("records"))
+
+
+def _first(df: pd.DataFrame) -> Candidate:
+    """The first row of :func:`_candidates` (or a part of it, sorted)."""
+    return _rows(df.head(1))[0]
+
+
 def _candidates(a: Analysis, workload: str, target: float | None, notes: list[str] | None = None) -> pd.DataFrame:
     """The configurations an answer can name, with the time (``wall``) and cost it is judged by; those left out
     without a target (no full-training time) are said in ``notes``."""
@@ -57,7 +97,7 @@ def _candidates(a: Analysis, workload: str, target: float | None, notes: list[st
         untimed = df[df["total_time_s"].isna()]
         if len(untimed) and notes is not None:
             aimed = sorted({float(x) for x in untimed["target_accuracy"].dropna()})
-            notes.append(f"left out: {', '.join(_name(r) for _, r in untimed.iterrows())}: no full-training time (no "
+            notes.append(f"left out: {', '.join(_name(r) for r in _rows(untimed))}: no full-training time (no "
                          "run of them timed an epoch after the warm-up; each reached its target within it)"
                          + (f"; answer by the time to the target with --target-accuracy {aimed[0]:g}" if aimed else ""))
         df = df[df["total_time_s"].notna()]
@@ -89,13 +129,13 @@ def _billed(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["wall"].notna()].copy()
 
 
-def _name(r: pd.Series) -> str:
+def _name(r: Candidate) -> str:
     """The configuration, with its build on a GPU too (JAX and PyTorch differ 4x there)."""
     name = config_name(r["device"], r["vcpus"], r["build"])
     return f"{name} ({r['build']})" if r["device"] == "gpu" else name
 
 
-def _choice(a: Analysis, role: str, r: pd.Series) -> Choice:
+def _choice(a: Analysis, role: str, r: Candidate) -> Choice:
     basis = []
     if r.get("projected"):
         basis.append("projected from capped epochs")
@@ -136,11 +176,11 @@ def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, bu
     if deadline_s is not None:
         ok = priced[priced["wall"] <= deadline_s]  # the billed time: all of it counts
         if ok.empty:
-            fastest = df.sort_values("wall").iloc[0]
+            fastest = _first(df.sort_values("wall"))
             rec.notes.append(f"no priced configuration meets the {deadline_s:g} s deadline; the fastest, "
                              f"{_name(fastest)}, bills {fastest['wall']:.0f} s (start-up, tracing, validation and stalls)")
         else:
-            best = ok.sort_values(["cost", "wall"]).iloc[0]
+            best = _first(ok.sort_values(["cost", "wall"]))
             c = _choice(a, f"cheapest within the {deadline_s:g} s deadline", best)
             if c.high_s > deadline_s:
                 c.basis.append(f"the top of {c.range_is}, {c.high_s:.0f} s in all, is over the deadline")
@@ -148,16 +188,16 @@ def recommend(a: Analysis, workload: str, *, deadline_s: float | None = None, bu
     if budget_usd is not None:
         ok = priced[priced["cost"] <= budget_usd]
         if ok.empty:
-            cheapest = priced.sort_values("cost").iloc[0] if len(priced) else None
+            cheapest = _first(priced.sort_values("cost")) if len(priced) else None
             rec.notes.append(f"no configuration costs {budget_usd:g} USD or less" + (
                 f"; the cheapest, {_name(cheapest)}, costs "
                 f"{cheapest['cost']:.4g} USD" if cheapest is not None else ""))
         else:
-            rec.choices.append(_choice(a, f"fastest within {budget_usd:g} USD", ok.sort_values(["wall", "cost"]).iloc[0]))
+            rec.choices.append(_choice(a, f"fastest within {budget_usd:g} USD", _first(ok.sort_values(["wall", "cost"]))))
     if deadline_s is None and budget_usd is None:
         if len(priced):
-            rec.choices.append(_choice(a, "cheapest", priced.sort_values(["cost", "wall"]).iloc[0]))
-        rec.choices.append(_choice(a, "fastest", df.sort_values(["wall"]).iloc[0]))
+            rec.choices.append(_choice(a, "cheapest", _first(priced.sort_values(["cost", "wall"]))))
+        rec.choices.append(_choice(a, "fastest", _first(df.sort_values(["wall"]))))
     unpriced = len(df) - len(priced)
     if unpriced:
         rec.notes.append(f"{unpriced} configuration(s) could not be priced and were left out of cost choices")
