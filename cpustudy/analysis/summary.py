@@ -26,7 +26,8 @@ from cpustudy.analysis.frames import records, rows, run_records
 from cpustudy import prices
 from cpustudy.analysis import anchor, costs, projection
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
-from cpustudy.analysis.runs import CONFIG_KEYS, config_label, example_validates, guess_family, load_runs, outdated, run_totals
+from cpustudy.analysis.runs import (CONFIG_KEYS, config_label, example_validates, guess_family, load_runs, outdated, run_totals,
+                                    vcpus_int)
 from cpustudy.analysis.studies import IMPORTED_STUDIES, STOCK_BUILDS, study
 from cpustudy.analysis.holdup import Family, blocks, busy_reason, judging, machine_noise, period_of, verdict
 from cpustudy.analysis.stats import DEFAULT_NOISE, Noise
@@ -107,7 +108,8 @@ def _iqr(x: pd.Series[float]) -> float:
     return float(x.quantile(0.75) - x.quantile(0.25))
 
 
-def _join(x: pd.Series) -> str:
+def _join(x: pd.Series[str]) -> str:
+    """A text column's distinct values (None and NaN left out) in one text."""
     return "; ".join(str(v) for v in dict.fromkeys(v for v in x if v is not None and not pd.isna(v)))
 
 
@@ -313,14 +315,16 @@ def _order(df: pd.DataFrame) -> pd.DataFrame:
     vCPUs descending, the stock build before others."""
     first = {s: i for i, s in enumerate(dict.fromkeys(df["study"]))}
 
-    def key(r: Any) -> tuple:
-        v = 0 if pd.isna(r.vcpus) else int(r.vcpus)
-        s = study(r.study)
-        wl = s.workload_order.index(r.workload) if r.workload in s.workload_order else 99
-        return (0 if s.imported else 1, first[r.study], wl, r.workload,
-                0 if r.device == "gpu" else 1, -v, str(r.platform), 0 if r.stock else 1, r.build)
+    def key(name: str, workload: str, device: str, vcpus: float | None, platform: object, stock: object,
+            build: str) -> tuple[int, int, int, str, int, int, str, int, str]:
+        v = vcpus_int(vcpus) or 0
+        s = study(name)
+        wl = s.workload_order.index(workload) if workload in s.workload_order else 99
+        return (0 if s.imported else 1, first[name], wl, workload,
+                0 if device == "gpu" else 1, -v, str(platform), 0 if stock else 1, build)
 
-    keys = [key(r) for r in rows(df, index=False)]
+    keys = [key(*r) for r in zip(df["study"], df["workload"], df["device"], df["vcpus"], df["platform"], df["stock"],
+                                 df["build"])]
     order = sorted(range(len(df)), key=keys.__getitem__)
     return df.iloc[order].reset_index(drop=True)
 
