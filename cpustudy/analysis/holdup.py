@@ -24,7 +24,7 @@ import contextlib
 import math
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence, SupportsFloat, SupportsIndex
+from typing import Callable, Iterator, Mapping, Protocol, Sequence, SupportsFloat, SupportsIndex, SupportsInt
 
 import numpy as np
 import pandas as pd
@@ -37,8 +37,13 @@ from cpustudy.analysis.runs import periods, settings_of
 from cpustudy.analysis.studies import study
 from cpustudy.environment import state
 
-#: A summary row: a record, or the pandas row it came from.
-Row = Mapping[str, Any] | pd.Series
+
+class Row(Protocol):
+    """A summary row as a comparison reads it: a cell by its column, None where the row lacks it (a record,
+    ``Mapping[str, object]``, or the pandas row it came from); each cell checked where it is read."""
+
+    def get(self, key: str, /) -> object: ...
+
 
 BUSY_CPU_PERCENT = state.BUSY_CPU_PERCENT  # other processes' CPU use, in % of one CPU, that makes a machine busy
 
@@ -178,10 +183,10 @@ def samples(r: Row, metric: str) -> list[float]:
     if metric == "cost" and r.get(column) is None:  # a row made without billed times: its training times
         column, middle = MEASURES["time"][:2]
     values = r.get(column)
-    if values is None or (not isinstance(values, (list, tuple)) and pd.isna(values)):
+    if not isinstance(values, (list, tuple)):  # none stored (None, NaN): the median alone
         mid = _num(r.get(middle))
         values = [mid] if mid > 0 else []
-    out = [float(v) for v in values if _num(v) > 0]
+    out = [_num(v) for v in values if _num(v) > 0]
     if cost:
         mid = _num(r.get(middle))
         scale = _num(r.get(cost)) / mid if mid > 0 else math.nan
@@ -260,9 +265,9 @@ def against_limit(r: Row, limit: float, what: str = "deadline") -> Reason:
     between runs, plus its variation between sweeps (the runs are one sweep's draw of it); significant at the page's
     threshold, and counted among the page's comparisons (Benjamini-Hochberg)."""
     bills = r.get("run_bills")
-    values = [float(v) for v in (bills if isinstance(bills, (list, tuple)) else ()) if _num(v) > 0]
+    values = [_num(v) for v in (bills if isinstance(bills, (list, tuple)) else ()) if _num(v) > 0]
     if not values and _num(r.get("billed_s")) > 0:
-        values = [float(r["billed_s"])]
+        values = [_num(r.get("billed_s"))]
     page_ = _PAGE.get() or Family()
     key = ("limit", float(limit), tuple(sorted(values)))
     if r.get("busy"):
@@ -308,9 +313,9 @@ def _periods(r: Row) -> tuple[str, ...] | None:
     """The periods of a configuration's runs (summary row: ``periods``), None where any run's is unknown (stored
     before sessions were kept: grouped only by the gaps between them)."""
     x = r.get("periods")
-    if not isinstance(x, (list, tuple)) or not x or not all(str(p).startswith("period ") for p in x):
+    if not isinstance(x, (list, tuple)) or not x or not all(isinstance(p, str) and p.startswith("period ") for p in x):
         return None
-    return tuple(x)
+    return tuple(str(p) for p in x)
 
 
 def session_relation(a: Row, b: Row) -> bool | None:
@@ -355,13 +360,19 @@ def reference(a: Row, b: Row) -> tuple[tuple[float, ...], tuple[float, ...]] | N
     pa, pb = _periods(a), _periods(b)
     if pa is None or pb is None or len(set(pa)) != 1 or len(set(pb)) != 1 or pa[0] == pb[0]:
         return None
-    own = {int(i) for r in (a, b) for i in r.get("run_ids") or ()}
+    own = {int(i) for r in (a, b) for i in _ids(r)}
     fits = [k for k in (_PAGE.get() or Family()).blocks
             if pa[0] in k.times and pb[0] in k.times and not (k.run_ids & own)]
     if not fits:
         return None
     best = max(fits, key=lambda k: min(len(k.times[pa[0]]), len(k.times[pb[0]])))
     return best.times[pa[0]], best.times[pb[0]]
+
+
+def _ids(r: Row) -> tuple[int, ...]:
+    """A configuration's runs (summary row: ``run_ids``); none where it has none."""
+    ids = r.get("run_ids")
+    return tuple(int(i) for i in ids if isinstance(i, SupportsInt)) if isinstance(ids, (list, tuple)) else ()
 
 
 def judge(a: Sequence[float], b: Sequence[float], same_session: bool | None = None,

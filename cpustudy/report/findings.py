@@ -6,8 +6,9 @@ Every sentence is computed from ``Analysis``; nothing here draws or writes a fil
 
 from __future__ import annotations
 
+import math
 import time
-from typing import Any
+from typing import Any, SupportsFloat
 
 import pandas as pd
 
@@ -108,18 +109,20 @@ def nothing_held(a: Analysis) -> str:
 
 
 def _star(r: Row) -> str:
-    return " (projected)" if r["projected"] else ""
+    return " (projected)" if r.get("projected") else ""
 
 
 def _name(r: Row) -> str:
-    return config_name(r["device"], r["vcpus"], r["build"])
+    vcpus = r.get("vcpus")
+    return config_name(str(r.get("device")), float(vcpus) if isinstance(vcpus, SupportsFloat) else None,
+                       str(r.get("build")))
 
 
 def _apart(r: Row, n: Row) -> tuple[str, str]:
     """Two configurations' names, told apart by their builds where the names alone are alike (two GPU builds are
     both "the GPU")."""
     a, b = _name(r), _name(n)
-    return (f"{a} ({r['build']})", f"{b} ({n['build']})") if a == b else (a, b)
+    return (f"{a} ({r.get('build')})", f"{b} ({n.get('build')})") if a == b else (a, b)
 
 
 def _names(g: pd.DataFrame) -> str:
@@ -307,10 +310,10 @@ def target_findings(a: Analysis) -> list[str]:
 
 def _interval(r: Row) -> str:
     """A time to the target's prediction interval, where the figure is one (``summary.to_target``)."""
-    level = r.get("target_level")
-    if level is None or pd.isna(level) or pd.isna(r.get("target_pi_low")) or pd.isna(r.get("target_pi_high")):
+    level, low, high = (r.get(k) for k in ("target_level", "target_pi_low", "target_pi_high"))
+    if not all(isinstance(x, SupportsFloat) and not math.isnan(float(x)) for x in (level, low, high)):
         return ""
-    return f" [{r['target_pi_low']:.0f}-{r['target_pi_high']:.0f} s, {level:.0%} prediction interval]"
+    return f" [{low:.0f}-{high:.0f} s, {level:.0%} prediction interval]"
 
 
 def validation_notes(a: Analysis) -> list[str]:
