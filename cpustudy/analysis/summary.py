@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence, TypedDict
+from typing import Hashable, Sequence, TypedDict
 
 import pandas as pd
 
@@ -592,7 +592,7 @@ def pareto_front(df: pd.DataFrame, x: str = "total_time_s", y: str = "cost_usd")
     return pd.Series(front_of(points), index=df.index, dtype=bool)
 
 
-def cheapest(df: pd.DataFrame, deadline: float | None = None) -> Any:
+def cheapest(df: pd.DataFrame, deadline: float | None = None) -> Hashable | None:
     """Index of the cheapest configuration of a sweep's report (meeting the deadline, if one is given), or None: the
     least median cost of its runs; a different question from a comparison's choice (``decision.policy.leader``)."""
     d = df.dropna(subset=["cost_usd"])

@@ -181,7 +181,7 @@ def _cheapest_findings(g: pd.DataFrame, idx: Any, base: Baseline, prefix: str) -
         j = cheapest(cpu)
         if j is None:
             return []
-        c = cpu.loc[j]
+        c = cpu.loc[[j]].iloc[0]
         return [held(f"{prefix}The GPU is the cheapest configuration for {workload}; the cheapest CPU "
                      f"configuration, {_name(c)}, costs {times(c['cost_rel_baseline'])} as much at "
                      f"{times(c['time_rel_baseline'])} its time{_star(c)}.", verdict(r, c, "cost"))]
@@ -245,10 +245,10 @@ def _deadline_finding(g: pd.DataFrame, fastest: pd.DataFrame, deadline: float, w
         return held(f"{prefix}No configuration trains {workload} within the {deadline:g} s deadline; the fastest, "
                     f"{_name(quickest)}, bills {quickest['billed_s']:.0f} s{_star(quickest)}.",
                     _against(against_limit(quickest, deadline), f"{_name(quickest)}"))
-    r = g.loc[d]
+    r = g.loc[[d]].iloc[0]
     rest = g.drop(index=d)
     j = cheapest(rest, deadline)
-    n = rest.loc[j] if j is not None else None
+    n = rest.loc[[j]].iloc[0] if j is not None else None
     one, other = _apart(r, n) if n is not None else (_name(r), "")
     sentence = (f"{prefix}Within the {deadline:g} s deadline, {one} is the cheapest configuration for "
                 f"{workload}: {r['billed_s']:.0f} s billed for {r['cost_usd']:.4f} USD{_star(r)}")
