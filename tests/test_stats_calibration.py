@@ -421,11 +421,11 @@ def test_a_training_in_a_new_session_falls_inside_at_85_percent_from_three_sessi
 
 
 def test_one_session_alone_says_it_covers_that_session_only() -> None:
-    """With one session and nothing else the machine has told, a 0.25 shift is missed (about half inside): every
-    interval says so."""
+    """With one session and nothing else the machine has told, a 0.25 shift, above the 0.20 assumed, leaves the
+    interval under its 90 % (about 84 % inside): every interval says the shift was assumed."""
     c = simulate.coverage(simulate.Truth(0.25), trials=300)
     assert c.labelled == c.trials, c.line()
-    assert c.share < 0.8  # what the note is for
+    assert c.share < 0.9  # what the note is for
 
 
 def test_one_session_with_the_anchor_of_earlier_sessions_covers_80_percent() -> None:
@@ -437,7 +437,7 @@ def test_one_session_with_the_anchor_of_earlier_sessions_covers_80_percent() -> 
 
 def test_an_anchor_that_misses_half_the_shift_leaves_intervals_that_say_they_cover_their_session_only() -> None:
     c = simulate.coverage(simulate.Truth(0.25, history=5, anchor_sees=0.5), trials=300)
-    assert c.share < 0.8 and c.labelled == c.trials, c.line()
+    assert c.share < 0.9 and c.labelled == c.trials, c.line()
 
 
 def test_five_sessions_and_a_small_shift_give_an_interval_under_twice_the_truths_range() -> None:
