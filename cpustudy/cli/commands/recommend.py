@@ -72,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
             comparison = compare.stored(store, args.workload, goal, catalog=Catalog.load(args.prices),
                                         spot=not args.on_demand, deadline_s=deadline, budget_usd=args.budget)
             pooled = _pooled_note(store, comparison, goal) if comparison is not None else ""
+            if comparison is not None and not any(r.time_to_target_s is not None for r in comparison.results):
+                pooled = " ".join(filter(None, (pooled, _busy_note(store, args.workload))))
         if comparison is None:
             analysis = analyze(store, Options(on_demand=args.on_demand, prices=args.prices))
     if comparison is None and args.target is not None:
@@ -155,6 +157,19 @@ def _cheapest(comparison: Comparison, priced: list[CandidateResult]) -> tuple[Ca
 
 
 Choices = list[tuple[str, "CandidateResult | None", str]]
+
+
+def _busy_note(store: "Store", workload: str) -> str:
+    """Why nothing could be chosen where the workload's runs all started on a busy machine (every comparison leaves
+    them out as speed samples), in words; empty where that is not why."""
+    from cpustudy.analysis.holdup import busy_reason
+
+    runs = [r for r in store.runs(status="ok") if r.get("workload") == workload]
+    busy = [why for why in (busy_reason(r.get("machine_state")) for r in runs) if why]
+    if not runs or len(busy) < len(runs):
+        return ""
+    return (f"every run of {workload} ({len(runs)}) started on a busy machine ({busy[0].removeprefix('busy: ')}) and is left out: measure "
+            "again when nothing else runs")
 
 
 def _choices(comparison: Comparison, deadline: float | None, budget: float | None) -> Choices:
