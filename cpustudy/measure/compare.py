@@ -24,11 +24,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
-from cpustudy import identity, precision
+from cpustudy import identity, precision, targets
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis import recalibration, totarget
 from cpustudy.analysis.billed import Billed, to_target_s
-from cpustudy.analysis.runs import session_of
+from cpustudy.analysis.holdup import busy_reason
+from cpustudy.analysis.runs import PERIOD_GAP_S, ago_s, session_of
 from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
 from cpustudy.decision import policy
 from cpustudy.environment import machine as machine_mod
@@ -36,13 +37,13 @@ from cpustudy.errors import NoSeedReached, UserError
 from cpustudy.identity import Configuration
 from cpustudy.measure.execute import Measurer, RunOutcome, execute
 from cpustudy.measure.spec import Host, RunSpec, plan
-from cpustudy.measure.sweep import Cell, cell_key
+from cpustudy.measure.sweep import Cell, cell_key, pending
 from cpustudy.names import split_list
 from cpustudy.prices import Catalog
 from cpustudy.rules import RULES, Rules
-from cpustudy.store import Store
+from cpustudy.store import Store, default_path
 from cpustudy.store.rows import MachineRow, RunRow
-from cpustudy.workloads import Workload
+from cpustudy.workloads import Workload, get
 
 if TYPE_CHECKING:
     from cpustudy.prices.model import Price
@@ -111,8 +112,6 @@ class CompareRequest:
     @property
     def goal(self) -> float | Target:
         """The target: a validation accuracy, or ``--target``'s (a ``targets.Target``)."""
-        from cpustudy import targets
-
         if self.target_text:
             return targets.parse(self.target_text)
         if self.target is None:
@@ -317,9 +316,6 @@ def plan_compare(request: CompareRequest, clouds: CloudTargets | None = None, ho
     (``cpustudy.cloud.targets``, from the caller); ``host``: the machine its local candidates run on (default:
     this one, :meth:`Host.here`)."""
     from cpustudy.environment import builds as builds_mod
-    from cpustudy.prices import Catalog
-    from cpustudy.store import Store, default_path
-    from cpustudy.workloads import get
 
     request.check()
     workload = get(request.workload)
@@ -390,8 +386,6 @@ def probes_wanted(p: Planned, store: Store, seeds_to_come: int) -> list[Cell]:
     """The planned speed probes still wanted, in their planned, interleaved order: per local candidate,
     ``--repeats`` speed runs in all, counting what is stored and the ``seeds_to_come`` convergence runs (each times
     the candidate it trains on)."""
-    from cpustudy.measure.sweep import pending
-
     ref = p.reference
     todo = pending(store, p.probes)
     stored = store.runs(status="ok")
@@ -411,9 +405,6 @@ def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted
     now, so that the one model reads this period's shift of the machine from it (a contrast with a candidate timed
     only now is then a ratio of ratios, not a guess of the shift). Nothing where it was never timed (the planned
     probes time it), was timed in this period, or has a probe among ``wanted`` (this session's planned ones)."""
-    from cpustudy.analysis.holdup import busy_reason
-    from cpustudy.analysis.runs import PERIOD_GAP_S, ago_s
-
     c = next((c for c in p.candidates if c.kind == "here" and c.device == "cpu"), None)
     if c is None or any(probes_of(x, c) for x in wanted):
         return []
@@ -441,8 +432,6 @@ def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dic
     """Store what the comparison stated for each local candidate with an interval, and its rules, so that the
     backtest holds later trainings against it as stated; how many. ``setting_of``: each local candidate's
     setting label ("" in a comparison of one setting), which names its seeds."""
-    from cpustudy import identity
-
     target = comparison.target
     if isinstance(target, bool) or not isinstance(target, (int, float)):  # a validation accuracy only
         return 0
@@ -473,8 +462,6 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, m: Measuri
     (``local``: by name, with their plans), trained ``n`` more times to the target with seeds no comparison
     trains (from :data:`CHECK_FIRST_SEED`), each billed as the comparison bills a training and held against
     the interval it stated before them. Stored as ordinary runs (run again, they are reused)."""
-    from cpustudy.measure.sweep import pending
-
     if not n:
         return []
     store, say = m.store, m.say
@@ -539,8 +526,6 @@ class Ledger:
     busy: list[str] = field(default_factory=list)  # per run, in order: why the machine was busy ("" where it was not)
 
     def add(self, store: Store, kind: str, cell: Cell, outcome: RunOutcome) -> None:
-        from cpustudy.analysis.holdup import busy_reason
-
         run = next(iter(store.runs(run_ids=[outcome.run_id])), RunRow())
         took, billed = run_seconds(store, outcome, run)
         self.busy.append(busy_reason(run.get("machine_state")) if outcome.status == "ok" else "")

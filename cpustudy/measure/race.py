@@ -47,7 +47,7 @@ from cpustudy.errors import UserError
 from cpustudy.measure import compare as single
 from cpustudy.measure.compare import CompareRequest, Planned
 from cpustudy.measure.execute import Measurer, execute
-from cpustudy.measure.sweep import Cell
+from cpustudy.measure.sweep import Cell, pending
 from cpustudy.names import split_list
 from cpustudy.rules import RULES, Rules
 from cpustudy.store import Store
@@ -117,9 +117,6 @@ class Race:
 def plan(request: CompareRequest, plan_one: Callable[[CompareRequest], Planned] = single.plan_compare) -> Race:
     """Plan every setting of ``request`` with ``plan_one`` (the single-setting planner), checked before the
     database is touched."""
-    from cpustudy.workloads import get
-
-    workload = get(request.workload)
     settings = parse_settings(request.precisions, request.batch_sizes, request.precision, request.batch_size)
     vary_p = len({s.precision for s in settings}) > 1
     vary_b = len({s.batch_size for s in settings}) > 1
@@ -131,7 +128,7 @@ def plan(request: CompareRequest, plan_one: Callable[[CompareRequest], Planned] 
             raise UserError("--candidates: cloud candidates are compared one setting at a time (their probes are "
                             "planned per setting): leave them out of a --precisions/--batch-sizes comparison, or "
                             "give one --precision and --batch-size")
-        label = s.label(int(workload.batch_size), vary_p, vary_b)
+        label = s.label(int(p.workload.batch_size), vary_p, vary_b)
         if label:
             p.candidates = [replace(c, name=f"{c.name} {label}") for c in p.candidates]
         plans.append(p)
@@ -149,7 +146,6 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
     candidates' probe plan and its estimated cost (``cpustudy.cloud.probes``); ``measurer``: what measures one run
     (a fresh worker unless given: ``measure.replay`` plays one)."""
     from cpustudy.measure.session import measuring
-    from cpustudy.measure.sweep import pending
 
     req, entries = race.request, race.entries
     t0 = time.perf_counter()
@@ -200,8 +196,6 @@ def first_round(race: Race, store: Store, say: Callable[[str], None]) -> list[tu
     the first setting's first local candidate, re-timed where due and where this period measures anything else: a
     comparison run again with nothing left to measure measures nothing), the settings in a random order and
     interleaved."""
-    from cpustudy.measure.sweep import pending
-
     plans = [p for _, p in shuffled(race, race.request.first_seed)]
     todos = [pending(store, p.convergence[:_first_seeds(race, p)]) for p in plans]
     wanted = [single.probes_wanted(p, store, len(todo)) for p, todo in zip(plans, todos)]
@@ -232,8 +226,6 @@ def nothing_measured(race: Race, stop: Step, rules: Rules) -> Comparison:
 
 def next_seed(p: Planned, store: Store) -> Cell:
     """The cell of a setting's next seed: its first planned seed not trained yet, else one more (``another_seed``)."""
-    from cpustudy.measure.sweep import pending
-
     todo = pending(store, p.convergence)
     return todo[0] if todo else p.another_seed()
 
@@ -287,8 +279,6 @@ def censored(race: Race, label: str, cell: Cell, comparison: Comparison, rules: 
     """``cell`` (a seed of setting ``label``) told to stop once it can no longer make its setting the cheapest
     (:func:`cpustudy.analysis.compare.censor_after` against the upper bound of the leader, ``policy.leader`` under
     ``rules``), and the sentence saying so; unchanged, with "", for the leader's own setting or where nothing bounds it."""
-    from cpustudy.measure.sweep import Cell
-
     name = leader(standing_of(comparison, rules), comparison.results)
     lead = next((r for r in comparison.results if r.candidate == name), None)
     inputs = {g: candidates for g, _, candidates in comparison.groups}  # as last combined
