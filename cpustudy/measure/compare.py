@@ -22,7 +22,7 @@ import math
 import statistics
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from cpustudy import identity, precision, targets
 from cpustudy.analysis import compare as combo
@@ -30,7 +30,7 @@ from cpustudy.analysis import recalibration, totarget
 from cpustudy.analysis.billed import Billed, to_target_s
 from cpustudy.analysis.holdup import busy_reason
 from cpustudy.analysis.runs import PERIOD_GAP_S, ago_s, session_of
-from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, speed_samples
+from cpustudy.analysis.totarget import MIN_PROBE_STEPS, Candidate, Comparison, Rented, speed_samples
 from cpustudy.decision import policy
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import NoSeedReached, UserError
@@ -45,10 +45,6 @@ from cpustudy.store import Store, default_path
 from cpustudy.store.rows import MachineRow, RunRow
 from cpustudy.workloads import Workload, get
 
-if TYPE_CHECKING:
-    from cpustudy.prices.model import Price
-    from cpustudy.targets import Target
-
 PROBE_EPOCHS = 2  # the first (tracing) is warm-up; the second is timed
 
 
@@ -62,8 +58,8 @@ class CloudTargets(Protocol):
     def one(self, item: str, catalog: Catalog, region: str | None, flag: str = ...) -> CloudPlace: ...
 
 
-class CloudPlace(Protocol):
-    """A cloud candidate's place as read (``cloud.targets.CloudTarget``): what names, sizes and prices it."""
+class CloudPlace(Rented, Protocol):
+    """A cloud candidate's place as read (``cloud.targets.CloudTarget``): what names and sizes it; ``Rented``: its price."""
 
     @property
     def cloud(self) -> str: ...
@@ -73,8 +69,6 @@ class CloudPlace(Protocol):
     def device(self) -> str: ...
     @property
     def vcpus(self) -> int: ...
-    @property
-    def price(self) -> Price: ...
 
 
 @dataclass(frozen=True)
@@ -110,7 +104,7 @@ class CompareRequest:
     batch_sizes: str | None = None  # --batch-sizes, likewise
 
     @property
-    def goal(self) -> float | Target:
+    def goal(self) -> float | targets.Target:
         """The target: a validation accuracy, or ``--target``'s (a ``targets.Target``)."""
         if self.target_text:
             return targets.parse(self.target_text)
