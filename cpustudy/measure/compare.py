@@ -419,9 +419,6 @@ def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted
     return [cell]
 
 
-CHECK_FIRST_SEED = totarget.CHECK_FIRST_SEED
-
-
 def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dict[str, str]) -> int:
     """Store what the comparison stated for each local candidate with an interval, and its rules, so that the
     backtest holds later trainings against it as stated; how many. ``setting_of``: each local candidate's
@@ -454,8 +451,9 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, m: Measuri
                  comparison: Comparison) -> list[dict[str, object]]:
     """``--check N``: the decision's choice (``comparison.decision.choice``), where it is a local candidate
     (``local``: by name, with their plans), trained ``n`` more times to the target with seeds no comparison
-    trains (from :data:`CHECK_FIRST_SEED`), each billed as the comparison bills a training and held against
-    the interval it stated before them. Stored as ordinary runs (run again, they are reused)."""
+    trains (from :data:`cpustudy.analysis.totarget.CHECK_FIRST_SEED`), each billed as the comparison bills a
+    training and held against the interval it stated before them. Stored as ordinary runs (run again, they are
+    reused)."""
     if not n:
         return []
     store, say = m.store, m.say
@@ -469,7 +467,7 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, m: Measuri
     behind = [int(x) for x in lead.run_ids] + [s.run_id for s in comparison.seeds]
     data_sessions = sorted({session_of(r) for r in store.runs(run_ids=behind)} - {""})
     for i in range(n):
-        cell = plan_.seed_cell(CHECK_FIRST_SEED + i, cand)
+        cell = plan_.seed_cell(totarget.CHECK_FIRST_SEED + i, cand)
         fresh = bool(pending(store, [cell]))
         if fresh:
             if m.progress:
