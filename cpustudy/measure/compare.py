@@ -59,7 +59,7 @@ class CloudTargets(Protocol):
 
 
 class CloudPlace(Rented, Protocol):
-    """A cloud candidate's place as read (``cloud.targets.CloudTarget``): what names and sizes it; ``Rented``: its price."""
+    """A cloud candidate's place as read (``cloud.targets.CloudTarget``): what names and sizes it (and prices it)."""
 
     @property
     def cloud(self) -> str: ...
