@@ -647,7 +647,8 @@ def decide(entries: Sequence[tuple[str, Planned]], m: Measuring, comparison: Com
             steps.append(f"stopped: {step.why} ({ledger.spent(comparison):.1f} trainings spent)")
             break
         cells = _cells(entries, comparison, step, seed_cell)
-        cost = sum(_cost_s(ledger, comparison, kind) for kind, _, _ in cells)
+        cost = sum(ledger.probe_s(comparison) if kind == "speed" else ledger.one_training(comparison) or 0.0
+                   for kind, _, _ in cells)  # a speed run: the probes so far; a seed: one training
         one = ledger.one_training(comparison) or math.inf
         if ledger.spent(comparison) + cost / one > limit:
             steps.append(f"stopped at the limit of {limit:g} trainings ({ledger.spent(comparison):.1f} "
@@ -723,13 +724,6 @@ def _cells(entries: Sequence[tuple[str, Planned]], comparison: Comparison, step:
         p, c = next((p, c) for _, p in entries for c in p.candidates if c.name == name)
         out.append(("speed", p.another_probe(c), ""))
     return out
-
-
-def _cost_s(ledger: Ledger, comparison: Comparison, kind: str) -> float:
-    """What one more measurement is expected to take (s): a seed, one training; a speed run, the probes so far."""
-    if kind == "speed":
-        return ledger.probe_s(comparison)
-    return ledger.one_training(comparison) or 0.0
 
 
 def _remains(st: policy.Standing | None, rules: Rules) -> str:
