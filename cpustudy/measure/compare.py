@@ -291,8 +291,12 @@ class Planned:
         config = plan(spec, host=self.host)
         return Cell(config.with_(cell_key=cell_key(config, self.fingerprint)), spec)
 
-    def another_seed(self) -> Cell:
-        """A convergence run of the next seed not planned yet, added to the plan."""
+    def next_seed(self, store: Store) -> Cell:
+        """The convergence run of the first planned seed not trained yet, else of the next seed not planned yet
+        (added to the plan)."""
+        todo = pending(store, self.convergence)
+        if todo:
+            return todo[0]
         cell = self.seed_cell(max(c.config.seed for c in self.convergence) + 1)
         self.convergence.append(cell)
         return cell

@@ -173,7 +173,7 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
                                for _, p in shuffled(race, req.first_seed)])
             single.measure_cells(m, rest, "the fixed plan", label_of)
         comparison = single.decide(entries, m, combined(), combined, label_of=label_of,
-                                   seed_cell=lambda label, p, comp: censored(race, label, next_seed(p, store), comp,
+                                   seed_cell=lambda label, p, comp: censored(race, label, p.next_seed(store), comp,
                                                                              rules))
         if race.raced:
             comparison.steps.append(race_cost(race, store))
@@ -222,12 +222,6 @@ def nothing_measured(race: Race, stop: Step, rules: Rules) -> Comparison:
         out.decision.choice = default  # nothing measured, no leader: the default is the answer
     out.steps = [f"stopped: {stop.why}"]
     return out
-
-
-def next_seed(p: Planned, store: Store) -> Cell:
-    """The cell of a setting's next seed: its first planned seed not trained yet, else one more (``another_seed``)."""
-    todo = pending(store, p.convergence)
-    return todo[0] if todo else p.another_seed()
 
 
 def shuffled(race: Race, seed: int) -> list[tuple[str, Planned]]:
