@@ -276,15 +276,11 @@ def censored(race: Race, label: str, cell: Cell, comparison: Comparison, rules: 
     name = leader(standing_of(comparison, rules), comparison.results)
     lead = next((r for r in comparison.results if r.candidate == name), None)
     inputs = {g: candidates for g, _, candidates in comparison.groups}  # as last combined
-    if lead is None or label not in inputs:
-        return cell, ""
-    if lead.candidate in {c.candidate for c in inputs[label]}:
+    if lead is None or label not in inputs or lead.candidate in {c.candidate for c in inputs[label]}:
         return cell, ""
     priced = lead.p_cheapest is not None
     bound = lead.cost_high_usd if priced else lead.time_high_s
-    if bound is None:
-        return cell, ""
-    k = combo.censor_after(inputs[label], bound, int(cell.config.epochs), priced=priced)
+    k = None if bound is None else combo.censor_after(inputs[label], bound, int(cell.config.epochs), priced=priced)
     if k is None:
         return cell, ""
     what = f"{bound:.6f} USD" if priced else f"{bound:.0f} s"
