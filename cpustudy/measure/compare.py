@@ -497,11 +497,11 @@ def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, m: Measuri
     return out
 
 
-def conclude(entries: Sequence[tuple[str, Planned]], m: Measuring, comparison: Comparison) -> None:
+def conclude(m: Measuring, comparison: Comparison) -> None:
     """After the decision, for a single setting (label "") or a race alike: what it stated for each local candidate,
     stored (:func:`state`); ``--check``'s fresh trainings of its choice (:func:`check_winner`); this machine's
     backtest in a line (``analysis.totarget.backtest``)."""
-    here = [(label, p, c) for label, p in entries for c in p.candidates if c.kind == "here"]
+    here = [(label, p, c) for label, p in m.entries for c in p.candidates if c.kind == "here"]
     state(m.store, m.machine_id, comparison, {c.name: label for label, _, c in here})
     comparison.checks = check_winner({c.name: (p, c) for _, p, c in here}, m.req.checks, m, comparison)
     bt = totarget.backtest(m.store, m.machine_id)
@@ -571,22 +571,26 @@ def run_seconds(store: Store, outcome: RunOutcome, run: RunRow | None = None) ->
     return took, None if billed is None else float(billed.seconds(run.get("epochs_to_target") or len(epochs)))
 
 
-def what(kind: str, cell: Cell, target: str) -> str:
+def what(kind: str, cell: Cell, target: str, label: str = "") -> str:
+    """A run in words: a seed to ``target``, or a speed probe, with its setting's ``label`` where it has one."""
     cfg = cell.config
     where = f"the GPU ({cfg.vcpus} vCPU(s) feeding it)" if cfg.device == "gpu" else f"{cfg.vcpus} vCPU(s)"
     return (f"seed {cfg.seed} to {target} at {where}" if kind == "convergence" else
-            f"speed probe {where} {cfg.build} r{cfg.repeat}")
+            f"speed probe {where} {cfg.build} r{cfg.repeat}") + (f" {label}" if label else "")
 
 
 @dataclass
 class Measuring:
     """What every step of measuring one comparison needs: the database open for measuring and this machine's id in
-    it, the request, what to say and the progress to show, what measures one run (``execute``: a fresh worker; in a
+    it, the request, its settings (label and plan of each; one setting labelled "") and each cell's setting in words
+    (``label_of``), what to say and the progress to show, what measures one run (``execute``: a fresh worker; in a
     rehearsal or a test, ``measure.replay``'s played one), the ledger of what measuring cost, and the rules."""
 
     store: Store
     machine_id: int
     req: CompareRequest
+    entries: Sequence[tuple[str, Planned]]
+    label_of: Callable[[Cell], str]
     say: Callable[[str], None]
     progress: Callable[[str], None] | None = None
     measurer: Measurer = execute
@@ -598,7 +602,7 @@ def run_one(m: Measuring, kind: str, cell: Cell, label: str = "", ledger: Ledger
     """Measure one convergence run or speed probe into the store, enter it in the ledger (``ledger``: another
     than the comparison's, for ``--check``) and say how it went (``label``: its setting, where several are
     compared)."""
-    cfg, said, say = cell.config, what(kind, cell, m.req.goal_words) + (f" {label}" if label else ""), m.say
+    cfg, said, say = cell.config, what(kind, cell, m.req.goal_words, label), m.say
     outcome = m.measurer(m.store, m.machine_id, cfg, timeout_s=m.req.timeout)
     (ledger or m.ledger).add(m.store, kind, cell, outcome)
     busy = (ledger or m.ledger).busy[-1]
@@ -616,41 +620,42 @@ def run_one(m: Measuring, kind: str, cell: Cell, label: str = "", ledger: Ledger
     return outcome
 
 
-def measure_cells(m: Measuring, work: Sequence[tuple[str, Cell]], stage: str = "",
-              label_of: Callable[[Cell], str] = lambda cell: "") -> None:
+def measure_cells(m: Measuring, work: Sequence[tuple[str, Cell]], stage: str = "") -> None:
     """The one loop that measures a comparison's cells (its planned seeds and probes, a race's round, what the
-    policy adds), each through :func:`run_one`, with progress by ``stage``; ``label_of``: a cell's setting."""
+    policy adds), each through :func:`run_one`, with progress by ``stage``."""
     for i, (kind, cell) in enumerate(work):
         if m.progress:
-            m.progress(f"{stage} [{i + 1}/{len(work)}] {kind}: {what(kind, cell, m.req.goal_words)} "
-                       f"{label_of(cell)}".strip())
-        run_one(m, kind, cell, label_of(cell))
+            m.progress(f"{stage} [{i + 1}/{len(work)}] {kind}: {what(kind, cell, m.req.goal_words, m.label_of(cell))}")
+        run_one(m, kind, cell, m.label_of(cell))
 
 
-#: Makes the cell of one more seed of a setting (its label, its plan, the comparison so far): the cell and, where
-#: the seed is told to stop early (a race's censoring), the sentence saying so.
-SeedCell = Callable[[str, "Planned", Comparison], tuple[Cell, str]]
-
-
-def decide(entries: Sequence[tuple[str, Planned]], m: Measuring, comparison: Comparison,
-           combine: Callable[[], Comparison], seed_cell: SeedCell, label_of: Callable[[Cell], str]) -> Comparison:
+def decide(m: Measuring, combine: Callable[[], Comparison],
+           seed_cell: Callable[[str, Planned, Comparison], tuple[Cell, str]]) -> Comparison:
     """The one loop that measures a comparison to its decision, single setting (one entry, label "") or raced
     (one entry per setting): after what was planned, one measurement at a time, the one the policy
     (:func:`cpustudy.decision.policy.next_step`) says is worth the most, until it says the decision is made
     (or not worth making) or the next one would pass ``--max-trainings`` trainings' time. ``combine``: the
-    comparison from everything stored. Returns the last comparison with its steps and decision."""
-    req, ledger, rules = m.req, m.ledger, m.rules
+    comparison from everything stored; ``seed_cell``: the cell of one more seed of a setting (its label, its plan,
+    the comparison so far) and, where the seed is told to stop early (a race's censoring), the sentence saying so.
+    Returns the last comparison with its steps and decision."""
+    req, ledger, rules, entries = m.req, m.ledger, m.rules, m.entries
+    comparison = combine()
     steps: list[str] = list(comparison.steps)
     last: policy.Step | None = None
     limit = req.budget(len(entries), rules)
     st = policy.standing_of(comparison, rules)  # of the comparison as it stands: read again after each measurement
     while not req.fixed_plan:
-        step = _step(entries, comparison, st, ledger, rules)
+        step = _step(m, comparison, st)
         last = step
         if step.stops:
             steps.append(f"stopped: {step.why} ({ledger.spent(comparison):.1f} trainings spent)")
             break
-        cells = _cells(entries, comparison, step, seed_cell)
+        if step.kind == "seed":
+            label, p = next(((lb, p) for lb, p in entries if lb == step.setting), entries[0])
+            cells = [("convergence", *seed_cell(label, p, comparison))]
+        else:  # candidate names are unique across the settings
+            cells = [("speed", p.another_probe(c), "") for name in step.candidates
+                     for _, p in entries for c in p.candidates if c.name == name]
         cost = sum(ledger.probe_s(comparison) if kind == "speed" else ledger.one_training(comparison) or 0.0
                    for kind, _, _ in cells)  # a speed run: the probes so far; a seed: one training
         one = ledger.one_training(comparison) or math.inf
@@ -663,11 +668,11 @@ def decide(entries: Sequence[tuple[str, Planned]], m: Measuring, comparison: Com
             if note:
                 steps.append(note)
                 m.say(f"compare: {note}")
-        steps.append("added " + " and ".join(what(k, c, req.goal_words) + (f" {label_of(c)}" if label_of(c) else "")
-                                             for k, c, _ in cells) + f": {step.why}")
+        steps.append("added " + " and ".join(what(k, c, req.goal_words, m.label_of(c)) for k, c, _ in cells)
+                     + f": {step.why}")
         m.say(f"compare: not settled yet, {steps[-1]}")
         ref = reference_probe(entries[0][1], m.store, m.say)  # a later period's first measurement: the reference first
-        measure_cells(m, [("speed", c) for c in ref] + [(kind, cell) for kind, cell, _ in cells], "settling", label_of)
+        measure_cells(m, [("speed", c) for c in ref] + [(kind, cell) for kind, cell, _ in cells], "settling")
         comparison = combine()
         st = policy.standing_of(comparison, rules)
     comparison.steps = steps
@@ -690,11 +695,11 @@ def default_of(entries: Sequence[tuple[str, Planned]]) -> str | None:
 BUSY_RUNS = 2
 
 
-def _step(entries: Sequence[tuple[str, Planned]], comparison: Comparison, st: policy.Standing | None,
-          ledger: Ledger, rules: Rules) -> policy.Step:
+def _step(m: Measuring, comparison: Comparison, st: policy.Standing | None) -> policy.Step:
     """The policy's next step; with fewer than two candidates to choose from, the single candidate's interval
     rule (:func:`cpustudy.decision.policy.one_candidate_step`)."""
-    busy, why = ledger.busy_streak()
+    entries, rules = m.entries, m.rules
+    busy, why = m.ledger.busy_streak()
     if busy >= BUSY_RUNS:
         return policy.Step("stuck", f"the last {busy} runs were measured on a busy machine ({why}) and left out of "
                            "every speed figure: measure again when nothing else runs (what was measured is stored, "
@@ -711,23 +716,9 @@ def _step(entries: Sequence[tuple[str, Planned]], comparison: Comparison, st: po
         if len(entries) > 1 else {}
     seed_cost = {label: min((st.time_s[c] for c in st.time_s if st.group_of.get(c) == label), default=0.0)
                  for label, _ in entries}
-    probe = ledger.probe_s(comparison)
+    probe = m.ledger.probe_s(comparison)
     return policy.unmeasured_step(policy.next_step(st, measurable=local, seed_cost_s=seed_cost, probe_cost_s={
         c: probe for c in local}, seeds_left=seeds_left, default=default_of(entries), rules=rules), unmeasured, local)
-
-
-def _cells(entries: Sequence[tuple[str, Planned]], comparison: Comparison, step: policy.Step,
-           seed_cell: SeedCell) -> list[tuple[str, Cell, str]]:
-    """The cells a step measures: (kind, cell, a sentence where a seed is told to stop early)."""
-    if step.kind == "seed":
-        label, p = next(((lb, p) for lb, p in entries if lb == step.setting), entries[0])
-        cell, note = seed_cell(label, p, comparison)
-        return [("convergence", cell, note)]
-    out = []
-    for name in step.candidates:
-        p, c = next((p, c) for _, p in entries for c in p.candidates if c.name == name)
-        out.append(("speed", p.another_probe(c), ""))
-    return out
 
 
 def _remains(st: policy.Standing | None, rules: Rules) -> str:

@@ -113,6 +113,13 @@ class Race:
         """Whether several settings are raced (one setting is a race of one)."""
         return len(self.plans) > 1
 
+    def label_of(self, cell: Cell) -> str:
+        """A planned cell's setting in words, ``(bf16 b256)``; "" for one setting."""
+        for label, p in self.entries:  # by key: a seed told to stop early is the same cell
+            if label and any(c.key == cell.key for c in (*p.convergence, *p.probes)):
+                return f"({label})"
+        return ""
+
 
 def plan(request: CompareRequest, plan_one: Callable[[CompareRequest], Planned] = single.plan_compare) -> Race:
     """Plan every setting of ``request`` with ``plan_one`` (the single-setting planner), checked before the
@@ -151,9 +158,8 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
     t0 = time.perf_counter()
     with measuring(req.db, race.plans[0].machine) as session:
         store = session.store
-        m = single.Measuring(store, session.machine_id, req, say, progress, measurer, rules=rules)
-        combined = partial(single.combined, entries, store, rules, *probes)
-        label_of = partial(_label_of, race)
+        m = single.Measuring(store, session.machine_id, req, entries, race.label_of, say, progress, measurer,
+                             rules=rules)
         fresh = all(pending(store, p.convergence) == p.convergence for p in race.plans)
         choose = sum(len(p.candidates) for p in race.plans) > 1  # one candidate: its interval is what is asked
         stop = None if req.fixed_plan or not fresh or not choose else before_measuring(
@@ -167,17 +173,16 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
         for line in kernels:
             say(f"compare: {line}")
         first = first_round(race, store, say)
-        single.measure_cells(m, first, "round 1" if race.raced else "planned", label_of)
+        single.measure_cells(m, first, "round 1" if race.raced else "planned")
         if req.fixed_plan:  # the fixed plan: every setting's every seed, round after round
             rest = interleave([[("convergence", c) for c in pending(store, p.convergence[_first_seeds(race, p):])]
                                for _, p in shuffled(race, req.first_seed)])
-            single.measure_cells(m, rest, "the fixed plan", label_of)
-        comparison = single.decide(entries, m, combined(), combined, label_of=label_of,
-                                   seed_cell=lambda label, p, comp: censored(race, label, p.next_seed(store), comp,
-                                                                             rules))
+            single.measure_cells(m, rest, "the fixed plan")
+        comparison = single.decide(m, partial(single.combined, entries, store, rules, *probes),
+                                   lambda label, p, comp: censored(race, label, p.next_seed(store), comp, rules))
         if race.raced:
             comparison.steps.append(race_cost(race, store))
-        single.conclude(entries, m, comparison)
+        single.conclude(m, comparison)
     comparison.notes += kernels
     comparison.wall_s = time.perf_counter() - t0
     comparison.training_wall_s = m.ledger.one_training()
@@ -260,13 +265,6 @@ def reduced_precision_kernels(race: Race, progress: Callable[[str], None] | None
                 progress(f"reading which kernels {policy} runs on in build {c.build}")
             out.append(kernels.sentence(kernels.reduced_precision_path(policy, cfg.python, cfg.env), c.build))
     return list(dict.fromkeys(out))
-
-
-def _label_of(race: Race, cell: Cell) -> str:
-    for label, p in race.entries:  # by key: a seed told to stop early is the same cell
-        if label and any(c.key == cell.key for c in (*p.convergence, *p.probes)):
-            return f"({label})"
-    return ""
 
 
 def censored(race: Race, label: str, cell: Cell, comparison: Comparison, rules: Rules = RULES) -> tuple[Cell, str]:
