@@ -301,10 +301,9 @@ class Planned:
         self.convergence.append(cell)
         return cell
 
-    def another_probe(self, c: Candidate) -> Cell:
-        """A speed probe of ``c``'s next repeat not planned yet, added to the plan."""
-        repeat = max((x.config.repeat for x in self.probes if probes_of(x, c)), default=-1) + 1
-        cell = self.probe_cell(c, repeat)
+    def another_probe(self, c: Candidate, past: int = -1) -> Cell:
+        """A speed probe of ``c``'s next repeat not planned yet (and past repeat ``past``), added to the plan."""
+        cell = self.probe_cell(c, max([x.config.repeat for x in self.probes if probes_of(x, c)] + [past]) + 1)
         self.probes.append(cell)
         return cell
 
@@ -413,9 +412,7 @@ def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted
     if ago <= PERIOD_GAP_S:
         return []
     tried = totarget.runs_of(c, p.reference, p.fingerprint, stored)  # those left out (busy) too: a new repeat
-    repeat = max([int(r.get("repeat") or 0) for r in tried] + [x.config.repeat for x in p.probes if probes_of(x, c)]) + 1
-    cell = p.probe_cell(c, repeat)
-    p.probes.append(cell)
+    cell = p.another_probe(c, max(int(r.get("repeat") or 0) for r in tried))
     left = [r for r in tried if r["id"] not in ids and ago_s([r]) <= PERIOD_GAP_S and busy_reason(r.get("machine_state"))]
     say(f"compare: {c.name} was last timed {ago / 3600:.1f} h ago"
         + (f" (its {len(left)} probe(s) since were taken on a busy machine and left out)" if left else "")
