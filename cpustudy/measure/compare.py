@@ -420,14 +420,14 @@ def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted
     return [cell]
 
 
-def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dict[str, str]) -> int:
-    """Store what the comparison stated for each local candidate with an interval, and its rules, so that the
-    backtest holds later trainings against it as stated; how many. ``setting_of``: each local candidate's
-    setting label ("" in a comparison of one setting), which names its seeds."""
-    target = comparison.target
+def state(m: Measuring, comparison: Comparison) -> None:
+    """Store what the comparison stated for each local candidate with an interval (its seeds: its setting's), and
+    its rules, so that the backtest holds later trainings against it as stated."""
+    target, store = comparison.target, m.store
     if isinstance(target, bool) or not isinstance(target, (int, float)):  # a validation accuracy only
-        return 0
-    n = 0
+        return
+    setting_of = {c.name: label for label, p in m.entries for c in p.candidates if c.kind == "here"}
+    rules = comparison.decision.rules.as_dict() if comparison.decision else None
     for r in comparison.results:
         if r.candidate not in setting_of or r.time_low_s is None or r.time_high_s is None or not r.run_ids:
             continue
@@ -435,35 +435,31 @@ def state(store: Store, machine_id: int, comparison: Comparison, setting_of: dic
         runs = store.runs(run_ids=[int(i) for i in r.run_ids])
         if not runs or not seeds:
             continue
-        convergence = identity.values(seeds[0], "convergence")
-        behind = runs + seeds
         store.add_statement({
-            "machine_id": machine_id, "session": store.session, "workload": seeds[0]["workload"],
-            "target_accuracy": float(target), "convergence": convergence,
+            "machine_id": m.machine_id, "session": store.session, "workload": seeds[0]["workload"],
+            "target_accuracy": float(target), "convergence": identity.values(seeds[0], "convergence"),
             "place": totarget.place_name(runs[0]), "candidate": r.candidate, "level": r.level,
             "low_s": r.time_low_s, "median_s": r.time_to_target_s, "high_s": r.time_high_s,
-            "data_sessions": sorted({session_of(x) for x in behind} - {""}), "rules": comparison.decision.rules.as_dict() if comparison.decision else None,
+            "data_sessions": sorted({session_of(x) for x in runs + seeds} - {""}), "rules": rules,
             "factor": comparison.factor_of(r.candidate)})
-        n += 1
-    return n
 
 
-def check_winner(local: dict[str, tuple[Planned, Candidate]], n: int, m: Measuring,
-                 comparison: Comparison) -> list[dict[str, object]]:
-    """``--check N``: the decision's choice (``comparison.decision.choice``), where it is a local candidate
-    (``local``: by name, with their plans), trained ``n`` more times to the target with seeds no comparison
-    trains (from :data:`cpustudy.analysis.totarget.CHECK_FIRST_SEED`), each billed as the comparison bills a
-    training and held against the interval it stated before them. Stored as ordinary runs (run again, they are
-    reused)."""
+def check_winner(m: Measuring, comparison: Comparison) -> list[dict[str, object]]:
+    """``--check N``: the decision's choice (``comparison.decision.choice``), where it is a local candidate,
+    trained ``N`` more times to the target with seeds no comparison trains (from
+    :data:`cpustudy.analysis.totarget.CHECK_FIRST_SEED`), each billed as the comparison bills a training and held
+    against the interval it stated before them. Stored as ordinary runs (run again, they are reused)."""
+    n, store = m.req.checks, m.store
     if not n:
         return []
-    store, say = m.store, m.say
     choice = comparison.decision.choice if comparison.decision else None
     lead = next((r for r in comparison.results if r.candidate == choice and r.time_to_target_s is not None), None)
-    if lead is None or choice not in local:
-        say(f"compare: --check: the choice, {choice or 'none'}, is no local candidate timed to the target: nothing to check")
+    local = next(((p, c) for _, p in m.entries for c in p.candidates if c.kind == "here" and c.name == choice), None)
+    if lead is None or local is None:
+        m.say(f"compare: --check: the choice, {choice or 'none'}, is no local candidate timed to the target: nothing "
+              "to check")
         return []
-    plan_, cand = local[lead.candidate]
+    plan_, cand = local
     out = []
     behind = [int(x) for x in lead.run_ids] + [s.run_id for s in comparison.seeds]
     data_sessions = sorted({session_of(r) for r in store.runs(run_ids=behind)} - {""})
@@ -498,9 +494,8 @@ def conclude(m: Measuring, comparison: Comparison) -> None:
     """After the decision, for a single setting (label "") or a race alike: what it stated for each local candidate,
     stored (:func:`state`); ``--check``'s fresh trainings of its choice (:func:`check_winner`); this machine's
     backtest in a line (``analysis.totarget.backtest``)."""
-    here = [(label, p, c) for label, p in m.entries for c in p.candidates if c.kind == "here"]
-    state(m.store, m.machine_id, comparison, {c.name: label for label, _, c in here})
-    comparison.checks = check_winner({c.name: (p, c) for _, p, c in here}, m.req.checks, m, comparison)
+    state(m, comparison)
+    comparison.checks = check_winner(m, comparison)
     bt = totarget.backtest(m.store, m.machine_id)
     comparison.notes += [bt.line] if bt is not None else []
 
