@@ -232,9 +232,7 @@ def nothing_measured(race: Race, stop: Step, rules: Rules) -> Comparison:
 def shuffled(race: Race, seed: int) -> list[tuple[str, Planned]]:
     """The settings in a random order fixed by ``seed`` (the request's first seed): no setting always goes
     first, when the machine is freshest."""
-    pairs = race.entries
-    order = random.Random(seed).sample(range(len(pairs)), len(pairs))
-    return [pairs[i] for i in order]
+    return random.Random(seed).sample(race.entries, len(race.plans))
 
 
 def interleave(queues: Sequence[Sequence[T]]) -> list[T]:
