@@ -158,8 +158,8 @@ class CompareRequest:
 
 
 def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopology, catalog: Catalog,
-                     machines: Sequence[MachineRow], *, region: str | None = None,
-                     clouds: CloudTargets | None = None, gpu_build: str = "jax-here") -> list[Candidate]:
+                     machines: Sequence[MachineRow], *, clouds: CloudTargets | None = None,
+                     gpu_build: str = "jax-here") -> list[Candidate]:
     """``--candidates``: ``here:N``/``here:all``, ``here:gpu`` (this machine's GPU, with ``gpu_build``, fed by
     all its vCPUs), ``CLOUD:INSTANCE_TYPE``, ``CLOUD:GPU:1`` or ``db:MACHINE:VCPUS`` (a fingerprint prefix or
     host name of a machine in the database; ``gpu`` for its GPU runs), each with every CPU build of ``builds``.
@@ -201,7 +201,7 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
             if clouds is None:
                 raise UserError(f"--candidates: {item}: a cloud candidate is not taken here (--simulate rehearses "
                                 "local candidates only): leave it out")
-            t = clouds.one(item, catalog, region, "--candidates")
+            t = clouds.one(item, catalog, None, "--candidates")  # in any region
             instance = f"{t.cloud}:{t.instance_type}"
             if t.device == "gpu":
                 out.append(Candidate(item, "cloud", "gpu", vcpus=t.vcpus, device="gpu", target=t, instance=instance))
