@@ -407,8 +407,7 @@ def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted
         return []
     stored = store.runs(status="ok")
     ids = {s.run_id for s in speed_samples(store, c, p.reference, p.fingerprint, stored)}
-    mine = [r for r in stored if r["id"] in ids]
-    ago = ago_s(mine)
+    ago = ago_s(r for r in stored if r["id"] in ids)
     if ago <= PERIOD_GAP_S:
         return []
     tried = totarget.runs_of(c, p.reference, p.fingerprint, stored)  # those left out (busy) too: a new repeat
@@ -830,8 +829,7 @@ def _censoring_said(seeds: Sequence[combo.SeedResult], given: combo.CandidateInp
 def _all_seed_results(p: Planned, store: Store) -> list[combo.SeedResult]:
     """Every stored full-epoch training of this configuration's seeds, at any vCPU count on this machine
     (``--convergence-at``), for the agreement check."""
-    ref = p.reference
-    mine = ref.columns()
+    mine = p.reference.columns()
     runs = [r for r in store.runs(status="ok") if (r.get("target_accuracy") or r.get("target"))
             and identity.same(r, mine, "convergence") and r.get("machine") == p.fingerprint and not r.get("projected")]
     return totarget.seed_results(store, runs, p.request.goal)
