@@ -374,8 +374,7 @@ def order(convergence: list[Cell], probes: list[Cell]) -> list[tuple[str, Cell]]
         if conv:
             out.append(("convergence", conv.pop(0)))
         take = max(1, len(prob) // max(1, len(conv) + 1)) if prob else 0
-        for _ in range(take):
-            out.append(("speed", prob.pop(0)))
+        out += [("speed", prob.pop(0)) for _ in range(take)]
     return out
 
 
