@@ -64,12 +64,8 @@ class Setting:
 
     def label(self, default_batch: int, precisions: bool, batches: bool) -> str:
         """``bf16 b256``: the axes that vary only."""
-        parts = []
-        if precisions:
-            parts.append(precision.TAGS.get(self.precision, "fp32"))
-        if batches:
-            parts.append(f"b{self.batch_size or default_batch}")
-        return " ".join(parts)
+        return " ".join(([precision.TAGS.get(self.precision, "fp32")] if precisions else [])
+                        + ([f"b{self.batch_size or default_batch}"] if batches else []))
 
 
 def parse_settings(precisions: str | None, batch_sizes: str | None, default_precision: str,
