@@ -505,10 +505,9 @@ class Ledger:
     stopped seeds, probes and checks alike, a real worker's or a played one's; not a billed training)."""
 
     trainings: list[float] = field(default_factory=list)
-    probe_runs: list[float] = field(default_factory=list)
+    probe_runs: list[float] = field(default_factory=list)  # one per speed probe measured: its wall clock (s)
     spent_s: float = 0.0
     seeds: int = 0  # convergence runs measured (stopped ones included)
-    probes: int = 0
     busy: list[str] = field(default_factory=list)  # per run, in order: why the machine was busy ("" where it was not)
 
     def add(self, store: Store, kind: str, cell: Cell, outcome: RunOutcome) -> None:
@@ -521,7 +520,6 @@ class Ledger:
             if billed is not None and not cell.config.give_up_after:
                 self.trainings.append(billed)
         else:
-            self.probes += 1
             self.probe_runs.append(took)
 
     def busy_streak(self) -> tuple[int, str]:
@@ -729,7 +727,8 @@ def attach(comparison: Comparison, st: policy.Standing | None, step: policy.Step
     """The decision's figures on the comparison: every candidate's expected cost, P(lowest expected cost) and
     expected regret, and its :class:`~cpustudy.analysis.compare.Decision` (:func:`cpustudy.decision.policy.decision`:
     what the page, the JSON and ``--check`` read)."""
-    cost = combo.DecisionCost(round(ledger.spent(comparison), 2), round(ledger.spent_s, 1), ledger.seeds, ledger.probes)
+    cost = combo.DecisionCost(round(ledger.spent(comparison), 2), round(ledger.spent_s, 1), ledger.seeds,
+                              len(ledger.probe_runs))
     comparison.decision = policy.decision(st, step, default, comparison.results, rules, cost)
     if st is not None and comparison.decision.choice is not None:
         for r in comparison.results:
