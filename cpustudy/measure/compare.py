@@ -584,6 +584,7 @@ class Measuring:
     measurer: Measurer = execute
     ledger: Ledger = field(default_factory=Ledger)
     rules: Rules = RULES
+    probes: tuple[str | None, float | None] = (None, None)  # the cloud candidates' probe plan, its estimated cost
 
 
 def run_one(m: Measuring, kind: str, cell: Cell, label: str = "", ledger: Ledger | None = None) -> RunOutcome:
@@ -617,17 +618,16 @@ def measure_cells(m: Measuring, work: Sequence[tuple[str, Cell]], stage: str = "
         run_one(m, kind, cell, m.label_of(cell))
 
 
-def decide(m: Measuring, combine: Callable[[], Comparison],
-           seed_cell: Callable[[str, Planned, Comparison], tuple[Cell, str]]) -> Comparison:
+def decide(m: Measuring, seed_cell: Callable[[str, Planned, Comparison], tuple[Cell, str]]) -> Comparison:
     """The one loop that measures a comparison to its decision, single setting (one entry, label "") or raced
     (one entry per setting): after what was planned, one measurement at a time, the one the policy
     (:func:`cpustudy.decision.policy.next_step`) says is worth the most, until it says the decision is made
-    (or not worth making) or the next one would pass ``--max-trainings`` trainings' time. ``combine``: the
-    comparison from everything stored; ``seed_cell``: the cell of one more seed of a setting (its label, its plan,
-    the comparison so far) and, where the seed is told to stop early (a race's censoring), the sentence saying so.
-    Returns the last comparison with its steps and decision."""
+    (or not worth making) or the next one would pass ``--max-trainings`` trainings' time, the comparison combined
+    from everything stored (:func:`combined`) after each. ``seed_cell``: the cell of one more seed of a setting (its
+    label, its plan, the comparison so far) and, where the seed is told to stop early (a race's censoring), the
+    sentence saying so. Returns the last comparison with its steps and decision."""
     req, ledger, rules, entries = m.req, m.ledger, m.rules, m.entries
-    comparison = combine()
+    comparison = combined(entries, m.store, rules, *m.probes)
     steps: list[str] = list(comparison.steps)
     last: policy.Step | None = None
     limit = req.budget(len(entries), rules)
@@ -661,7 +661,7 @@ def decide(m: Measuring, combine: Callable[[], Comparison],
         m.say(f"compare: not settled yet, {steps[-1]}")
         ref = reference_probe(entries[0][1], m.store, m.say)  # a later period's first measurement: the reference first
         measure_cells(m, [("speed", c) for c in ref] + [(kind, cell) for kind, cell, _ in cells], "settling")
-        comparison = combine()
+        comparison = combined(entries, m.store, rules, *m.probes)
         st = policy.standing_of(comparison, rules)
     comparison.steps = steps
     attach(comparison, st, last, ledger, rules, default_of(entries))

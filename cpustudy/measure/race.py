@@ -36,7 +36,6 @@ import random
 import statistics
 import time
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import Callable, Sequence, TypeVar
 
 from cpustudy import precision
@@ -155,7 +154,7 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
     with measuring(req.db, race.plans[0].machine) as session:
         store = session.store
         m = single.Measuring(store, session.machine_id, req, entries, race.label_of, say, progress, measurer,
-                             rules=rules)
+                             rules=rules, probes=probes)
         fresh = all(pending(store, p.convergence) == p.convergence for p in race.plans)
         choose = sum(len(p.candidates) for p in race.plans) > 1  # one candidate: its interval is what is asked
         stop = None if req.fixed_plan or not fresh or not choose else before_measuring(
@@ -174,8 +173,7 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
             rest = interleave([[("convergence", c) for c in pending(store, p.convergence[_first_seeds(race, p):])]
                                for _, p in shuffled(race, req.first_seed)])
             single.measure_cells(m, rest, "the fixed plan")
-        comparison = single.decide(m, partial(single.combined, entries, store, rules, *probes),
-                                   lambda label, p, comp: censored(race, label, p.next_seed(store), comp, rules))
+        comparison = single.decide(m, lambda label, p, comp: censored(race, label, p.next_seed(store), comp, rules))
         if race.raced:
             comparison.steps.append(race_cost(race, store))
         single.conclude(m, comparison)
