@@ -167,8 +167,7 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
         kernels = reduced_precision_kernels(race, progress)
         for line in kernels:
             say(f"compare: {line}")
-        first = first_round(race, store, say)
-        single.measure_cells(m, first, "round 1" if race.raced else "planned")
+        single.measure_cells(m, first_round(race, store, say), "round 1" if race.raced else "planned")
         if req.fixed_plan:  # the fixed plan: every setting's every seed, round after round
             rest = interleave([[("convergence", c) for c in pending(store, p.convergence[_first_seeds(race, p):])]
                                for _, p in shuffled(race, req.first_seed)])
