@@ -182,8 +182,7 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
                                 "a GPU measured elsewhere as db:MACHINE:gpu or a cloud one as CLOUD:GPU:1")
             out.append(Candidate(local_name("gpu", topo.logical, gpu_build), "here", gpu_build, vcpus=topo.logical,
                                  device="gpu"))
-            continue
-        if head == "here":
+        elif head == "here":
             if rest == "all":
                 v = topo.logical
             elif rest.isdigit() and int(rest) > 0:
