@@ -697,15 +697,15 @@ def _step(m: Measuring, comparison: Comparison, st: policy.Standing | None) -> p
         step = policy.one_candidate_step(comparison.results, comparison.seeds, local, rules,
                                          planned=entries[0][1].request.seeds)
         step = replace(step, setting=entries[0][0]) if step.kind == "seed" else step
-        return policy.unmeasured_step(step, unmeasured, local)
-    trained = {label: len(seeds) for label, seeds, _ in comparison.groups}
-    seeds_left = {label: max(0, p.request.seeds - trained.get(label, 0)) for label, p in entries} \
-        if len(entries) > 1 else {}
-    seed_cost = {label: min((st.time_s[c] for c in st.time_s if st.group_of.get(c) == label), default=0.0)
-                 for label, _ in entries}
-    probe = m.ledger.probe_s(comparison)
-    return policy.unmeasured_step(policy.next_step(st, measurable=local, seed_cost_s=seed_cost, probe_cost_s={
-        c: probe for c in local}, seeds_left=seeds_left, default=default_of(entries), rules=rules), unmeasured, local)
+    else:
+        trained = {label: len(seeds) for label, seeds, _ in comparison.groups}
+        seeds_left = {label: max(0, p.request.seeds - trained.get(label, 0)) for label, p in entries} \
+            if len(entries) > 1 else {}
+        seed_cost = {label: min((st.time_s[c] for c in st.time_s if st.group_of.get(c) == label), default=0.0)
+                     for label, _ in entries}
+        step = policy.next_step(st, measurable=local, seed_cost_s=seed_cost, probe_cost_s=dict.fromkeys(
+            local, m.ledger.probe_s(comparison)), seeds_left=seeds_left, default=default_of(entries), rules=rules)
+    return policy.unmeasured_step(step, unmeasured, local)
 
 
 def _remains(st: policy.Standing | None, rules: Rules) -> str:
