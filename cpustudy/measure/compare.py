@@ -649,7 +649,7 @@ def decide(m: Measuring, seed_cell: Callable[[str, Planned, Comparison], tuple[C
         if ledger.spent(comparison) + cost / one > limit:
             steps.append(f"stopped at the limit of {limit:g} trainings ({ledger.spent(comparison):.1f} "
                          f"spent): not settled: {step.why}" + _remains(st, rules))
-            last = policy.Step("limit", steps[-1])
+            last = policy.Step(policy.LIMIT, steps[-1])
             break
         for _, _, note in cells:
             if note:
@@ -688,7 +688,7 @@ def _step(m: Measuring, comparison: Comparison, st: policy.Standing | None) -> p
     entries, rules = m.entries, m.rules
     busy, why = m.ledger.busy_streak()
     if busy >= BUSY_RUNS:
-        return policy.Step("stuck", f"the last {busy} runs were measured on a busy machine ({why}) and left out of "
+        return policy.Step(policy.STUCK, f"the last {busy} runs were measured on a busy machine ({why}) and left out of "
                            "every speed figure: measure again when nothing else runs (what was measured is stored, "
                            "and the same command resumes from it)")
     local = {c.name for _, p in entries for c in p.candidates if c.kind == "here"}
