@@ -102,6 +102,11 @@ def test_a_race_that_cannot_pay_over_its_trainings_is_not_started_and_names_the_
     d = out.decision.as_dict()
     assert (d["stop"], d["choice"], d["default"]) == ("not worth it", "here:2 fp32 b64", "here:2 fp32 b64")
     assert d["cost"]["seeds"] == 0 and all(r.speed_runs == 0 for r in out.results) and len(out.results) == 4
+    # The default is the setting --precision and --batch-size name, wherever the lists put it (it was the first listed)
+    for batch, default in ((64, "here:2 fp32 b64"), (None, "here:2 fp32 b256")):
+        listed, _ = simloop.run(truth, tmp_path / f"listed-{batch}.sqlite", rules=RULES, batch_size=batch,
+                                precisions="mixed_bfloat16,float32", batch_sizes="256,64")
+        assert listed.decision.as_dict()["default"] == default
     with Store.read(tmp_path / "ten.sqlite") as store:
         assert store.runs() == []
     many, _ = simloop.run(truth, tmp_path / "hundred.sqlite", rules=Rules(trainings=100))

@@ -663,18 +663,21 @@ def decide(m: Measuring, seed_cell: Callable[[str, Planned, Comparison], tuple[C
         comparison = combined(entries, m.store, rules, *m.probes)
         st = policy.standing_of(comparison, rules)
     comparison.steps = steps
-    attach(comparison, st, last, ledger, rules, default_of(entries))
+    attach(comparison, st, last, ledger, rules, default_of(entries, m.req))
     return comparison
 
 
-def default_of(entries: Sequence[tuple[str, Planned]]) -> str | None:
-    """The candidate the user would take without comparing: the first listed, in the setting the request names
-    (its own ``--precision`` and ``--batch-size``), else the first setting."""
-    for _, p in entries:
-        cfg, req = p.convergence[0].config, p.request
-        if cfg.precision_policy == req.precision and (req.batch_size is None or cfg.batch_size == req.batch_size):
-            return p.candidates[0].name if p.candidates else None
-    return entries[0][1].candidates[0].name if entries and entries[0][1].candidates else None
+def default_of(entries: Sequence[tuple[str, Planned]], request: CompareRequest) -> str | None:
+    """The candidate the user would take without comparing: the first listed, in the setting ``request`` (the
+    comparison's own, before it is split into settings) names by ``--precision`` and ``--batch-size`` (else the
+    workload's batch size); where none is that, the first with its precision; else the first setting."""
+    def rank(p: Planned) -> int:
+        cfg = p.convergence[0].config
+        same = cfg.precision_policy == request.precision
+        return 0 if same and cfg.batch_size == (request.batch_size or p.workload.batch_size) else 1 if same else 2
+
+    plans = sorted((p for _, p in entries if p.candidates), key=rank)  # stable: the listed order within a rank
+    return plans[0].candidates[0].name if plans else None
 
 
 #: Runs in a row measured on a busy machine after which measuring stops (each is left out of every speed figure: more
@@ -704,7 +707,7 @@ def _step(m: Measuring, comparison: Comparison, st: policy.Standing | None) -> p
         seed_cost = {label: min((st.time_s[c] for c in st.time_s if st.group_of.get(c) == label), default=0.0)
                      for label, _ in entries}
         step = policy.next_step(st, measurable=local, seed_cost_s=seed_cost, probe_cost_s=dict.fromkeys(
-            local, m.ledger.probe_s(comparison)), seeds_left=seeds_left, default=default_of(entries), rules=rules)
+            local, m.ledger.probe_s(comparison)), seeds_left=seeds_left, default=default_of(entries, m.req), rules=rules)
     return policy.unmeasured_step(step, unmeasured, local)
 
 

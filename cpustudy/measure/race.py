@@ -158,7 +158,7 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
         fresh = all(pending(store, p.convergence) == p.convergence for p in race.plans)
         choose = sum(len(p.candidates) for p in race.plans) > 1  # one candidate: its interval is what is asked
         stop = None if req.fixed_plan or not fresh or not choose else before_measuring(
-            float(sum(_first_seeds(race, p) for p in race.plans)), single.default_of(entries), rules)
+            float(sum(_first_seeds(race, p) for p in race.plans)), single.default_of(entries, req), rules)
         if stop is not None:  # answered before anything runs, the kernels' reading included
             say(f"compare: {stop.why}")
             out = nothing_measured(race, stop, rules)
@@ -211,7 +211,7 @@ def first_round(race: Race, store: Store, say: Callable[[str], None]) -> list[tu
 
 def nothing_measured(race: Race, stop: Step, rules: Rules) -> Comparison:
     """The answer where nothing was worth measuring: every candidate without figures, the default chosen."""
-    default = single.default_of(race.entries)
+    default = single.default_of(race.entries, race.request)
     results = [combo.CandidateResult(c.name, None, None, None, None, None, None, None, None, None, 0.0, 0, None,
                                      "", [], []) for p in race.plans for c in p.candidates]
     out = Comparison(race.plans[0].reference.workload, race.request.goal, results, [])
