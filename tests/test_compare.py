@@ -370,3 +370,17 @@ def test_p_cheapest_that_sums_to_less_than_one_says_what_the_rest_is():
     (line,) = _unreached([result("a", 0.978), result("b", 0.010)])
     assert "sums to 98.8%" in line and "other 1.2% of draws" in line
     assert _unreached([result("a", 0.6), result("b", 0.4)]) == [] and _unreached([result("a", None)]) == []
+
+
+def test_a_stored_gpu_is_one_candidate_whatever_the_cpu_builds():
+    """``db:MACHINE:gpu`` with several ``--builds``: the GPU's runs are one candidate (each CPU build made the same
+    one, refused as "named twice"); ``db:MACHINE:2`` is one per build."""
+    from cpustudy.environment import machine
+    from cpustudy.measure.compare import parse_candidates
+    from cpustudy.prices import Catalog
+
+    topo = machine.CpuTopology(cpus={0: (0, 0, 0), 1: (0, 1, 0)})
+    machines = [{"fingerprint": "3f2a9c0d11aa", "hostname": "h100-box", "cpu_model": "Xeon"}]
+    out = parse_candidates("db:3f2a:gpu,db:h100-box:2", ["tf", "tf-eigen"], topo, Catalog.load(None), machines)
+    assert [(c.name, c.device, c.build) for c in out] == [
+        ("db:3f2a:gpu", "gpu", "gpu"), ("db:h100-box:2 tf", "cpu", "tf"), ("db:h100-box:2 tf-eigen", "cpu", "tf-eigen")]

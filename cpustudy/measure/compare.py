@@ -195,7 +195,8 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
                                 f"here:{topo.logical}, or here:all")
             out += [Candidate(local_name("cpu", v, b, several), "here", b, vcpus=v) for b in builds]
         elif head == "db":
-            out += [_stored(item, rest, machines, b, several) for b in builds]
+            stored = [_stored(item, rest, machines, b, several) for b in builds]
+            out += stored[:1] if stored[0].device == "gpu" else stored  # a GPU's runs: one candidate, not per CPU build
         elif head in known_clouds:
             if clouds is None:
                 raise UserError(f"--candidates: {item}: a cloud candidate is not taken here (--simulate rehearses "
