@@ -12,9 +12,15 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
 
+import numpy as np
+from scipy import stats as sps
+
 from cpustudy import identity, precision, prices
+from cpustudy.analysis import anchor, recalibration
 from cpustudy.analysis import compare as combo
-from cpustudy.analysis import recalibration
+from cpustudy.analysis.holdup import busy_reason, machine_noise
+from cpustudy.analysis.projection import ProjectionError, default_error, projection_error
+from cpustudy.analysis.runs import config_name, load_runs, periods, run_totals, session_of
 from cpustudy.analysis.stats import DEFAULT_NOISE, Components, Noise
 from cpustudy.errors import UserError
 from cpustudy.identity import Configuration
@@ -22,7 +28,6 @@ from cpustudy.rules import RULES
 from cpustudy.store.rows import EpochRow, RunRow
 
 if TYPE_CHECKING:
-    from cpustudy.analysis.projection import ProjectionError
     from cpustudy.targets import Target
     from cpustudy.prices import Catalog, Price
     from cpustudy.store import Store
@@ -134,8 +139,6 @@ def matches(run: RunRow, c: Candidate, ref: Configuration, fingerprint: str) -> 
 
 def usable(run: RunRow) -> bool:
     """Whether a run's time can serve as a speed sample: not oversubscribed, not measured on a busy machine."""
-    from cpustudy.analysis.holdup import busy_reason
-
     return not (run.get("oversubscribed") or busy_reason(run.get("machine_state")))
 
 
@@ -198,9 +201,6 @@ def coverage(inside: Sequence[bool], period: Sequence[str], statement: Sequence[
     """The share of checks ``inside`` their interval: its ``level`` interval and effective n, Clopper-Pearson at n over
     the design effect 1 + sum (m - 1) ICC over the checks' periods (their shift) and statements (its error); m the
     mean cluster size (sum of sizes squared over n), ICC one-way ANOVA's, the periods' never under ``PERIOD_ICC``."""
-    import numpy as np
-    from scipy import stats as sps
-
     x = np.asarray(inside, dtype=float)
     n, k, tail, deff = len(x), float(x.sum()), (1 - level) / 2, 1.0
     for groups, least in ((period, PERIOD_ICC), (statement, 0.0)):
@@ -252,8 +252,6 @@ class Backtest:
 def backtest(store: Store, machine_id: int | None = None, level: float | None = None) -> Backtest | None:
     """This machine's stored checks of intervals stated at ``level`` (default: the latest check's) as a
     :class:`Backtest`, clustered by the periods they trained in and the statements they were held against."""
-    from cpustudy.analysis.runs import periods, session_of
-
     every = store.checks(machine_id)
     level = float(every[-1]["level"] if level is None and every else level or 0)
     rows = [r for r in every if round(float(r["level"]), 6) == round(level, 6)]
@@ -278,8 +276,6 @@ def speed_samples(store: Store, c: Candidate, ref: Configuration, fingerprint: s
                   by: dict[int, list[EpochRow]] | None = None) -> list[combo.SpeedSample]:
     """Candidate ``c``'s speed samples among ``runs`` (default: every ok run), never a ``--check`` training (it is
     held against the interval, so it is no part of it); ``by``: their epochs by run, where already read."""
-    from cpustudy.analysis.runs import periods
-
     every = runs if runs is not None else store.runs(status="ok")
     runs = [r for r in every if matches(r, c, ref, fingerprint) and not is_check(r)]
     if not runs:
@@ -382,8 +378,6 @@ def runs_of(c: Candidate, ref: Configuration, fingerprint: str, runs: Sequence[R
 def left_out_busy(c: Candidate, ref: Configuration, fingerprint: str, runs: Sequence[RunRow]) -> list[str]:
     """Why a local candidate has no speed run although it ran: its runs of ``ref``'s setting (:func:`runs_of`)
     were measured on a busy machine (left out, as every comparison leaves them), in words; empty where none was."""
-    from cpustudy.analysis.holdup import busy_reason
-
     busy = [reason for reason in (busy_reason(r.get("machine_state")) for r in runs_of(c, ref, fingerprint, runs))
             if reason]
     if not busy:
@@ -408,11 +402,6 @@ def basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[Run
 
 def stored_noise(store: Store) -> Noise:
     """What the database's stored repeats tell of its machines' noise (``holdup.machine_noise`` of its runs)."""
-    from cpustudy.analysis import anchor
-    from cpustudy.analysis.holdup import machine_noise
-    from cpustudy.analysis.projection import projection_error
-    from cpustudy.analysis.runs import load_runs, run_totals
-
     prior = anchor.prior(store.runs(status="ok"), DEFAULT_NOISE)
     try:
         runs = load_runs(store)
@@ -425,8 +414,6 @@ def with_projection(noise: Noise, error: ProjectionError | None) -> Noise:
     """``noise`` with the projection's own error (:func:`cpustudy.analysis.projection.projection_error`; None:
     cpustudy's default, nothing measured both ways), which a candidate's projected speed runs carry into its
     interval."""
-    from cpustudy.analysis.projection import default_error
-
     error = error or default_error()
     return dataclasses.replace(noise, projection=error.sd, projection_source=error.source)
 
@@ -475,13 +462,9 @@ def session_note(store: Store, results: Sequence[combo.CandidateResult], seeds: 
                  noise: Noise) -> list[str]:
     """Where every run behind the intervals comes from one measuring period and the variation between periods is not
     measured here, a note that the intervals assume the machine's shift to a later period (``stats.UNMEASURED_SHIFT``)."""
-    from cpustudy.analysis.runs import session_of
-
     ids = sorted({int(i) for r in results for i in r.run_ids} | {s.run_id for s in seeds})
     if not ids or noise.between_basis == "repeats":  # measured for these configurations
         return []
-    from cpustudy.analysis.runs import periods
-
     behind = store.runs(run_ids=ids)
     period = periods(store.runs(status="ok"))  # over every run, as the speed samples' periods are (sessions between chain)
     sessions = {period.get(session_of(r), session_of(r)) for r in behind} - {""}
@@ -501,8 +484,6 @@ def session_note(store: Store, results: Sequence[combo.CandidateResult], seeds: 
 
 def place_name(run: RunRow) -> str:
     """The name :func:`stored` gives the candidate a stored run measured: its configuration on its instance or CPU."""
-    from cpustudy.analysis.runs import config_name
-
     device = run.get("device") or "cpu"
     where = run.get("instance") or str(run.get("cpu_model") or run.get("machine"))[:40]
     return f"{config_name(device, run.get('vcpus'), run['build'])} on {where}"
