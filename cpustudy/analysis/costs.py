@@ -17,7 +17,7 @@ time x rate.
 
 from __future__ import annotations
 
-from typing import Mapping, Protocol
+from typing import Iterable, Mapping, Protocol
 
 import pandas as pd
 
@@ -76,13 +76,25 @@ def _run_facts(summary_row: _SummaryTuple, runs: Mapping[int, _RunTuple]) -> tup
             where.append((res, zone))
         elif isinstance(inst, str):  # its resources unreadable: its instance type
             where.append((inst, zone))  # neither (None): its record is unreadable
-    needs = [n for n in (prices.memory_need_gib(getattr(r, "peak_rss_bytes", None)) for r in mine) if n is not None]
-    return text, where, prices.machine_of(mine[0]._asdict()) if mine else {}, max(needs) if needs else None
+    return text, where, prices.machine_of(mine[0]._asdict()) if mine else {}, memory_need([r._asdict() for r in mine])
 
 
-def _threads_per_core(machine: Mapping[str, object]) -> int | None:
-    tpc = machine.get("threads_per_core")
-    return tpc if isinstance(tpc, int) and tpc > 0 else None
+def memory_need(runs: Iterable[Mapping[str, object]]) -> float | None:
+    """The memory an instance needs for the trainings in ``runs``: from their largest recorded peak."""
+    needs = [n for n in (prices.memory_need_gib(r.get("peak_rss_bytes")) for r in runs) if n is not None]
+    return max(needs) if needs else None
+
+
+def cpu_price(catalog: prices.Catalog, family: str | None, machine: Mapping[str, object], vcpus: int,
+              region: str | None, spot: bool, memory_gib: float | None) -> tuple[prices.Price | None, str]:
+    """A CPU run measured on a machine of one's own: the instance of ``family`` where one was asked for, else of the
+    cheapest family that runs its CPU (``prices.own_family``), at the vCPUs that hold the same cores and with the
+    ``memory_gib`` the training needs."""
+    if family:
+        tpc = machine.get("threads_per_core")
+        return catalog.cpu_instance(family, vcpus, region, memory_gib=memory_gib,
+                                    threads_per_core=tpc if isinstance(tpc, int) and tpc > 0 else None)
+    return prices.own_family(catalog, machine, vcpus, region, spot, memory_gib)
 
 
 def _cloud_price(catalog: prices.Catalog, where: list[Where]) -> tuple[prices.Price | None, str]:
@@ -156,12 +168,8 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
         elif own:
             price, note = catalog.cpu_instance(own["cpu"], vcpus)
             note = note if price is not None else note + ": not priced"
-        elif asked:
-            price, note = catalog.cpu_instance(family, vcpus, region, memory_gib=memory,
-                                               threads_per_core=_threads_per_core(machine))
-            note = note if price is not None else note + ": not priced"
-        else:  # priced as the CPU it ran on
-            price, note = prices.own_family(catalog, machine, vcpus, region, spot, memory)
+        else:  # the family asked for, else priced as the CPU it ran on
+            price, note = cpu_price(catalog, asked, machine, vcpus, region, spot, memory)
             note = note if price is not None else note + ": not priced"
         if price is None:
             out.append({"instance": None, "price_note": note})

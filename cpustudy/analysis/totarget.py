@@ -18,12 +18,14 @@ from scipy import stats as sps
 from cpustudy import identity, precision, prices
 from cpustudy.analysis import anchor, recalibration
 from cpustudy.analysis import compare as combo
+from cpustudy.analysis.costs import cpu_price, memory_need
 from cpustudy.analysis.holdup import busy_reason, machine_noise
 from cpustudy.analysis.projection import ProjectionError, default_error, projection_error
 from cpustudy.analysis.runs import config_name, load_runs, periods, run_totals, session_of
 from cpustudy.analysis.stats import DEFAULT_NOISE, Components, Noise
 from cpustudy.errors import UserError
 from cpustudy.identity import Configuration
+from cpustudy.prices.model import MEMORY_MARGIN, MEMORY_RESERVE_GIB
 from cpustudy.rules import RULES
 from cpustudy.store.rows import EpochRow, RunRow
 
@@ -311,38 +313,21 @@ def price_of(catalog: Catalog, spot: bool, family_asked: str | None, c: Candidat
     elif c.device == "gpu":
         return None, ("this machine's GPU, not priced: no instance of it is known here" if c.kind == "here" else
                       "a GPU measured elsewhere, not priced here (its runs name no instance)")
-    elif family_asked:
-        tpc = t if isinstance(t := machine.get("threads_per_core"), int) else None
-        price, note = catalog.cpu_instance(family_asked, int(c.vcpus or 1), threads_per_core=tpc, memory_gib=memory_gib)
-        if price is None:
-            return None, note
-        note = f"priced as {price.name} ({family_asked}{'; ' + note if note else ''})"
     else:
-        price, note = prices.own_family(catalog, machine, int(c.vcpus or 1), None, spot, memory_gib)
+        price, note = cpu_price(catalog, family_asked, machine, int(c.vcpus or 1), None, spot, memory_gib)
         if price is None:
             return None, note
-        note = f"priced as {price.name}: {note}; --family chooses another"
+        note = (f"priced as {price.name} ({family_asked}{'; ' + note if note else ''})" if family_asked
+                else f"priced as {price.name}: {note}; --family chooses another")
     if memory_gib is not None and price.memory_gib is not None and price.memory_gib < memory_gib:
         return None, (f"{price.name} has {price.memory_gib:g} GiB, less than the {memory_gib:.1f} GiB this training "
-                      f"needs ({memory_words()}): not a candidate")
+                      f"needs (its runs' peak resident memory x {MEMORY_MARGIN:g} + {MEMORY_RESERVE_GIB:g} GiB for "
+                      "the OS): not a candidate")
     q = prices.quote(price, spot)
     if q is None:
         return None, "; ".join(x for x in (note, prices.unpriced_note(price, spot)) if x)
     return q.usd_per_hour, "; ".join(x for x in (f"{price.name} {q.kind} {q.usd_per_hour:.4g} USD/h ({price.region}, "
                                                  f"as of {price.as_of})", note) if x)
-
-
-def memory_words() -> str:
-    """How the memory a training needs is reckoned, for the notes that use it."""
-    from cpustudy.prices.model import MEMORY_MARGIN, MEMORY_RESERVE_GIB
-
-    return f"its runs' peak resident memory x {MEMORY_MARGIN:g} + {MEMORY_RESERVE_GIB:g} GiB for the OS"
-
-
-def memory_need(runs: Sequence[RunRow]) -> float | None:
-    """The memory an instance needs for the trainings in ``runs``: from their largest recorded peak."""
-    needs = [n for n in (prices.memory_need_gib(r.get("peak_rss_bytes")) for r in runs) if n is not None]
-    return max(needs) if needs else None
 
 
 def candidate_inputs(store: Store, candidates: Sequence[Candidate], ref: Configuration, fingerprint: str, runs: Sequence[RunRow],
