@@ -122,15 +122,11 @@ def matches(run: RunRow, c: Candidate, ref: Configuration, fingerprint: str) -> 
     content, switches and hyper-parameters, batch size, precision, validation, threads, XLA, input
     pipeline, no tuning), on the candidate's device, build, vCPUs and place, and usable as a speed sample
     (:func:`usable`; a capped run of at least ``MIN_PROBE_STEPS`` steps)."""
-    if run["status"] != "ok" or identity.FIELDS["study"](run) != "cpustudy":
-        return False
-    if run.get("projected") and (run.get("steps_per_epoch") or 0) < MIN_PROBE_STEPS:
-        return False
-    if not usable(run) or not identity.same(run, ref.columns(), "setting"):
-        return False
-    if identity.FIELDS["tuning_id"](run) is not None:
-        return False
-    if run.get("device") != c.device or (c.device == "cpu" and run.get("build") != c.build):
+    if (run["status"] != "ok" or identity.FIELDS["study"](run) != "cpustudy"
+            or run.get("projected") and (run.get("steps_per_epoch") or 0) < MIN_PROBE_STEPS
+            or not usable(run) or not identity.same(run, ref.columns(), "setting")
+            or identity.FIELDS["tuning_id"](run) is not None
+            or run.get("device") != c.device or (c.device == "cpu" and run.get("build") != c.build)):
         return False
     if c.kind == "here":
         return run.get("machine") == fingerprint and not run.get("instance") and run.get("vcpus") == c.vcpus
