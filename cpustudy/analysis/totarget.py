@@ -484,10 +484,9 @@ def _places(runs: Sequence[RunRow], ref: Configuration) -> dict[tuple, Candidate
     places: dict[tuple, Candidate] = {}
     for r in runs:
         machine, device, vcpus, build = key = place_key(r)
-        if key in places or not matches(r, Candidate("", "stored", build, vcpus=vcpus, device=device,
-                                                     machine=machine), ref, ""):
-            continue
-        places[key] = Candidate(place_name(r), "stored", build, vcpus=vcpus, device=device, machine=machine)
+        c = Candidate(place_name(r), "stored", build, vcpus=vcpus, device=device, machine=machine)
+        if key not in places and matches(r, c, ref, ""):
+            places[key] = c
     names = [c.name for c in places.values()]
     return {k: dataclasses.replace(c, name=f"{c.name} ({str(c.machine)[:8]})") if names.count(c.name) > 1 else c
             for k, c in places.items()}
