@@ -40,9 +40,10 @@ price changes.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -51,11 +52,11 @@ from cpustudy.analysis.billed import Billed
 from cpustudy.analysis.model import EPOCH_PRIOR, CandidateInput, Group, Model, SeedResult, SpeedSample
 from cpustudy.analysis.runs import session_of, settings_of
 from cpustudy.analysis.stats import NO_PRIOR, Noise
+from cpustudy.errors import UserError
 from cpustudy.rules import RULES, Rules
 from cpustudy.store.rows import EpochRow, RunRow, value
+from cpustudy.targets import Target, accuracy_value, of_run
 
-if TYPE_CHECKING:
-    from cpustudy.targets import Target
 
 @dataclass
 class DecisionCost:
@@ -133,8 +134,6 @@ class CandidateResult:
 def as_target(target: "float | Target") -> "Target":
     """A comparison's target: ``--target METRIC=VALUE`` as parsed, or ``--target-accuracy A`` as the validation
     accuracy at or above A."""
-    from cpustudy.targets import Target
-
     return target if isinstance(target, Target) else Target("val_accuracy", ">=", float(target))
 
 
@@ -147,10 +146,6 @@ def target_words(target: "float | Target") -> str:
 def metric_value(epoch: EpochRow, metric: str) -> float | None:
     """A stored epoch's value of a validation metric: its column (``val_accuracy``, ``val_loss``), else the
     metrics fit logged (stored as JSON), where the accuracy may go under any of Keras' names."""
-    import json
-
-    from cpustudy.targets import accuracy_value
-
     v = value(epoch, metric)
     if v is not None:
         return float(v)
@@ -220,9 +215,6 @@ def _give_up_after(run: RunRow) -> int | None:
 
 
 def _stopped_at_own_target(run: RunRow, epochs: Sequence[EpochRow]) -> bool:
-    from cpustudy.errors import UserError
-    from cpustudy.targets import of_run
-
     try:
         own = of_run(run.get("target"), run.get("target_accuracy"))
     except UserError:  # a target text this version cannot read: whether it stopped there, as the run stored it
