@@ -188,7 +188,8 @@ def seed_result(run: RunRow, epochs: Sequence[EpochRow],
     samples = hit * int(steps) * int(batch) if hit is not None and steps and (batch := run.get("batch_size")) \
         else None
     max_epochs = int(run.get("epochs") or len(epochs))
-    give_up = _give_up_after(run)
+    # the epochs after which a race told it to stop short of its target (its stored settings), or None
+    give_up = int(g) if (g := settings_of(run.get("settings")).get("give_up_after")) else None
     censored = give_up if hit is None and give_up is not None and give_up < max_epochs and len(epochs) <= give_up \
         else None
     return SeedResult(int(run.get("seed") or 0), hit is not None, hit, max_epochs, int(run["id"]),
@@ -206,12 +207,6 @@ def margins(epochs: Sequence[EpochRow], target: "Target", hit: int | None) -> tu
             return ()
         out.append(v - target.value if target.op == ">=" else target.value - v)
     return tuple(out)
-
-
-def _give_up_after(run: RunRow) -> int | None:
-    """The epochs after which a race told this run to stop short of its target (its stored settings), or None."""
-    value = settings_of(run.get("settings")).get("give_up_after")
-    return int(value) if value else None
 
 
 def _stopped_at_own_target(run: RunRow, epochs: Sequence[EpochRow]) -> bool:
