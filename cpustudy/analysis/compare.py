@@ -252,20 +252,15 @@ def combine_groups(groups: Sequence[tuple[Sequence[SeedResult], Sequence[Candida
     """:func:`combine` for candidates that converge differently: each group is one training setting
     (a precision, a batch size) with its own seeds' epochs and its candidates; every candidate's figures come
     from its own group's seeds, and P(cheapest) is taken over all groups' candidates together (a new training
-    of each setting converges on its own: their epoch draws are independent)."""
+    of each setting converges on its own: their epoch draws are independent). Each candidate's figures are read
+    from the model's draws: the median and central ``level`` interval of its time and cost, P(cheapest) among the
+    priced, P(deadline) and P(budget)."""
     if not groups or any(not seeds for seeds, _ in groups):
         raise ValueError("combine needs at least one seed's convergence for every setting")
     if not 0 < level < 1:
         raise ValueError(f"level {level}: give a share between 0 and 1")
     model = Model([Group(str(g), seeds, candidates) for g, (seeds, candidates) in enumerate(groups)], noise=noise,
                   draws=draws, rng_seed=rng_seed, epoch_prior=epoch_prior, factor=factor)
-    return results_of(model, level=level, deadline_s=deadline_s, budget_usd=budget_usd)
-
-
-def results_of(model: Model, *, level: float = RULES.level, deadline_s: float | None = None,
-               budget_usd: float | None = None) -> list[CandidateResult]:
-    """Each candidate's figures for one new training, read from ``model``'s draws: the median and central ``level``
-    interval of its time and cost, P(cheapest) among the priced, P(deadline) and P(budget)."""
     fitted = model.fitted
     costs = {n: f.new_s * rate for n, f in fitted.items() if (rate := model.rate(n)) is not None}
     cheapest = model.p_lowest(costs)
