@@ -127,9 +127,6 @@ class CandidateResult:
     p_best: float | None = None  # P(lowest expected cost); sums to 1 over the candidates with figures
     regret: float | None = None  # expected relative regret of choosing it
 
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
-
 
 def as_target(target: "float | Target") -> "Target":
     """A comparison's target: ``--target METRIC=VALUE`` as parsed, or ``--target-accuracy A`` as the validation

@@ -107,7 +107,7 @@ class Comparison:
         t = combo.as_target(self.target)
         accuracy = t.value if (t.metric, t.op) == ("val_accuracy", ">=") else None
         return json.dumps({"workload": self.workload, "target_accuracy": accuracy, "target": t.text,
-                           "candidates": [r.as_dict() for r in self.results],
+                           "candidates": [dataclasses.asdict(r) for r in self.results],
                            "seeds": [s.__dict__ for s in self.seeds], "assumptions": self.assumptions,
                            "notes": self.notes, "probe_plan": self.plan_folder,
                            "probe_cost_usd": self.probe_cost_usd, "settling": self.steps,
