@@ -141,14 +141,6 @@ TABLE_COLUMNS = (
 )
 
 
-def _same_device_peak(r: RunRow) -> float | None:
-    """The run's peak when it was measured on the device the run trained on (older peaks were all
-    measured on the CPUs: right for CPU runs, wrong for GPU runs)."""
-    if (r.get("peak_device") or "cpu") != (r.get("device") or "cpu"):
-        return None
-    return r.get("peak_gflops")
-
-
 def run_rows(store: Store) -> list[dict[str, object]]:
     rows = []
     runs = store.runs()
@@ -166,6 +158,7 @@ def run_rows(store: Store) -> list[dict[str, object]]:
         share, why = peak_share(gflops, r.get("peak_gflops"), device=r.get("device"), peak_device=r.get("peak_device"),
                                 policy=r.get("precision_policy"), peak_precision=r.get("peak_precision"))
         isa_pct, isa_why = isa_share(gflops, r.get("isa_peak_gflops"))
+        same_device = (r.get("peak_device") or "cpu") == (r.get("device") or "cpu")  # else its peak is not the run's
         rows.append(
             {
                 **{k: r.get(k) for k in RUN_COLUMNS},
@@ -174,7 +167,7 @@ def run_rows(store: Store) -> list[dict[str, object]]:
                 "threads": threads,
                 "steps_per_epoch": r.get("steps_per_epoch") or r.get("full_steps_per_epoch"),
                 "gflops_per_s": gflops,
-                "peak_gflops": _same_device_peak(r),
+                "peak_gflops": r.get("peak_gflops") if same_device else None,
                 "pct_of_peak": share,
                 "peak_note": "; ".join(x for x in (why, isa_why) if x) or None,
                 "pct_of_isa_peak": isa_pct,
