@@ -67,15 +67,17 @@ def setting_tags(run: RunRow, *, batch: bool = True) -> list[str]:
     if (run.get("intra_threads"), run.get("inter_threads")) not in ((None, None), (vcpus, vcpus)):
         parts.append(f"t{run.get('intra_threads')}/{run.get('inter_threads')}")
     # A build's own env (KERAS_BACKEND=jax for jax-here) is not a setting: subtract what the run
-    # stored as the build's env; runs stored before that use the recipe here, and when this
-    # checkout lacks the recipe (measured elsewhere) nothing can be told apart: all of it is the build's.
-    build = str(run.get("build"))
+    # stored as the build's env; runs that stored none use this checkout's recipe, and when it lacks
+    # the recipe (measured elsewhere) nothing can be told apart: all of it is the build's.
     env = settings.get("env") or {}
     build_env = settings.get("build_env")
     if not isinstance(build_env, dict):
-        build_env = _recipe_env(build)
-    if build_env is None:
-        build_env = env
+        from cpustudy.environment import builds
+
+        try:
+            build_env = dict(builds.load(str(run.get("build"))).env)
+        except UserError:  # no such recipe here
+            build_env = env
     extra_env = {k: v for k, v in env.items() if k not in build_env or str(build_env[k]) != str(v)}
     return parts + [f"{k}={v}" for k, v in sorted(extra_env.items())]
 
@@ -289,16 +291,6 @@ def guess_family(build: str) -> str:
     if "compiled" in build or "march" in build:
         return "compiled"
     return "other"
-
-
-def _recipe_env(build: str) -> dict[str, str] | None:
-    """The env of this checkout's recipe named ``build``; None when there is no such recipe here."""
-    from cpustudy.environment import builds
-
-    try:
-        return dict(builds.load(build).env)
-    except UserError:
-        return None
 
 
 def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
