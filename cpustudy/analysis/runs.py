@@ -189,12 +189,11 @@ def add_cloud(df: pd.DataFrame) -> None:
     for col in ("region", "zone", "spot", "recoveries"):
         df[f"cloud_{col}"] = [w.get(col) if w else None for w in where]
     families: dict[str, set[str]] = {}
+    local_models: dict[str, set[str]] = {}
     for r, w in zip(recs, where):
         if w:
             families.setdefault(family_of(str(w["instance_type"])), set()).add(short_cpu(r.get("cpu_model")))
-    local_models: dict[str, set[str]] = {}
-    for r, w in zip(recs, where):
-        if not w and not studies.study(r.get("study")).imported and r.get("device") != "gpu":
+        elif not studies.study(r.get("study")).imported and r.get("device") != "gpu":
             local_models.setdefault(str(r.get("study")), set()).add(cpu_label(r))
     platforms = []
     for r, w in zip(recs, where):
