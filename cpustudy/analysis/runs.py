@@ -321,8 +321,7 @@ def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
     # warm-up, tracing included), unless the run reached its target accuracy in that epoch: its time to
     # the target is measured; its full-training figures are not (``warmup_only``, left out of them).
     df["warmup_only"] = ~df["study"].isin(IMPORTED_STUDIES) & (df["timed_epochs"].fillna(1).astype(int) == 0)
-    reached = pd.to_numeric(df["target_reached"], errors="coerce").fillna(0) > 0 if "target_reached" in df \
-        else pd.Series(False, index=df.index)
+    reached = pd.to_numeric(df["target_reached"], errors="coerce").fillna(0) > 0
     keep = (df["oversubscribed"].fillna(0).astype(int) == 0) & (~df["warmup_only"] | reached)
     df = df[keep]
     if df.empty:
@@ -381,8 +380,7 @@ def outdated(df: pd.DataFrame) -> pd.Series[bool]:
     """Runs of an earlier version of their workload (its model, data generator or FLOPs changed since):
     not comparable with runs of the current one (imported studies ran their own models: never)."""
     current = [getattr(workload_info(str(w)), "version", None) for w in df["workload_base"]]
-    stored = pd.to_numeric(df["workload_version"], errors="coerce").fillna(1) if "workload_version" in df \
-        else pd.Series(1, index=df.index)
+    stored = pd.to_numeric(df["workload_version"], errors="coerce").fillna(1)
     old = [c is not None and int(v) != c for c, v in zip(current, stored)]
     return (pd.Series(old, index=df.index, dtype=bool) | edited_model(df)) & ~df["study"].isin(IMPORTED_STUDIES)
 
@@ -390,7 +388,7 @@ def outdated(df: pd.DataFrame) -> pd.Series[bool]:
 def edited_model(df: pd.DataFrame) -> pd.Series[bool]:
     """Runs of a model file whose content has changed since (its name's newest run has another hash):
     an edited model is never pooled with its earlier runs."""
-    if "model_hash" not in df or df["model_hash"].isna().all():
+    if df["model_hash"].isna().all():
         return pd.Series(False, index=df.index, dtype=bool)
     has = df["model_hash"].notna()
     newest = df[has].sort_values(["created_at", "id"]).groupby("workload_base")["model_hash"].last()
@@ -457,8 +455,8 @@ def run_totals(df: pd.DataFrame) -> pd.DataFrame:
     df["train_epochs"] = train_epochs
     df["total_time_s"] = totals  # training alone: what speed is compared by
     df["billed_s"] = billed  # a full training as it bills (analysis.billed): what costs are priced by
-    if "warmup_only" in df:  # reached its target in the warm-up epoch: no full-training figure
-        df.loc[df["warmup_only"].astype(bool), ["total_time_s", "billed_s", "epoch_time_s"]] = math.nan
+    # reached its target in the warm-up epoch: no full-training figure
+    df.loc[df["warmup_only"].astype(bool), ["total_time_s", "billed_s", "epoch_time_s"]] = math.nan
     df["total_basis"] = bases
     df["samples_per_s_est"] = pd.to_numeric(pd.Series(sps, index=df.index, dtype="float64"))
     return df
