@@ -280,12 +280,8 @@ def speed_samples(store: Store, c: Candidate, ref: Configuration, fingerprint: s
         return []
     by = by if by is not None else epochs_by_run(store, runs)
     period = periods(every)  # sessions within an hour of each other are one draw of the machine's shift
-    out = []
-    for r in runs:
-        s = combo.speed_sample(r, by.get(r["id"], []))
-        if s is not None:
-            out.append(dataclasses.replace(s, session=period.get(s.session, s.session)))
-    return out
+    samples = (combo.speed_sample(r, by.get(r["id"], [])) for r in runs)
+    return [dataclasses.replace(s, session=period.get(s.session, s.session)) for s in samples if s is not None]
 
 
 def price_of(catalog: Catalog, spot: bool, family_asked: str | None, c: Candidate,
