@@ -339,8 +339,10 @@ def candidate_inputs(store: Store, candidates: Sequence[Candidate], ref: Configu
         rate, price = price_of(catalog, spot, family, c, instance,
                                prices.machine_of(on) if on else {}, memory_need(used) or memory_need(runs))
         why = basis(c, samples, used)
-        if not samples and c.kind == "here":
-            why = [*why, *left_out_busy(c, ref, fingerprint, runs)]
+        if not samples and c.kind == "here":  # where it ran on a busy machine, left out as every comparison leaves it
+            busy = [x for x in (busy_reason(r.get("machine_state")) for r in runs_of(c, ref, fingerprint, runs)) if x]
+            why += [f"its {len(busy)} run(s) were measured on a busy machine ({busy[0]}) and left out: measure again "
+                    "when nothing else runs"] if busy else []
         out.append(combo.CandidateInput(c.name, samples, rate, price, why))
     return out
 
@@ -350,17 +352,6 @@ def runs_of(c: Candidate, ref: Configuration, fingerprint: str, runs: Sequence[R
     left out as speed samples (busy, oversubscribed) included."""
     return [r for r in runs if r.get("machine") == fingerprint and r.get("vcpus") == c.vcpus
             and (r.get("build") or "tf") == c.build and identity.same(r, ref.columns(), "setting")]
-
-
-def left_out_busy(c: Candidate, ref: Configuration, fingerprint: str, runs: Sequence[RunRow]) -> list[str]:
-    """Why a local candidate has no speed run although it ran: its runs of ``ref``'s setting (:func:`runs_of`)
-    were measured on a busy machine (left out, as every comparison leaves them), in words; empty where none was."""
-    busy = [reason for reason in (busy_reason(r.get("machine_state")) for r in runs_of(c, ref, fingerprint, runs))
-            if reason]
-    if not busy:
-        return []
-    return [f"its {len(busy)} run(s) were measured on a busy machine ({busy[0]}) and left out: measure again "
-            "when nothing else runs"]
 
 
 def basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[RunRow]) -> list[str]:
