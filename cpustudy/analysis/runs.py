@@ -377,23 +377,16 @@ def add_configuration(df: pd.DataFrame) -> None:
 
 
 def outdated(df: pd.DataFrame) -> pd.Series[bool]:
-    """Runs of an earlier version of their workload (its model, data generator or FLOPs changed since):
-    not comparable with runs of the current one (imported studies ran their own models: never)."""
+    """Runs of an earlier version of their workload (its model, data generator or FLOPs changed since), or of a
+    model file whose content has changed since (its name's newest run has another hash): not comparable with runs
+    of the current one, never pooled with them (imported studies ran their own models: never outdated)."""
     current = [getattr(workload_info(str(w)), "version", None) for w in df["workload_base"]]
     stored = pd.to_numeric(df["workload_version"], errors="coerce").fillna(1)
     old = [c is not None and int(v) != c for c, v in zip(current, stored)]
-    return (pd.Series(old, index=df.index, dtype=bool) | edited_model(df)) & ~df["study"].isin(IMPORTED_STUDIES)
-
-
-def edited_model(df: pd.DataFrame) -> pd.Series[bool]:
-    """Runs of a model file whose content has changed since (its name's newest run has another hash):
-    an edited model is never pooled with its earlier runs."""
-    if df["model_hash"].isna().all():
-        return pd.Series(False, index=df.index, dtype=bool)
     has = df["model_hash"].notna()
     newest = df[has].sort_values(["created_at", "id"]).groupby("workload_base")["model_hash"].last()
-    latest = df["workload_base"].map(newest)
-    return has & (df["model_hash"] != latest)
+    edited = has & (df["model_hash"] != df["workload_base"].map(newest))
+    return (pd.Series(old, index=df.index, dtype=bool) | edited) & ~df["study"].isin(IMPORTED_STUDIES)
 
 
 def workload_variant(run: RunRow) -> str:
