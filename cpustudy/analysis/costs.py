@@ -68,10 +68,9 @@ def _run_facts(summary_row: _SummaryTuple, runs: Mapping[int, _RunTuple]) -> tup
     first run's machine, and the memory an instance needs for them (``prices.memory_need_gib`` of the largest peak)."""
     mine = [runs[i] for i in summary_row.run_ids if i in runs]
     text = " ".join(str(x or "") for r in mine for x in (r.software, r.settings, r.cpu_model))
-    clouds = [(getattr(r, "cloud_resources", None), getattr(r, "cloud_instance", None), getattr(r, "cloud_zone", None))
-              for r in mine]
     where: list[Where] = []
-    for res, inst, zone in clouds:
+    for r in mine:
+        res, inst, zone = (getattr(r, f"cloud_{k}", None) for k in ("resources", "instance", "zone"))
         if isinstance(res, prices.Resources):
             where.append((res, zone))
         elif isinstance(inst, str):  # its resources unreadable: its instance type
