@@ -490,14 +490,10 @@ def stored(store: Store, workload: str, target: float | Target, *, catalog: Cata
 
     runs = [r for r in store.runs(status="ok") if r["workload"] == workload and r.get("study") == "cpustudy"]
     by = epochs_by_run(store, runs)
+    aimed = {r["id"]: r for r in runs if r.get("target_accuracy") is not None or r.get("target")}
     groups: dict[tuple, dict[int, tuple[combo.SeedResult, RunRow]]] = {}
-    for r in runs:
-        if r.get("target_accuracy") is None and not r.get("target"):
-            continue
-        s = combo.seed_result(r, by.get(r["id"], []), target)
-        if s is None:
-            continue
-        groups.setdefault(identity.key(r, "convergence"), {}).setdefault(s.seed, (s, r))
+    for s in seed_results(store, list(aimed.values()), target, by):
+        groups.setdefault(identity.key(aimed[s.run_id], "convergence"), {}).setdefault(s.seed, (s, aimed[s.run_id]))
     if not groups:
         return None
     if convergence is not None:  # asked for one configuration (its identity's convergence key)
