@@ -131,17 +131,6 @@ def _gpu_price(catalog: prices.Catalog, study_name: str, text: str, *, family: s
     return price, f"GPU {acc} (from the run's software report) priced as {price.instance_type}"
 
 
-def _priced(price: prices.Price, note: str, *, spot: bool, own: str | None, by: str) -> dict[str, object]:
-    """One configuration's price columns on the report's basis, or why it has none on it."""
-    q = prices.quote(price, spot=spot, own_pricing_of=own)
-    if q is None:  # one basis per report: no rate on it means unpriced, not the other basis's rate
-        return {"instance": None, "price_note": "; ".join(n for n in (note, prices.unpriced_note(price, spot)) if n)}
-    return {"instance": price.name, "region": price.region, "price_usd_per_hour": q.usd_per_hour,
-            "price_kind": q.kind, "price_note": "; ".join(n for n in (note, q.note) if n),
-            "price_source": price.source, "price_as_of": price.as_of, "price_origin": price.origin,
-            "priced_by": by, "priced_vcpus": price.vcpus}
-
-
 def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: prices.Catalog, *,
                          family: str | None, region: str | None, gpu_instance: str | None,
                          spot: bool) -> pd.DataFrame:
@@ -170,10 +159,16 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
         else:  # the family asked for, else priced as the CPU it ran on
             price, note = cpu_price(catalog, asked, machine, vcpus, region, spot, memory)
             note = note if price is not None else note + ": not priced"
-        if price is None:
-            out.append({"instance": None, "price_note": note})
+        q = None if price is None else prices.quote(price, spot=spot,
+                                                    own_pricing_of=study_title(s.study) if own else None)
+        if price is None or q is None:  # one basis per report: no rate on it means unpriced, not the other basis's rate
+            why = (note, prices.unpriced_note(price, spot) if price is not None else "")
+            out.append({"instance": None, "price_note": "; ".join(n for n in why if n)})
             continue
-        out.append(_priced(price, note, spot=spot, own=study_title(s.study) if own else None, by=by))
+        out.append({"instance": price.name, "region": price.region, "price_usd_per_hour": q.usd_per_hour,
+                    "price_kind": q.kind, "price_note": "; ".join(n for n in (note, q.note) if n),
+                    "price_source": price.source, "price_as_of": price.as_of, "price_origin": price.origin,
+                    "priced_by": by, "priced_vcpus": price.vcpus})
     return pd.DataFrame(out, index=summary.index)
 
 
