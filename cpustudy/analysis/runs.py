@@ -56,7 +56,7 @@ def setting_tags(run: RunRow, *, batch: bool = True) -> list[str]:
     if (tuning is not None and not pd.isna(tuning)) or settings.get("tuning_id"):
         return ["tuned"]
     parts = []
-    if run.get("input_pipeline") not in (None, input_default(run, settings)):
+    if not took_default_input(run, settings):
         parts.append(str(run["input_pipeline"]))
     if batch and not default_batch(run) and (size := run.get("batch_size")) is not None:  # not default: it has one
         parts.append(f"b{int(size)}")
@@ -82,10 +82,10 @@ def setting_tags(run: RunRow, *, batch: bool = True) -> list[str]:
     return parts + [f"{k}={v}" for k, v in sorted(extra_env.items())]
 
 
-def input_default(run: RunRow, settings: Mapping[str, object]) -> str:
-    """The input pipeline the run's build took by default when it was measured: ``tfdata`` on TensorFlow
-    since the per-epoch iterator stall was found (stored as ``input_default``), ``numpy`` before."""
-    return str(settings.get("input_default") or "numpy")
+def took_default_input(run: RunRow, settings: Mapping[str, object]) -> bool:
+    """Whether the run stored no input pipeline, or the one its build took by default when it was measured (its
+    ``settings``' ``input_default``: ``tfdata`` on TensorFlow; ``numpy`` where they hold none)."""
+    return run.get("input_pipeline") in (None, str(settings.get("input_default") or "numpy"))
 
 
 def older_default_inputs(recs: list[RunRow]) -> list[bool]:
@@ -93,7 +93,7 @@ def older_default_inputs(recs: list[RunRow]) -> list[bool]:
     another (runs stored before the default became ``tfdata`` beside runs after it): those get their
     pipeline as a tag, in the configuration's name and its series alike, so the two are never pooled and
     only the current default is stock."""
-    took_default = [r.get("input_pipeline") in (None, input_default(r, settings_of(r.get("settings")))) for r in recs]
+    took_default = [took_default_input(r, settings_of(r.get("settings"))) for r in recs]
     seen: dict[tuple[str | None, str | None], set[str | None]] = {}
     for r, default in zip(recs, took_default):
         if default and r.get("input_pipeline") is not None:
