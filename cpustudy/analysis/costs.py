@@ -153,11 +153,9 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
                 catalog, s.study, text, family=family, region=region, gpu_instance=gpu_instance)
         elif vcpus is None:
             price, note = None, "vCPUs unknown: not priced"
-        elif own:
-            price, note = catalog.cpu_instance(own["cpu"], vcpus)
-            note = note if price is not None else note + ": not priced"
-        else:  # the family asked for, else priced as the CPU it ran on
-            price, note = cpu_price(catalog, asked, machine, vcpus, region, spot, memory)
+        else:  # an imported study's own family, else the family asked for, else priced as the CPU it ran on
+            price, note = catalog.cpu_instance(own["cpu"], vcpus) if own else cpu_price(
+                catalog, asked, machine, vcpus, region, spot, memory)
             note = note if price is not None else note + ": not priced"
         q = None if price is None else prices.quote(price, spot=spot,
                                                     own_pricing_of=study_title(s.study) if own else None)
