@@ -146,15 +146,11 @@ def run_rows(store: Store) -> list[dict[str, object]]:
     runs = store.runs()
     suspicious = gpu_suspicions(runs)
     for r in runs:
-        threads = (
-            f"{r['intra_threads']}/{r['inter_threads']}" if r.get("intra_threads") is not None else None
-        )
         gflops = (
             sps * flops / 1e9
             if (sps := r.get("samples_per_s")) and (flops := r.get("flops_per_sample"))
             else None
         )
-        error = (r.get("error") or "").splitlines()[0] if r.get("error") else None
         share, why = peak_share(gflops, r.get("peak_gflops"), device=r.get("device"), peak_device=r.get("peak_device"),
                                 policy=r.get("precision_policy"), peak_precision=r.get("peak_precision"))
         isa_pct, isa_why = isa_share(gflops, r.get("isa_peak_gflops"))
@@ -164,7 +160,7 @@ def run_rows(store: Store) -> list[dict[str, object]]:
                 **{k: r.get(k) for k in RUN_COLUMNS},
                 "run_id": r["id"],
                 "study": r.get("study"),
-                "threads": threads,
+                "threads": f"{r['intra_threads']}/{r['inter_threads']}" if r.get("intra_threads") is not None else None,
                 "steps_per_epoch": r.get("steps_per_epoch") or r.get("full_steps_per_epoch"),
                 "gflops_per_s": gflops,
                 "peak_gflops": r.get("peak_gflops") if same_device else None,
@@ -176,7 +172,7 @@ def run_rows(store: Store) -> list[dict[str, object]]:
                 "suspect": suspicious.get(r["id"]),
                 "projected": bool(r.get("projected")),
                 "oversubscribed": bool(r.get("oversubscribed")),
-                "error": error,
+                "error": (r.get("error") or "").splitlines()[0] if r.get("error") else None,
                 "basis": basis(r),
             }
         )
