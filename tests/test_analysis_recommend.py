@@ -144,11 +144,12 @@ def test_a_deadline_counts_validation_and_start_up_and_says_so(run_cli, tmp_path
         m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
         for seed in (1, 2, 3):  # 30 s + 15 s + 3 s = 48 s each
             _target_run(s, m, 1, 3, reached_at=3, validation_s=5.0, startup_s=3.0, seed=seed)
-    ok = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--deadline", "70s", "--db", db)
+    ok = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--deadline", "90s", "--db", db)
     assert ok.code == 0, ok.err
     # compare's combination: 3 epochs x (10 s of training + 5 s of validation) + 3 s of start-up, the median
-    # of one new training; 70 s is met in 90 % of them (three seeds and runs cannot promise 50 s so often)
-    assert "cheapest meeting the 70 s deadline in 90% of trainings: 1 vCPU tf on Test CPU, fp32: 48 s" in ok.out
+    # of one new training; 90 s is met in 90 % of them, in a later period too (three seeds and runs, one period
+    # measured, cannot promise 50 s so often)
+    assert "cheapest meeting the 90 s deadline in 90% of trainings: 1 vCPU tf on Test CPU, fp32: 48 s" in ok.out
     late = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--deadline", "40s", "--db", db)
     assert late.code == 1 and "cheapest meeting the 40 s deadline in 90% of trainings: none" in late.out  # 30 s of
     # training alone would fit
