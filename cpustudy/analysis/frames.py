@@ -3,12 +3,13 @@
 pandas-stubs types a record's keys as ``Hashable`` and a row's values as any scalar; the analysis's
 frames always have string column names and the code checks values where it reads them, so these give
 ``dict[str, Any]`` records and rows whose attributes are ``Any``; :func:`run_records` reads a frame of
-stored runs (``load_runs``) as the runs it was made of.
+stored runs (``load_runs``) as the runs it was made of; :func:`number` reads a cell as a number.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator, cast
+import math
+from typing import Any, Iterator, SupportsFloat, SupportsIndex, cast
 
 import pandas as pd
 
@@ -29,3 +30,15 @@ def run_records(df: pd.DataFrame) -> list[RunRow]:
 def rows(df: pd.DataFrame, index: bool = True) -> Iterator[Any]:
     """``df.itertuples()``: one named tuple per row, its fields read as ``Any``."""
     return cast(Iterator[Any], df.itertuples(index=index))
+
+
+def number(v: object) -> float:
+    """A cell as a float (what ``float()`` makes of it); NaN where it holds none (None, NA, a list, a text that is
+    no number)."""
+    if not isinstance(v, (SupportsFloat, SupportsIndex, str, bytes, bytearray)):
+        return math.nan  # what float() refuses with a TypeError
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return f

@@ -24,7 +24,7 @@ import contextlib
 import math
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping, Protocol, Sequence, SupportsFloat, SupportsIndex, SupportsInt
+from typing import Callable, Iterator, Mapping, Protocol, Sequence, SupportsInt
 
 import numpy as np
 import pandas as pd
@@ -32,7 +32,7 @@ from scipy import stats as sps
 
 from cpustudy import identity
 from cpustudy.analysis import stats
-from cpustudy.analysis.frames import records, run_records
+from cpustudy.analysis.frames import number, records, run_records
 from cpustudy.analysis.runs import periods, settings_of
 from cpustudy.analysis.studies import study
 from cpustudy.environment import state
@@ -155,16 +155,6 @@ def busy_reason(machine_state: str | Mapping[str, object] | None) -> str:
     return f"busy: other processes used {busy[0]:.0f} % of a CPU ({busy[1]}; load average {load[0]:.1f})"
 
 
-def _num(v: object) -> float:
-    if not isinstance(v, (SupportsFloat, SupportsIndex, str, bytes, bytearray)):
-        return math.nan  # what float() refuses with a TypeError
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return math.nan
-    return f
-
-
 #: Per measure a comparison can be about: the summary column of per-run values, its median's column, and for a
 #: cost the cost column that prices them (the same runs at one rate). A full training's time is its training (as
 #: speed is compared), its cost what it bills (``billed_s``); to a target, both are billed.
@@ -184,12 +174,12 @@ def samples(r: Row, metric: str) -> list[float]:
         column, middle = MEASURES["time"][:2]
     values = r.get(column)
     if not isinstance(values, (list, tuple)):  # none stored (None, NaN): the median alone
-        mid = _num(r.get(middle))
+        mid = number(r.get(middle))
         values = [mid] if mid > 0 else []
-    out = [_num(v) for v in values if _num(v) > 0]
+    out = [number(v) for v in values if number(v) > 0]
     if cost:
-        mid = _num(r.get(middle))
-        scale = _num(r.get(cost)) / mid if mid > 0 else math.nan
+        mid = number(r.get(middle))
+        scale = number(r.get(cost)) / mid if mid > 0 else math.nan
         out = [v * scale for v in out] if scale > 0 else []
     return out
 
@@ -265,9 +255,9 @@ def against_limit(r: Row, limit: float, what: str = "deadline") -> Reason:
     between runs, plus its variation between sweeps (the runs are one sweep's draw of it); significant at the page's
     threshold, and counted among the page's comparisons (Benjamini-Hochberg)."""
     bills = r.get("run_bills")
-    values = [_num(v) for v in (bills if isinstance(bills, (list, tuple)) else ()) if _num(v) > 0]
-    if not values and _num(r.get("billed_s")) > 0:
-        values = [_num(r.get("billed_s"))]
+    values = [number(v) for v in (bills if isinstance(bills, (list, tuple)) else ()) if number(v) > 0]
+    if not values and number(r.get("billed_s")) > 0:
+        values = [number(r.get("billed_s"))]
     page_ = _PAGE.get() or Family()
     key = ("limit", float(limit), tuple(sorted(values)))
     if r.get("busy"):
