@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, cast
 import pandas as pd
 
 from cpustudy import precision
-from cpustudy.analysis.frames import rows, run_records
+from cpustudy.analysis.frames import number, rows, run_records
 from cpustudy.prices import Resources, family_of
 from cpustudy.analysis import studies
 from cpustudy.analysis.billed import Billed
@@ -426,24 +426,24 @@ def run_totals(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
     totals, billed, train_epochs, bases, sps = [], [], [], [], []
     for r in rows(df, index=False):
-        w = workload_info(getattr(r, "workload_base", r.workload))
-        epoch_time = r.epoch_time_s
+        w = workload_info(str(getattr(r, "workload_base", r.workload)))
+        epoch_time = number(r.epoch_time_s)  # NaN where none was timed
         if r.study in SUMMED_STUDIES and r.epochs_logged:
-            n = int(r.epochs_logged)
-            totals.append(float(r.epochs_sum))
-            billed.append(float(r.epochs_sum))  # what the study logged is all that is known of its bill
+            n = int(number(r.epochs_logged))
+            totals.append(number(r.epochs_sum))
+            billed.append(number(r.epochs_sum))  # what the study logged is all that is known of its bill
             bases.append(f"sum of {n} logged epochs")
         else:
-            n = int(w.epochs) if w is not None else int(r.epochs or r.epochs_logged or 1)
-            totals.append(float(epoch_time) * n if epoch_time is not None and not pd.isna(epoch_time) else math.nan)
+            n = int(w.epochs) if w is not None else int(number(r.epochs or r.epochs_logged or 1))
+            totals.append(epoch_time * n)
             parts = getattr(r, "billed", None)
             billed.append(float(parts.seconds(n)) if isinstance(parts, Billed) else totals[-1])  # no parts: training
             kind = "projected epoch time" if r.projected else "epoch time"
             bases.append(f"{kind} x {n} epochs" + ("" if w is not None else " (as run)"))
         train_epochs.append(n)
-        s = r.samples_per_s
-        if (s is None or pd.isna(s)) and w is not None and epoch_time and not pd.isna(epoch_time):
-            s = w.samples_per_epoch / float(epoch_time)
+        s = number(r.samples_per_s)
+        if math.isnan(s) and w is not None and epoch_time and not math.isnan(epoch_time):
+            s = w.samples_per_epoch / epoch_time
         sps.append(s)
     df["train_epochs"] = train_epochs
     df["total_time_s"] = totals  # training alone: what speed is compared by
