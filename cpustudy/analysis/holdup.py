@@ -335,11 +335,12 @@ def blocks(summary: pd.DataFrame) -> tuple[Block, ...]:
         if r.get("busy") or not study(r.get("study")).judged:
             continue
         by: dict[str, list[float]] = {}
-        for period, t in zip(r.get("run_periods") or (), r.get("run_times") or ()):
+        ps, ts = r.get("run_periods"), r.get("run_times")  # tuples (summary.aggregate); none where not stored
+        for period, t in zip(ps if isinstance(ps, (list, tuple)) else (), ts if isinstance(ts, (list, tuple)) else ()):
             if str(period).startswith("period "):
-                by.setdefault(str(period), []).append(float(t))
+                by.setdefault(str(period), []).append(number(t))
         if len(by) > 1:
-            out.append(Block(frozenset(int(i) for i in r.get("run_ids") or ()), {k: tuple(v) for k, v in by.items()}))
+            out.append(Block(frozenset(_ids(r)), {k: tuple(v) for k, v in by.items()}))
     return tuple(out)
 
 
