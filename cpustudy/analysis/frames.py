@@ -9,11 +9,20 @@ stored runs (``load_runs``) as the runs it was made of; :func:`number` reads a c
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, SupportsFloat, SupportsIndex, cast
+from typing import Any, Iterator, Protocol, SupportsFloat, SupportsIndex, cast
 
 import pandas as pd
 
 from cpustudy.store.rows import RunRow
+
+
+class Row(Protocol):
+    """One row of :func:`rows` (``df.itertuples()``): a named tuple, its cells read by column name (``Index`` first
+    unless ``index=False``), each an ``object`` its reader checks."""
+
+    def __getattr__(self, name: str, /) -> object: ...
+
+    def _asdict(self) -> dict[str, object]: ...
 
 
 def records(df: pd.DataFrame) -> list[dict[str, Any]]:
