@@ -17,13 +17,13 @@ time x rate.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Protocol
+from typing import Iterable, Mapping, Protocol, SupportsInt
 
 import pandas as pd
 
 from cpustudy import prices
 from cpustudy.analysis.runs import vcpus_int
-from cpustudy.analysis.frames import rows
+from cpustudy.analysis.frames import Row, number, rows
 from cpustudy.analysis.studies import study, study_title
 from cpustudy.errors import UserError
 
@@ -32,13 +32,6 @@ from cpustudy.errors import UserError
 #: the next larger), ``gpu`` (a GPU instance) or ``study`` (an imported study's own rates).
 PRICE_COLUMNS = ("instance", "region", "price_usd_per_hour", "price_kind", "price_note", "price_source",
                  "price_as_of", "price_origin", "priced_by", "priced_vcpus")
-
-
-class _SummaryTuple(Protocol):
-    """What pricing reads of a summary row (``frames.rows``): the runs it was made of."""
-
-    @property
-    def run_ids(self) -> list[int]: ...
 
 
 class _RunTuple(Protocol):
@@ -61,12 +54,14 @@ class _RunTuple(Protocol):
 Where = tuple[prices.Resources | str, object]
 
 
-def _run_facts(summary_row: _SummaryTuple, runs: Mapping[int, _RunTuple]) -> tuple[str, list[Where], Mapping[str, object],
-                                                                               float | None]:
+def _run_facts(summary_row: Row, runs: Mapping[int, _RunTuple]) -> tuple[str, list[Where], Mapping[str, object],
+                                                                      float | None]:
     """A summary row's runs (by its ``run_ids``: the summary's own grouping, no key of this module's): their software
     text (where a GPU's name is read), the resources each cloud run ran on (``prices.Resources``) with its zone, the
     first run's machine, and the memory an instance needs for them (``prices.memory_need_gib`` of the largest peak)."""
-    mine = [runs[i] for i in summary_row.run_ids if i in runs]
+    ids = summary_row.run_ids  # a tuple of ints (summary.aggregate)
+    mine = [runs[int(i)] for i in (ids if isinstance(ids, (list, tuple)) else ())
+            if isinstance(i, SupportsInt) and int(i) in runs]
     text = " ".join(str(x or "") for r in mine for x in (r.software, r.settings, r.cpu_model))
     where: list[Where] = []
     for r in mine:
@@ -138,11 +133,11 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
     ``price_note`` saying why it is not priced."""
     asked = family
     family = family or prices.DEFAULT_FAMILY
-    by_id = {int(r.id): r for r in rows(runs, index=False)}
+    by_id = {int(number(r.id)): r for r in rows(runs, index=False)}
     out: list[dict[str, object]] = []
     for s in rows(summary, index=False):
         own = study(s.study).pricing
-        vcpus = vcpus_int(s.vcpus)
+        vcpus = vcpus_int(number(s.vcpus))
         text, where, machine, memory = _run_facts(s, by_id)
         price: prices.Price | None
         by = "cloud" if where else "study" if own else "gpu" if s.device == "gpu" else "family"
@@ -150,7 +145,7 @@ def price_configurations(summary: pd.DataFrame, runs: pd.DataFrame, catalog: pri
             price, note = _cloud_price(catalog, where)
         elif s.device == "gpu":
             price, note = (catalog.instance(own["gpu"]), "") if own else _gpu_price(
-                catalog, s.study, text, family=family, region=region, gpu_instance=gpu_instance)
+                catalog, str(s.study), text, family=family, region=region, gpu_instance=gpu_instance)
         elif vcpus is None:
             price, note = None, "vCPUs unknown: not priced"
         else:  # an imported study's own family, else the family asked for, else priced as the CPU it ran on
