@@ -22,7 +22,7 @@ from typing import Hashable, Sequence, TypedDict
 import pandas as pd
 
 from cpustudy import precision
-from cpustudy.analysis.frames import records, rows, run_records
+from cpustudy.analysis.frames import number, records, rows, run_records
 from cpustudy import prices
 from cpustudy.analysis import anchor, costs, projection
 from cpustudy.analysis.baselines import Baseline, apply_baselines, parse_baseline
@@ -462,7 +462,8 @@ def analyze(store: Store, opts: Options) -> Analysis:
     gpu_builds = gpus.groupby("study")["build"].nunique().to_dict()
     gpu_vcpus = gpus.groupby("study")["vcpus"].nunique().to_dict()
     summary["label"] = [
-        config_label(r.study, r.device, r.vcpus, r.build, gpu_builds.get(r.study, 1), gpu_vcpus.get(r.study, 1))
+        config_label(str(r.study), str(r.device), number(r.vcpus), str(r.build), gpu_builds.get(r.study, 1),
+                     gpu_vcpus.get(r.study, 1))
         for r in rows(summary)
     ]
     summary = _order(summary)
