@@ -70,7 +70,7 @@ def gpu_caveat(gpu_utilization: float | None) -> str:
 def suspect_column(summary: pd.DataFrame) -> list[str]:
     """Per configuration of the summary: why a GPU configuration cannot be trusted, or ""."""
     out = []
-    from cpustudy.analysis.frames import rows  # pandas: only where a summary is read
+    from cpustudy.analysis.frames import number, rows  # pandas: only where a summary is read
 
     for r in rows(summary, index=False):
         if r.device != "gpu" or r.study in SUMMED_STUDIES:
@@ -80,7 +80,7 @@ def suspect_column(summary: pd.DataFrame) -> list[str]:
                       & (summary["device"] != "gpu") & summary["vcpus"].notna()]
         rates = (cpu["samples_per_s"] / cpu["vcpus"].astype(float)).tolist()
         faster = int((cpu["total_time_s"] < r.total_time_s).sum())
-        out.append("; ".join(gpu_reasons(r.samples_per_s, r.gpu_utilization, rates, faster)))
+        out.append("; ".join(gpu_reasons(number(r.samples_per_s), number(r.gpu_utilization), rates, faster)))
     return out
 
 
