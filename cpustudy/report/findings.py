@@ -12,7 +12,7 @@ from typing import Any, SupportsFloat
 
 import pandas as pd
 
-from cpustudy.analysis.frames import records, rows
+from cpustudy.analysis.frames import number, records, rows
 from cpustudy.analysis.results import measured_by
 from cpustudy import __version__, provenance
 from cpustudy import prices
@@ -397,7 +397,7 @@ def _study_findings(ss: pd.DataFrame, prefix: str) -> list[str]:
         for r in records(g):
             same = stocks[(stocks["workload"] == r["workload"]) & (stocks["vcpus"] == r["vcpus"])]
             why = verdict(r, same.iloc[0]) if not same.empty else Reason("no stock run at these vCPUs")
-            verdicts.append((r["build_speedup_vs_stock"] > 1, why))
+            verdicts.append((number(r["build_speedup_vs_stock"]) > 1, why))
         faster, slower, reasons = _tally(verdicts)
         by_v = g.groupby("vcpus")["build_speedup_vs_stock"].median()
         detail = ", ".join(f"{times(v)} at {int(k)} vCPU{'s' if int(k) != 1 else ''}"
@@ -464,7 +464,7 @@ def suspect_notes(a: Analysis) -> list[str]:
             out.append(f"{where} is suspect{role}: {r.suspect}.")
         elif r.gpu_caveat:
             out.append(f"{where}: {r.gpu_caveat}.")
-        elif not studies.study(r.study).imported and pd.isna(r.gpu_utilization):
+        elif not studies.study(r.study).imported and math.isnan(number(r.gpu_utilization)):
             out.append(f"{where}: GPU utilisation was not recorded (measured before cpustudy sampled it), "
                        "so an idle GPU cannot be ruled out.")
     return out
