@@ -17,7 +17,7 @@ from typing import Any, Callable, Union
 import pandas as pd
 
 from cpustudy import identity
-from cpustudy.analysis.frames import records, rows
+from cpustudy.analysis.frames import number, records, rows
 from cpustudy.analysis.projection import TOLERANCE, pair_range
 from cpustudy.analysis.summary import SUMMARY_COLUMNS, Analysis
 from cpustudy.report.figures import figures, render
@@ -205,7 +205,7 @@ def _model_file_rows(a: Analysis) -> tuple[list[str], list[list[str]]]:
                       str(fit.get("input") or "arrays (load_data)"), ", ".join(fit.get("callbacks") or []) or "none",
                       f"{info.get('parameters', 0):,}", str(info.get("layers", "")),
                       " ".join(str(s) for s in info.get("input_shapes", [])),
-                      f"{float(flops) / 1e6:.4g} ({run.get('flops_source')})" if counted else
+                      f"{number(flops) / 1e6:.4g} ({run.get('flops_source')})" if counted else
                       str(run.get("flops_source") or "not counted"),
                       _fmt("gflops_per_s", r.gflops_per_s), _fmt("pct_of_peak", r.pct_of_peak)])
     return header, table
