@@ -17,7 +17,7 @@ time x rate.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Protocol, SupportsInt
+from typing import Iterable, Mapping, SupportsInt
 
 import pandas as pd
 
@@ -34,31 +34,16 @@ PRICE_COLUMNS = ("instance", "region", "price_usd_per_hour", "price_kind", "pric
                  "price_as_of", "price_origin", "priced_by", "priced_vcpus")
 
 
-class _RunTuple(Protocol):
-    """What pricing reads of a run's row (``frames.rows`` of ``load_runs``): its texts, and the row as a dict; its
-    cloud resources, instance, zone and peak memory where the frame has them (read with ``getattr``)."""
-
-    @property
-    def software(self) -> object: ...
-
-    @property
-    def settings(self) -> object: ...
-
-    @property
-    def cpu_model(self) -> object: ...
-
-    def _asdict(self) -> dict[str, object]: ...
-
-
 #: Where a cloud run ran: the resources its job carried (or, where they cannot be read, its instance type), its zone.
 Where = tuple[prices.Resources | str, object]
 
 
-def _run_facts(summary_row: Row, runs: Mapping[int, _RunTuple]) -> tuple[str, list[Where], Mapping[str, object],
-                                                                      float | None]:
-    """A summary row's runs (by its ``run_ids``: the summary's own grouping, no key of this module's): their software
-    text (where a GPU's name is read), the resources each cloud run ran on (``prices.Resources``) with its zone, the
-    first run's machine, and the memory an instance needs for them (``prices.memory_need_gib`` of the largest peak)."""
+def _run_facts(summary_row: Row, runs: Mapping[int, Row]) -> tuple[str, list[Where], Mapping[str, object],
+                                                                float | None]:
+    """A summary row's runs (by its ``run_ids``: the summary's own grouping, no key of this module's; ``runs``: the
+    rows of ``load_runs`` by id): their software text (where a GPU's name is read), the resources each cloud run ran
+    on (``prices.Resources``) with its zone where the frame has them (read with ``getattr``), the first run's machine,
+    and the memory an instance needs for them (``prices.memory_need_gib`` of the largest peak)."""
     ids = summary_row.run_ids  # a tuple of ints (summary.aggregate)
     mine = [runs[int(i)] for i in (ids if isinstance(ids, (list, tuple)) else ())
             if isinstance(i, SupportsInt) and int(i) in runs]
