@@ -1,15 +1,15 @@
 """Typed access to a DataFrame's rows for code that reads them one by one.
 
 pandas-stubs types a record's keys as ``Hashable`` and a row's values as any scalar; the analysis's
-frames always have string column names and the code checks values where it reads them, so these give
-``dict[str, Any]`` records and rows whose attributes are ``Any``; :func:`run_records` reads a frame of
-stored runs (``load_runs``) as the runs it was made of; :func:`number` reads a cell as a number.
+frames always have string column names, so these give ``dict[str, object]`` records and rows (:class:`Row`)
+whose cells are ``object``: the code checks or converts each where it reads it (:func:`number` reads one as a
+number); :func:`run_records` reads a frame of stored runs (``load_runs``) as the runs it was made of.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, Protocol, SupportsFloat, SupportsIndex, cast
+from typing import Iterator, Protocol, SupportsFloat, SupportsIndex, cast
 
 import pandas as pd
 
@@ -25,9 +25,9 @@ class Row(Protocol):
     def _asdict(self) -> dict[str, object]: ...
 
 
-def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+def records(df: pd.DataFrame) -> list[dict[str, object]]:
     """``df.to_dict("records")`` with string keys."""
-    return cast(list[dict[str, Any]], df.to_dict("records"))
+    return cast(list[dict[str, object]], df.to_dict("records"))
 
 
 def run_records(df: pd.DataFrame) -> list[RunRow]:
@@ -36,9 +36,9 @@ def run_records(df: pd.DataFrame) -> list[RunRow]:
     return cast(list[RunRow], df.to_dict("records"))
 
 
-def rows(df: pd.DataFrame, index: bool = True) -> Iterator[Any]:
-    """``df.itertuples()``: one named tuple per row, its fields read as ``Any``."""
-    return cast(Iterator[Any], df.itertuples(index=index))
+def rows(df: pd.DataFrame, index: bool = True) -> Iterator[Row]:
+    """``df.itertuples()``: one named tuple per row (:class:`Row`)."""
+    return cast(Iterator[Row], df.itertuples(index=index))
 
 
 def number(v: object) -> float:
