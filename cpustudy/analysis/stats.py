@@ -71,8 +71,15 @@ class Noise:
 
     @property
     def line(self) -> str:
-        return (f"noise between runs {100 * self.within:.1f} % ({self.df:.0f} degrees of freedom) and between "
-                f"sweeps {100 * self.between:.1f} % ({self.source})")
+        """The noise as the figures use it (:class:`Components`): between periods, the machine's shift (assumed
+        where the database has not measured it) and each configuration's own move."""
+        c = Components.of(self)
+        how = "measured here, pooled with the assumed" if between_measured(self) and self.between_df < FEW_PERIODS \
+            else "measured here" if between_measured(self) else "assumed"
+        return (f"noise between runs {100 * self.within:.1f} % ({self.df:.0f} degrees of freedom) and between periods "
+                f"{100 * math.hypot(c.shift, c.interaction):.1f} % (the machine's shift {100 * c.shift:.1f} %, {how}, "
+                f"worth {c.between_df:.0f} periods; each configuration's own move {100 * c.interaction:.1f} %) "
+                f"({self.source})")
 
 
 #: A configuration's own move from period to period (the configuration x period interaction), as a log sd; the rest
@@ -97,6 +104,10 @@ UNMEASURED_SHIFT = 0.20
 #: (``tests/simsessions.py``). Measure both sides in one period, or a reference in both, or let the database learn
 #: the machine's (configurations measured in several periods), and smaller differences can be findings.
 UNMEASURED_DF = 3.0
+#: Fewer degrees of freedom between periods than this measure the shift too loosely to stand alone (one of two periods
+#: is a t with 1 degree of freedom: a 90 % interval 65x wide was stated from a shift of 0.32 measured so): they are
+#: pooled with :data:`UNMEASURED_SHIFT`, worth :data:`UNMEASURED_DF` periods (``noise_from_groups`` floors them too).
+FEW_PERIODS = 4.0
 #: What :data:`INTERACTION` is worth (degrees of freedom) against the interaction a database measured.
 INTERACTION_DF = 2.0
 
@@ -131,7 +142,10 @@ class Components:
         inter = min(inter, noise.between)
         shift = math.sqrt(noise.between ** 2 - inter ** 2)
         df = max(noise.between_df, 1.0)
-        if not between_measured(noise) and noise.source != NO_PRIOR.source:
+        if between_measured(noise) and df < FEW_PERIODS:  # a few periods tell little: pooled with the assumed
+            shift = math.sqrt((df * shift ** 2 + UNMEASURED_DF * UNMEASURED_SHIFT ** 2) / (df + UNMEASURED_DF))
+            df += UNMEASURED_DF
+        elif not between_measured(noise) and noise.source != NO_PRIOR.source:
             shift, df = max(shift, UNMEASURED_SHIFT), UNMEASURED_DF
         return cls(noise.within, noise.df, shift, inter, df, noise.projection)
 
