@@ -278,3 +278,29 @@ def test_recommend_says_its_seeds_pool_every_stored_training_where_a_compare_was
             _target_run(s, m, 1, 3, reached_at=3, seed=seed)
     none = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--db", plain)
     assert none.code == 0 and "note: seeds:" not in none.out
+
+
+def test_runs_on_a_busy_machine_are_counted_in_their_own_note_with_and_without_a_target(run_cli, tmp_path):
+    """Half the runs started while another process kept the machine busy: with a target they are left out as speed
+    samples, without one they are in the summary's figures; either way one note of its own says how many, and why."""
+    db = tmp_path / "b.sqlite"
+    busy = {"loadavg": [2.0, 2.0, 2.0], "cpus": 2, "busy_processes": [{"pid": 1, "name": "python", "cpu_percent": 90.0}]}
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "fp", "cpu_model": "Test CPU", "logical_cpus": 2})
+        for seed in (1, 2, 3, 4):
+            run = s.start_run(m, {"workload": "mnist_mlp", "build": "tf", "vcpus": 1, "epochs": 3, "data": "real",
+                                  "target_accuracy": 0.9, "seed": seed, "machine_state": busy if seed > 2 else None})
+            for e in (1, 2, 3):
+                s.add_epoch(run, {"epoch": e, "elapsed_s": 10.0, "warmup": e == 1, "val_accuracy": 0.95 if e == 3 else 0.5})
+            s.finish_run(run, "ok", {"epoch_time_s": 10.0, "samples_per_s": 6000.0, "timed_epochs": 2,
+                                     "target_reached": 1, "epochs_to_target": 3, "time_to_target_s": 30.0})
+    said = "2 of the 4 runs of mnist_mlp started on a busy machine (other processes used 90 % of a CPU"
+    aimed = run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--db", db)
+    assert aimed.code == 0, aimed.err
+    (line,) = [x for x in aimed.out.splitlines() if said in x]
+    assert line.startswith("note: ") and line.endswith("left out as speed samples: measure again when nothing else runs")
+    plain = run_cli("recommend", "mnist_mlp", "--db", db)
+    (line,) = [x for x in plain.out.splitlines() if said in x]
+    assert line.startswith("note: ") and "in these figures" in line
+    js = json.loads(run_cli("recommend", "mnist_mlp", "--target-accuracy", "0.9", "--format", "json", "--db", db).out)
+    assert sum(said in n for n in js["notes"]) == 1

@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
             # a mistyped name: one line with "did you mean"
             raise unknown("workload", args.workload, [*ALL, *store.workload_names()], "cpustudy results")
         goal: float | Target | None = args.target_accuracy
+        notes: list[str] = []
         if args.target is not None:
             from cpustudy import targets
             from cpustudy.errors import UserError
@@ -71,9 +72,10 @@ def run(args: argparse.Namespace) -> int:
 
             comparison = compare.stored(store, args.workload, goal, catalog=Catalog.load(args.prices),
                                         spot=not args.on_demand, deadline_s=deadline, budget_usd=args.budget)
-            pooled = _pooled_note(store, comparison, goal) if comparison is not None else ""
-            if comparison is not None and not any(r.time_to_target_s is not None for r in comparison.results):
-                pooled = " ".join(filter(None, (pooled, _busy_note(store, args.workload))))
+            notes.append(_pooled_note(store, comparison, goal) if comparison is not None else "")
+        notes.append(_busy_note(store, args.workload, "in these figures" if comparison is None else
+                                "left out as speed samples"))
+        notes = [n for n in notes if n]
         if comparison is None:
             analysis = analyze(store, Options(on_demand=args.on_demand, prices=args.prices))
     if comparison is None and args.target is not None:
@@ -89,12 +91,12 @@ def run(args: argparse.Namespace) -> int:
             out = json.loads(comparison.as_json())
             out["decision"] = None  # no decision was measured here: recommend's answer is its choices
             out["choices"] = [_choice_json(role, r, said, comparison.setting) for role, r, said in choices]
-            out["notes"] = [*out.get("notes", []), *([pooled] if pooled else [])]
+            out["notes"] = [*out.get("notes", []), *notes]
             sys.stdout.write(json.dumps(out, indent=2) + "\n")
             return 0 if any(r is not None for _, r, _ in choices) else 1
         code = _from_comparison(comparison, choices)
-        if pooled:
-            print(f"note: {pooled}")
+        for note in notes:
+            print(f"note: {note}")
         return code
     rec = recommend(analysis, args.workload, deadline_s=deadline, budget_usd=args.budget, target=args.target_accuracy)
     if args.format == "json":
@@ -102,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         from dataclasses import asdict
 
         sys.stdout.write(json.dumps({"workload": rec.workload, "measure": rec.measure,
-                                     "choices": [asdict(c) for c in rec.choices], "notes": rec.notes},
+                                     "choices": [asdict(c) for c in rec.choices], "notes": [*rec.notes, *notes]},
                                     indent=2, default=str) + "\n")
         return 0 if rec.choices else 1
     print(f"{args.workload}: judged by {rec.measure}")
@@ -110,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         print_table(as_rows(rec), f"recommendation for {args.workload}")
     for c in rec.choices:
         print(f"{c.role}: {c.config}, from run(s) {', '.join(map(str, c.run_ids))}; " + "; ".join(c.basis))
-    for note in rec.notes:
+    for note in [*rec.notes, *notes]:
         print(f"note: {note}")
     return 0 if rec.choices else 1
 
@@ -159,17 +161,20 @@ def _cheapest(comparison: Comparison, priced: list[CandidateResult]) -> tuple[Ca
 Choices = list[tuple[str, "CandidateResult | None", str]]
 
 
-def _busy_note(store: "Store", workload: str) -> str:
-    """Why nothing could be chosen where the workload's runs all started on a busy machine (every comparison leaves
-    them out as speed samples), in words; empty where that is not why."""
+def _busy_note(store: "Store", workload: str, where: str) -> str:
+    """How many of the workload's runs started on a busy machine, and ``where`` their times went (left out of the
+    speed samples every comparison reads, or in a sweep summary's figures), in words; empty where none did."""
     from cpustudy.analysis.holdup import busy_reason
 
-    runs = [r for r in store.runs(status="ok") if r.get("workload") == workload]
+    base = workload.split(" (")[0]  # a summary's variant, "mnist_mlp (learnable data)", is its workload's runs'
+    runs = [r for r in store.runs(status="ok") if r.get("workload") == base]
     busy = [why for why in (busy_reason(r.get("machine_state")) for r in runs) if why]
-    if not runs or len(busy) < len(runs):
+    if not busy:
         return ""
-    return (f"every run of {workload} ({len(runs)}) started on a busy machine ({busy[0].removeprefix('busy: ')}) and is left out: measure "
-            "again when nothing else runs")
+    share = f"every run of {workload} ({len(runs)})" if len(busy) == len(runs) else \
+        f"{len(busy)} of the {len(runs)} runs of {workload}"
+    return (f"{share} started on a busy machine ({busy[0].removeprefix('busy: ')}), {where}: measure again when "
+            "nothing else runs")
 
 
 def _choices(comparison: Comparison, deadline: float | None, budget: float | None) -> Choices:
