@@ -529,6 +529,8 @@ def test_the_reference_is_timed_again_in_a_later_period_and_only_there(tmp_path)
      "\"earlier\" names here:9"),
     ({"candidates": {"here:1": {"sample_s": 2e-4}, "here:2": {"sample_s": 1e-4}}, "earlier": "here:1"},
      "\"earlier\" is a list"),
+    ({"candidates": {"here:1": {"sample_s": 2e-4}, "here:2": {"sample_s": 1e-4}, "here:3 tf": {"sample_s": 1e-4}}},
+     "candidate(s) here:3 tf are not among the comparison's (here:1, here:2"),
 ])
 def test_a_bad_scenario_is_one_line_and_exit_2(run_cli, tmp_path, scenario, says):
     f = tmp_path / "bad.json"
@@ -558,6 +560,7 @@ def test_a_rehearsal_scores_a_tie_shared_as_p_lowest_shares_it():
     ({"startup_s": -5}, "startup_s is -5"), ({"candidates": {"here:1": {"sample_s": "x"}}}, "positive \"sample_s\""),
     ({"candidates": {"here:1": {"sample_s": 2e-4, "projection_bias": "a"}}}, "'projection_bias' is 'a'"),
     ({"candidates": {"here:1": {"sample_s": 2e-4, "start_s": 1}}}, "'start_s'"),
+    ({"candidates": {"here:1": {"sampel_s": 2e-4}}}, "candidate 'here:1': unknown key(s) 'sampel_s'"),
     ({"settings": {"": {"epochs": {"1": 0.3}}}}, "summing to 1"),
     ({"settings": {"": {"epochs": {"1": 1.0}, "speed": -1}}}, "'speed' is -1"),
     ({"settings": {"": {"epochs": {"1": 1.0}, "sped": 1}}}, "'sped'")])

@@ -168,11 +168,13 @@ class Scenario:
             raise UserError(f"--simulate {path}: \"earlier\" names {', '.join(unknown)}, not among the scenario's "
                             "\"candidates\": list the places measured first")
         for name, c in self.candidates.items():
+            if isinstance(c, dict):  # a misspelt key named first (not read as a missing sample_s)
+                _fields(path, f"candidate {name!r}", {k: c[k] for k in c if k not in _CANDIDATE}, _CANDIDATE)
             if not isinstance(c, dict) or not isinstance(c.get("sample_s"), (int, float)) or isinstance(
                     c.get("sample_s"), bool) or not c["sample_s"] > 0:
                 raise UserError(f"--simulate {path}: candidate {name!r} needs a positive \"sample_s\" (its true "
                                 "seconds per training sample)")
-            _fields(path, f"candidate {name!r}", c, {"sample_s": 0.0, "startup_s": 0.0, "projection_bias": None})
+            _fields(path, f"candidate {name!r}", c, _CANDIDATE)
         for label, s in self.settings.items():
             dist = s.get("epochs") if isinstance(s, dict) else None
             if not isinstance(dist, dict) or not dist or any(
@@ -210,6 +212,9 @@ class Scenario:
         dist = self.settings[label]["epochs"]
         return sum(int(e) * float(p) for e, p in dist.items()) / sum(float(p) for p in dist.values())
 
+
+#: A candidate's fields and the least each takes (None: any).
+_CANDIDATE: dict[str, float | None] = {"sample_s": 0.0, "startup_s": 0.0, "projection_bias": None}
 
 #: A scenario's top-level numbers (each 0 or more).
 _TOP = ("noise", "interaction", "period_shift", "startup_s", "tracing_s", "validation_s")
@@ -356,6 +361,11 @@ def _check_covers(scenario: Scenario, plans: Sequence[Planned], labels: dict[tup
     if missing:
         raise UserError(f"--simulate: the scenario has no {', '.join(missing)}: give each candidate and where the "
                         "seeds train (--convergence-at) a sample_s")
+    stray = sorted(set(scenario.candidates) - places)
+    if stray:
+        raise UserError(f"--simulate: the scenario's candidate(s) {', '.join(stray)} are not among the comparison's "
+                        f"({', '.join(sorted(places))}, with where the seeds train): drop them from the scenario or "
+                        "add them to --candidates")
     unknown = sorted(set(labels.values()) - set(scenario.settings))
     if unknown:
         raise UserError(f"--simulate: the scenario has no setting {', '.join(map(repr, unknown))}: give each "
