@@ -563,7 +563,20 @@ def test_a_rehearsal_scores_a_tie_shared_as_p_lowest_shares_it():
     ({"candidates": {"here:1": {"sampel_s": 2e-4}}}, "candidate 'here:1': unknown key(s) 'sampel_s'"),
     ({"settings": {"": {"epochs": {"1": 0.3}}}}, "summing to 1"),
     ({"settings": {"": {"epochs": {"1": 1.0}, "speed": -1}}}, "'speed' is -1"),
-    ({"settings": {"": {"epochs": {"1": 1.0}, "sped": 1}}}, "'sped'")])
+    ({"settings": {"": {"epochs": {"1": 1.0}, "sped": 1}}}, "'sped'"),
+    # finite but absurd numbers hung a rehearsal (1e308 flooded overflow warnings for 10 minutes): bounded, the
+    # range named
+    ({"candidates": {"here:1": {"sample_s": 1e308}}}, "'sample_s' is 1e+308: give a number above 0 and at most 10"),
+    ({"candidates": {"here:1": {"sample_s": float("inf")}}}, "'sample_s' is inf"),
+    ({"candidates": {"here:1": {"sample_s": 2e-4, "startup_s": 4000}}}, "'startup_s' is 4000: give a number at "
+     "least 0 and at most 3600"),
+    ({"candidates": {"here:1": {"sample_s": 2e-4, "projection_bias": -1}}}, "'projection_bias' is -1: give a number "
+     "at least -0.9 and at most 0.9"),
+    ({"noise": 1.5}, "noise is 1.5: give a number at least 0 and at most 1"),
+    ({"interaction": 2}, "interaction is 2"), ({"period_shift": float("nan")}, "period_shift is nan"),
+    ({"startup_s": 1e9}, "startup_s is 1000000000"), ({"validation_s": 1e300}, "validation_s is 1e+300"),
+    ({"settings": {"": {"epochs": {"1": 1.0}, "speed": 1e300}}}, "'speed' is 1e+300"),
+    ({"draw": {"speed": 1e300}}, "a log sd from 0 to 1")])
 def test_a_scenario_with_a_wrong_value_is_refused_in_one_line_naming_it(tmp_path, change, named):
     # before, a negative noise or a string reached numpy as a traceback, and a misspelt key silently took the default
     from cpustudy.errors import UserError

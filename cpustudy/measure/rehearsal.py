@@ -148,14 +148,15 @@ class Scenario:
         if stray:
             raise UserError(f"--simulate {path}: unknown key(s) {', '.join(map(repr, stray))}: a scenario takes "
                             f"{', '.join(_TOP)}, candidates, settings, earlier and draw (docs/compare.md, Rehearsal)")
-        known = {k: _number(path, k, raw[k]) for k in _TOP if k in raw}
+        known = {k: _number(path, k, raw[k], high=_HIGH.get(k)) for k in _TOP if k in raw}
         earlier = raw.get("earlier") or []
         if not isinstance(earlier, list) or not all(isinstance(x, str) for x in earlier):
             raise UserError(f"--simulate {path}: \"earlier\" is a list of candidates' places, e.g. [\"here:1\"]")
         draw = raw.get("draw") or {}
         if not isinstance(draw, dict) or set(draw) - {"speed", "epochs"} or not all(
-                isinstance(v, (int, float)) and v >= 0 for v in draw.values()):
-            raise UserError(f"--simulate {path}: \"draw\" takes \"speed\" (a log sd, e.g. 0.15) and \"epochs\" "
+                isinstance(v, (int, float)) and 0 <= v <= 1 for v in draw.values()):
+            raise UserError(f"--simulate {path}: \"draw\" takes \"speed\" (a log sd from 0 to 1, e.g. 0.15) and "
+                            "\"epochs\" "
                             "(true or false), e.g. {\"speed\": 0.15, \"epochs\": true}")
         sc = cls(raw["candidates"], raw.get("settings") or {"": {"epochs": {"1": 1.0}}}, **known,
                  earlier=tuple(earlier), draw={k: float(v) for k, v in draw.items()})
@@ -174,7 +175,7 @@ class Scenario:
                     c.get("sample_s"), bool) or not c["sample_s"] > 0:
                 raise UserError(f"--simulate {path}: candidate {name!r} needs a positive \"sample_s\" (its true "
                                 "seconds per training sample)")
-            _fields(path, f"candidate {name!r}", c, _CANDIDATE)
+            _fields(path, f"candidate {name!r}", c, _CANDIDATE, strict={"sample_s"})
         for label, s in self.settings.items():
             dist = s.get("epochs") if isinstance(s, dict) else None
             if not isinstance(dist, dict) or not dist or any(
@@ -214,18 +215,28 @@ class Scenario:
 
 
 #: A candidate's fields and the least each takes (None: any).
-_CANDIDATE: dict[str, float | None] = {"sample_s": 0.0, "startup_s": 0.0, "projection_bias": None}
+_CANDIDATE: dict[str, float | None] = {"sample_s": 0.0, "startup_s": 0.0, "projection_bias": -0.9}
+
+#: The most each number of a scenario takes (docs/compare.md, Rehearsal): past these a rehearsal means nothing, and
+#: far past them its times overflow (a sample_s of 1e308 ran for 10 minutes in warnings). 10 s a sample is a week for
+#: a 60,000-sample epoch; a log sd of 1 moves a time 2.7 times either way; a projection bias of 0.9 (log) reads
+#: 2.5 times off; an hour of start-up, tracing or validation.
+_HIGH: dict[str, float] = {"sample_s": 10.0, "startup_s": 3600.0, "tracing_s": 3600.0, "validation_s": 3600.0,
+                           "noise": 1.0, "interaction": 1.0, "period_shift": 1.0, "projection_bias": 0.9,
+                           "speed": 100.0}
 
 #: A scenario's top-level numbers (each 0 or more).
 _TOP = ("noise", "interaction", "period_shift", "startup_s", "tracing_s", "validation_s")
 
 
-def _number(path: str, where: str, value: object, low: float | None = 0.0, strict: bool = False) -> float:
-    """``value`` as a number of a scenario, at least ``low`` (above it where ``strict``; None: any), else a one-line
-    refusal naming it."""
+def _number(path: str, where: str, value: object, low: float | None = 0.0, strict: bool = False,
+            high: float | None = None) -> float:
+    """``value`` as a finite number of a scenario, at least ``low`` (above it where ``strict``; None: any) and at most
+    ``high`` (None: any), else a one-line refusal naming it and the range."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or (
-            low is not None and (value <= low if strict else value < low)):
+            low is not None and (value <= low if strict else value < low)) or (high is not None and value > high):
         bound = "" if low is None else f" {'above' if strict else 'at least'} {low:g}"
+        bound += "" if high is None else f"{' and' if bound else ''} at most {high:g}"
         raise UserError(f"--simulate {path}: {where} is {value!r}: give a number{bound} (docs/compare.md, Rehearsal)")
     return float(value)
 
@@ -240,7 +251,7 @@ def _fields(path: str, where: str, given: Mapping[str, object], allowed: Mapping
                         f"{', '.join(allowed)}")
     for k, low in allowed.items():
         if k in given and k != "epochs":
-            _number(path, f"{where}: {k!r}", given[k], low, k in strict)
+            _number(path, f"{where}: {k!r}", given[k], low, k in strict, _HIGH.get(k))
 
 
 class Placed(Protocol):
