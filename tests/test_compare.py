@@ -114,6 +114,8 @@ def test_agreement_between_thread_counts():
     (["--target-accuracy", "0.9", "--candidates", "here:1", "--regret", "0"], "--regret 0: give a share"),
     (["--target-accuracy", "0.9", "--candidates", "here:1", "--indifference", "2"], "--indifference 2"),
     (["--target-accuracy", "0.9", "--candidates", "here:1", "--trainings", "0"], "--trainings 0"),
+    (["--target-accuracy", "0.9", "--candidates", "here:1", "--first-seed", "-1"], "--first-seed -1: give a whole"),
+    (["--target-accuracy", "0.9", "--candidates", "here:1", "--first-seed", str(2**32 - 1)], "--first-seed 4294967295"),
 ])
 def test_bad_input_is_one_line_and_exit_2(run_cli, tmp_path, args, says):
     db = tmp_path / "c.sqlite"

@@ -137,6 +137,9 @@ class CompareRequest:
         _ = self.goal  # a malformed --target: one line
         if self.seeds < 1:
             raise UserError(f"--seeds {self.seeds}: give at least 1 seed (3 by default, more as settling needs; MLPerf uses 3-10)")
+        if not 0 <= self.first_seed <= 2**32 - self.seeds:  # else spec.py's "--seed": a flag compare does not have
+            raise UserError(f"--first-seed {self.first_seed}: give a whole number from 0 to {2**32 - self.seeds} (the "
+                            f"seeds S to S+{self.seeds - 1} are each at most {2**32 - 1})")
         if self.repeats < 1:
             raise UserError(f"--repeats {self.repeats}: give at least 1 speed repeat per candidate")
         if not 0 <= self.checks <= 100:
