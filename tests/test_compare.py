@@ -115,6 +115,10 @@ def test_agreement_between_thread_counts():
     (["--target-accuracy", "0.9", "--candidates", "here:1", "--indifference", "2"], "--indifference 2"),
     (["--target-accuracy", "0.9", "--candidates", "here:1", "--trainings", "0"], "--trainings 0"),
     (["--target-accuracy", "0.9", "--candidates", "here:1", "--first-seed", "-1"], "--first-seed -1: give a whole"),
+    (["--target-accuracy", "0.9", "--candidates", "here:1", "--batch-sizes", "64,256", "--batch-size", "128"],
+     "--batch-size 128 is not among --batch-sizes 64,256: --batch-size names the default setting; give one of them"),
+    (["--target-accuracy", "0.9", "--candidates", "here:1", "--precisions", "float32", "--precision",
+      "mixed_bfloat16"], "--precision mixed_bfloat16 is not among --precisions float32"),
     (["--target-accuracy", "0.9", "--candidates", "here:1", "--first-seed", str(2**32 - 1)], "--first-seed 4294967295"),
 ])
 def test_bad_input_is_one_line_and_exit_2(run_cli, tmp_path, args, says):

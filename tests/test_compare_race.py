@@ -4,6 +4,7 @@ its own seeds, combined with P(cheapest) over all settings, raced."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -32,6 +33,20 @@ def test_settings_are_every_pair_of_the_two_axes_checked():
                                      ("float32,float32", None, "named twice"), (None, "0", "positive")):
         with pytest.raises(UserError, match=fix):
             race.parse_settings(precisions, batches, "float32", None)
+
+
+def test_the_default_setting_named_must_be_among_the_lists_given_and_only_then():
+    from cpustudy.measure.compare import CompareRequest
+
+    base = CompareRequest("mnist_mlp", 0.5, "here:1")
+    for ok in (replace(base, batch_sizes="64,256", batch_size=256), replace(base, batch_sizes="64,256"),
+               replace(base, batch_size=128), replace(base, precisions="mixed_bfloat16"),  # float32 by default only
+               replace(base, precisions="float32,mixed_bfloat16", precision="mixed_bfloat16", precision_named=True)):
+        ok.check_default_setting()
+    with pytest.raises(UserError, match="--batch-size 128 is not among --batch-sizes 64,256"):
+        replace(base, batch_sizes="64,256", batch_size=128).check_default_setting()
+    with pytest.raises(UserError, match="--precision float32 is not among --precisions mixed_bfloat16"):
+        replace(base, precisions="mixed_bfloat16", precision_named=True).check_default_setting()
 
 
 def test_each_setting_is_drawn_from_its_own_seeds_and_p_cheapest_spans_them_all():

@@ -120,6 +120,7 @@ def plan(request: CompareRequest, plan_one: Callable[[CompareRequest], Planned] 
     """Plan every setting of ``request`` with ``plan_one`` (the single-setting planner), checked before the
     database is touched."""
     settings = parse_settings(request.precisions, request.batch_sizes, request.precision, request.batch_size)
+    request.check_default_setting()  # here: each setting's own request below has no lists left to check against
     vary_p = len({s.precision for s in settings}) > 1
     vary_b = len({s.batch_size for s in settings}) > 1
     plans, labels = [], []

@@ -70,7 +70,7 @@ def register(sub: a.Subparsers) -> None:
     p.add_argument("--builds", default="tf", help="CPU builds, each a candidate axis (default: tf)")
     p.add_argument("--gpu-builds", default="jax-here", help="the build GPU candidates run (default: jax-here)")
     p.add_argument("--batch-size", type=a.positive_int, help="batch size (default: the workload's)")
-    p.add_argument("--precision", choices=a.POLICIES, default=a.DEFAULT, help="Keras precision policy (default: "
+    p.add_argument("--precision", choices=a.POLICIES, default=None, help="Keras precision policy (default: "
                    "float32; bf16 and float32 converge separately)")
     p.add_argument("--precisions", metavar="LIST",
                    help="several precision policies as candidates, e.g. float32,mixed_bfloat16: each converges with "
@@ -157,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
     request = CompareRequest(
         workload=args.workload, target=args.target_accuracy, target_text=args.target, candidates=args.candidates, seeds=args.seeds,
         first_seed=args.first_seed, max_epochs=args.max_epochs, builds=args.builds, gpu_builds=args.gpu_builds,
-        batch_size=args.batch_size, precision=args.precision, data=args.data, repeats=args.repeats,
+        batch_size=args.batch_size, precision=args.precision or a.DEFAULT,
+        precision_named=args.precision is not None, data=args.data, repeats=args.repeats,
         probe_steps=args.probe_steps, convergence_at=args.convergence_at, deadline_s=args.deadline,
         budget_usd=args.budget, probe_budget_usd=args.probe_budget, spot=not args.on_demand, family=args.family,
         prices=args.prices, probe_plan=args.probe_plan, workdir=workdir_of(args.workdir), db=args.db, timeout=args.timeout,
