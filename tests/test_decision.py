@@ -539,6 +539,24 @@ def test_a_bad_scenario_is_one_line_and_exit_2(run_cli, tmp_path, scenario, says
     assert r.code == 2 and len(r.err.strip().splitlines()) == 1 and says in r.err, r.err
 
 
+def test_trials_without_simulate_and_a_real_comparison_s_options_with_it_are_refused_before_anything_runs(
+        run_cli, tmp_path):
+    # before, --trials alone was ignored and a real comparison trained; --check, --out... were ignored by a rehearsal
+    db = tmp_path / "never.sqlite"
+    base = ("compare", "mnist_mlp", "--target-accuracy", "0.5", "--data", "learnable", "--candidates", "here:1",
+            "--db", db)
+    r = run_cli(*base, "--trials", "3")
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1, r.err
+    assert "--trials rehearses a scenario: give --simulate SCENARIO.json too" in r.err
+    scenario = _scenario(tmp_path, 4e-4)
+    r = run_cli(*base, "--simulate", scenario, "--check", "2")
+    assert r.code == 2 and len(r.err.strip().splitlines()) == 1, r.err
+    assert "--simulate rehearses without measuring: --check is for a real comparison only" in r.err
+    r = run_cli(*base, "--simulate", scenario, "--out", tmp_path / "o", "--timeout", "5", "--deadline", "1h")
+    assert r.code == 2 and "--out, --timeout, --deadline are for a real comparison only" in r.err, r.err
+    assert not db.exists() and not (tmp_path / "o").exists()
+
+
 def test_a_rehearsal_scores_a_tie_shared_as_p_lowest_shares_it():
     # two identical candidates: either choice is one of two truly best; P(lowest) states about 0.5 for it, and the
     # truth it is scored against must also sum to 1 over the candidates (counted whole, 0.5 would read as 1.0)

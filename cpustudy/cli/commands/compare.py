@@ -102,7 +102,7 @@ def register(sub: a.Subparsers) -> None:
                    help="rehearse instead of measuring: the same comparison, decided by the same loop, against a "
                    "simulated measurer that plays the scenario's true speeds, epochs and noise (docs/compare.md, "
                    "Rehearsal); nothing trains and nothing is stored; prints each trial's answer beside its truth")
-    p.add_argument("--trials", type=a.positive_int, default=20, metavar="N",
+    p.add_argument("--trials", type=a.positive_int, default=None, metavar="N",
                    help="with --simulate: how many comparisons to rehearse (default: 20)")
     a.add_format(p, ("table", "json"))
     a.add_db(p)
@@ -148,7 +148,28 @@ def comparison_has(comparison: Comparison, key: str) -> bool:
     return any(getattr(r, key) is not None for r in comparison.results)
 
 
+#: What only a real comparison uses (a rehearsal ignores it): flag -> its attribute and its default.
+REAL_ONLY = {"--check": ("check", 0), "--out": ("out", None), "--timeout": ("timeout", None),
+             "--deadline": ("deadline", None), "--budget": ("budget", None), "--probe-budget": ("probe_budget", None),
+             "--probe-plan": ("probe_plan", "cpustudy-probes"), "--workdir": ("workdir", None)}
+
+
+def check_mode(args: argparse.Namespace) -> None:
+    """``--trials`` only with ``--simulate``; with it, nothing a rehearsal ignores (a flag given is never dropped
+    silently). Before anything is planned, let alone trained."""
+    if not args.simulate:
+        if args.trials is not None:
+            raise UserError("--trials rehearses a scenario: give --simulate SCENARIO.json too")
+        return
+    given = [flag for flag, (attr, default) in REAL_ONLY.items() if getattr(args, attr) != default]
+    if given:
+        raise UserError(f"--simulate rehearses without measuring: {', '.join(given)} "
+                        f"{'is' if len(given) == 1 else 'are'} for a real comparison only: leave "
+                        f"{'it' if len(given) == 1 else 'them'} out (or drop --simulate)")
+
+
 def run(args: argparse.Namespace) -> int:
+    check_mode(args)
     from cpustudy.cli.commands.cloud import workdir_of
     from cpustudy.cli.output import console, status
     from cpustudy.cloud.probes import plan_probes
@@ -192,7 +213,7 @@ def rehearse(args: argparse.Namespace, request: Any, rules: Rules) -> int:
 
     scenario = rehearsal.Scenario.load(args.simulate)
     with status("rehearsing") as update:
-        result = rehearsal.rehearse(request, scenario, args.trials, rules, progress=update)
+        result = rehearsal.rehearse(request, scenario, args.trials or 20, rules, progress=update)
     if args.format == "json":
         sys.stdout.write(json.dumps(result, indent=2) + "\n")
         return 0
