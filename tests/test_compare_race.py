@@ -38,15 +38,18 @@ def test_settings_are_every_pair_of_the_two_axes_checked():
 def test_the_default_setting_named_must_be_among_the_lists_given_and_only_then():
     from cpustudy.measure.compare import CompareRequest
 
+    def check(r: CompareRequest) -> None:
+        race.check_default(r, race.parse_settings(r.precisions, r.batch_sizes, r.precision, r.batch_size))
+
     base = CompareRequest("mnist_mlp", 0.5, "here:1")
     for ok in (replace(base, batch_sizes="64,256", batch_size=256), replace(base, batch_sizes="64,256"),
                replace(base, batch_size=128), replace(base, precisions="mixed_bfloat16"),  # float32 by default only
                replace(base, precisions="float32,mixed_bfloat16", precision="mixed_bfloat16", precision_named=True)):
-        ok.check_default_setting()
+        check(ok)
     with pytest.raises(UserError, match="--batch-size 128 is not among --batch-sizes 64,256"):
-        replace(base, batch_sizes="64,256", batch_size=128).check_default_setting()
+        check(replace(base, batch_sizes="64,256", batch_size=128))
     with pytest.raises(UserError, match="--precision float32 is not among --precisions mixed_bfloat16"):
-        replace(base, precisions="mixed_bfloat16", precision_named=True).check_default_setting()
+        check(replace(base, precisions="mixed_bfloat16", precision_named=True))
 
 
 def test_each_setting_is_drawn_from_its_own_seeds_and_p_cheapest_spans_them_all():

@@ -151,26 +151,11 @@ class CompareRequest:
         if self.probe_steps < MIN_PROBE_STEPS:
             raise UserError(f"--probe-steps {self.probe_steps}: give at least {MIN_PROBE_STEPS} (the projection "
                             f"from capped epochs was checked from {MIN_PROBE_STEPS} steps on)")
-        self.check_default_setting()
         if self.db:  # before anything is probed or measured, not after
             folder = Path(self.db).parent
             if str(folder) and not folder.is_dir():
                 raise UserError(f"--db {self.db}: folder {folder} does not exist: create it (mkdir -p {folder}) or "
                                 "pass another --db path")
-
-
-    def check_default_setting(self) -> None:
-        """``--precision``/``--batch-size`` name the default setting: with ``--precisions``/``--batch-sizes`` also
-        given, it must be one of them (else the default silently became the first listed)."""
-        for flag, value, flags, listed in (
-                ("--precision", self.precision if self.precision_named else None, "--precisions", self.precisions),
-                ("--batch-size", self.batch_size, "--batch-sizes", self.batch_sizes)):
-            items = [t.strip() for t in (listed or "").split(",")]
-            if value is None or not listed or str(value) in items or (
-                    isinstance(value, int) and value in {int(t) for t in items if t.isdigit()}):
-                continue
-            raise UserError(f"{flag} {value} is not among {flags} {listed}: {flag} names the default setting; give "
-                            "one of them")
 
 
 # --- candidates -----------------------------------------------------------------------------------------------

@@ -89,6 +89,19 @@ def parse_settings(precisions: str | None, batch_sizes: str | None, default_prec
     return [Setting(p, b) for p in policies for b in batches]
 
 
+def check_default(request: CompareRequest, settings: Sequence[Setting]) -> None:
+    """``--precision``/``--batch-size`` name the default setting: given beside ``--precisions``/``--batch-sizes``,
+    it must be among the ``settings`` they make (:func:`parse_settings`; else the default silently became the first
+    listed)."""
+    for flag, value, flags, listed, made in (
+            ("--precision", request.precision if request.precision_named else None, "--precisions",
+             request.precisions, {s.precision for s in settings}),
+            ("--batch-size", request.batch_size, "--batch-sizes", request.batch_sizes, {s.batch_size for s in settings})):
+        if value is not None and value not in made:
+            raise UserError(f"{flag} {value} is not among {flags} {listed}: {flag} names the default setting; give "
+                            "one of them")
+
+
 @dataclass
 class Race:
     """A comparison planned: one single-setting plan per setting (``measure.compare.Planned``), its candidates
@@ -120,7 +133,7 @@ def plan(request: CompareRequest, plan_one: Callable[[CompareRequest], Planned] 
     """Plan every setting of ``request`` with ``plan_one`` (the single-setting planner), checked before the
     database is touched."""
     settings = parse_settings(request.precisions, request.batch_sizes, request.precision, request.batch_size)
-    request.check_default_setting()  # here: each setting's own request below has no lists left to check against
+    check_default(request, settings)  # here: each setting's own request below has no lists left
     vary_p = len({s.precision for s in settings}) > 1
     vary_b = len({s.batch_size for s in settings}) > 1
     plans, labels = [], []
