@@ -17,13 +17,13 @@ time x rate.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, SupportsInt
+from typing import Iterable, Mapping
 
 import pandas as pd
 
 from cpustudy import prices
 from cpustudy.analysis.runs import vcpus_int
-from cpustudy.analysis.frames import Row, number, rows
+from cpustudy.analysis.frames import Row, ids, number, rows
 from cpustudy.analysis.studies import study, study_title
 from cpustudy.errors import UserError
 
@@ -44,9 +44,7 @@ def _run_facts(summary_row: Row, runs: Mapping[int, Row]) -> tuple[str, list[Whe
     rows of ``load_runs`` by id): their software text (where a GPU's name is read), the resources each cloud run ran
     on (``prices.Resources``) with its zone where the frame has them (read with ``getattr``), the first run's machine,
     and the memory an instance needs for them (``prices.memory_need_gib`` of the largest peak)."""
-    ids = summary_row.run_ids  # a tuple of ints (summary.aggregate)
-    mine = [runs[int(i)] for i in (ids if isinstance(ids, (list, tuple)) else ())
-            if isinstance(i, SupportsInt) and int(i) in runs]
+    mine = [runs[i] for i in ids(summary_row.run_ids) if i in runs]
     text = " ".join(str(x or "") for r in mine for x in (r.software, r.settings, r.cpu_model))
     where: list[Where] = []
     for r in mine:

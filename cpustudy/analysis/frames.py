@@ -9,7 +9,7 @@ number); :func:`run_records` reads a frame of stored runs (``load_runs``) as the
 from __future__ import annotations
 
 import math
-from typing import Iterator, Protocol, SupportsFloat, SupportsIndex, cast
+from typing import Iterator, Protocol, SupportsFloat, SupportsIndex, SupportsInt, cast
 
 import pandas as pd
 
@@ -51,3 +51,8 @@ def number(v: object) -> float:
     except (TypeError, ValueError):
         return math.nan
     return f
+
+
+def ids(v: object) -> tuple[int, ...]:
+    """A cell of run ids (a summary row's ``run_ids``: a tuple of ints) as ints; none where it holds no sequence."""
+    return tuple(int(i) for i in v if isinstance(i, SupportsInt)) if isinstance(v, (list, tuple)) else ()

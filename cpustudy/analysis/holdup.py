@@ -24,7 +24,7 @@ import contextlib
 import math
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Callable, Iterator, Mapping, Protocol, Sequence, SupportsInt
+from typing import Callable, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
@@ -32,7 +32,7 @@ from scipy import stats as sps
 
 from cpustudy import identity
 from cpustudy.analysis import stats
-from cpustudy.analysis.frames import number, records, run_records
+from cpustudy.analysis.frames import ids, number, records, run_records
 from cpustudy.analysis.runs import periods, settings_of
 from cpustudy.analysis.studies import study
 from cpustudy.environment import state
@@ -340,7 +340,7 @@ def blocks(summary: pd.DataFrame) -> tuple[Block, ...]:
             if str(period).startswith("period "):
                 by.setdefault(str(period), []).append(number(t))
         if len(by) > 1:
-            out.append(Block(frozenset(_ids(r)), {k: tuple(v) for k, v in by.items()}))
+            out.append(Block(frozenset(ids(r.get("run_ids"))), {k: tuple(v) for k, v in by.items()}))
     return tuple(out)
 
 
@@ -351,19 +351,13 @@ def reference(a: Row, b: Row) -> tuple[tuple[float, ...], tuple[float, ...]] | N
     pa, pb = _periods(a), _periods(b)
     if pa is None or pb is None or len(set(pa)) != 1 or len(set(pb)) != 1 or pa[0] == pb[0]:
         return None
-    own = {int(i) for r in (a, b) for i in _ids(r)}
+    own = {i for r in (a, b) for i in ids(r.get("run_ids"))}
     fits = [k for k in (_PAGE.get() or Family()).blocks
             if pa[0] in k.times and pb[0] in k.times and not (k.run_ids & own)]
     if not fits:
         return None
     best = max(fits, key=lambda k: min(len(k.times[pa[0]]), len(k.times[pb[0]])))
     return best.times[pa[0]], best.times[pb[0]]
-
-
-def _ids(r: Row) -> tuple[int, ...]:
-    """A configuration's runs (summary row: ``run_ids``); none where it has none."""
-    ids = r.get("run_ids")
-    return tuple(int(i) for i in ids if isinstance(i, SupportsInt)) if isinstance(ids, (list, tuple)) else ()
 
 
 def judge(a: Sequence[float], b: Sequence[float], same_session: bool | None = None,

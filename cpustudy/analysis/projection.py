@@ -11,7 +11,6 @@ only when every paired repeat misses the same way, and otherwise inconclusive.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -19,7 +18,7 @@ from typing import Mapping
 import pandas as pd
 
 from cpustudy import identity
-from cpustudy.analysis.frames import records
+from cpustudy.analysis.frames import number, records
 from cpustudy.environment import state
 
 #: A projection agrees with full epochs when its median epoch time is within this share of theirs.
@@ -122,16 +121,11 @@ def stored_check(db_path: str | Path) -> list[dict[str, object]]:
 
 def pair_range(row: Mapping[str, object]) -> str:
     """A check row's paired repeats' ratios as one text: ``0.959-1.121 (3 pairs)``."""
-    n = _number(row.get("pairs"))
+    n = number(row.get("pairs"))
     if not n or math.isnan(n):
         return "no paired repeats"
-    low, high = _number(row.get("pair_low")), _number(row.get("pair_high"))
+    low, high = number(row.get("pair_low")), number(row.get("pair_high"))
     return f"{low:.3f} ({int(n)} pair)" if int(n) == 1 else f"{low:.3f}-{high:.3f} ({int(n)} pairs)"
-
-
-def _number(x: object) -> float:
-    """A check row's cell as a number (Python's or numpy's); NaN where it holds none (None, NaN)."""
-    return float(x) if isinstance(x, numbers.Real) else math.nan
 
 
 def projection_verdict(ratio: float | None, pairs: list[float]) -> str:
