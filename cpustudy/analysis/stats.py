@@ -74,10 +74,9 @@ class Noise:
         """The noise as the figures use it (:class:`Components`): between periods, the machine's shift (assumed
         where the database has not measured it) and each configuration's own move."""
         c = Components.of(self)
-        how = "measured here, pooled with the assumed" if between_measured(self) and self.between_df < FEW_PERIODS \
-            else "measured here" if between_measured(self) else "assumed"
         return (f"noise between runs {100 * self.within:.1f} % ({self.df:.0f} degrees of freedom) and between periods "
-                f"{100 * math.hypot(c.shift, c.interaction):.1f} % (the machine's shift {100 * c.shift:.1f} %, {how}, "
+                f"{100 * math.hypot(c.shift, c.interaction):.1f} % (the machine's shift {100 * c.shift:.1f} %, "
+                f"{c.shift_basis}, "
                 f"worth {c.between_df:.0f} periods; each configuration's own move {100 * c.interaction:.1f} %) "
                 f"({self.source})")
 
@@ -135,6 +134,7 @@ class Components:
     interaction: float
     between_df: float
     projection: float
+    shift_basis: str = "assumed"  # how the shift is known: "measured here", "... pooled with the assumed", "assumed"
 
     @classmethod
     def of(cls, noise: "Noise") -> "Components":
@@ -144,14 +144,16 @@ class Components:
                               / (noise.interaction_df + INTERACTION_DF))
         inter = min(inter, noise.between)
         shift = math.sqrt(noise.between ** 2 - inter ** 2)
-        df = max(noise.between_df, 1.0)
+        df, basis = max(noise.between_df, 1.0), "measured here"
         if between_measured(noise) and df < FEW_PERIODS:  # a few periods tell little: pooled with the assumed, never
             pooled = math.sqrt((df * shift ** 2 + UNMEASURED_DF * UNMEASURED_SHIFT ** 2) / (df + UNMEASURED_DF))
             shift = max(shift, pooled)  # under what they measured
-            df += UNMEASURED_DF
-        elif not between_measured(noise) and noise.source != NO_PRIOR.source:
-            shift, df = max(shift, UNMEASURED_SHIFT), UNMEASURED_DF
-        return cls(noise.within, noise.df, shift, inter, df, noise.projection)
+            df, basis = df + UNMEASURED_DF, "measured here, pooled with the assumed"
+        elif not between_measured(noise):
+            basis = "assumed"
+            if noise.source != NO_PRIOR.source:
+                shift, df = max(shift, UNMEASURED_SHIFT), UNMEASURED_DF
+        return cls(noise.within, noise.df, shift, inter, df, noise.projection, basis)
 
 
 #: Nothing known beforehand: the samples alone (a plain Welch test; a t-predictive on their own spread).
