@@ -20,6 +20,9 @@ samples, the noise estimate, the projection check, the peak table, the backtest'
   of the same ``speed`` group (``analysis.projection``).
 * ``noise``: ``speed`` plus the epochs a run trained (a run's total is its own epochs', never pooled).
 * ``peak``: a measured matmul peak's identity (device, build, vCPUs, precision, machine).
+* ``place``: where a run measured, as a stored candidate of ``compare`` and a statement name it (device, vCPUs,
+  machine, and the build on a CPU: a GPU's builds are one place; instances of one machine fingerprint are one,
+  as ``compare`` pools them). A statement is joined to later trainings by it, never by the place's name in words.
 
 A report's frame of runs (``analysis.runs.load_runs``) renames ``workload`` and ``build`` to their display
 names and keeps the stored ones in ``workload_base`` and ``recipe``: the fields read those where present.
@@ -123,6 +126,7 @@ FIELDS: dict[str, Callable[[Mapping[str, Any]], Hashable]] = {
     "instance": lambda r: _get(r, "instance") or None,
     "epochs": lambda r: _int(_get(r, "epochs")),
     "steps_per_epoch": lambda r: _int(_get(r, "steps_per_epoch")),
+    "cpu_build": lambda r: str(_get(r, "recipe") or _get(r, "build")) if (_get(r, "device") or "cpu") == "cpu" else None,
 }
 
 _CONVERGENCE = ("study", "workload", "workload_version", "model_hash", "options", "params", "data", "batch_size",
@@ -139,6 +143,7 @@ VIEWS: dict[str, tuple[str, ...]] = {
     "speed": _SETTING + _PLACE + ("env",),
     "noise": _SETTING + _PLACE + ("env", "epochs"),
     "peak": ("device", "build", "vcpus", "precision", "machine"),
+    "place": ("device", "cpu_build", "vcpus", "machine"),
 }
 
 

@@ -1,10 +1,12 @@
 """Names and lists on the command line: a comma-separated list whose every item is given, and the
-nearest known name for a mistyped one. Standard library only."""
+nearest known name for a mistyped one; what a configuration and the place a run measured are called in words.
+Standard library only."""
 
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+import math
+from typing import Iterable, Mapping
 
 from cpustudy.errors import UserError
 
@@ -56,3 +58,27 @@ def parse_duration(text: str, flag: str = "--deadline") -> float:
     if not value > 0 or math.isinf(value):
         raise UserError(f"{flag} {text!r}: give a positive duration".lstrip())
     return value
+
+
+#: Display names of builds in sentences.
+BUILD_NAMES = {"pip": "pip", "compiled": "compiled", "gpu": "GPU"}
+
+
+def config_name(device: str, vcpus: object, build: str) -> str:
+    """In words: ``16 vCPUs compiled``, ``the GPU`` (a missing vCPU count, None, NaN or NA, as ``None``)."""
+    if device == "gpu":
+        return "the GPU"
+    try:
+        count = float(vcpus)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        count = math.nan
+    v = None if math.isnan(count) else int(count)
+    return f"{v} vCPU{'s' if v != 1 else ''} {BUILD_NAMES.get(build, build)}"
+
+
+def place_name(run: Mapping[str, object]) -> str:
+    """Where a stored run measured, in words: its configuration on its instance, else its CPU model (or machine).
+    A label only: what joins runs and statements is the identity's ``place`` view (:mod:`cpustudy.identity`)."""
+    device = str(run.get("device") or "cpu")
+    where = run.get("instance") or str(run.get("cpu_model") or run.get("machine"))[:40]
+    return f"{config_name(device, run.get('vcpus'), str(run['build']))} on {where}"

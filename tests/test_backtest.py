@@ -12,6 +12,7 @@ import pytest
 
 from cpustudy.analysis import backtest, totarget
 from cpustudy.analysis.recalibration import MIN_CHECKS, inflation, score
+from cpustudy.names import place_name
 from cpustudy.prices import Catalog
 from cpustudy.store import Store
 
@@ -74,7 +75,7 @@ def test_each_fresh_training_is_held_against_what_its_earlier_runs_gave_and_stor
     # the first fresh training's interval comes from the compare's session alone
     first = runs[6]
     then = next(c for c in out.added if c["run_id"] == 6)
-    assert first["vcpus"] == 1 and then["candidate"] == totarget.place_name(first)
+    assert first["vcpus"] == 1 and then["candidate"] == place_name(first)
     ((machine, bt, inf),) = out.machines
     assert bt is not None and bt.n == 12 and bt.inside == sum(c["inside"] for c in out.added)
     assert inf.n == 12 and inf.factor is not None and math.isfinite(inf.factor)
@@ -186,6 +187,25 @@ def test_a_statement_in_the_same_second_as_a_training_is_ordered_by_its_sessions
     assert backtest.stated(tie, run, {s["session"]: run["id"] + 1 for s in said}) is None  # its session began after
     assert backtest.stated(tie, run, {s["session"]: 1 for s in said}) is not None  # and before
     assert all(s["session"] != session_of(run) for s in said)
+
+
+def test_a_statement_is_joined_to_later_trainings_by_the_identitys_place_never_by_its_name():
+    """A database stored before statements kept their place's key (schema 17: the Granite Rapids horizon check, three
+    statements, 24 fresh trainings after them) reads each statement's key from the runs bearing its place's name; from
+    then on the backtest joins by the key: a statement renamed still holds its trainings, one keyed elsewhere none."""
+    from cpustudy import identity
+
+    with Store.read(REPORTS / "gnr2-horizon" / "horizon.sqlite") as store:  # schema 17, upgraded in memory
+        runs, said = store.runs(status="ok"), store.statements()
+    fresh = [r for r in backtest.fresh_trainings(runs) if backtest.stated(said, r) is not None]
+    assert len(fresh) >= 12 and all(s["place_key"] is not None for s in said)
+    for r in fresh:
+        s = backtest.stated(said, r)
+        assert s is not None and s["place_key"] == identity.values(r, "place") and s["place"] == place_name(r)
+    renamed = [{**s, "place": "1 vCPU tf on elsewhere"} for s in said]
+    assert all(backtest.stated(renamed, r) is not None for r in fresh)
+    moved = [{**s, "place_key": {**(s["place_key"] or {}), "vcpus": 64}} for s in said]
+    assert all(backtest.stated(moved, r) is None for r in fresh)
 
 
 def test_recalibration_where_1_5x_is_needed_holds_its_level_over_300_checks():

@@ -307,7 +307,8 @@ def test_two_machines_of_one_cpu_model_are_two_candidates_and_each_is_held_to_it
 
 #: Each pair (finer, coarser): two runs the same in the finer view are the same in the coarser one, whatever else
 #: they are. A field added to or dropped from one view only breaks one of these.
-REFINES = [("run", "noise"), ("noise", "speed"), ("speed", "setting"), ("run", "convergence"), ("run", "peak")]
+REFINES = [("run", "noise"), ("noise", "speed"), ("speed", "setting"), ("run", "convergence"), ("run", "peak"),
+           ("speed", "place")]
 
 
 #: A few values of each stored field a view reads: two runs often share them.
@@ -361,6 +362,7 @@ def test_the_views_refine_one_another_and_read_a_run_alone():
     assert v["speed"] == v["setting"] | {"device", "build", "vcpus", "machine", "instance", "env"}
     assert v["noise"] == v["speed"] | {"epochs"} and v["run"] == set(identity.FIELDS)
     assert v["peak"] == {"device", "build", "vcpus", "precision", "machine"} <= v["speed"]
+    assert v["place"] == v["speed"] - v["setting"] - {"env", "build", "instance"} | {"cpu_build"}
 
 
 @pytest.mark.parametrize("db", [REPORTS / "gnr2-two-sessions" / "gnr2-two-sessions.sqlite",
@@ -369,9 +371,9 @@ def test_the_views_refine_one_another_and_read_a_run_alone():
 def test_the_reports_target_finding_names_compares_choice(db, tmp_path):
     """Real comparisons of 1 and 2 vCPUs to a target, on two VMs: the report's finding at that target names the
     configuration whose runs are compare's leader (``policy.leader_of``, the one rule ``recommend`` names too)."""
-    from cpustudy.analysis.runs import config_name
     from cpustudy.decision import policy
     from cpustudy.prices import Catalog
+    from cpustudy.names import config_name
     from cpustudy.report import findings
 
     with Store.read(_copy(db, tmp_path)) as store:

@@ -205,7 +205,8 @@ def test_statements_are_merged_once_with_the_rules_they_were_stated_under(tmp_pa
 
     src, db = tmp_path / "src.sqlite", tmp_path / "db.sqlite"
     said = {"session": "s1", "workload": "mnist_mlp", "target_accuracy": 0.5, "convergence": {"batch_size": 64},
-            "place": "here:2", "candidate": "here:2", "level": 0.8, "low_s": 1.0, "median_s": 2.0, "high_s": 3.0,
+            "place": "2 vCPUs tf on here", "candidate": "here:2", "level": 0.8,
+            "place_key": {"device": "cpu", "cpu_build": "tf", "vcpus": 2, "machine": "m1"}, "low_s": 1.0, "median_s": 2.0, "high_s": 3.0,
             "rules": Rules(level=0.8).as_dict()}
     with Store.open(src) as s:
         s.add_statement(said)
@@ -216,6 +217,7 @@ def test_statements_are_merged_once_with_the_rules_they_were_stated_under(tmp_pa
         got = store.statements()
     assert sorted((x["session"], x["level"], x["rules"]) for x in got) == [
         ("s0", 0.8, None), ("s1", 0.8, Rules(level=0.8).as_dict())]
+    assert all(x["place_key"] == said["place_key"] for x in got)  # the key the backtest joins by, carried
 
 
 def test_two_machines_behind_one_hypervisor_cpu_name_are_told_apart_never_pooled(run_cli, tmp_path):

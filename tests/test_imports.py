@@ -86,17 +86,17 @@ MAY_IMPORT: dict[str, set[str]] = {
     "rules": set(),
     "provenance": {"cpustudy"},
     "prices": {"errors"},
-    "store": {"identity", "errors", "precision", "provenance"},
+    "store": {"identity", "errors", "names", "precision", "provenance"},
     "workloads": {"cache", "errors", "names", "provenance"},
     # Runs under any build's interpreter: never the parent's side (measure, store, analysis, report).
     "worker": {"cpustudy", "cache", "identity", "precision", "targets", "workloads"},
     # The machine and the builds; starts workers (their protocol), names a CPU's cloud families (prices).
     "environment": {"cache", "errors", "names", "prices", "provenance", "worker"},
-    "analysis": {"identity", "environment", "errors", "precision", "prices", "provenance", "rules", "store", "targets",
-                 "workloads"},
+    "analysis": {"identity", "environment", "errors", "names", "precision", "prices", "provenance", "rules", "store",
+                 "targets", "workloads"},
     # How compare decides: pure functions of what is measured (the prediction below it, in analysis).
     "decision": {"analysis", "rules"},
-    "report": {"identity", "cpustudy", "analysis", "decision", "errors", "prices", "provenance", "store"},
+    "report": {"identity", "cpustudy", "analysis", "decision", "errors", "names", "prices", "provenance", "store"},
     # Measuring answers from the analysis (``compare``, ``tune``); it never reaches up into the cloud.
     "measure": {"identity", "analysis", "cache", "decision", "environment", "errors", "names", "precision", "prices", "rules",
                 "store", "targets", "worker", "workloads"},

@@ -83,7 +83,7 @@ def test_migrations_upgrade_a_version_1_database_step_by_step(tmp_path):
               8: ("epochs", "idle_s"), 9: ("runs", "isa_peak_gflops"),
               10: ("epochs", "wait_s"), 11: ("epochs", "target_value"), 12: ("runs", "method_version"),
               13: ("checks", "later_session"), 14: ("checks", "kind"), 15: ("statements", "convergence"),
-              16: ("statements", "rules"), 17: ("checks", "factor")}
+              16: ("statements", "rules"), 17: ("checks", "factor"), 18: ("statements", "place_key")}
     for version in range(2, schema.SCHEMA_VERSION + 1):
         table, column = new_in[version]
         assert column not in [c[0] for c in _shape(conn)["columns"].get(table, [])]
@@ -185,4 +185,4 @@ def test_a_version_15_database_opens_and_its_statements_read_with_no_rules(tmp_p
         assert [x["rules"] for x in s.statements()] == [None]
         s.add_statement({**said, "rules": {"level": 0.8}})
         assert [x["rules"] for x in s.statements()] == [None, {"level": 0.8}]
-    assert schema.file_version(db) == schema.SCHEMA_VERSION == 17
+    assert schema.file_version(db) == schema.SCHEMA_VERSION == 18

@@ -125,9 +125,9 @@ def held_out(store: Store, *, catalog: Catalog, spot: bool = True, progress: Cal
                 stored = {x["id"]: x for x in then.runs(status="ok")}
             if answer is None or not answer.seeds:
                 continue
-            place = totarget.place_key(r)  # the candidate whose runs were measured where this training ran
+            place = identity.key(r, "place")  # the candidate whose runs were measured where this training ran
             result = next((x for x in answer.results if x.run_ids and x.run_ids[0] in stored
-                           and totarget.place_key(stored[x.run_ids[0]]) == place), None)
+                           and identity.key(stored[x.run_ids[0]], "place") == place), None)
             if result is None or result.time_low_s is None or result.time_high_s is None:
                 continue
             name = result.candidate
@@ -141,13 +141,14 @@ def held_out(store: Store, *, catalog: Catalog, spot: bool = True, progress: Cal
 def stated(statements: Sequence[StatementRow], run: RunRow,
            first: dict[str, int] | None = None) -> StatementRow | None:
     """The latest interval ``compare`` stated (``Store.statements``) for a training like ``run`` (its workload,
-    target, convergence and place) before it, in another session; None where none was stored. ``first``: each
-    session's first run id, which orders sessions where it can (see ``held_out``)."""
+    target, and the identity's convergence and place) before it, in another session; None where none was stored.
+    ``first``: each session's first run id, which orders sessions where it can (see ``held_out``)."""
     key = json.dumps(identity.values(run, "convergence"), sort_keys=True, default=str)
-    session, place, first = session_of(run), totarget.place_name(run), first or {}
+    place = json.dumps(identity.values(run, "place"), sort_keys=True, default=str)
+    session, first = session_of(run), first or {}
     found = [s for s in statements
-             if s["workload"] == run.get("workload") and s["place"] == place
-             and s.get("machine_id") in (None, run.get("machine_id"))  # one CPU model's name, another machine
+             if s["workload"] == run.get("workload") and json.dumps(s["place_key"], sort_keys=True, default=str) == place
+             and s.get("machine_id") in (None, run.get("machine_id"))
              and math.isclose(float(s["target_accuracy"]), float(cast(float, run["target_accuracy"])))
              and json.dumps(s["convergence"], sort_keys=True, default=str) == key
              and (first[s["session"]] < run["id"] if s["session"] in first

@@ -16,7 +16,7 @@ from typing import Hashable
 import pandas as pd
 
 from cpustudy.analysis.frames import rows
-from cpustudy.analysis.runs import config_name
+from cpustudy.names import config_name
 from cpustudy.analysis.studies import STOCK_BUILDS
 from cpustudy.errors import UserError
 

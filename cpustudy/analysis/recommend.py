@@ -15,7 +15,7 @@ from typing import TypedDict, cast
 
 import pandas as pd
 
-from cpustudy.analysis.runs import config_name
+from cpustudy.names import config_name
 from cpustudy.analysis.studies import IMPORTED_STUDIES
 from cpustudy.analysis.summary import Analysis
 from cpustudy.errors import UserError

@@ -30,7 +30,7 @@ from cpustudy.analysis.frames import number, rows, run_records
 from cpustudy.prices import Resources, family_of
 from cpustudy.analysis import studies
 from cpustudy.analysis.billed import Billed
-from cpustudy.analysis.studies import (BUILD_NAMES, IMPORTED_STUDIES, INTERNAL_STUDIES, STOCK_BUILDS,
+from cpustudy.analysis.studies import (IMPORTED_STUDIES, INTERNAL_STUDIES, STOCK_BUILDS,
                                       SUMMED_STUDIES)
 from cpustudy.errors import UserError
 from cpustudy.store import Store
@@ -477,10 +477,3 @@ def config_label(study: str, device: str, vcpus: float | None, build: str, gpu_b
         return f"cpu{v}{short.get(build, build)}"
     return f"cpu{v} {build}"
 
-
-def config_name(device: str, vcpus: float | None, build: str) -> str:
-    """In words: ``16 vCPUs compiled``, ``the GPU``."""
-    if device == "gpu":
-        return "the GPU"
-    v = vcpus_int(vcpus)
-    return f"{v} vCPU{'s' if v != 1 else ''} {BUILD_NAMES.get(build, build)}"

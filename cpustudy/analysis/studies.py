@@ -10,8 +10,6 @@ from typing import Mapping
 
 #: The stock builds: the fallback baseline, and what other builds' speedups are measured against.
 STOCK_BUILDS = ("tf", "pip")
-#: Display names of builds in sentences.
-BUILD_NAMES = {"pip": "pip", "compiled": "compiled", "gpu": "GPU"}
 #: The order the 2017 study's (and so every report's) workloads are shown in.
 STUDY_WORKLOADS = ("mnist_mlp", "mnist_cnn", "cifar10_cnn", "imdb_fasttext", "imdb_bidirectional_lstm",
                    "lstm_text_generation", "text_generator_keras")

@@ -21,10 +21,11 @@ from cpustudy.analysis import compare as combo
 from cpustudy.analysis.costs import cpu_price, memory_need
 from cpustudy.analysis.holdup import busy_reason, machine_noise
 from cpustudy.analysis.projection import ProjectionError, default_error, projection_error
-from cpustudy.analysis.runs import config_name, load_runs, periods, run_totals, session_of
+from cpustudy.analysis.runs import load_runs, periods, run_totals, session_of
 from cpustudy.analysis.stats import DEFAULT_NOISE, Components, Noise
 from cpustudy.errors import UserError
 from cpustudy.identity import Configuration
+from cpustudy.names import place_name
 from cpustudy.prices.model import MEMORY_MARGIN, MEMORY_RESERVE_GIB
 from cpustudy.rules import RULES
 from cpustudy.store.rows import EpochRow, RunRow
@@ -450,28 +451,15 @@ def session_note(store: Store, results: Sequence[combo.CandidateResult], seeds: 
             "--check in a later one, and the database learns it"]
 
 
-def place_name(run: RunRow) -> str:
-    """The name :func:`stored` gives the candidate a stored run measured: its configuration on its instance or CPU."""
-    device = run.get("device") or "cpu"
-    where = run.get("instance") or str(run.get("cpu_model") or run.get("machine"))[:40]
-    return f"{config_name(device, run.get('vcpus'), run['build'])} on {where}"
-
-
-def place_key(run: RunRow) -> tuple[str | None, str, int | None, str]:
-    """Which stored candidate a run measured (:func:`stored`): its machine, device, vCPUs and CPU build (a GPU's
-    builds are one candidate, as :func:`matches` pools them)."""
-    device = run.get("device") or "cpu"
-    return run.get("machine"), device, run.get("vcpus"), run["build"] if device == "cpu" else "gpu"
-
-
 def _places(runs: Sequence[RunRow], ref: Configuration) -> dict[tuple, Candidate]:
-    """Every machine, device, vCPU count and build with runs of ``ref``'s configuration (:func:`place_key`): a
-    candidate each, named by :func:`place_name`; two machines of one CPU model (or instance type) apart by their
-    fingerprints, so that neither's runs are taken for the other's."""
+    """Every place (the identity's ``place`` view: machine, device, vCPU count and CPU build) with runs of ``ref``'s
+    configuration: a candidate each, named by :func:`cpustudy.names.place_name`; two machines of one CPU model (or
+    instance type) apart by their fingerprints, so that neither's runs are taken for the other's."""
     places: dict[tuple, Candidate] = {}
     for r in runs:
-        machine, device, vcpus, build = key = place_key(r)
-        c = Candidate(place_name(r), "stored", build, vcpus=vcpus, device=device, machine=machine)
+        key = identity.key(r, "place")
+        c = Candidate(place_name(r), "stored", str(r["build"]) if (r.get("device") or "cpu") == "cpu" else "gpu",
+                      vcpus=r.get("vcpus"), device=r.get("device") or "cpu", machine=r.get("machine"))
         if key not in places and matches(r, c, ref, ""):
             places[key] = c
     names = [c.name for c in places.values()]

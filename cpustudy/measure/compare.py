@@ -38,7 +38,7 @@ from cpustudy.identity import Configuration
 from cpustudy.measure.execute import Measurer, RunOutcome, execute
 from cpustudy.measure.spec import Host, RunSpec, plan
 from cpustudy.measure.sweep import Cell, cell_key, pending
-from cpustudy.names import split_list
+from cpustudy.names import place_name, split_list
 from cpustudy.prices import Catalog
 from cpustudy.rules import RULES, Rules
 from cpustudy.store import Store, default_path
@@ -440,7 +440,7 @@ def state(m: Measuring, comparison: Comparison) -> None:
         store.add_statement({
             "machine_id": m.machine_id, "session": store.session, "workload": seeds[0]["workload"],
             "target_accuracy": float(target), "convergence": identity.values(seeds[0], "convergence"),
-            "place": totarget.place_name(runs[0]), "candidate": r.candidate, "level": r.level,
+            "place": place_name(runs[0]), "place_key": identity.values(runs[0], "place"), "candidate": r.candidate, "level": r.level,
             "low_s": r.time_low_s, "median_s": r.time_to_target_s, "high_s": r.time_high_s,
             "data_sessions": sorted({session_of(x) for x in runs + seeds} - {""}), "rules": rules,
             "factor": comparison.factor_of(r.candidate)})

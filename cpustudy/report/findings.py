@@ -18,7 +18,7 @@ from cpustudy import __version__, provenance
 from cpustudy import prices
 from cpustudy.analysis.baselines import Baseline
 from cpustudy.analysis.holdup import HOLDS, Reason, Row, against_limit, verdict
-from cpustudy.analysis.runs import config_name
+from cpustudy.names import config_name
 from cpustudy.analysis import studies
 from cpustudy.analysis.studies import IMPORTED_STUDIES, study_title
 from cpustudy.analysis.summary import Analysis, cheapest

@@ -230,6 +230,7 @@ class StatementRow(TypedDict, total=False):
     target_accuracy: float
     convergence: dict[str, JSON]
     place: str
+    place_key: dict[str, JSON] | None
     candidate: str
     level: float
     low_s: float

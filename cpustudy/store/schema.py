@@ -10,11 +10,13 @@ split on ``;``, which breaks on a ``;`` inside a string or a trigger).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
+from cpustudy import identity, names
 from cpustudy.errors import UserError
 
 APPLICATION_ID = 0x43505553  # "CPUS"
@@ -294,8 +296,8 @@ def v14_held_out_checks(conn: sqlite3.Connection) -> None:
 def v15_statements(conn: sqlite3.Connection) -> None:
     """What ``compare`` stated, per local candidate: its ``level`` prediction interval (``low_s``, ``median_s``,
     ``high_s``) of one training's billed time to ``target_accuracy``, for trainings of the ``convergence`` key
-    (:mod:`cpustudy.identity`'s view, JSON) at ``place`` (``totarget.place_name``); ``session``, the comparison's
-    measuring session; ``data_sessions``, the sessions of the runs behind it (JSON); ``cpustudy``, the version that
+    (:mod:`cpustudy.identity`'s view, JSON) at ``place`` (``names.place_name``: its name in words; v18 adds its key);
+    ``session``, the comparison's measuring session; ``data_sessions``, the sessions of the runs behind it (JSON); ``cpustudy``, the version that
     stated it. The backtest holds later trainings against it as it was stated, whatever cpustudy computes today."""
     conn.execute("""CREATE TABLE statements (
         id INTEGER PRIMARY KEY,
@@ -330,6 +332,26 @@ def v17_recalibration_factor(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE checks ADD COLUMN factor REAL")
 
 
+
+def v18_statement_place_key(conn: sqlite3.Connection) -> None:
+    """``place_key``: where a statement's candidate measured, as the identity's ``place`` view (JSON), by which the
+    backtest joins it to later trainings (``place`` stays its name in words, a label). Filled for statements stored
+    before from the runs of their machine and workload whose place bears their ``place`` name; NULL where none does
+    (such a statement matches no training, as its name matched none)."""
+    conn.execute("ALTER TABLE statements ADD COLUMN place_key TEXT")
+    cols = ("device", "vcpus", "build", "instance", "cpu_model", "machine")
+    said = conn.execute("SELECT id, machine_id, workload, place FROM statements").fetchall()
+    for sid, machine_id, workload, place in said:
+        runs = conn.execute("""SELECT r.device, r.vcpus, r.build, r.instance, m.cpu_model, m.fingerprint
+                               FROM runs r LEFT JOIN machines m ON m.id = r.machine_id
+                               WHERE r.workload = ? AND (? IS NULL OR r.machine_id = ?)""",
+                            (workload, machine_id, machine_id)).fetchall()
+        keys = {json.dumps(identity.values(run, "place"), sort_keys=True) for run in (dict(zip(cols, r)) for r in runs)
+                if names.place_name(run) == place}
+        if len(keys) == 1:
+            conn.execute("UPDATE statements SET place_key = ? WHERE id = ?", (keys.pop(), sid))
+
+
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.
 MIGRATIONS: tuple[Migration, ...] = (
     v1_machines_runs_epochs,
@@ -349,6 +371,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     v15_statements,
     v16_statement_rules,
     v17_recalibration_factor,
+    v18_statement_place_key,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 TABLES = ("machines", "runs", "epochs", "peaks", "tunings", "checks", "statements")

@@ -323,19 +323,21 @@ class Store:
         row.update(convergence=json.dumps(statement["convergence"], sort_keys=True, default=str),
                    data_sessions=json.dumps(sorted(statement.get("data_sessions") or [])),
                    rules=None if statement.get("rules") is None else json.dumps(statement["rules"], sort_keys=True),
+                   place_key=json.dumps(statement["place_key"], sort_keys=True),
                    stated_at=statement.get("stated_at") or now())
         with self.transaction():
             return row_id(self._insert("statements", row))
 
     def statements(self) -> list[StatementRow]:
-        """The stored statements, oldest first (``convergence``, ``data_sessions`` and ``rules`` read back from JSON;
-        ``rules`` None where stored before they were)."""
+        """The stored statements, oldest first (``convergence``, ``data_sessions``, ``rules`` and ``place_key`` read back
+        from JSON; ``rules`` None where stored before they were, ``place_key`` where no run bore its place's name)."""
         out = []
         for row in self.conn.execute("SELECT * FROM statements ORDER BY stated_at, id"):
             d = dict(row)
             d["convergence"] = json.loads(d["convergence"])
             d["data_sessions"] = json.loads(d["data_sessions"] or "[]")
             d["rules"] = json.loads(d["rules"]) if d.get("rules") else None
+            d["place_key"] = json.loads(d["place_key"]) if d.get("place_key") else None
             out.append(cast(StatementRow, d))
         return out
 

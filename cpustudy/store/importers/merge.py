@@ -26,7 +26,7 @@ from pathlib import Path
 
 import cpustudy.store.schema as schema
 from cpustudy.errors import UserError
-from cpustudy.store.rows import EpochRow, column
+from cpustudy.store.rows import EpochRow, StatementRow, column
 from cpustudy.store.store import Store
 
 
@@ -167,13 +167,17 @@ def _merge_statements(store: Store, other: Store, machine_map: dict[int, int]) -
     """``other``'s statements not here yet (the same session, candidate, place and interval), every field (its
     rules too) carried, its machine this database's."""
     s_cols = [c for c in _shared_columns(store, other, "statements", "id") if c != "machine_id"]
-    said = {(x["session"], x["candidate"], x["place"], x["low_s"], x["high_s"]) for x in store.statements()}
+    def key(x: StatementRow) -> tuple[object, ...]:
+        return x["session"], x["candidate"], json.dumps(x["place_key"], sort_keys=True), x["low_s"], x["high_s"]
+
+    said = {key(x) for x in store.statements()}
     for x in other.statements():
-        if (x["session"], x["candidate"], x["place"], x["low_s"], x["high_s"]) in said:
+        if key(x) in said:
             continue
         values = {k: column(x, k) for k in s_cols}
         values["convergence"] = json.dumps(x["convergence"], sort_keys=True, default=str)
         values["data_sessions"] = json.dumps(x["data_sessions"])
         values["rules"] = None if x.get("rules") is None else json.dumps(x["rules"], sort_keys=True)
+        values["place_key"] = None if x.get("place_key") is None else json.dumps(x["place_key"], sort_keys=True)
         values["machine_id"] = machine_map.get(mid) if (mid := x.get("machine_id")) is not None else None
         store.insert_row("statements", values)
