@@ -52,14 +52,14 @@ class Truth:
     startup_s: float = 4.0
     validation_s: float = 0.3
 
-    def scenario(self, shift: float = 0.0) -> replay.Scenario:
+    def scenario(self, shift: float = 0.0) -> replay.Truth:
         def step_s(cfg: RunConfig) -> float:
             return self.per_sample_s[key(cfg)] * int(cfg.batch_size)
 
         def metric(cfg: RunConfig, epoch: int) -> float:
             return TARGET + SLOPE * (epoch - self.needs[key(cfg)](int(cfg.seed)))
 
-        return replay.Scenario(step_s=step_s, metric=metric, noise=self.noise, session_shift=shift,
+        return replay.Truth(step_s=step_s, metric=metric, noise=self.noise, session_shift=shift,
                                startup_s=self.startup_s, tracing_s=0.2, validation_s=self.validation_s)
 
     def expected_s(self, setting: str, samples: int = 60000, seeds: int = 400) -> float:

@@ -58,7 +58,7 @@ def parse_baseline(text: str | None) -> tuple[str, str | None, int | None]:
 
 
 @dataclass(frozen=True)
-class Choice:
+class BaselineChoice:
     """The summary row chosen as a workload's baseline (its label in the summary's index), and why (``Baseline``'s
     fields)."""
 
@@ -93,12 +93,12 @@ def _fallback(g: pd.DataFrame) -> tuple[Hashable | None, str]:
     return row, f"{why}: the configuration at the fewest vCPUs with a full-training time"
 
 
-def choose_baselines(summary: pd.DataFrame, spec_text: str | None) -> dict[tuple[str, str], Choice]:
+def choose_baselines(summary: pd.DataFrame, spec_text: str | None) -> dict[tuple[str, str], BaselineChoice]:
     """(study, workload) -> the chosen row and why. ``--baseline BUILD@VCPUS`` names a configuration
     (``tf+b64@1``) or a recipe, which means its stock run (``tf@8``: tf at default settings, on the
     first platform where several measured it)."""
     kind, build, vcpus = parse_baseline(spec_text)
-    chosen: dict[tuple[str, str], Choice] = {}
+    chosen: dict[tuple[str, str], BaselineChoice] = {}
     matched_any = False
     for group, g in summary.groupby(["study", "workload"], sort=False):
         study, workload = str(group[0]), str(group[1])
@@ -112,19 +112,19 @@ def choose_baselines(summary: pd.DataFrame, spec_text: str | None) -> dict[tuple
             hit = g[(g["device"] != "gpu") & named & (g["vcpus"] == vcpus)].sort_values(["platform", "build"])
             if not hit.empty:
                 matched_any = True
-                chosen[(study, workload)] = Choice(hit.index[0], "requested", f"{build}@{vcpus}, as requested")
+                chosen[(study, workload)] = BaselineChoice(hit.index[0], "requested", f"{build}@{vcpus}, as requested")
                 continue
         elif not gpu.empty:
             matched_any = True
-            chosen[(study, workload)] = Choice(gpu.index[0], "gpu", "the GPU run of this workload")
+            chosen[(study, workload)] = BaselineChoice(gpu.index[0], "gpu", "the GPU run of this workload")
             continue
         row, why = _fallback(every)
         if row is None:
             if not gpu.empty:  # --baseline BUILD@V missing, only GPU rows: use the GPU
-                chosen[(study, workload)] = Choice(gpu.index[0], "fallback", "the GPU", f"{build}@{vcpus} not measured")
+                chosen[(study, workload)] = BaselineChoice(gpu.index[0], "fallback", "the GPU", f"{build}@{vcpus} not measured")
             continue
         missing = {"auto": "no GPU run", "gpu": "no GPU run", "config": f"{build}@{vcpus} not measured"}[kind]
-        chosen[(study, workload)] = Choice(row, "fallback", why, missing)
+        chosen[(study, workload)] = BaselineChoice(row, "fallback", why, missing)
     if kind != "auto" and not matched_any:
         if kind == "gpu":
             raise UserError(

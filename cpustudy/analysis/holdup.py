@@ -38,7 +38,7 @@ from cpustudy.analysis.studies import study
 from cpustudy.environment import state
 
 
-class Row(Protocol):
+class SummaryRow(Protocol):
     """A summary row as a comparison reads it: a cell by its column, None where the row lacks it (a record,
     ``Mapping[str, object]``, or the pandas row it came from); each cell checked where it is read."""
 
@@ -166,7 +166,7 @@ MEASURES = {
 }
 
 
-def samples(r: Row, metric: str) -> list[float]:
+def samples(r: SummaryRow, metric: str) -> list[float]:
     """A configuration's per-run values for ``metric`` (:data:`MEASURES`): time (full training), cost, target_time
     or target_cost (to the target, over the runs that reached it); costs are the billed times at its rate."""
     column, middle, cost = MEASURES[metric]
@@ -204,7 +204,7 @@ class Reason:
 HOLDS = Reason()
 
 
-def same_program(a: Row, b: Row) -> Reason | None:
+def same_program(a: SummaryRow, b: SummaryRow) -> Reason | None:
     """Two builds that resolved to the same program on this machine (``resolved``: versions, oneDNN, XLA,
     interpreter and environment alike) are one configuration under two names: not a comparison."""
     ra, rb = str(a.get("resolved") or ""), str(b.get("resolved") or "")
@@ -215,7 +215,7 @@ def same_program(a: Row, b: Row) -> Reason | None:
     return None
 
 
-def verdict(a: Row, b: Row, metric: str = "time") -> Reason:
+def verdict(a: SummaryRow, b: SummaryRow, metric: str = "time") -> Reason:
     """Whether the comparison of configurations ``a`` and ``b`` (summary rows) by ``metric`` (time,
     cost, target_time or target_cost: to a target, over the runs that reached it) holds up on the page
     being judged (:func:`judging`): :data:`HOLDS`, or the :class:`Reason` it is inconclusive."""
@@ -246,7 +246,7 @@ def verdict(a: Row, b: Row, metric: str = "time") -> Reason:
     return HOLDS
 
 
-def against_limit(r: Row, limit: float, what: str = "deadline") -> Reason:
+def against_limit(r: SummaryRow, limit: float, what: str = "deadline") -> Reason:
     """Whether configuration ``r`` (a summary row) bills on the side of ``limit`` (seconds) that its median does,
     beyond what the noise explains, on the page being judged (:func:`judging`): :data:`HOLDS`, or the
     :class:`Reason` it is inconclusive (a run on a busy machine; a margin the noise can explain).
@@ -299,7 +299,7 @@ def against_limit(r: Row, limit: float, what: str = "deadline") -> Reason:
                   f"({n} run{'s' if n != 1 else ''}; {low:.0f}-{high:.0f} s at {100 * (1 - stats.ALPHA):.0f} %)")
 
 
-def _periods(r: Row) -> tuple[str, ...] | None:
+def _periods(r: SummaryRow) -> tuple[str, ...] | None:
     """The periods of a configuration's runs (summary row: ``periods``), None where any run's is unknown (stored
     before sessions were kept: grouped only by the gaps between them)."""
     x = r.get("periods")
@@ -308,7 +308,7 @@ def _periods(r: Row) -> tuple[str, ...] | None:
     return tuple(str(p) for p in x)
 
 
-def session_relation(a: Row, b: Row) -> bool | None:
+def session_relation(a: SummaryRow, b: SummaryRow) -> bool | None:
     """True where every run of both configurations (summary rows) came from one measuring period
     (:func:`cpustudy.analysis.runs.periods`: sessions less than an hour apart), so one shift moved both alike; False
     where their stored periods say otherwise; None where either side's runs did not store their session (cpustudy's
@@ -344,7 +344,7 @@ def blocks(summary: pd.DataFrame) -> tuple[Block, ...]:
     return tuple(out)
 
 
-def reference(a: Row, b: Row) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+def reference(a: SummaryRow, b: SummaryRow) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
     """Where ``a`` was measured in one period and ``b`` in another, a third configuration of the page being judged
     measured in both (the one with most runs in the fewer of the two): its times in ``a``'s period and in ``b``'s,
     which block the contrast (a ratio of ratios, free of the machine's shift); None where none was."""

@@ -43,7 +43,7 @@ class Recommendation:
     notes: list[str] = field(default_factory=list)  # what could not be met, what was left out
 
 
-class Candidate(TypedDict, total=False):
+class Considered(TypedDict, total=False):
     """What an answer reads of a configuration it can name (a row of :func:`_candidates`: the summary's columns, and the
     time and cost it is judged by) as ``DataFrame.to_dict`` gives it: Python's scalars, a missing number as NaN (NA
     for ``vcpus``: ``config_name`` reads it with ``pd.isna``), a missing text as None or NaN."""
@@ -72,12 +72,12 @@ class Candidate(TypedDict, total=False):
     ids_used: tuple[int, ...]
 
 
-def _rows(df: pd.DataFrame) -> list[Candidate]:
+def _rows(df: pd.DataFrame) -> list[Considered]:
     """The rows of :func:`_candidates` (or a part of it) as records."""
-    return cast("list[Candidate]", df.to_dict("records"))
+    return cast("list[Considered]", df.to_dict("records"))
 
 
-def _first(df: pd.DataFrame) -> Candidate:
+def _first(df: pd.DataFrame) -> Considered:
     """The first row of :func:`_candidates` (or a part of it, sorted)."""
     return _rows(df.head(1))[0]
 
@@ -129,13 +129,13 @@ def _billed(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["wall"].notna()].copy()
 
 
-def _name(r: Candidate) -> str:
+def _name(r: Considered) -> str:
     """The configuration, with its build on a GPU too (JAX and PyTorch differ 4x there)."""
     name = config_name(r["device"], r["vcpus"], r["build"])
     return f"{name} ({r['build']})" if r["device"] == "gpu" else name
 
 
-def _choice(a: Analysis, role: str, r: Candidate) -> Choice:
+def _choice(a: Analysis, role: str, r: Considered) -> Choice:
     basis = []
     if r.get("projected"):
         basis.append("projected from capped epochs")

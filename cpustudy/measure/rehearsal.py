@@ -58,7 +58,7 @@ class SettingTruth(TypedDict, total=False):
     speed: float
 
 
-class Trial(TypedDict, total=False):
+class TrialAnswer(TypedDict, total=False):
     """One trial's answer beside its truth (a row of ``--simulate --format json``'s ``trials``)."""
 
     trial: int
@@ -107,7 +107,7 @@ class Summary(TypedDict):
 
 
 class Result(TypedDict):
-    trials: list[Trial]
+    trials: list[TrialAnswer]
     summary: Summary
 
 
@@ -335,7 +335,7 @@ def rehearse(request: CompareRequest, scenario: Scenario, trials: int, rules: Ru
     several_builds = len(plans[0].builds) > 1
     _check_covers(scenario, plans, labels, several_builds)
     template = replay.load_stream(TEMPLATE)
-    rows: list[Trial] = []
+    rows: list[TrialAnswer] = []
     for trial in range(trials):
         if progress:
             progress(f"rehearsal: trial {trial + 1} of {trials}")
@@ -383,10 +383,10 @@ def _check_covers(scenario: Scenario, plans: Sequence[Planned], labels: dict[tup
                         "setting's \"epochs\" under \"settings\"")
 
 
-def _trial(plan: race.Race, world: World, template: list[protocol.Event], rules: Rules, rng: np.random.Generator) -> Trial:
+def _trial(plan: race.Race, world: World, template: list[protocol.Event], rules: Rules, rng: np.random.Generator) -> TrialAnswer:
     sc = world.scenario
     target = float(plan.request.target or 0.0)  # a validation accuracy: checked in rehearse
-    sim = replay.Simulated(replay.Scenario(
+    sim = replay.Simulated(replay.Truth(
         step_s=world.step_s, metric=lambda cfg, k: world.metric(target, cfg, k), noise=sc.noise,
         session_shift=world.shift, startup_s=sc.startup_s, startup_of=world.startup_s, tracing_s=sc.tracing_s,
         validation_s=sc.validation_s), template, seed=world.trial)
@@ -397,7 +397,7 @@ def _trial(plan: race.Race, world: World, template: list[protocol.Event], rules:
             for p in first.plans:
                 p.candidates = [c for c in p.candidates if place(c, world.several_builds) in sc.earlier]
             measure_into(first, db, sim.measurer(), rules)
-            sim.scenario = replace(sim.scenario, session_shift=float(rng.normal(0, sc.period_shift)))
+            sim.truth = replace(sim.truth, session_shift=float(rng.normal(0, sc.period_shift)))
         with _later(2 * 3600.0 if sc.earlier else 0.0):
             try:
                 comparison = measure_into(plan, db, sim.measurer(), rules)
@@ -420,7 +420,7 @@ def _later(seconds: float) -> Iterator[None]:
         store_mod.CLOCK_OFFSET_S = was
 
 
-def _answer(comparison: Comparison, plan: race.Race, world: World, rng: np.random.Generator) -> Trial:
+def _answer(comparison: Comparison, plan: race.Race, world: World, rng: np.random.Generator) -> TrialAnswer:
     """One trial's answer beside its truth: each candidate's true expected cost, the best, the choice's realised
     regret, and a fresh training of the choice in a later period against its stated interval."""
     samples = int(plan.plans[0].convergence[0].config.samples_per_epoch)
@@ -432,7 +432,7 @@ def _answer(comparison: Comparison, plan: race.Race, world: World, rng: np.rando
     best = min(true.values())
     d = comparison.decision
     choice = d.choice if d else None
-    row: Trial = {"trial": world.trial, "stop": d.stop if d else None, "choice": choice,
+    row: TrialAnswer = {"trial": world.trial, "stop": d.stop if d else None, "choice": choice,
                            "stated_regret": d.expected_regret if d else None, "unit": "USD" if priced else "s",
                            "deciding_s": d.cost.seconds if d else None, "same": d.same if d else [],
                            "deciding_trainings": d.cost.trainings if d else None,
@@ -451,7 +451,7 @@ def _answer(comparison: Comparison, plan: race.Race, world: World, rng: np.rando
     return row
 
 
-def summary(rows: Sequence[Trial], rules: Rules) -> Summary:
+def summary(rows: Sequence[TrialAnswer], rules: Rules) -> Summary:
     """What the trials say of the answer's own numbers: stated against realised regret, how often the choice was
     within the indifference zone of the best, how often the leader was truly best against its P(lowest expected
     cost), and how many fresh trainings in a later period fell inside the stated interval."""
@@ -481,7 +481,7 @@ def summary(rows: Sequence[Trial], rules: Rules) -> Summary:
     }
 
 
-def _bins(chosen: Sequence[Trial]) -> list[Bin]:
+def _bins(chosen: Sequence[TrialAnswer]) -> list[Bin]:
     """The choice's P(lowest expected cost) against how often it was truly best, by bins of the stated P."""
     out: list[Bin] = []
     for lo, hi in ((0.0, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.01)):
@@ -492,7 +492,7 @@ def _bins(chosen: Sequence[Trial]) -> list[Bin]:
     return out
 
 
-def best_share(row: Trial) -> float:
+def best_share(row: TrialAnswer) -> float:
     """How far the trial's choice was truly best, scored as P(lowest expected cost) counts it: 1 where it alone
     costs least, 1/k where it ties with k - 1 others (identical candidates), 0 otherwise. A probability that sums
     to 1 over the candidates is scored against a truth that does too: were a tie counted whole for each, two

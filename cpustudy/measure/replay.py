@@ -2,7 +2,7 @@
 
 A worker's event stream, recorded as JSON lines (``{"kind": ..., "event": {...}}`` a line, read by
 :func:`load_stream`), supplies what a run says of its software, its data and its model. A
-:class:`Scenario` says how fast each configuration trains and how each seed's validation metric moves from
+:class:`Truth` says how fast each configuration trains and how each seed's validation metric moves from
 epoch to epoch. :class:`Simulated` is a :class:`cpustudy.measure.execute.WorkerSource`: given to ``execute``
 (or to ``compare``'s loop as its measurer), every run is stored exactly as a real one is, through the same
 bookkeeping, summary and target rules; only the training is not done. No user command takes this path: a
@@ -68,12 +68,12 @@ class Played:
 
 
 @dataclass(frozen=True)
-class Scenario:
+class Truth:
     """The truth a simulation measures. ``step_s(config)``: a configuration's mean seconds per training step
     (any function of its vCPUs, precision, batch size...); ``metric(config, epoch)``: the validation metric a
     run of ``config.seed`` reaches after ``epoch`` (1-based); ``noise``: the standard deviation of a run's log
     time (every epoch of a run shares its draw, as a slow spell does); ``session_shift``: a log factor every
-    run of this scenario shares (a slower or faster session); the start-up, the first epoch's tracing and
+    run of this truth shares (a slower or faster session); the start-up, the first epoch's tracing and
     each (whole) validation's seconds."""
 
     step_s: Callable[[RunConfig], float]
@@ -89,10 +89,10 @@ class Scenario:
 
 @dataclass
 class Simulated:
-    """A :class:`cpustudy.measure.execute.WorkerSource` that plays a :class:`Scenario` over a recorded stream's
+    """A :class:`cpustudy.measure.execute.WorkerSource` that plays a :class:`Truth` over a recorded stream's
     software, data and model events; ``seed`` fixes the runs' noise (each run draws from it in turn)."""
 
-    scenario: Scenario
+    truth: Truth
     template: Sequence[protocol.Event]
     seed: int = 0
     runs: int = 0  # started so far
@@ -110,7 +110,7 @@ class Simulated:
 
     def start(self, config: RunConfig) -> Played:
         self.runs += 1
-        factor = math.exp(self.scenario.session_shift + self.scenario.noise * float(self._rng.standard_normal()))
+        factor = math.exp(self.truth.session_shift + self.truth.noise * float(self._rng.standard_normal()))
         return Played(partial(self._events, config, factor))
 
     def measurer(self) -> Measurer:
@@ -118,14 +118,14 @@ class Simulated:
         return partial(execute, source=self)
 
     def _events(self, config: RunConfig, factor: float, spawned_at: float) -> Iterator[protocol.Event]:
-        sc = self.scenario
+        sc = self.truth
         first_epoch = cast(protocol.EpochEvent, next(e for k, e in self.template if k == protocol.EPOCH))
         for kind, event in self.template:
             if kind == protocol.SOFTWARE:
                 yield kind, {**event, "simulated": True}
             elif kind == protocol.MODEL:
                 yield kind, {**event, "precision_policy": config.precision_policy}
-            elif kind == protocol.DATA:  # the scenario's start-up is all of it: no data preparation billed apart
+            elif kind == protocol.DATA:  # the truth's start-up is all of it: no data preparation billed apart
                 yield kind, {**event, "seconds": 0.0}
             elif kind == protocol.WARMUP:
                 yield kind, dict(event)
@@ -158,4 +158,4 @@ class Simulated:
         yield protocol.DONE, {}
 
 
-__all__: Sequence[str] = ("Played", "Scenario", "Simulated", "load_stream")
+__all__: Sequence[str] = ("Played", "Truth", "Simulated", "load_stream")

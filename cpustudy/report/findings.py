@@ -17,7 +17,7 @@ from cpustudy.analysis.results import measured_by
 from cpustudy import __version__, provenance
 from cpustudy import prices
 from cpustudy.analysis.baselines import Baseline
-from cpustudy.analysis.holdup import HOLDS, Reason, Row, against_limit, verdict
+from cpustudy.analysis.holdup import HOLDS, Reason, SummaryRow, against_limit, verdict
 from cpustudy.names import config_name
 from cpustudy.analysis import studies
 from cpustudy.analysis.studies import IMPORTED_STUDIES, study_title
@@ -108,17 +108,17 @@ def nothing_held(a: Analysis) -> str:
             "comparison below gives its figures and why.")
 
 
-def _star(r: Row) -> str:
+def _star(r: SummaryRow) -> str:
     return " (projected)" if r.get("projected") else ""
 
 
-def _name(r: Row) -> str:
+def _name(r: SummaryRow) -> str:
     vcpus = r.get("vcpus")
     return config_name(str(r.get("device")), float(vcpus) if isinstance(vcpus, SupportsFloat) else None,
                        str(r.get("build")))
 
 
-def _apart(r: Row, n: Row) -> tuple[str, str]:
+def _apart(r: SummaryRow, n: SummaryRow) -> tuple[str, str]:
     """Two configurations' names, told apart by their builds where the names alone are alike (two GPU builds are
     both "the GPU")."""
     a, b = _name(r), _name(n)
@@ -167,7 +167,7 @@ def _cheapest_findings(g: pd.DataFrame, idx: Any, base: Baseline, prefix: str) -
         return []
     workload = base.workload
     base_rows = g[g["is_baseline"].astype(bool)]
-    base_row: Row = base_rows.iloc[0] if not base_rows.empty else {}
+    base_row: SummaryRow = base_rows.iloc[0] if not base_rows.empty else {}
     r = g.loc[idx]
     if bool(r["is_baseline"]) and not base.is_gpu:
         rest = g.drop(index=idx)
@@ -308,7 +308,7 @@ def target_findings(a: Analysis) -> list[str]:
     return out
 
 
-def _interval(r: Row) -> str:
+def _interval(r: SummaryRow) -> str:
     """A time to the target's prediction interval, where the figure is one (``summary.to_target``)."""
     level, low, high = (r.get(k) for k in ("target_level", "target_pi_low", "target_pi_high"))
     if not all(isinstance(x, SupportsFloat) and not math.isnan(float(x)) for x in (level, low, high)):
