@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Sequence
 from cpustudy.rules import RULES
 
 if TYPE_CHECKING:
-    from cpustudy.store import Store
+    from cpustudy.store import Readable
     from cpustudy.store.rows import CheckRow
 
 
@@ -78,7 +78,7 @@ def inflation(checks: Sequence[CheckRow], level: float = RULES.level) -> Inflati
     return Inflation(scores[rank - 1] if rank <= n else math.inf, n, inside, level)
 
 
-def factor(store: Store, fingerprint: str, level: float = RULES.level) -> tuple[float, list[str]]:
+def factor(store: Readable, fingerprint: str, level: float = RULES.level) -> tuple[float, list[str]]:
     """The recalibration the stored checks of the machine ``fingerprint`` call for (1.0: none), and the line saying so
     (none where the machine has no check). It is applied to the model's draws (:class:`cpustudy.analysis.model.Model`:
     every drawn deviation of log time, so the interval and every probability read from the draws move together)."""

@@ -33,7 +33,7 @@ from cpustudy.analysis.billed import Billed
 from cpustudy.analysis.studies import (IMPORTED_STUDIES, INTERNAL_STUDIES, STOCK_BUILDS,
                                       SUMMED_STUDIES)
 from cpustudy.errors import UserError
-from cpustudy.store import Store
+from cpustudy.store import Readable
 from cpustudy.store.rows import JSON, EpochRow, RunRow
 
 if TYPE_CHECKING:
@@ -292,7 +292,7 @@ def guess_family(build: str) -> str:
     return "other"
 
 
-def load_runs(store: Store, study: str | None = None) -> pd.DataFrame:
+def load_runs(store: Readable, study: str | None = None) -> pd.DataFrame:
     """Runs with status ok, one row each, with their epochs' sum and the machine they ran on."""
     rows = store.runs(status="ok")
     if not rows:

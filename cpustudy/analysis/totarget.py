@@ -33,7 +33,7 @@ from cpustudy.store.rows import EpochRow, RunRow
 if TYPE_CHECKING:
     from cpustudy.targets import Target
     from cpustudy.prices import Catalog, Price
-    from cpustudy.store import Store
+    from cpustudy.store import Readable
 
 #: The fewest training steps a speed probe's epoch may have (the projection was calibrated from 100).
 MIN_PROBE_STEPS = 100
@@ -141,14 +141,14 @@ def usable(run: RunRow) -> bool:
     return not (run.get("oversubscribed") or busy_reason(run.get("machine_state")))
 
 
-def epochs_by_run(store: Store, runs: Sequence[RunRow]) -> dict[int, list[EpochRow]]:
+def epochs_by_run(store: Readable, runs: Sequence[RunRow]) -> dict[int, list[EpochRow]]:
     by: dict[int, list[EpochRow]] = {}
     for e in store.epochs([r["id"] for r in runs]) if runs else []:
         by.setdefault(e["run_id"], []).append(e)
     return by
 
 
-def seed_results(store: Store, runs: Sequence[RunRow], target: float | Target,
+def seed_results(store: Readable, runs: Sequence[RunRow], target: float | Target,
                  by: dict[int, list[EpochRow]] | None = None) -> list[combo.SeedResult]:
     """The runs as seeds' convergence to ``target``; ``by``: their epochs by run, where already read."""
     by = by if by is not None else epochs_by_run(store, runs)
@@ -248,7 +248,7 @@ class Backtest:
                 + (f"; left out: {self.others}" if self.others else ""))
 
 
-def backtest(store: Store, machine_id: int | None = None, level: float | None = None) -> Backtest | None:
+def backtest(store: Readable, machine_id: int | None = None, level: float | None = None) -> Backtest | None:
     """This machine's stored checks of intervals stated at ``level`` (default: the latest check's) as a
     :class:`Backtest`, clustered by the periods they trained in and the statements they were held against."""
     every = store.checks(machine_id)
@@ -270,7 +270,7 @@ def backtest(store: Store, machine_id: int | None = None, level: float | None = 
                     f"{', '.join(f'{x:.0%}' for x in others)} intervals" if others else "")
 
 
-def speed_samples(store: Store, c: Candidate, ref: Configuration, fingerprint: str,
+def speed_samples(store: Readable, c: Candidate, ref: Configuration, fingerprint: str,
                   runs: Sequence[RunRow] | None = None,
                   by: dict[int, list[EpochRow]] | None = None) -> list[combo.SpeedSample]:
     """Candidate ``c``'s speed samples among ``runs`` (default: every ok run), never a ``--check`` training (it is
@@ -323,7 +323,7 @@ def price_of(catalog: Catalog, spot: bool, family_asked: str | None, c: Candidat
                                                  f"as of {price.as_of})", note) if x)
 
 
-def candidate_inputs(store: Store, candidates: Sequence[Candidate], ref: Configuration, fingerprint: str, runs: Sequence[RunRow],
+def candidate_inputs(store: Readable, candidates: Sequence[Candidate], ref: Configuration, fingerprint: str, runs: Sequence[RunRow],
             catalog: Catalog, spot: bool, family: str | None) -> list[combo.CandidateInput]:
     """Each candidate's speed samples among ``runs`` (their epochs read once), its price and its basis."""
     by = epochs_by_run(store, runs)
@@ -369,7 +369,7 @@ def basis(c: Candidate, samples: Sequence[combo.SpeedSample], runs: Sequence[Run
     return out
 
 
-def stored_noise(store: Store) -> Noise:
+def stored_noise(store: Readable) -> Noise:
     """What the database's stored repeats tell of its machines' noise (``holdup.machine_noise`` of its runs)."""
     prior = anchor.prior(store.runs(status="ok"), DEFAULT_NOISE)
     try:
@@ -427,7 +427,7 @@ def assumptions(target: float | Target, spot: bool, ref: Configuration, seeds: S
     return out
 
 
-def session_note(store: Store, results: Sequence[combo.CandidateResult], seeds: Sequence[combo.SeedResult],
+def session_note(store: Readable, results: Sequence[combo.CandidateResult], seeds: Sequence[combo.SeedResult],
                  noise: Noise) -> list[str]:
     """Where every run behind the intervals comes from one measuring period and the variation between periods is not
     measured here, a note that the intervals assume the machine's shift to a later period (``stats.UNMEASURED_SHIFT``)."""
@@ -467,7 +467,7 @@ def _places(runs: Sequence[RunRow], ref: Configuration) -> dict[tuple, Candidate
             for k, c in places.items()}
 
 
-def stored(store: Store, workload: str, target: float | Target, *, catalog: Catalog, spot: bool = True, family: str | None = None,
+def stored(store: Readable, workload: str, target: float | Target, *, catalog: Catalog, spot: bool = True, family: str | None = None,
            deadline_s: float | None = None, budget_usd: float | None = None,
            noise: Noise | None = None, convergence: tuple | None = None) -> Comparison | None:
     """The comparison the stored runs of ``workload`` support for ``target``: the seeds trained to it (or

@@ -27,7 +27,7 @@ from cpustudy.identity import Configuration
 from cpustudy.measure.execute import RunOutcome, execute
 from cpustudy.measure.request import SweepRequest
 from cpustudy.measure.spec import Host, RunSpec, SpecArgs, plan
-from cpustudy.store import Store
+from cpustudy.store import Readable, Store
 from cpustudy.store.rows import RunRow
 from cpustudy.worker.protocol import RunConfig
 from cpustudy.workloads import Workload
@@ -143,7 +143,7 @@ def plan_sweep(
     return cells
 
 
-def pending(store: Store | None, cells: Iterable[Cell], fresh: bool = False) -> list[Cell]:
+def pending(store: Readable | None, cells: Iterable[Cell], fresh: bool = False) -> list[Cell]:
     cells = list(cells)
     if fresh or store is None:
         return cells
