@@ -96,6 +96,39 @@ def test_the_race_decides_on_four_settings_in_fewer_trainings_than_every_seed_of
     assert sum(r.p_best for r in out.results) == pytest.approx(1.0)
 
 
+def test_the_loop_reads_the_store_once_and_then_each_run_it_measured_by_its_id(tmp_path, monkeypatch):
+    """Every comparison after the first measurement is built from what the loop knows (``store.Known``): the runs and
+    epochs are read once when measuring starts, then only each measured run (and its epochs) by its id, however many
+    steps the decision takes."""
+    import simloop
+
+    from cpustudy.store import Store
+
+    reads: list[tuple[str, object]] = []
+
+    def counted(name: str):
+        was = getattr(Store, name)
+
+        def read(self, *args, **kw):
+            reads.append((name, kw.get("run_ids", args[0] if args else None)))
+            return was(self, *args, **kw)
+        return read
+
+    for name in ("runs", "epochs"):
+        monkeypatch.setattr(Store, name, counted(name))
+    names = ["fp32 b64", "fp32 b256", "bf16 b64", "bf16 b256"]
+    slow = lambda s: 1.6 + 0.8 * simloop.uniform(s)  # noqa: E731
+    truth = simloop.Truth({k: 1.7e-4 for k in names}, {**{k: slow for k in names},
+                                                        "bf16 b256": lambda s: 0.5 + 0.4 * simloop.uniform(s)})
+    out, _ = simloop.run(truth, tmp_path / "race.sqlite", trial=1)
+    during = list(reads)
+    with Store.read(tmp_path / "race.sqlite") as s:
+        measured = [[r["id"]] for r in s.runs()]
+    assert sum(step.startswith("added") for step in out.steps) >= 2  # decisions after round 1, each from what it knew
+    assert [ids for what, ids in during if what == "runs"] == [None, *measured]
+    assert [ids for what, ids in during if what == "epochs"] == [None, *measured]
+
+
 def test_a_race_that_cannot_pay_over_its_trainings_is_not_started_and_names_the_default(tmp_path, monkeypatch):
     """Four settings, ten trainings to serve: deciding can save at most 3 trainings' time (30 % of each, the rules'
     assumption) and round 1 alone takes 4: nothing is measured (not even which kernels bf16 runs on, a TensorFlow

@@ -168,7 +168,7 @@ def test_one_run_bills_the_same_seconds_in_the_backtest_compare_the_summary_and_
         sample = {i: combo.speed_sample(runs[i], store.epochs([i])) for i in runs}
         billed = {i: s.billed.seconds(runs[i]["epochs_to_target"]) for i, s in sample.items()
                   if s is not None and runs[i].get("target_reached")}
-        ledger = {i: run_seconds(store, RunOutcome(i, "ok", runs[i]))[1] for i in billed}
+        ledger = {i: run_seconds(store, RunOutcome(i, "ok", runs[i]), runs[i])[1] for i in billed}
         a = summary.analyze(store, summary.Options())
     assert billed[6] > runs[6]["startup_s"] + runs[6]["time_to_target_s"] + 2 * runs[6]["validation_time_s"]  # stalls
     for c in out.added:

@@ -41,7 +41,7 @@ from cpustudy.measure.sweep import Cell, cell_key, pending
 from cpustudy.names import place_name, split_list
 from cpustudy.prices import Catalog
 from cpustudy.rules import RULES, Rules
-from cpustudy.store import Store, default_path
+from cpustudy.store import Known, Readable, Store, default_path
 from cpustudy.store.rows import MachineRow, RunRow
 from cpustudy.workloads import Workload, get
 
@@ -295,7 +295,7 @@ class Planned:
         config = plan(spec, host=self.host)
         return Cell(config.with_(cell_key=cell_key(config, self.fingerprint)), spec)
 
-    def next_seed(self, store: Store) -> Cell:
+    def next_seed(self, store: Readable) -> Cell:
         """The convergence run of the first planned seed not trained yet, else of the next seed not planned yet
         (added to the plan)."""
         todo = pending(store, self.convergence)
@@ -382,7 +382,7 @@ def order(convergence: list[Cell], probes: list[Cell]) -> list[tuple[str, Cell]]
     return out
 
 
-def probes_wanted(p: Planned, store: Store, seeds_to_come: int) -> list[Cell]:
+def probes_wanted(p: Planned, store: Readable, seeds_to_come: int) -> list[Cell]:
     """The planned speed probes still wanted, in their planned, interleaved order: per local candidate,
     ``--repeats`` speed runs in all, counting what is stored and the ``seeds_to_come`` convergence runs (each times
     the candidate it trains on)."""
@@ -399,7 +399,7 @@ def probes_wanted(p: Planned, store: Store, seeds_to_come: int) -> list[Cell]:
     return [x for x in todo if x.key in chosen]
 
 
-def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted: Sequence[Cell] = ()) -> list[Cell]:
+def reference_probe(p: Planned, store: Readable, say: Callable[[str], None], wanted: Sequence[Cell] = ()) -> list[Cell]:
     """The reference re-timed in this measuring session: the first local candidate (the default), where its speed was
     timed only in earlier periods (its last speed run ended more than ``runs.PERIOD_GAP_S`` ago), gets one speed probe
     now, so that the one model reads this period's shift of the machine from it (a contrast with a candidate timed
@@ -425,7 +425,7 @@ def reference_probe(p: Planned, store: Store, say: Callable[[str], None], wanted
 def state(m: Measuring, comparison: Comparison) -> None:
     """Store what the comparison stated for each local candidate with an interval (its seeds: its setting's), and
     its rules, so that the backtest holds later trainings against it as stated."""
-    target, store = comparison.target, m.store
+    target, store, known = comparison.target, m.store, m.known
     if isinstance(target, bool) or not isinstance(target, (int, float)):  # a validation accuracy only
         return
     setting_of = {c.name: label for label, p in m.entries for c in p.candidates if c.kind == "here"}
@@ -433,8 +433,8 @@ def state(m: Measuring, comparison: Comparison) -> None:
     for r in comparison.results:
         if r.candidate not in setting_of or r.time_low_s is None or r.time_high_s is None or not r.run_ids:
             continue
-        seeds = store.runs(run_ids=[s.run_id for s in comparison.seeds if s.setting == setting_of[r.candidate]])
-        runs = store.runs(run_ids=[int(i) for i in r.run_ids])
+        seeds = known.runs(run_ids=[s.run_id for s in comparison.seeds if s.setting == setting_of[r.candidate]])
+        runs = known.runs(run_ids=[int(i) for i in r.run_ids])
         if not runs or not seeds:
             continue
         store.add_statement({
@@ -451,7 +451,7 @@ def check_winner(m: Measuring, comparison: Comparison) -> list[dict[str, object]
     trained ``N`` more times to the target with seeds no comparison trains (from
     :data:`cpustudy.analysis.totarget.CHECK_FIRST_SEED`), each billed as the comparison bills a training and held
     against the interval it stated before them. Stored as ordinary runs (run again, they are reused)."""
-    n, store = m.req.checks, m.store
+    n, store, known = m.req.checks, m.store, m.known
     if not n:
         return []
     choice = comparison.decision.choice if comparison.decision else None
@@ -464,19 +464,19 @@ def check_winner(m: Measuring, comparison: Comparison) -> list[dict[str, object]
     plan_, cand = local
     out = []
     behind = [int(x) for x in lead.run_ids] + [s.run_id for s in comparison.seeds]
-    data_sessions = sorted({session_of(r) for r in store.runs(run_ids=behind)} - {""})
+    data_sessions = sorted({session_of(r) for r in known.runs(run_ids=behind)} - {""})
     for i in range(n):
         cell = plan_.seed_cell(totarget.CHECK_FIRST_SEED + i, cand)
-        fresh = bool(pending(store, [cell]))
+        fresh = bool(pending(known, [cell]))
         if fresh:
             if m.progress:
                 m.progress(f"check [{i + 1}/{n}]: seed {cell.config.seed} on {lead.candidate}")
             run_one(m, "convergence", cell, "(check)", Ledger())  # not the comparison's cost
-        runs = store.runs(status="ok", cell_keys=[cell.key])
+        runs = known.runs(status="ok", cell_keys=[cell.key])
         if not runs:
             continue  # failed: stored as such, said by run_one
         run = runs[-1]
-        billed = to_target_s(run, store.epochs([run["id"]]))
+        billed = to_target_s(run, known.epochs([run["id"]]))
         low, high = lead.time_low_s, lead.time_high_s
         inside = (high is None and low is not None) if billed is None else \
             (low is not None and high is not None and low <= billed <= high)
@@ -514,9 +514,9 @@ class Ledger:
     seeds: int = 0  # convergence runs measured (stopped ones included)
     busy: list[str] = field(default_factory=list)  # per run, in order: why the machine was busy ("" where it was not)
 
-    def add(self, store: Store, kind: str, cell: Cell, outcome: RunOutcome) -> None:
-        run = next(iter(store.runs(run_ids=[outcome.run_id])), RunRow())
-        took, billed = run_seconds(store, outcome, run)
+    def add(self, known: Known, kind: str, cell: Cell, outcome: RunOutcome) -> None:
+        run = known.learn(outcome.run_id) or RunRow()  # the run read back, and held from now on
+        took, billed = run_seconds(known, outcome, run)
         self.busy.append(busy_reason(run.get("machine_state")) if outcome.status == "ok" else "")
         self.spent_s += took
         if kind == "convergence":
@@ -551,14 +551,13 @@ class Ledger:
         return self.spent_s / one if one else (0.0 if not self.spent_s else math.inf)
 
 
-def run_seconds(store: Store, outcome: RunOutcome, run: RunRow | None = None) -> tuple[float, float | None]:
+def run_seconds(store: Readable, outcome: RunOutcome, run: RunRow) -> tuple[float, float | None]:
     """What one stored run cost to measure (wall clock: start-up, every epoch, each validation) and what its training
     bills (:class:`~cpustudy.analysis.billed.Billed` at its epochs to the target, else all it trained; None: failed);
-    ``run``: its stored row, where the caller read it already."""
+    ``run``: its stored row, ``store``: what its epochs are read from (the ledger's: what the loop knows)."""
     epochs = store.epochs([outcome.run_id])
     took = float(outcome.summary.get("startup_s") or 0.0) + sum(
         float(e.get("elapsed_s") or 0.0) + float(e.get("validation_s") or 0.0) for e in epochs)
-    run = run if run is not None else next(iter(store.runs(run_ids=[outcome.run_id])), RunRow())
     billed = Billed.of_run(run, epochs)
     return took, None if billed is None else float(billed.seconds(run.get("epochs_to_target") or len(epochs)))
 
@@ -573,12 +572,13 @@ def what(kind: str, cell: Cell, target: str, label: str = "") -> str:
 
 @dataclass
 class Measuring:
-    """What every step of measuring one comparison needs: the database open for measuring and this machine's id in
-    it, the request, its settings (label and plan of each; one setting labelled "") and each cell's setting in words
-    (``label_of``), what to say and the progress to show, what measures one run (``execute``: a fresh worker; in a
-    rehearsal or a test, ``measure.replay``'s played one), the ledger of what measuring cost, and the rules."""
+    """What every step of measuring one comparison needs: the database open for measuring (``store``: every write), what
+    is known of it (``known``: read once, each run measured read back: every read), this machine's id in it, the
+    request, its settings (label and plan of each; one labelled "") and each cell's setting in words (``label_of``),
+    what to say and show, what measures a run (``execute``, or ``measure.replay``'s player), the ledger, the rules."""
 
     store: Store
+    known: Known
     machine_id: int
     req: CompareRequest
     entries: Sequence[tuple[str, Planned]]
@@ -597,7 +597,7 @@ def run_one(m: Measuring, kind: str, cell: Cell, label: str = "", ledger: Ledger
     compared)."""
     cfg, said, say = cell.config, what(kind, cell, m.req.goal_words, label), m.say
     outcome = m.measurer(m.store, m.machine_id, cfg, timeout_s=m.req.timeout)
-    (ledger or m.ledger).add(m.store, kind, cell, outcome)
+    (ledger or m.ledger).add(m.known, kind, cell, outcome)
     busy = (ledger or m.ledger).busy[-1]
     left = f"; left out of every speed figure: measured on a busy machine ({busy})" if busy else ""
     if outcome.status != "ok":
@@ -623,15 +623,15 @@ def measure_cells(m: Measuring, work: Sequence[tuple[str, Cell]], stage: str = "
 
 
 def decide(m: Measuring, seed_cell: Callable[[str, Planned, Comparison], tuple[Cell, str]]) -> Comparison:
-    """The one loop that measures a comparison to its decision, single setting (one entry, label "") or raced
-    (one entry per setting): after what was planned, one measurement at a time, the one the policy
-    (:func:`cpustudy.decision.policy.next_step`) says is worth the most, until it says the decision is made
-    (or not worth making) or the next one would pass ``--max-trainings`` trainings' time, the comparison combined
-    from everything stored (:func:`combined`) after each. ``seed_cell``: the cell of one more seed of a setting (its
-    label, its plan, the comparison so far) and, where the seed is told to stop early (a race's censoring), the
-    sentence saying so. Returns the last comparison with its steps and decision."""
+    """The one loop that measures a comparison to its decision, single setting (one entry, label "") or raced (one entry
+    per setting): after what was planned, one measurement at a time, the one the policy (``policy.next_step``) says is
+    worth the most, until it says the decision is made (or not worth making) or the next one would pass
+    ``--max-trainings`` trainings' time, the comparison combined (:func:`combined`) after each from what is known
+    (``m.known``: the store read once, each run measured learned), not from the database read again. ``seed_cell``: one
+    more seed of a setting (given its label, its plan, the comparison so far) and, where it is told to stop early (a
+    race's censoring), the sentence saying so. Returns the last comparison, with its steps and decision."""
     req, ledger, rules, entries = m.req, m.ledger, m.rules, m.entries
-    comparison = combined(entries, m.store, rules, *m.probes)
+    comparison = combined(entries, m.known, rules, *m.probes)
     steps: list[str] = list(comparison.steps)
     last: policy.Step | None = None
     limit = req.budget(len(entries), rules)
@@ -663,9 +663,9 @@ def decide(m: Measuring, seed_cell: Callable[[str, Planned, Comparison], tuple[C
         steps.append("added " + " and ".join(what(k, c, req.goal_words, m.label_of(c)) for k, c, _ in cells)
                      + f": {step.why}")
         m.say(f"compare: not settled yet, {steps[-1]}")
-        ref = reference_probe(entries[0][1], m.store, m.say)  # a later period's first measurement: the reference first
+        ref = reference_probe(entries[0][1], m.known, m.say)  # a later period's first measurement: the reference first
         measure_cells(m, [("speed", c) for c in ref] + [(kind, cell) for kind, cell, _ in cells], "settling")
-        comparison = combined(entries, m.store, rules, *m.probes)
+        comparison = combined(entries, m.known, rules, *m.probes)
         st = policy.standing_of(comparison, rules)
     comparison.steps = steps
     attach(comparison, st, last, ledger, rules, default_of(entries, m.req))
@@ -745,7 +745,7 @@ def attach(comparison: Comparison, st: policy.Standing | None, step: policy.Step
                 r.p_best, r.regret = st.p_best[r.candidate], st.regret[r.candidate]
 
 
-def seeds_of(p: Planned, store: Store) -> tuple[list[combo.SeedResult], str]:
+def seeds_of(p: Planned, store: Readable) -> tuple[list[combo.SeedResult], str]:
     """The comparison's seeds, those that trained one training counted once, and the sentence saying so."""
     runs = list({r["cell_key"]: r for r in store.runs(status="ok", cell_keys=[c.key for c in p.convergence])}.values())
     by = totarget.epochs_by_run(store, runs)
@@ -753,11 +753,11 @@ def seeds_of(p: Planned, store: Store) -> tuple[list[combo.SeedResult], str]:
     return totarget.distinct_seeds(seeds, by)
 
 
-def combined(entries: Sequence[tuple[str, Planned]], store: Store, rules: Rules, plan_folder: str | None = None,
+def combined(entries: Sequence[tuple[str, Planned]], store: Readable, rules: Rules, plan_folder: str | None = None,
              probe_cost: float | None = None) -> Comparison:
-    """The one builder of a comparison being measured, from everything stored: one setting (one entry, label "") or
-    a race (one entry per setting, each setting's seeds converging on their own); at ``rules.level`` from
-    ``rules.draws`` draws, recalibrated by this machine's backtest."""
+    """The one builder of a comparison being measured, from everything ``store`` holds (the loop's: what it knows,
+    ``store.Known``): one setting (one entry, label "") or a race (one entry per setting, each setting's seeds
+    converging on their own); at ``rules.level`` from ``rules.draws`` draws, recalibrated by this machine's backtest."""
     req, raced = entries[0][1].request, len(entries) > 1
     groups: list[tuple[str, list[combo.SeedResult], list[combo.CandidateInput]]] = []
     notes: list[str] = []
@@ -831,7 +831,7 @@ def _censoring_said(seeds: Sequence[combo.SeedResult], given: combo.CandidateInp
     return given
 
 
-def _all_seed_results(p: Planned, store: Store) -> list[combo.SeedResult]:
+def _all_seed_results(p: Planned, store: Readable) -> list[combo.SeedResult]:
     """Every stored full-epoch training of this configuration's seeds, at any vCPU count on this machine
     (``--convergence-at``), for the agreement check."""
     mine = p.reference.columns()

@@ -49,7 +49,7 @@ from cpustudy.measure.execute import Measurer, execute
 from cpustudy.measure.sweep import Cell, pending
 from cpustudy.names import split_list
 from cpustudy.rules import RULES, Rules
-from cpustudy.store import Store
+from cpustudy.store import Known, Readable
 
 T = TypeVar("T")
 
@@ -166,10 +166,10 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
     req, entries = race.request, race.entries
     t0 = time.perf_counter()
     with measuring(req.db, race.plans[0].machine) as session:
-        store = session.store
-        m = single.Measuring(store, session.machine_id, req, entries, race.label_of, say, progress, measurer,
-                             rules=rules, probes=probes)
-        fresh = all(pending(store, p.convergence) == p.convergence for p in race.plans)
+        known = Known(session.store)  # the store read once: every step reads this, learning each run measured
+        m = single.Measuring(session.store, known, session.machine_id, req, entries, race.label_of, say, progress,
+                             measurer, rules=rules, probes=probes)
+        fresh = all(pending(known, p.convergence) == p.convergence for p in race.plans)
         choose = sum(len(p.candidates) for p in race.plans) > 1  # one candidate: its interval is what is asked
         stop = None if req.fixed_plan or not fresh or not choose else before_measuring(
             float(sum(_first_seeds(race, p) for p in race.plans)), single.default_of(entries, req), rules)
@@ -181,14 +181,14 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
         kernels = reduced_precision_kernels(race, progress)
         for line in kernels:
             say(f"compare: {line}")
-        single.measure_cells(m, first_round(race, store, say), "round 1" if race.raced else "planned")
+        single.measure_cells(m, first_round(race, known, say), "round 1" if race.raced else "planned")
         if req.fixed_plan:  # the fixed plan: every setting's every seed, round after round
-            rest = interleave([[("convergence", c) for c in pending(store, p.convergence[_first_seeds(race, p):])]
+            rest = interleave([[("convergence", c) for c in pending(known, p.convergence[_first_seeds(race, p):])]
                                for _, p in shuffled(race, req.first_seed)])
             single.measure_cells(m, rest, "the fixed plan")
-        comparison = single.decide(m, lambda label, p, comp: censored(race, label, p.next_seed(store), comp, rules))
+        comparison = single.decide(m, lambda label, p, comp: censored(race, label, p.next_seed(known), comp, rules))
         if race.raced:
-            comparison.steps.append(race_cost(race, store))
+            comparison.steps.append(race_cost(race, known))
         single.conclude(m, comparison)
     comparison.notes += kernels
     comparison.wall_s = time.perf_counter() - t0
@@ -203,7 +203,7 @@ def _first_seeds(race: Race, p: Planned) -> int:
     return 1 if race.raced else len(p.convergence)
 
 
-def first_round(race: Race, store: Store, say: Callable[[str], None]) -> list[tuple[str, Cell]]:
+def first_round(race: Race, store: Readable, say: Callable[[str], None]) -> list[tuple[str, Cell]]:
     """Round 1: each setting's first seeds (:func:`_first_seeds`) and its speed probes still wanted (the reference,
     the first setting's first local candidate, re-timed where due and where this period measures anything else: a
     comparison run again with nothing left to measure measures nothing), the settings in a random order and
@@ -292,7 +292,7 @@ def censored(race: Race, label: str, cell: Cell, comparison: Comparison, rules: 
             f"even its fastest speed run costs more than {lead.candidate}'s upper bound ({what})")
 
 
-def race_cost(race: Race, store: Store) -> str:
+def race_cost(race: Race, store: Readable) -> str:
     """What the race trained against training every setting with every seed, in seeds and in epochs (a
     setting's seeds not trained counted at its trained seeds' mean epochs)."""
     per = [single.seeds_of(p, store)[0] for p in race.plans]
