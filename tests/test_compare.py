@@ -368,14 +368,14 @@ def test_a_local_candidate_whose_runs_were_all_left_out_is_still_priced_as_its_c
 def test_p_cheapest_that_sums_to_less_than_one_says_what_the_rest_is():
     # draws in which a new seed reaches the target on no candidate count for none: 97.8 % + 1.0 % shown with no
     # word read as a mistake (a sole candidate at 99 %)
-    from cpustudy.measure.compare import _unreached
+    from cpustudy.analysis.totarget import unreached
 
     def result(name, p):
         return combo.CandidateResult(name, 10.0, 8.0, 12.0, 1.0, 0.8, 1.2, p, None, None, 1.0, 2, 1.0, "", [], [])
 
-    (line,) = _unreached([result("a", 0.978), result("b", 0.010)])
+    (line,) = unreached([result("a", 0.978), result("b", 0.010)])
     assert "sums to 98.8%" in line and "other 1.2% of draws" in line
-    assert _unreached([result("a", 0.6), result("b", 0.4)]) == [] and _unreached([result("a", None)]) == []
+    assert unreached([result("a", 0.6), result("b", 0.4)]) == [] and unreached([result("a", None)]) == []
 
 
 def test_a_stored_gpu_is_one_candidate_whatever_the_cpu_builds():

@@ -27,7 +27,7 @@ from cpustudy.errors import UserError
 from cpustudy.identity import Configuration
 from cpustudy.names import place_name
 from cpustudy.prices.model import MEMORY_MARGIN, MEMORY_RESERVE_GIB
-from cpustudy.rules import RULES
+from cpustudy.rules import RULES, Rules
 from cpustudy.store.rows import EpochRow, RunRow
 
 if TYPE_CHECKING:
@@ -62,6 +62,10 @@ class Candidate:
     instance: str | None = None  # cloud: ``CLOUD:INSTANCE_TYPE`` as its runs record it
 
 
+#: A comparison's settings: each one's label ("" alone), its seeds, its candidates' inputs.
+Groups = list[tuple[str, list[combo.SeedResult], list[combo.CandidateInput]]]
+
+
 @dataclass
 class Comparison:
     workload: str
@@ -79,8 +83,7 @@ class Comparison:
     decision: combo.Decision | None = None  # how the decision ended, its rules, cost and value
     setting: str = ""  # the one training setting every figure is for, where the candidates' names omit it: fp32 b64
     # What the decision reads (not stored): per setting (label, seeds, candidate inputs), and the machine's noise.
-    groups: list[tuple[str, list[combo.SeedResult], list[combo.CandidateInput]]] = field(default_factory=list,
-                                                                                       repr=False)
+    groups: Groups = field(default_factory=list, repr=False)
     noise: Noise | None = None
     factor: float | dict[str, float] = 1.0  # the backtest's recalibration the model was drawn with (per candidate where a mapping)
 
@@ -467,6 +470,37 @@ def _places(runs: Sequence[RunRow], ref: Configuration) -> dict[tuple, Candidate
             for k, c in places.items()}
 
 
+def compared(store: Readable, goal: float | Target, groups: Groups, ref: Configuration, *, spot: bool, noise: Noise,
+             factor: float | dict[str, float], notes: Sequence[str] = (), rules: Rules = RULES,
+             deadline_s: float | None = None, budget_usd: float | None = None, setting: str = "") -> Comparison:
+    """The one builder of a comparison, being measured (``compare``) or from a database (:func:`stored`): per setting
+    (a label, its seeds, its candidates' inputs; several: a race, each setting converging with its own seeds), every
+    figure drawn from the one model (:func:`cpustudy.analysis.compare.combine_groups`) at ``rules.level`` from
+    ``rules.draws`` draws with the backtest's ``factor``; the assumptions, then ``notes`` and what every comparison
+    says of its intervals, the shift between periods and the draws no candidate reaches the target in."""
+    raced, seeds = len(groups) > 1, [s for _, ss, _ in groups for s in ss]
+    results = combo.combine_groups([(ss, inputs) for _, ss, inputs in groups], deadline_s=deadline_s,
+                                   budget_usd=budget_usd, noise=noise, draws=rules.draws, level=rules.level, factor=factor)
+    out = Comparison(ref.workload, goal, results, seeds, groups=groups, noise=noise, factor=factor, setting=setting)
+    out.assumptions = assumptions(goal, spot, ref, seeds, noise, settings=raced, level=rules.level)
+    if raced:
+        out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "
+                               "epochs are drawn from its own setting's")
+    out.notes += [*notes, *interval_notes(results), *session_note(store, results, seeds, noise), *unreached(results)]
+    return out
+
+
+def unreached(results: Sequence[combo.CandidateResult]) -> list[str]:
+    """Where P(cheapest in one training) sums to less than 1, what the rest is: draws in which a new seed reaches the
+    target on no candidate within the epochs allowed (the seeds' margins leave it a chance)."""
+    shown = [r.p_cheapest for r in results if r.p_cheapest is not None]
+    total = sum(shown)
+    if not shown or total > 0.995:
+        return []
+    return [f"P(cheapest in one training) sums to {total:.1%}: in the other {1 - total:.1%} of draws a new seed "
+            "does not reach the target within --max-epochs on any candidate"]
+
+
 def stored(store: Readable, workload: str, target: float | Target, *, catalog: Catalog, spot: bool = True, family: str | None = None,
            deadline_s: float | None = None, budget_usd: float | None = None,
            noise: Noise | None = None, convergence: tuple | None = None) -> Comparison | None:
@@ -505,18 +539,12 @@ def stored(store: Readable, workload: str, target: float | Target, *, catalog: C
         f, said = recalibration.factor(store, fingerprint)
         factor.update({name: f for name, m in machine_of.items() if m == fingerprint})
         lines += [f"{fingerprint}: {line}" for line in said] if len(machine_of) > 1 else said
-    results = combo.combine(seeds, given, deadline_s=deadline_s, budget_usd=budget_usd, noise=noise, factor=factor)
-    out = Comparison(workload, target, results, seeds, groups=[("", seeds, given)], noise=noise, factor=factor, setting=" ".join(
-        [precision.TAGS.get(ref.precision_policy, "fp32")] + ([f"b{ref.batch_size}"] if ref.batch_size else [])))
-    out.notes += sorted(set(lines))
-    out.assumptions = assumptions(target, spot, ref, seeds, noise)
-    if same_note:
-        out.notes.append(same_note)
     named = identity.VIEWS["convergence"]
-    for k in others:
-        differ = ", ".join(f"{name} {value}" for name, value, mine in zip(named, k, key) if value != mine)
-        out.notes.append(f"also trained to the target, left out of this answer (it answers for the configuration with "
-                         f"the most seeds, batch size {ref.batch_size}, {ref.precision_policy}): {differ}, "
-                         f"{len(groups[k])} seed(s)")
-    out.notes += interval_notes(results)
-    return out
+    others_said = [f"also trained to the target, left out of this answer (it answers for the configuration with the "
+                   f"most seeds, batch size {ref.batch_size}, {ref.precision_policy}): "
+                   + ", ".join(f"{name} {value}" for name, value, mine in zip(named, k, key) if value != mine)
+                   + f", {len(groups[k])} seed(s)" for k in others]
+    return compared(store, target, [("", seeds, given)], ref, spot=spot, noise=noise, factor=factor,
+                    notes=[*sorted(set(lines)), *([same_note] if same_note else []), *others_said],
+                    deadline_s=deadline_s, budget_usd=budget_usd, setting=" ".join(
+                        [precision.TAGS.get(ref.precision_policy, "fp32")] + ([f"b{ref.batch_size}"] if ref.batch_size else [])))

@@ -759,7 +759,7 @@ def combined(entries: Sequence[tuple[str, Planned]], store: Readable, rules: Rul
     ``store.Known``): one setting (one entry, label "") or a race (one entry per setting, each setting's seeds
     converging on their own); at ``rules.level`` from ``rules.draws`` draws, recalibrated by this machine's backtest."""
     req, raced = entries[0][1].request, len(entries) > 1
-    groups: list[tuple[str, list[combo.SeedResult], list[combo.CandidateInput]]] = []
+    groups: totarget.Groups = []
     notes: list[str] = []
     runs = store.runs(status="ok")
     for label, p in entries:
@@ -788,37 +788,17 @@ def combined(entries: Sequence[tuple[str, Planned]], store: Readable, rules: Rul
                         + ": give an easier target or more --max-epochs (what was measured is stored)")
     noise = totarget.stored_noise(store)
     factor, widened = recalibration.factor(store, entries[0][1].fingerprint, rules.level)
-    results = combo.combine_groups([(seeds, inputs) for _, seeds, inputs in groups], deadline_s=req.deadline_s,
-                                   budget_usd=req.budget_usd, noise=noise, draws=rules.draws, level=rules.level,
-                                   factor=factor)
-    ref = entries[0][1].reference
-    out = Comparison(ref.workload, req.goal, results, seeds_all, plan_folder=plan_folder, probe_cost_usd=probe_cost,
-                     groups=groups, noise=noise, factor=factor)
-    out.assumptions = totarget.assumptions(req.goal, req.spot, ref, seeds_all, noise, settings=raced, level=rules.level)
-    if raced:
-        out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "
-                               "epochs are drawn from its own setting's")
-    out.notes += widened + notes + totarget.interval_notes(results) + totarget.session_note(store, results, seeds_all,
-                                                                                           noise) + _unreached(results)
+    out = totarget.compared(store, req.goal, groups, entries[0][1].reference, spot=req.spot, noise=noise, factor=factor,
+                            notes=widened + notes, rules=rules, deadline_s=req.deadline_s, budget_usd=req.budget_usd)
+    out.plan_folder, out.probe_cost_usd = plan_folder, probe_cost
     if not raced:
         agree = combo.agreement(_all_seed_results(entries[0][1], store))
         out.notes += [agree.line] if agree is not None else []
     cloud = {c.name for _, p in entries for c in p.candidates if c.kind == "cloud"}
     out.notes += [f"{r.candidate}: no speed measured yet: launch the probe plan ({plan_folder}) with `cpustudy cloud "
                   f"launch {plan_folder}`, then `cpustudy cloud fetch {plan_folder} --db {req.db or 'cpustudy.sqlite'}` "
-                  "and compare again" for r in results if r.speed_runs == 0 and r.candidate in cloud]
+                  "and compare again" for r in out.results if r.speed_runs == 0 and r.candidate in cloud]
     return out
-
-
-def _unreached(results: Sequence[combo.CandidateResult]) -> list[str]:
-    """Where P(cheapest in one training) sums to less than 1, what the rest is: draws in which a new seed reaches the
-    target on no candidate within the epochs allowed (the seeds' margins leave it a chance)."""
-    shown = [r.p_cheapest for r in results if r.p_cheapest is not None]
-    total = sum(shown)
-    if not shown or total > 0.995:
-        return []
-    return [f"P(cheapest in one training) sums to {total:.1%}: in the other {1 - total:.1%} of draws a new seed "
-            "does not reach the target within --max-epochs on any candidate"]
 
 
 def _censoring_said(seeds: Sequence[combo.SeedResult], given: combo.CandidateInput) -> combo.CandidateInput:
