@@ -190,15 +190,19 @@ def test_a_statement_in_the_same_second_as_a_training_is_ordered_by_its_sessions
 
 
 def test_a_statement_is_joined_to_later_trainings_by_the_identitys_place_never_by_its_name():
-    """A database stored before statements kept their place's key (schema 17: the Granite Rapids horizon check, three
-    statements, 24 fresh trainings after them) reads each statement's key from the runs bearing its place's name; from
-    then on the backtest joins by the key: a statement renamed still holds its trainings, one keyed elsewhere none."""
+    """A database stored before statements kept their place's key (schema 17: four batch sizes compared on the
+    Granite Rapids VM, twelve statements, 26 fresh trainings held against them) reads each statement's key from the
+    runs bearing its place's name; from then on the backtest joins by the key: a statement renamed still holds its
+    trainings, one keyed elsewhere none."""
     from cpustudy import identity
+    from cpustudy.store import schema
 
-    with Store.read(REPORTS / "gnr2-horizon" / "horizon.sqlite") as store:  # schema 17, upgraded in memory
+    db = REPORTS / "gnr2-four-batch-sizes" / "gnr2-four-batch-sizes.sqlite"
+    assert schema.file_version(db) == 17  # stored before the key: upgraded in memory here
+    with Store.read(db) as store:
         runs, said = store.runs(status="ok"), store.statements()
     fresh = [r for r in backtest.fresh_trainings(runs) if backtest.stated(said, r) is not None]
-    assert len(fresh) >= 12 and all(s["place_key"] is not None for s in said)
+    assert len(fresh) == 26 and len(said) == 12 and all(s["place_key"] is not None for s in said)
     for r in fresh:
         s = backtest.stated(said, r)
         assert s is not None and s["place_key"] == identity.values(r, "place") and s["place"] == place_name(r)
