@@ -43,6 +43,8 @@ class Rules:
     * ``budget_trainings``, ``budget_per_setting``: without ``--max-trainings``, the decision may spend this many
       trainings' time with one setting, and this many more for each further setting (a race's first round alone
       trains one seed of each).
+    * ``busy_runs``: measuring stops after this many runs in a row were measured on a busy machine (each is left
+      out of every speed figure: more would spend the budget on runs no comparison counts).
     * ``draws``: draws of a new training (the intervals, P(cheapest)) and of what is known of each candidate's
       mean (the decision); the generators' seeds are fixed: the same measurements give the same answer.
     """
@@ -58,6 +60,7 @@ class Rules:
     prior_saving: float = 0.3
     budget_trainings: float = 8.0
     budget_per_setting: float = 2.0
+    busy_runs: int = 2
     # 8000, not 4000: on four settings of two candidates, a combination takes about 26 ms with 8000 (14 ms with
     # 4000) and a decision step 18 ms (10 ms), against seconds to minutes for the measurement it chooses; 8000
     # halves the Monte Carlo variance of the interval ends and of P(cheapest) and the regret near --regret.

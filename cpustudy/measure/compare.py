@@ -685,17 +685,12 @@ def default_of(entries: Sequence[tuple[str, Planned]], request: CompareRequest) 
     return plans[0].candidates[0].name if plans else None
 
 
-#: Runs in a row measured on a busy machine after which measuring stops (each is left out of every speed figure: more
-#: would spend the budget on runs no comparison counts).
-BUSY_RUNS = 2
-
-
 def _step(m: Measuring, comparison: Comparison, st: policy.Standing | None) -> policy.Step:
     """The policy's next step; with fewer than two candidates to choose from, the single candidate's interval
     rule (:func:`cpustudy.decision.policy.one_candidate_step`)."""
     entries, rules = m.entries, m.rules
     busy, why = m.ledger.busy_streak()
-    if busy >= BUSY_RUNS:
+    if busy >= rules.busy_runs:
         return policy.Step(policy.STUCK, f"the last {busy} runs were measured on a busy machine ({why}) and left out of "
                            "every speed figure: measure again when nothing else runs (what was measured is stored, "
                            "and the same command resumes from it)")
