@@ -27,86 +27,106 @@ def register(sub: a.Subparsers) -> None:
         "expected regret of choosing it. Measures one thing at a time, the one worth the most, until the decision "
         "is made. Interrupted, the same command resumes from what it stored.")
     p.add_argument("workload", help="workload name (see `cpustudy workloads`) or a model file (./my_model.py)")
-    p.add_argument("--target-accuracy", type=float, metavar="A",
-                   help="the validation accuracy to reach (above 0, at most 1)")
-    p.add_argument("--target", metavar="METRIC=VALUE",
-                   help="instead: a target on any validation metric fit logs (val_auc=0.8, val_loss<=0.3)")
-    p.add_argument("--candidates", required=True, metavar="LIST",
-                   help="comma-separated: here:N or here:all (this machine at N vCPUs), CLOUD:INSTANCE_TYPE "
-                   "(gcp:c4d-highcpu-8, aws:c7i.4xlarge), CLOUD:GPU:1 (gcp:T4:1), db:MACHINE:VCPUS (runs stored "
-                   "from another machine: a fingerprint prefix or host name)")
-    p.add_argument("--seeds", type=int, default=3, metavar="N",
-                   help="seeds trained to the target (default: 3; each reaches it after its own number of epochs): "
-                   "with one setting, all of them first; with several, one each first and up to N each where they "
-                   "decide")
-    p.add_argument("--check", type=int, default=0, metavar="N",
-                   help="after the answer, train its choice (where it is a local candidate) N more times with seeds "
-                   "the comparison has not used, and say how many land inside its stated interval (default: 0)")
-    p.add_argument("--max-trainings", type=float, default=None, metavar="T",
-                   help="measure until the decision is made (see --regret, --indifference, --trainings) within T "
-                   f"trainings' time in all (default: {RULES.budget_trainings:g}, and {RULES.budget_per_setting:g} "
-                   "more for each setting past the first; 0: the planned seeds and repeats only)")
-    p.add_argument("--regret", type=float, default=RULES.regret, metavar="SHARE",
-                   help="decided once choosing the leader is expected to cost at most this share more than the best "
-                   f"(default: {RULES.regret:g})")
-    p.add_argument("--indifference", type=float, default=RULES.indifference, metavar="SHARE",
-                   help="candidates within this expected regret are the same: any will do (default: "
-                   f"{RULES.indifference:g})")
-    p.add_argument("--trainings", type=int, default=RULES.trainings, metavar="N",
-                   help="how many trainings the answer will serve: measuring stops once it cannot pay for itself "
-                   f"over them (default: {RULES.trainings})")
-    p.add_argument("--first-seed", type=int, default=1, metavar="S", help="seeds S, S+1, ... (default: 1)")
-    p.add_argument("--max-epochs", type=a.positive_int, metavar="E",
-                   help="the most epochs a seed trains (default: the workload's epochs); one that does not reach "
-                   "the target by then is counted as such")
-    p.add_argument("--convergence-at", default="here:all", metavar="here:N",
-                   help="where the seeds train (default: here:all)")
-    p.add_argument("--repeats", type=int, default=2, metavar="N",
-                   help="speed measurements per candidate, fresh workers, interleaved (default: 2, so that a "
-                   "comparison costs about one training more than its seeds; the convergence runs count for the "
-                   "candidate they ran on)")
-    p.add_argument("--probe-steps", type=int, default=100, metavar="N",
-                   help="training steps of each speed probe's epochs (default and least: 100; a full epoch if shorter)")
-    p.add_argument("--builds", default="tf", help="CPU builds, each a candidate axis (default: tf)")
-    p.add_argument("--gpu-builds", default="jax-here", help="the build GPU candidates run (default: jax-here)")
-    p.add_argument("--batch-size", type=a.positive_int, help="batch size (default: the workload's)")
-    p.add_argument("--precision", choices=a.POLICIES, default=None, help="Keras precision policy (default: "
-                   "float32; bf16 and float32 converge separately)")
-    p.add_argument("--precisions", metavar="LIST",
-                   help="several precision policies as candidates, e.g. float32,mixed_bfloat16: each converges with "
-                   "its own seeds, raced (one seed of each first, more where they decide); only those this CPU "
-                   "runs natively")
-    p.add_argument("--batch-sizes", metavar="LIST",
-                   help="several batch sizes as candidates, e.g. 64,256 (with --precisions: every pair), raced alike")
-    p.add_argument("--data", choices=("auto", "real", "learnable"), default="auto",
-                   help="real dataset (from the cache), learnable synthetic data, or auto = real when cached "
-                   "(default; synthetic data is refused: it cannot converge)")
-    p.add_argument("--deadline", type=a.duration, metavar="DURATION", help="also: P(time to target <= it)")
-    p.add_argument("--budget", type=a.positive_float, metavar="USD", help="also: P(cost to target <= it)")
-    p.add_argument("--probe-budget", type=a.positive_float, metavar="USD",
-                   help="the most the cloud probes may cost (their estimate; refused before anything is written)")
-    p.add_argument("--probe-plan", metavar="DIR", default="cpustudy-probes",
-                   help="folder of the cloud probes' plan (default: ./cpustudy-probes)")
-    p.add_argument("--workdir", help="the cpustudy checkout the probe VMs install, as a wheel built from it when "
-                   "the probes are planned (default: this one)")
-    p.add_argument("--on-demand", action="store_true", help="on-demand prices (default: spot)")
-    p.add_argument("--family", metavar="CLOUD:FAMILY",
-                   help="price this machine's candidates as this instance family (default: the cheapest priced "
-                   "cloud family that runs this machine's CPU, see `cpustudy machine`; where none is known or "
-                   "priced, gcp:n2-highcpu); cloud candidates are priced as their own instance")
-    p.add_argument("--prices", metavar="FILE", help="extra price rows (same columns as the catalog)")
-    p.add_argument("--timeout", type=a.positive_int, metavar="SECONDS", help="fail a measurement after this long")
-    p.add_argument("--out", metavar="DIR", help="also draw the answer there: a chart of time and cost to the target "
-                   "(answer.png, answer.svg), index.html and index.md (created; other files left alone)")
-    p.add_argument("--simulate", metavar="SCENARIO.json",
-                   help="rehearse instead of measuring: the same comparison, decided by the same loop, against a "
-                   "simulated measurer that plays the scenario's true speeds, epochs and noise (docs/compare.md, "
-                   "Rehearsal); nothing trains and nothing is stored; prints each trial's answer beside its truth")
-    p.add_argument("--trials", type=a.positive_int, default=None, metavar="N",
-                   help="with --simulate: how many comparisons to rehearse (default: 20)")
+    _goal_and_candidates(p.add_argument_group("the target and the candidates"))
+    _decision(p.add_argument_group("the decision and what it may measure"))
+    _settings(p.add_argument_group("what every candidate trains"))
+    _limits_and_prices(p.add_argument_group("limits, prices and cloud probes"))
+    _output(p.add_argument_group("output and rehearsal"))
     a.add_format(p, ("table", "json"))
     a.add_db(p)
     p.set_defaults(func=run)
+
+
+def _goal_and_candidates(g: argparse._ArgumentGroup) -> None:
+    g.add_argument("--target-accuracy", type=float, metavar="A",
+                   help="the validation accuracy to reach (above 0, at most 1)")
+    g.add_argument("--target", metavar="METRIC=VALUE",
+                   help="instead: a target on any validation metric fit logs (val_auc=0.8, val_loss<=0.3)")
+    g.add_argument("--candidates", required=True, metavar="LIST",
+                   help="comma-separated: here:N or here:all (this machine at N vCPUs), CLOUD:INSTANCE_TYPE "
+                   "(gcp:c4d-highcpu-8, aws:c7i.4xlarge), CLOUD:GPU:1 (gcp:T4:1), db:MACHINE:VCPUS (runs stored "
+                   "from another machine: a fingerprint prefix or host name)")
+    g.add_argument("--builds", default="tf", help="CPU builds, each a candidate axis (default: tf)")
+    g.add_argument("--gpu-builds", default="jax-here", help="the build GPU candidates run (default: jax-here)")
+
+
+def _decision(g: argparse._ArgumentGroup) -> None:
+    g.add_argument("--seeds", type=int, default=3, metavar="N",
+                   help="seeds trained to the target (default: 3; each reaches it after its own number of epochs): "
+                   "with one setting, all of them first; with several, one each first and up to N each where they "
+                   "decide")
+    g.add_argument("--check", type=int, default=0, metavar="N",
+                   help="after the answer, train its choice (where it is a local candidate) N more times with seeds "
+                   "the comparison has not used, and say how many land inside its stated interval (default: 0)")
+    g.add_argument("--max-trainings", type=float, default=None, metavar="T",
+                   help="measure until the decision is made (see --regret, --indifference, --trainings) within T "
+                   f"trainings' time in all (default: {RULES.budget_trainings:g}, and {RULES.budget_per_setting:g} "
+                   "more for each setting past the first; 0: the planned seeds and repeats only)")
+    g.add_argument("--regret", type=float, default=RULES.regret, metavar="SHARE",
+                   help="decided once choosing the leader is expected to cost at most this share more than the best "
+                   f"(default: {RULES.regret:g})")
+    g.add_argument("--indifference", type=float, default=RULES.indifference, metavar="SHARE",
+                   help="candidates within this expected regret are the same: any will do (default: "
+                   f"{RULES.indifference:g})")
+    g.add_argument("--trainings", type=int, default=RULES.trainings, metavar="N",
+                   help="how many trainings the answer will serve: measuring stops once it cannot pay for itself "
+                   f"over them (default: {RULES.trainings})")
+    g.add_argument("--first-seed", type=int, default=1, metavar="S", help="seeds S, S+1, ... (default: 1)")
+    g.add_argument("--max-epochs", type=a.positive_int, metavar="E",
+                   help="the most epochs a seed trains (default: the workload's epochs); one that does not reach "
+                   "the target by then is counted as such")
+    g.add_argument("--convergence-at", default="here:all", metavar="here:N",
+                   help="where the seeds train (default: here:all)")
+    g.add_argument("--repeats", type=int, default=2, metavar="N",
+                   help="speed measurements per candidate, fresh workers, interleaved (default: 2, so that a "
+                   "comparison costs about one training more than its seeds; the convergence runs count for the "
+                   "candidate they ran on)")
+    g.add_argument("--probe-steps", type=int, default=100, metavar="N",
+                   help="training steps of each speed probe's epochs (default and least: 100; a full epoch if shorter)")
+
+
+def _settings(g: argparse._ArgumentGroup) -> None:
+    g.add_argument("--batch-size", type=a.positive_int, help="batch size (default: the workload's)")
+    g.add_argument("--precision", choices=a.POLICIES, default=None, help="Keras precision policy (default: "
+                   "float32; bf16 and float32 converge separately)")
+    g.add_argument("--precisions", metavar="LIST",
+                   help="several precision policies as candidates, e.g. float32,mixed_bfloat16: each converges with "
+                   "its own seeds, raced (one seed of each first, more where they decide); only those this CPU "
+                   "runs natively")
+    g.add_argument("--batch-sizes", metavar="LIST",
+                   help="several batch sizes as candidates, e.g. 64,256 (with --precisions: every pair), raced alike")
+    g.add_argument("--data", choices=("auto", "real", "learnable"), default="auto",
+                   help="real dataset (from the cache), learnable synthetic data, or auto = real when cached "
+                   "(default; synthetic data is refused: it cannot converge)")
+
+
+def _limits_and_prices(g: argparse._ArgumentGroup) -> None:
+    g.add_argument("--deadline", type=a.duration, metavar="DURATION", help="also: P(time to target <= it)")
+    g.add_argument("--budget", type=a.positive_float, metavar="USD", help="also: P(cost to target <= it)")
+    g.add_argument("--probe-budget", type=a.positive_float, metavar="USD",
+                   help="the most the cloud probes may cost (their estimate; refused before anything is written)")
+    g.add_argument("--probe-plan", metavar="DIR", default="cpustudy-probes",
+                   help="folder of the cloud probes' plan (default: ./cpustudy-probes)")
+    g.add_argument("--workdir", help="the cpustudy checkout the probe VMs install, as a wheel built from it when "
+                   "the probes are planned (default: this one)")
+    g.add_argument("--on-demand", action="store_true", help="on-demand prices (default: spot)")
+    g.add_argument("--family", metavar="CLOUD:FAMILY",
+                   help="price this machine's candidates as this instance family (default: the cheapest priced "
+                   "cloud family that runs this machine's CPU, see `cpustudy machine`; where none is known or "
+                   "priced, gcp:n2-highcpu); cloud candidates are priced as their own instance")
+    g.add_argument("--prices", metavar="FILE", help="extra price rows (same columns as the catalog)")
+
+    g.add_argument("--timeout", type=a.positive_int, metavar="SECONDS", help="fail a measurement after this long")
+
+def _output(g: argparse._ArgumentGroup) -> None:
+    g.add_argument("--out", metavar="DIR", help="also draw the answer there: a chart of time and cost to the target "
+                   "(answer.png, answer.svg), index.html and index.md (created; other files left alone)")
+    g.add_argument("--simulate", metavar="SCENARIO.json",
+                   help="rehearse instead of measuring: the same comparison, decided by the same loop, against a "
+                   "simulated measurer that plays the scenario's true speeds, epochs and noise (docs/compare.md, "
+                   "Rehearsal); nothing trains and nothing is stored; prints each trial's answer beside its truth")
+    g.add_argument("--trials", type=a.positive_int, default=None, metavar="N",
+                   help="with --simulate: how many comparisons to rehearse (default: 20)")
 
 
 def _span(mid: float | None, low: float | None, high: float | None, fmt: str, unit: str = "") -> str:

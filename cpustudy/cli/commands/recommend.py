@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from cpustudy.targets import Target
     from cpustudy.analysis.compare import CandidateResult
     from cpustudy.analysis.totarget import Comparison
+    from cpustudy.analysis.recommend import Recommendation
 
 
 def register(sub: a.Subparsers) -> None:
@@ -41,9 +42,9 @@ def register(sub: a.Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cpustudy.analysis.recommend import as_rows, recommend
+    from cpustudy.analysis.recommend import recommend
     from cpustudy.analysis.summary import Options, analyze
-    from cpustudy.cli.output import print_table, status
+    from cpustudy.cli.output import status
     from cpustudy.store import Store
     from cpustudy.workloads import ALL, userfile
 
@@ -57,15 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
             # a mistyped name: one line with "did you mean"
             raise unknown("workload", args.workload, [*ALL, *store.workload_names()], "cpustudy results")
-        goal: float | Target | None = args.target_accuracy
-        notes: list[str] = []
-        if args.target is not None:
-            from cpustudy import targets
-            from cpustudy.errors import UserError
-
-            if args.target_accuracy is not None:
-                raise UserError("give --target-accuracy A or --target METRIC=VALUE, not both")
-            goal = targets.parse(args.target)
+        goal, notes = _goal(args), []
         if goal is not None:  # seeds trained to the target x each configuration's speed
             from cpustudy.analysis import totarget as compare
             from cpustudy.prices import Catalog
@@ -98,7 +91,27 @@ def run(args: argparse.Namespace) -> int:
         for note in notes:
             print(f"note: {note}")
         return code
-    rec = recommend(analysis, args.workload, deadline_s=deadline, budget_usd=args.budget, target=args.target_accuracy)
+    return _show(args, recommend(analysis, args.workload, deadline_s=deadline, budget_usd=args.budget,
+                                 target=args.target_accuracy), notes)
+
+
+def _goal(args: argparse.Namespace) -> float | Target | None:
+    """The target asked for: ``--target-accuracy`` or ``--target`` (parsed), not both; None: neither."""
+    if args.target is None:
+        return args.target_accuracy
+    from cpustudy import targets
+    from cpustudy.errors import UserError
+
+    if args.target_accuracy is not None:
+        raise UserError("give --target-accuracy A or --target METRIC=VALUE, not both")
+    return targets.parse(args.target)
+
+
+def _show(args: argparse.Namespace, rec: Recommendation, notes: list[str]) -> int:
+    """A recommendation from the runs' summary (no target): as JSON, or a table and a line a choice; 1 where none."""
+    from cpustudy.analysis.recommend import as_rows
+    from cpustudy.cli.output import print_table
+
     if args.format == "json":
         import json
         from dataclasses import asdict
