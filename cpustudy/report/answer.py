@@ -175,33 +175,12 @@ def fig_answer(workload: str, target: Any, results: Sequence[CandidateResult]) -
         LabelledPlot(priced, aes(x="time", y="cost"))  # labels set apart once laid out: none over another
         + geom_blank(data=blank)
     )
-    for _, u in unpriced.iterrows():  # time only: a band for its interval, a line at its median
-        if u["interval"] and not pd.isna(u["time_pi_low"]):
-            hi = u["time_pi_high"] if not pd.isna(u["time_pi_high"]) else x_edge
-            p = p + annotate("rect", xmin=u["time_pi_low"], xmax=hi, ymin=0.0, ymax=math.inf,  # the panel's height
-                             fill=COLOURS[UNPRICED], alpha=0.10)
+    p = _unpriced_layers(p, unpriced, x_edge)
     unpriced["foot"] = y_lim[0]  # labelled from the panel's foot up: below the front, where no point is
-    if not unpriced.empty:
-        p = p + geom_vline(aes(xintercept="time", color="kind"), data=unpriced, linetype="dashed", size=0.7,
-                           show_legend=False)
     if len(front) >= 2:
         p = p + geom_path(data=front, color=COLOURS[FRONT], linetype="dashed", size=0.6, alpha=0.7)
-    if not x_closed.empty:
-        p = p + geom_errorbarh(aes(xmin="time_pi_low", xmax="time_pi_high", color="kind"), data=x_closed, height=0.04,
-                               size=0.6, show_legend=False)
-    if not y_closed.empty:
-        p = p + geom_errorbar(aes(ymin="cost_pi_low", ymax="cost_pi_high", color="kind"), data=y_closed, width=0.04,
-                              size=0.6, show_legend=False)
-    if not x_open.empty:
-        p = p + geom_segment(aes(x="time_pi_low", xend="time_pi_high", y="cost", yend="cost", color="kind"), data=x_open,
-                             size=0.6, arrow=arrow(length=0.08, type="open"), show_legend=False)
-    if not y_open.empty:
-        p = p + geom_segment(aes(x="time", xend="time", y="cost_pi_low", yend="cost_pi_high", color="kind"), data=y_open,
-                             size=0.6, arrow=arrow(length=0.08, type="open"), show_legend=False)
-    caption = _caption(df, drawn, bool(open_x.any() or open_y.any()))
-    if not unpriced.empty:
-        caption.insert(-1, "Dashed vertical line: a candidate without a price, drawn on its time alone (band: its "
-                       "interval).")
+    p = _interval_layers(p, x_closed, y_closed, x_open, y_open)
+    caption = _caption(df, drawn, bool(open_x.any() or open_y.any()), unpriced=not unpriced.empty)
     p = (
         p
         + geom_point(aes(color="kind"), size=3.2)
@@ -227,14 +206,47 @@ def fig_answer(workload: str, target: Any, results: Sequence[CandidateResult]) -
     return p
 
 
-def _caption(df: pd.DataFrame, drawn: Sequence[CandidateResult], open_: bool) -> list[str]:
-    """The chart's caption lines: what a point and its bars are, what no bars and an arrow mean, and the
-    version (the last line)."""
+def _unpriced_layers(p: ggplot, unpriced: pd.DataFrame, x_edge: float) -> ggplot:
+    """Candidates without a price, on their time alone: a band for the interval (to ``x_edge`` where it is open), a
+    dashed line at the median."""
+    for _, u in unpriced.iterrows():
+        if u["interval"] and not pd.isna(u["time_pi_low"]):
+            hi = u["time_pi_high"] if not pd.isna(u["time_pi_high"]) else x_edge
+            p = p + annotate("rect", xmin=u["time_pi_low"], xmax=hi, ymin=0.0, ymax=math.inf,  # the panel's height
+                             fill=COLOURS[UNPRICED], alpha=0.10)
+    if not unpriced.empty:
+        p = p + geom_vline(aes(xintercept="time", color="kind"), data=unpriced, linetype="dashed", size=0.7,
+                           show_legend=False)
+    return p
+
+
+def _interval_layers(p: ggplot, x_closed: pd.DataFrame, y_closed: pd.DataFrame, x_open: pd.DataFrame,
+                     y_open: pd.DataFrame) -> ggplot:
+    """The priced candidates' intervals: bars both ways where closed, an arrow where one end is open."""
+    if not x_closed.empty:
+        p = p + geom_errorbarh(aes(xmin="time_pi_low", xmax="time_pi_high", color="kind"), data=x_closed, height=0.04,
+                               size=0.6, show_legend=False)
+    if not y_closed.empty:
+        p = p + geom_errorbar(aes(ymin="cost_pi_low", ymax="cost_pi_high", color="kind"), data=y_closed, width=0.04,
+                              size=0.6, show_legend=False)
+    if not x_open.empty:
+        p = p + geom_segment(aes(x="time_pi_low", xend="time_pi_high", y="cost", yend="cost", color="kind"), data=x_open,
+                             size=0.6, arrow=arrow(length=0.08, type="open"), show_legend=False)
+    if not y_open.empty:
+        p = p + geom_segment(aes(x="time", xend="time", y="cost_pi_low", yend="cost_pi_high", color="kind"), data=y_open,
+                             size=0.6, arrow=arrow(length=0.08, type="open"), show_legend=False)
+    return p
+
+def _caption(df: pd.DataFrame, drawn: Sequence[CandidateResult], open_: bool, unpriced: bool = False) -> list[str]:
+    """The chart's caption lines: what a point and its bars are, what no bars, an arrow and a dashed vertical line
+    (``unpriced``) mean, and the version (the last line)."""
     out = [f"Point: median; bars: {level_words(drawn)} (billed: worker start to the target)."]
     if not df["interval"].all():
         out.append("No bars: the measurements give no interval (why: see the page).")
     if open_:
         out.append("Arrow: the interval's upper end is never (some new trainings do not reach the target).")
+    if unpriced:
+        out.append("Dashed vertical line: a candidate without a price, drawn on its time alone (band: its interval).")
     return out + [f"cpustudy {__version__}"]
 
 
