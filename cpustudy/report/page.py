@@ -256,22 +256,7 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
         page.callouts.append(Callout("note", "Baseline.", " ".join(fb)))
     if a.notes:
         page.callouts.append(Callout("note", "", " ".join(n + "." for n in a.notes)))
-    open_ = [f for f in facts if f.startswith(INCONCLUSIVE)]
-    said = set(figure_notes(a))
-    notes = [f for f in facts if f in said]
-    answer = [f for f in facts if f not in open_ and f not in said]
-    if not answer:
-        answer = [nothing_held(a)]  # notes on how figures were made are no answer
-    page.sections.append(Section("The answer", [Bullets(answer + [f for f in notes if f != PROJECTED_NOTE])]))
-    notes = [f for f in notes if f == PROJECTED_NOTE]
-    if open_:
-        page.sections.append(Section("Inconclusive comparisons", [
-            Paragraph(["Not findings: the comparisons behind these do not hold up by the report's rules (runs on "
-                       "a quiet machine, a difference of 5 % or more that a test on the runs shows among the page's "
-                       "comparisons: see the machine-state line below), and each says why."]),
-            Bullets(open_ + notes)]))
-    elif notes:
-        page.sections.append(Section("Notes", [Bullets(notes)]))
+    page.sections += _answer(a, facts)
     page.first = len(page.sections)
     current: Charts | None = None
     for sec, stem, alt in charts:  # a section per study, as the charts come
@@ -279,7 +264,38 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
             current = Charts([])
             page.sections.append(Section(sec, [current]))
         current.charts.append(Chart(stem, alt))
-    page.sections.append(Section("Summary", [
+    page.sections += _tables(a)
+    return page
+
+
+def _answer(a: Analysis, facts: list[str]) -> list[Section]:
+    """The answer's sections: the findings (else what held nothing), then the inconclusive comparisons, each saying
+    why, or the figures' notes."""
+    out: list[Section] = []
+    open_ = [f for f in facts if f.startswith(INCONCLUSIVE)]
+    said = set(figure_notes(a))
+    notes = [f for f in facts if f in said]
+    answer = [f for f in facts if f not in open_ and f not in said]
+    if not answer:
+        answer = [nothing_held(a)]  # notes on how figures were made are no answer
+    out.append(Section("The answer", [Bullets(answer + [f for f in notes if f != PROJECTED_NOTE])]))
+    notes = [f for f in notes if f == PROJECTED_NOTE]
+    if open_:
+        out.append(Section("Inconclusive comparisons", [
+            Paragraph(["Not findings: the comparisons behind these do not hold up by the report's rules (runs on "
+                       "a quiet machine, a difference of 5 % or more that a test on the runs shows among the page's "
+                       "comparisons: see the machine-state line below), and each says why."]),
+            Bullets(open_ + notes)]))
+    elif notes:
+        out.append(Section("Notes", [Bullets(notes)]))
+    return out
+
+
+def _tables(a: Analysis) -> list[Section]:
+    """The sections after the charts: the summary's time and cost tables, the projections checked, the user's models,
+    the peaks, the prices used and the machines."""
+    out: list[Section] = []
+    out.append(Section("Summary", [
         Paragraph(["Every figure is computed from stored results; all columns are in ",
                    Link("summary.csv", "summary.csv"), ". Repeats are aggregated by their median."]),
         Paragraph(["Time, and how far to trust it (unstable: the timed epochs of a run vary by more than 5 %, "
@@ -291,7 +307,7 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
         Table([h for _, h in COST_COLUMNS], _rows(a.summary, COST_COLUMNS)),
     ]))
     if not a.projection.empty:
-        page.sections.append(Section("Projections checked against full epochs", [
+        out.append(Section("Projections checked against full epochs", [
             Paragraph([f"A capped run's epoch time is projected from its steps. Where the same configuration also "
                        f"trained whole epochs (`cpustudy sweep --calibrate`), the projection agrees when its median "
                        f"is within ±{TOLERANCE:.0%} of the full epochs' median; the paired repeats (a repeat's capped cell and its "
@@ -302,7 +318,7 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
         ]))
     models = _model_file_rows(a)
     if models[1]:
-        page.sections.append(Section("Your models and scripts", [
+        out.append(Section("Your models and scripts", [
             Paragraph(["Models measured from a user's model file (`cpustudy run ./my_model.py`) or training script "
                        "run as it is (`cpustudy run train.py`: its first fit, fed and called back as the script "
                        "says): what it is, its training FLOPs per sample as TensorFlow's cost analysis counted "
@@ -310,16 +326,15 @@ def build_page(a: Analysis, charts: list[tuple[str, str, str]], facts: list[str]
             Table(*models, wide=True)]))
     peaks = _peak_rows(a)
     if peaks[1]:
-        page.sections.append(Section("Peaks", [
+        out.append(Section("Peaks", [
             Paragraph(["A run's share of peak is taken against a matmul measured in the run's own build, threads "
                        "and precision (a peak measured on a busy machine, below the run's own rate, or below the "
                        "peak at fewer vCPUs is not kept). Beside it, the instruction sets' theoretical peak: cores "
                        "x FLOP per cycle x the reported clock, an estimate (turbo and vector clocks differ):"]),
             Table(*peaks, wide=True)]))
-    page.sections.append(Section("Prices used", [Table(*_price_rows(a), wide=True)]))
-    page.sections.append(Section("Machines and software", [Table(*_software_rows(a))]))
-    return page
-
+    out.append(Section("Prices used", [Table(*_price_rows(a), wide=True)]))
+    out.append(Section("Machines and software", [Table(*_software_rows(a))]))
+    return out
 
 # -- HTML --------------------------------------------------------------------------------------------
 
