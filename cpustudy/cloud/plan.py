@@ -262,6 +262,17 @@ def _refuse_launched(folder: Path) -> None:
                         f"orphan its jobs; give another plan folder (or `cpustudy cloud down {folder}` and remove it)")
 
 
+def _checked(path: Path) -> str:
+    """A task file read by SkyPilot's own parser: ``SkyPilot schema ok``, or why it was not checked; refused in one
+    line where SkyPilot rejects it."""
+    try:
+        problem = tasks.validate(path)
+    except ModuleNotFoundError:
+        return "not checked: SkyPilot is not installed (pip install 'cpustudy[cloud]')"
+    if problem:
+        raise UserError(f"{path}: SkyPilot rejects the task: {problem}")
+    return "SkyPilot schema ok"
+
 def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot: bool, bucket: str | None,
          name: str | None = None, region: str | None = None, workdir: str | None = None,
          db: str | Path | None = None, prices: str | Path | None = None, check: bool = True,
@@ -300,26 +311,14 @@ def make(targets_text: str, options: tasks.CloudSweep, *, out: str | Path, spot:
         path = folder / task_file
         path.write_text(f"# cpustudy cloud plan {plan_name}: {t.name}, {'spot' if spot else 'on-demand'}\n"
                         + tasks.to_yaml(config) + "\n")
-        status = "not checked"
-        if check:
-            try:
-                problem = tasks.validate(path)
-            except ModuleNotFoundError:
-                status = "not checked: SkyPilot is not installed (pip install 'cpustudy[cloud]')"
-            else:
-                if problem:
-                    raise UserError(f"{path}: SkyPilot rejects the task: {problem}")
-                status = "SkyPilot schema ok"
-        cells, train, startup, guessed = e.cells, e.training_s, e.startup_s, e.guessed
-        vm_s = e.vm_s
-        price = catalog.cost(t.resources, vm_s, spot=spot)
+        price = catalog.cost(t.resources, e.vm_s, spot=spot)
         q = price.quote
         rows.append(TargetPlan(
             target=t.name, instance_type=t.instance_type, vcpus=t.vcpus, device=t.device, task=task_file,
-            job=str(config["name"]), snapshot=tasks.snapshot_path(plan_name, t), cells=cells, train_s=train,
-            startup_s=startup, vm_s=vm_s, rate_usd_per_hour=q.usd_per_hour if q else None,
+            job=str(config["name"]), snapshot=tasks.snapshot_path(plan_name, t), cells=e.cells, train_s=e.training_s,
+            startup_s=e.startup_s, vm_s=e.vm_s, rate_usd_per_hour=q.usd_per_hour if q else None,
             rate_kind="spot" if spot else "on-demand", price_source=t.price.source, price_as_of=t.price.as_of,
-            cost_usd=price.usd, guessed=guessed, check=status))
+            cost_usd=price.usd, guessed=e.guessed, check=_checked(path) if check else "not checked"))
     if earlier is not None:  # the tasks of targets no longer planned: nothing launches them now
         for gone in {t.task for t in earlier.targets} - {r.task for r in rows}:
             if Path(gone).name == gone:
