@@ -45,16 +45,7 @@ def describe_machine(check: bool = False, probe: bool = True,
             f"{f} ({platforms.vcpu_words(f, m.threads_per_core)})" for f in platform.families)
             + f". Sources: {platform.source}"))
     if check:
-        st = info["state"]
-        lines += [
-            ("load average", " ".join(f"{x:.2f}" for x in st["loadavg"])),
-            ("busy processes", ", ".join(f"{p['name']} ({p['pid']}) {p['cpu_percent']:.0f} %"
-                                         for p in st["busy_processes"]) or "none"),
-            ("governor", st["governor"] or "not readable here"),
-            ("SMT active", {True: "yes", False: "no"}.get(st["smt_active"], "not readable here")),
-            ("turbo", {True: "on", False: "off"}.get(st["turbo"], "not readable here")),
-            ("verdict", "; ".join(info["warnings"]) or "quiet enough to measure"),
-        ]
+        lines += _state_lines(info["state"], info["warnings"])
     sw = info.get("software")
     if sw and sw.get("error"):
         lines.append(("TensorFlow", f"could not be probed: {sw['error']}"))
@@ -99,3 +90,16 @@ def builds_table(probe: bool, progress: Callable[[str], None] = lambda s: None) 
                 )
         rows.append(row)
     return rows, cpu_isa
+
+
+def _state_lines(st: dict[str, Any], warnings: list[str]) -> list[tuple[str, str]]:
+    """``machine --check``'s lines: the load, busy processes, governor, SMT and turbo, and the verdict."""
+    return [
+        ("load average", " ".join(f"{x:.2f}" for x in st["loadavg"])),
+        ("busy processes", ", ".join(f"{p['name']} ({p['pid']}) {p['cpu_percent']:.0f} %"
+                                     for p in st["busy_processes"]) or "none"),
+        ("governor", st["governor"] or "not readable here"),
+        ("SMT active", {True: "yes", False: "no"}.get(st["smt_active"], "not readable here")),
+        ("turbo", {True: "on", False: "off"}.get(st["turbo"], "not readable here")),
+        ("verdict", "; ".join(warnings) or "quiet enough to measure"),
+    ]
