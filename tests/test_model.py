@@ -71,6 +71,24 @@ def test_the_same_runs_draw_alike_whatever_their_periods_are_named():
     assert float(np.std(np.log(cost["a"] / cost["b"]))) > 0.1  # two periods' shifts drawn apart, not alike
 
 
+def test_the_same_runs_draw_alike_whatever_their_candidates_are_called_or_in_what_order():
+    # compare names a candidate here:1; a database's answer (recommend, the report) names the same runs "1 vCPU tf on
+    # ...", in another order: the same runs must give the same figures, as the same billed time everywhere.
+    noise = Noise(within=0.05, df=10, between=0.15, source="test")
+    seeds = _seeds([(0.01,), (0.02,), (0.015,)])
+    rng = np.random.default_rng(3)
+    a = _samples(10.0, ["p1"] * 3, rng)
+    b = [replace(s, run_id=s.run_id + 10) for s in _samples(11.0, ["p1"] * 3, rng)]
+
+    def model(names: tuple[str, str], flip: bool) -> Model:
+        given = [combo.CandidateInput(names[0], a, None, ""), combo.CandidateInput(names[1], b, None, "")]
+        return Model([Group("", seeds, given[::-1] if flip else given)], noise=noise, draws=2000)
+
+    one, other = model(("here:1", "here:2"), False), model(("1 vCPU tf on X", "2 vCPUs tf on X"), True)
+    for x, y in (("here:1", "1 vCPU tf on X"), ("here:2", "2 vCPUs tf on X")):
+        assert np.array_equal(one.fitted[x].new_s, other.fitted[y].new_s)
+
+
 def test_a_contrast_across_periods_pays_the_shift_and_one_within_a_period_does_not():
     rng = np.random.default_rng(1)
     noise = Noise(within=0.05, df=10, between=0.15, source="test")

@@ -138,8 +138,8 @@ class EpochDraws:
 
 
 def _stream(rng_seed: int, *key: object) -> np.random.Generator:
-    """A generator fixed by what it draws for (a candidate's name, a period, a setting's seeds), so the same
-    measurements give the same draws whatever else is compared."""
+    """A generator fixed by what it draws for (a candidate's runs, a period, a setting's seeds), so the same
+    measurements give the same draws whatever else is compared, and whatever the candidates are called."""
     return np.random.default_rng([rng_seed, *(zlib.crc32(str(k).encode()) for k in key)])
 
 
@@ -350,7 +350,9 @@ class Model:
             for c in g.candidates:
                 if not c.samples:
                     continue
-                rng = _stream(rng_seed, "candidate", c.candidate)
+                # by its runs, not its name: a database's answer (``totarget.stored``, its places named otherwise)
+                # draws what compare drew for the same runs
+                rng = _stream(rng_seed, "candidate", *sorted(s.run_id for s in c.samples))
                 f = factor.get(c.candidate, 1.0) if isinstance(factor, Mapping) else factor
                 at_mean = _period_means(c.samples, ep.mean)
                 effect, fresh, runs_var, note = _offsets(c.samples, at_mean, self.comps, draws, rng)
