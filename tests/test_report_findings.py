@@ -330,3 +330,25 @@ def test_the_time_cost_chart_rings_the_lowest_median_not_a_finding(tmp_path):
     subtitle = fig_time_cost(a, "cpustudy").labels.subtitle
     assert "lowest median cost ringed (a finding only where the page states one)" in subtitle, subtitle
     assert "cheapest ringed" not in subtitle
+
+
+def test_a_target_finding_counts_a_candidate_compare_timed_only_in_speed_runs(tmp_path):
+    """A comparison of here:1 and here:2 whose seeds trained at 2 vCPUs only (here:1 timed in speed runs alone, the
+    same epoch time at half the rate: truly the cheaper): the report's finding at the target names compare's choice,
+    here:1, not the one configuration with trainings to the target, and does not state it as a finding the runs'
+    test cannot make."""
+    import simloop
+
+    db = tmp_path / "d.sqlite"
+    out, _ = simloop.run(simloop.ONE_SETTING, db, 0, **{"candidates": "here:1,here:2", "precisions": None,
+                                                         "batch_sizes": None, "batch_size": 64})
+    assert out.decision is not None and out.decision.choice == "here:1"
+    with Store.read(db) as store:
+        a = summary.analyze(store, summary.Options())
+    (said,) = [f for f in findings.target_findings(a) if "to reach validation accuracy 0.5" in f]
+    assert said.startswith("Inconclusive: 1 vCPU tf+b64 is the cheapest"), said
+    one = a.summary[a.summary["vcpus"] == 1].iloc[0]
+    here1 = next(r for r in out.results if r.candidate == "here:1")
+    # the same figures as compare's (the model draws by the runs, whatever the candidates are called)
+    assert one["cost_to_target_usd"] == here1.cost_usd and one["time_to_target_s"] == here1.time_to_target_s
+    assert one["target_accuracy"] == 0.5

@@ -518,11 +518,16 @@ def stored_runs(store: Store, shown: pd.DataFrame, study_name: str | None = None
     return {k: n for k, n in out.items() if n}
 
 
+#: How a summary row's time and cost to a target read where they are ``compare``'s (``target_basis`` begins so).
+FROM_COMPARE = "one new training, as compare gives it"
+
+
 def to_target(summary: pd.DataFrame, store: Store, catalog: prices.Catalog, *, spot: bool, family: str | None) -> pd.DataFrame:
     """Time and cost to a validation-accuracy target as ``compare`` and ``recommend --target-accuracy`` give
     them (:func:`cpustudy.analysis.totarget.stored`: one new training's billed time, median and prediction
     interval over the seeds trained to it and each configuration's speed runs), for the configurations
-    whose runs it drew on; the runs' own medians elsewhere (``target_basis`` says which)."""
+    whose runs it drew on (one timed only in speed runs among them, its target then this one); the runs' own medians
+    elsewhere (``target_basis`` says which)."""
     from cpustudy.analysis import totarget
 
     summary = summary.copy()
@@ -540,16 +545,20 @@ def to_target(summary: pd.DataFrame, store: Store, catalog: prices.Catalog, *, s
                 continue
             for r in comparison.results:
                 ids = set(r.run_ids)
-                hit = [i for i, own in zip(summary.index, summary["run_ids"]) if ids & set(own)]
+                # a configuration timed only in speed runs (no target of its own) is a candidate of this target too;
+                # one whose runs aimed at another target keeps that target's figures
+                hit = [i for i, own, aim in zip(summary.index, summary["run_ids"], summary["target_accuracy"])
+                       if ids & set(own) and (pd.isna(aim) or math.isclose(float(aim), float(target)))]
                 for i in hit:
+                    summary.loc[i, "target_accuracy"] = float(target)
+                    summary.loc[i, "target"] = target_text(None, float(target))
                     summary.loc[i, ["time_to_target_s", "target_pi_low", "target_pi_high"]] = [
                         _nan(r.time_to_target_s), _nan(r.time_low_s), _nan(r.time_high_s)]
                     if r.cost_usd is not None:
                         summary.loc[i, "cost_to_target_usd"] = r.cost_usd
                     summary.loc[i, "target_level"] = r.level if r.time_low_s is not None else math.nan
                     summary.loc[i, "target_basis"] = (
-                        f"one new training, as compare gives it: {len(comparison.seeds)} seed(s), "
-                        f"{r.speed_runs} speed run(s)")
+                        f"{FROM_COMPARE}: {len(comparison.seeds)} seed(s), {r.speed_runs} speed run(s)")
     return summary
 
 

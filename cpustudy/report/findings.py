@@ -21,7 +21,7 @@ from cpustudy.analysis.holdup import HOLDS, Reason, SummaryRow, against_limit, v
 from cpustudy.names import config_name
 from cpustudy.analysis import studies
 from cpustudy.analysis.studies import IMPORTED_STUDIES, study_title
-from cpustudy.analysis.summary import Analysis, cheapest
+from cpustudy.analysis.summary import FROM_COMPARE, Analysis, cheapest
 
 
 def times(v: float, sign: str = "×") -> str:
@@ -277,16 +277,19 @@ def target_findings(a: Analysis) -> list[str]:
     if "target_runs" not in s:
         return []
     out = []
-    for _, g in s[s["target_runs"] > 0].groupby(["study", "workload", "target"], sort=False):
+    # a configuration timed only in speed runs is one of compare's candidates for the target (summary.to_target)
+    timed = s["target_basis"].fillna("").str.startswith(FROM_COMPARE) & s["time_to_target_s"].notna() \
+        if "target_basis" in s else pd.Series(False, index=s.index)
+    for _, g in s[(s["target_runs"] > 0) | timed].groupby(["study", "workload", "target"], sort=False):
         study, workload = g["study"].iloc[0], g["workload"].iloc[0]
         target = str(g["target"].iloc[0])  # as the summary names it (summary.target_text)
         prefix = f"{study_title(str(study))}: " if len(a.studies) > 1 else ""
-        missed = g[g["target_reached_runs"] == 0]
+        missed = g[(g["target_reached_runs"] == 0) & ~timed[g.index]]
         if len(missed):
             names = ", ".join(config_name(r["device"], r["vcpus"], r["build"]) for _, r in missed.iterrows())
             out.append(f"{prefix}{names} did not reach {target} on {workload} within "
                        f"{int(missed['epochs'].max())} epochs.")
-        ok = g[g["target_reached_runs"] > 0]
+        ok = g[(g["target_reached_runs"] > 0) | timed[g.index]]
         if ok.empty:
             continue
         by = "cost_to_target_usd" if ok["cost_to_target_usd"].notna().all() else "time_to_target_s"
@@ -294,7 +297,7 @@ def target_findings(a: Analysis) -> list[str]:
         best = ok.iloc[0]
         what = "cheapest" if by == "cost_to_target_usd" else "fastest"
         sentence = (f"{prefix}{config_name(best['device'], best['vcpus'], best['build'])} is the {what} to reach "
-                    f"{target} on {workload}: {best['epochs_to_target']:.0f} epoch(s), "
+                    f"{target} on {workload}: {_epochs(best)}"
                     f"{best['time_to_target_s']:.0f} s{_interval(best)} billed" + (f", {best['cost_to_target_usd']:.6f} USD"
                                                            if pd.notna(best["cost_to_target_usd"]) else ""))
         if len(ok) < 2:
@@ -303,9 +306,16 @@ def target_findings(a: Analysis) -> list[str]:
         nxt = ok.iloc[1]
         ratio = nxt[by] / best[by] if best[by] > 0 else float("nan")
         sentence += (f"; the next, {config_name(nxt['device'], nxt['vcpus'], nxt['build'])}, needs "
-                     f"{nxt['epochs_to_target']:.0f} epoch(s) and {times(ratio)} the {'cost' if by != 'time_to_target_s' else 'time'}.")
+                     f"{_epochs(nxt)}{times(ratio)} the {'cost' if by != 'time_to_target_s' else 'time'}.")
         out.append(held(sentence, verdict(best, nxt, "target_cost" if by == "cost_to_target_usd" else "target_time")))
     return out
+
+
+def _epochs(r: SummaryRow) -> str:
+    """``2 epoch(s), `` where the row's own runs reached the target; a configuration timed only in speed runs trains
+    the seeds' epochs, said by its interval: nothing."""
+    e = r.get("epochs_to_target")
+    return f"{float(e):.0f} epoch(s), " if isinstance(e, SupportsFloat) and not math.isnan(float(e)) else ""
 
 
 def _interval(r: SummaryRow) -> str:
