@@ -86,7 +86,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "rules": set(),
     "provenance": {"cpustudy"},
     "prices": {"errors"},
-    "store": {"identity", "errors", "names", "precision", "provenance"},
+    "store": {"identity", "errors", "precision", "provenance"},
     "workloads": {"cache", "errors", "names", "provenance"},
     # Runs under any build's interpreter: never the parent's side (measure, store, analysis, report).
     "worker": {"cpustudy", "cache", "identity", "precision", "targets", "workloads"},

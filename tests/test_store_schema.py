@@ -186,3 +186,36 @@ def test_a_version_15_database_opens_and_its_statements_read_with_no_rules(tmp_p
         s.add_statement({**said, "rules": {"level": 0.8}})
         assert [x["rules"] for x in s.statements()] == [None, {"level": 0.8}]
     assert schema.file_version(db) == schema.SCHEMA_VERSION == 18
+
+
+def test_v18_keys_an_old_statement_by_the_runs_behind_it_where_its_name_fits_two_places(tmp_path):
+    """A GPU's name says no vCPUs ("the GPU on ..."): where the machine also has a GPU run of the workload at other
+    vCPUs (here one at 8 beside the statement's at 16, and one after the statement), the statement takes the key
+    most of the runs behind it give, and a merge of the two databases (keyed alike) stores it once."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from cpustudy.store.importers import merge
+
+    src = Path(__file__).resolve().parent.parent / "reports" / "h200-gpu" / "h200-2026-11-28-later.sqlite"
+    db = tmp_path / "h200.sqlite"
+    shutil.copy(src, db)
+    assert schema.file_version(db) == 17
+    conn = sqlite3.connect(db)
+    cols = [c[1] for c in conn.execute("PRAGMA table_info(runs)") if c[1] not in ("id", "uuid")]
+    for vcpus, when in ((8, None), (16, "2099-01-01T00:00:00+0000")):  # at 8 vCPUs behind it; at 16 after it
+        row = dict(zip(cols, conn.execute(f"SELECT {', '.join(cols)} FROM runs WHERE id = 3").fetchone()))
+        row.update(vcpus=vcpus, created_at=when or row["created_at"])
+        conn.execute(f"INSERT INTO runs (uuid, {', '.join(row)}) VALUES (?, {', '.join('?' * len(row))})",
+                     (f"clone-{vcpus}", *row.values()))
+    conn.commit()
+    conn.close()
+    with Store.read(db) as s:
+        gpu = next(x for x in s.statements() if x["candidate"] == "here:gpu")
+    assert gpu["place_key"] is not None and gpu["place_key"]["vcpus"] == 16 and gpu["place_key"]["device"] == "gpu"
+    with Store.open(tmp_path / "into.sqlite") as into:
+        merge.merge(into, db)
+        merge.merge(into, src)  # the same statements, keyed in memory from the unmodified file
+        said = [(x["session"], x["candidate"], json.dumps(x["place_key"])) for x in into.statements()]
+    assert len(said) == 3 and len(set(said)) == 3

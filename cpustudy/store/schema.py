@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
-from cpustudy import identity, names
+from cpustudy import identity
 from cpustudy.errors import UserError
 
 APPLICATION_ID = 0x43505553  # "CPUS"
@@ -336,20 +336,46 @@ def v17_recalibration_factor(conn: sqlite3.Connection) -> None:
 def v18_statement_place_key(conn: sqlite3.Connection) -> None:
     """``place_key``: where a statement's candidate measured, as the identity's ``place`` view (JSON), by which the
     backtest joins it to later trainings (``place`` stays its name in words, a label). Filled for statements stored
-    before from the runs of their machine and workload whose place bears their ``place`` name; NULL where none does
-    (such a statement matches no training, as its name matched none)."""
+    before from the runs behind them that bear their ``place`` name (:func:`_v15_place_name`): their machine's ok
+    runs of their workload, in the sessions the statement names, stored before it; where those runs give two keys
+    (a GPU's name says no vCPUs), the one most of them give; NULL where none does (the statement matches no
+    training, as its name matched none)."""
     conn.execute("ALTER TABLE statements ADD COLUMN place_key TEXT")
-    cols = ("device", "vcpus", "build", "instance", "cpu_model", "machine")
-    said = conn.execute("SELECT id, machine_id, workload, place FROM statements").fetchall()
-    for sid, machine_id, workload, place in said:
-        runs = conn.execute("""SELECT r.device, r.vcpus, r.build, r.instance, m.cpu_model, m.fingerprint
+    cols = ("device", "vcpus", "build", "instance", "cpu_model", "machine", "settings")
+    said = conn.execute("SELECT id, machine_id, workload, place, data_sessions, session, stated_at FROM statements")
+    for sid, machine_id, workload, place, sessions, session, stated_at in said.fetchall():
+        behind = set(json.loads(sessions or "[]")) | {session}
+        runs = conn.execute("""SELECT r.device, r.vcpus, r.build, r.instance, m.cpu_model, m.fingerprint, r.settings
                                FROM runs r LEFT JOIN machines m ON m.id = r.machine_id
-                               WHERE r.workload = ? AND (? IS NULL OR r.machine_id = ?)""",
-                            (workload, machine_id, machine_id)).fetchall()
-        keys = {json.dumps(identity.values(run, "place"), sort_keys=True) for run in (dict(zip(cols, r)) for r in runs)
-                if names.place_name(run) == place}
-        if len(keys) == 1:
-            conn.execute("UPDATE statements SET place_key = ? WHERE id = ?", (keys.pop(), sid))
+                               WHERE r.workload = ? AND r.status = 'ok' AND (? IS NULL OR r.machine_id = ?)
+                               AND r.created_at <= ?""", (workload, machine_id, machine_id, stated_at)).fetchall()
+        keys = [json.dumps(identity.values(run, "place"), sort_keys=True) for run in (dict(zip(cols, r)) for r in runs)
+                if _v15_place_name(run) == place and _session(run["settings"]) in behind]
+        ranked = sorted({k: keys.count(k) for k in keys}.items(), key=lambda kv: -kv[1])
+        if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
+            conn.execute("UPDATE statements SET place_key = ? WHERE id = ?", (ranked[0][0], sid))
+
+
+def _session(settings: str | None) -> str | None:
+    """The measuring session a run's stored settings name (None: none, or unreadable)."""
+    try:
+        found = json.loads(settings or "{}")
+    except ValueError:
+        return None
+    return str(found["session"]) if isinstance(found, dict) and found.get("session") else None
+
+
+def _v15_place_name(run: dict[str, object]) -> str:
+    """A place's name as schema versions 15-17 stored it in a statement (the analysis' words then: ``2 vCPUs tf on
+    CPU MODEL``, ``the GPU on ...``), kept here as it was so that the v18 migration reads what they wrote."""
+    vcpus = run.get("vcpus")
+    if (run.get("device") or "cpu") == "gpu":
+        what = "the GPU"
+    else:
+        v = int(vcpus) if isinstance(vcpus, (int, float)) else None
+        build = str(run.get("build"))
+        what = f"{v} vCPU{'s' if v != 1 else ''} {({'pip': 'pip', 'compiled': 'compiled', 'gpu': 'GPU'}).get(build, build)}"
+    return f"{what} on {run.get('instance') or str(run.get('cpu_model') or run.get('machine'))[:40]}"
 
 
 #: In order: ``MIGRATIONS[i]`` upgrades the schema from version ``i`` to ``i + 1``.

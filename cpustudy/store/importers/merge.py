@@ -164,11 +164,11 @@ def _merge(store: Store, other: Store, other_path: Path) -> MergeResult:
 
 
 def _merge_statements(store: Store, other: Store, machine_map: dict[int, int]) -> None:
-    """``other``'s statements not here yet (the same session, candidate, place and interval), every field (its
-    rules too) carried, its machine this database's."""
+    """``other``'s statements not here yet (the same session, candidate and interval), every field (its rules and
+    place key too) carried, its machine this database's."""
     s_cols = [c for c in _shared_columns(store, other, "statements", "id") if c != "machine_id"]
-    def key(x: StatementRow) -> tuple[object, ...]:
-        return x["session"], x["candidate"], json.dumps(x["place_key"], sort_keys=True), x["low_s"], x["high_s"]
+    def key(x: StatementRow) -> tuple[object, ...]:  # one comparison states a candidate once: its session and name
+        return x["session"], x["candidate"], x["low_s"], x["high_s"]
 
     said = {key(x) for x in store.statements()}
     for x in other.statements():
