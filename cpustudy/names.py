@@ -65,14 +65,15 @@ BUILD_NAMES = {"pip": "pip", "compiled": "compiled", "gpu": "GPU"}
 
 
 def config_name(device: str, vcpus: object, build: str) -> str:
-    """In words: ``16 vCPUs compiled``, ``the GPU`` (a missing vCPU count, None, NaN or NA, as ``None``)."""
+    """In words: ``16 vCPUs compiled``, ``the GPU`` (a vCPU count that is no finite number, None, NaN or NA, as
+    ``None``)."""
     if device == "gpu":
         return "the GPU"
     try:
         count = float(vcpus)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         count = math.nan
-    v = None if math.isnan(count) else int(count)
+    v = int(count) if math.isfinite(count) else None
     return f"{v} vCPU{'s' if v != 1 else ''} {BUILD_NAMES.get(build, build)}"
 
 
