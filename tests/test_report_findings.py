@@ -347,6 +347,7 @@ def test_a_target_finding_counts_a_candidate_compare_timed_only_in_speed_runs(tm
         a = summary.analyze(store, summary.Options())
     (said,) = [f for f in findings.target_findings(a) if "to reach validation accuracy 0.5" in f]
     assert said.startswith("Inconclusive: 1 vCPU tf+b64 is the cheapest"), said
+    assert "1 vCPU tf+b64 trained to no target itself" in said and "`cpustudy compare` decides" in said
     one = a.summary[a.summary["vcpus"] == 1].iloc[0]
     here1 = next(r for r in out.results if r.candidate == "here:1")
     # the same figures as compare's (the model draws by the runs, whatever the candidates are called)

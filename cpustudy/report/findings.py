@@ -307,7 +307,12 @@ def target_findings(a: Analysis) -> list[str]:
         ratio = nxt[by] / best[by] if best[by] > 0 else float("nan")
         sentence += (f"; the next, {config_name(nxt['device'], nxt['vcpus'], nxt['build'])}, needs "
                      f"{_epochs(nxt)}{times(ratio)} the {'cost' if by != 'time_to_target_s' else 'time'}.")
-        out.append(held(sentence, verdict(best, nxt, "target_cost" if by == "cost_to_target_usd" else "target_time")))
+        only = [r for r in (best, nxt) if not r["target_reached_runs"]]  # timed in speed runs alone: compare's figures
+        out.append(held(sentence, Reason(
+            f"{config_name(only[0]['device'], only[0]['vcpus'], only[0]['build'])} trained to no target itself: its "
+            "figures are compare's prediction (the seeds' epochs x its speed runs), not trainings a test can hold "
+            "against the other's; `cpustudy compare` decides between them") if only else
+            verdict(best, nxt, "target_cost" if by == "cost_to_target_usd" else "target_time")))
     return out
 
 
