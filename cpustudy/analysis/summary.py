@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import Hashable, Sequence, TypedDict
+from typing import TYPE_CHECKING, Hashable, Sequence, TypedDict
 
 import pandas as pd
 
@@ -36,6 +36,9 @@ from cpustudy.analysis.suspect import gpu_caveat, suspect_column
 from cpustudy.errors import UserError
 from cpustudy.workloads.base import MIN_PROJECTED_STEPS
 from cpustudy.store import Store
+
+if TYPE_CHECKING:
+    from cpustudy.analysis.totarget import Comparison
 
 #: What makes a configuration: the fields a summary row is grouped on (``analysis.runs.add_configuration``).
 KEYS = CONFIG_KEYS
@@ -89,6 +92,9 @@ class Analysis:
     page: Family | None = None  # how the report's page judged its comparisons (holdup.page), once judged
     #: every run the database stores, by what became of it (:func:`stored_runs`): on the page, failed, left out ...
     stored: dict[str, int] = field(default_factory=dict)
+    #: per (workload as stored, target accuracy): the comparison whose figures the summary's target rows show
+    #: (:func:`to_target`); the report's finding at that target names its leader, as ``compare`` would
+    comparisons: dict[tuple[str, float], Comparison] = field(default_factory=dict)
 
     @property
     def studies(self) -> list[str]:
@@ -470,7 +476,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
     priced = costs.price_configurations(summary, runs, catalog, family=opts.instance_family, region=opts.region,
                                         gpu_instance=opts.gpu_instance, spot=not opts.on_demand)
     summary = costs.add_costs(summary, priced)
-    summary = to_target(summary, store, catalog, spot=not opts.on_demand, family=opts.instance_family)
+    summary, compared = to_target(summary, store, catalog, spot=not opts.on_demand, family=opts.instance_family)
     summary, baselines = apply_baselines(summary, opts.baseline)
     with judging(Family(noise, blocks=blocks(summary))):
         summary = add_scaling(summary)
@@ -484,7 +490,7 @@ def analyze(store: Store, opts: Options) -> Analysis:
     software = software_table(runs)
     return Analysis(str(store.path), opts, runs, summary, software, costs.prices_used(summary), baselines, notes,
                     price_catalogs=catalog.sky_sentence() or "shipped price catalog only",
-                    projection=check, noise=noise, stored=stored_runs(store, runs, opts.study))
+                    projection=check, noise=noise, stored=stored_runs(store, runs, opts.study), comparisons=compared)
 
 
 #: What became of a stored run that a report does not show, in the order the page says it (:func:`stored_runs`).
@@ -522,12 +528,13 @@ def stored_runs(store: Store, shown: pd.DataFrame, study_name: str | None = None
 FROM_COMPARE = "one new training, as compare gives it"
 
 
-def to_target(summary: pd.DataFrame, store: Store, catalog: prices.Catalog, *, spot: bool, family: str | None) -> pd.DataFrame:
+def to_target(summary: pd.DataFrame, store: Store, catalog: prices.Catalog, *, spot: bool,
+              family: str | None) -> tuple[pd.DataFrame, dict[tuple[str, float], Comparison]]:
     """Time and cost to a validation-accuracy target as ``compare`` and ``recommend --target-accuracy`` give
     them (:func:`cpustudy.analysis.totarget.stored`: one new training's billed time, median and prediction
     interval over the seeds trained to it and each configuration's speed runs), for the configurations
     whose runs it drew on (one timed only in speed runs among them, its target then this one); the runs' own medians
-    elsewhere (``target_basis`` says which)."""
+    elsewhere (``target_basis`` says which); and those comparisons, by workload and target."""
     from cpustudy.analysis import totarget
 
     summary = summary.copy()
@@ -537,12 +544,14 @@ def to_target(summary: pd.DataFrame, store: Store, catalog: prices.Catalog, *, s
     wanted = summary[summary["target_accuracy"].notna() & (summary["target_reached_runs"] > 0)]
     stored_as = wanted["workload_base"] if "workload_base" in wanted else wanted["workload"]  # not the display name
     pairs = dict.fromkeys(zip(stored_as, wanted["target_accuracy"]))
+    compared: dict[tuple[str, float], Comparison] = {}
     for workload, target in pairs:
         with contextlib.suppress(UserError):
             # the machine's noise as compare reads it (every stored run): the same figures as compare's answer
             comparison = totarget.stored(store, str(workload), float(target), catalog=catalog, spot=spot, family=family)
             if comparison is None:
                 continue
+            compared[(str(workload), float(target))] = comparison
             for r in comparison.results:
                 ids = set(r.run_ids)
                 # a configuration timed only in speed runs (no target of its own) is a candidate of this target too;
@@ -559,7 +568,7 @@ def to_target(summary: pd.DataFrame, store: Store, catalog: prices.Catalog, *, s
                     summary.loc[i, "target_level"] = r.level if r.time_low_s is not None else math.nan
                     summary.loc[i, "target_basis"] = (
                         f"{FROM_COMPARE}: {len(comparison.seeds)} seed(s), {r.speed_runs} speed run(s)")
-    return summary
+    return summary, compared
 
 
 def _nan(x: float | None) -> float:

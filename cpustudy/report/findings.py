@@ -16,6 +16,7 @@ from cpustudy.analysis.frames import number, records, rows
 from cpustudy.analysis.results import measured_by
 from cpustudy import __version__, provenance
 from cpustudy import prices
+from cpustudy.decision import policy
 from cpustudy.analysis.baselines import Baseline
 from cpustudy.analysis.holdup import HOLDS, Reason, SummaryRow, against_limit, verdict
 from cpustudy.names import config_name
@@ -293,7 +294,7 @@ def target_findings(a: Analysis) -> list[str]:
         if ok.empty:
             continue
         by = "cost_to_target_usd" if ok["cost_to_target_usd"].notna().all() else "time_to_target_s"
-        ok = ok.sort_values([by, "time_to_target_s"])
+        ok = _leader_first(a, ok.sort_values([by, "time_to_target_s"]))
         best = ok.iloc[0]
         what = "cheapest" if by == "cost_to_target_usd" else "fastest"
         sentence = (f"{prefix}{config_name(best['device'], best['vcpus'], best['build'])} is the {what} to reach "
@@ -306,7 +307,7 @@ def target_findings(a: Analysis) -> list[str]:
         nxt = ok.iloc[1]
         ratio = nxt[by] / best[by] if best[by] > 0 else float("nan")
         sentence += (f"; the next, {config_name(nxt['device'], nxt['vcpus'], nxt['build'])}, needs "
-                     f"{_epochs(nxt)}{times(ratio)} the {'cost' if by != 'time_to_target_s' else 'time'}.")
+                     f"{_epochs(nxt, ' and ')}{times(ratio)} the {'cost' if by != 'time_to_target_s' else 'time'}.")
         only = [r for r in (best, nxt) if not r["target_reached_runs"]]  # timed in speed runs alone: compare's figures
         out.append(held(sentence, Reason(
             f"{config_name(only[0]['device'], only[0]['vcpus'], only[0]['build'])} trained to no target itself: its "
@@ -316,11 +317,28 @@ def target_findings(a: Analysis) -> list[str]:
     return out
 
 
-def _epochs(r: SummaryRow) -> str:
-    """``2 epoch(s), `` where the row's own runs reached the target; a configuration timed only in speed runs trains
-    the seeds' epochs, said by its interval: nothing."""
+def _leader_first(a: Analysis, ok: pd.DataFrame) -> pd.DataFrame:
+    """A target's configurations with the one ``compare`` would choose first (:func:`cpustudy.decision.policy.leader_of`
+    of the comparison whose figures they show: the least expected regret), the rest as given; as given where no
+    comparison drew them all."""
+    base = ok["workload_base"] if "workload_base" in ok else ok["workload"]
+    comparison = a.comparisons.get((str(base.iloc[0]), float(ok["target_accuracy"].iloc[0])))
+    if comparison is None:
+        return ok
+    row_of = {r.candidate: i for r in comparison.results for i, own in zip(ok.index, ok["run_ids"])
+              if set(r.run_ids) & set(own)}
+    if set(row_of.values()) != set(ok.index):  # rows of other settings, on their own runs' medians: by those
+        return ok
+    name, _ = policy.leader_of(comparison, set(row_of))
+    if name is None:
+        return ok
+    return pd.concat([ok.loc[[row_of[name]]], ok.drop(index=row_of[name])])
+
+def _epochs(r: SummaryRow, then: str = ", ") -> str:
+    """``2 epoch(s)`` and ``then`` where the row's own runs reached the target; a configuration timed only in speed
+    runs trains the seeds' epochs, said by its interval: nothing."""
     e = r.get("epochs_to_target")
-    return f"{float(e):.0f} epoch(s), " if isinstance(e, SupportsFloat) and not math.isnan(float(e)) else ""
+    return f"{float(e):.0f} epoch(s){then}" if isinstance(e, SupportsFloat) and not math.isnan(float(e)) else ""
 
 
 def _interval(r: SummaryRow) -> str:
