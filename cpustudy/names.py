@@ -82,4 +82,7 @@ def place_name(run: Mapping[str, object]) -> str:
     A label only: what joins runs and statements is the identity's ``place`` view (:mod:`cpustudy.identity`)."""
     device = str(run.get("device") or "cpu")
     where = run.get("instance") or str(run.get("cpu_model") or run.get("machine"))[:40]
-    return f"{config_name(device, run.get('vcpus'), str(run['build']))} on {where}"
+    what = config_name(device, run.get("vcpus"), str(run["build"]))
+    if device == "gpu" and isinstance(run.get("vcpus"), int):  # the place's vCPUs: the host feeding the GPU
+        what += f" ({run['vcpus']} vCPU{'s' if run['vcpus'] != 1 else ''} feeding it)"
+    return f"{what} on {where}"

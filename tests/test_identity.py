@@ -388,3 +388,33 @@ def test_the_reports_target_finding_names_compares_choice(db, tmp_path):
     named = config_name(row["device"], row["vcpus"], row["build"])
     assert said.removeprefix("Inconclusive: ").startswith(f"{named} is the cheapest"), (named, said)
     assert p_best is not None and 0 <= p_best <= 1
+
+
+def test_a_gpu_fed_by_two_vcpu_counts_is_two_places_each_with_its_own_runs(tmp_path):
+    """A database's GPU runs at 16 vCPUs (the H200 VM's) and one more at 8: the identity's place view tells them
+    apart, and so do the candidates a database's answer makes (each its own speed runs, named with the vCPUs that
+    fed it); before, both were 'the GPU on ...' and the one candidate left pooled all three runs."""
+    import sqlite3
+
+    from cpustudy.prices import Catalog
+
+    db = _copy(REPORTS / "h200-gpu" / "h200-2026-11-28-later.sqlite", tmp_path)
+    conn = sqlite3.connect(db)
+    cols = [c[1] for c in conn.execute("PRAGMA table_info(runs)") if c[1] not in ("id", "uuid")]
+    row = dict(zip(cols, conn.execute(f"SELECT {', '.join(cols)} FROM runs WHERE id = 5").fetchone()))
+    row.update(vcpus=8, intra_threads=8, inter_threads=8, cpu_list="0-7", cell_key="fed-by-8")
+    new = conn.execute(f"INSERT INTO runs (uuid, {', '.join(row)}) VALUES (?, {', '.join('?' * len(row))})",
+                       ("fed-by-8", *row.values())).lastrowid
+    ecols = [c[1] for c in conn.execute("PRAGMA table_info(epochs)") if c[1] != "id"]
+    for e in conn.execute(f"SELECT {', '.join(ecols)} FROM epochs WHERE run_id = 5").fetchall():
+        values = {**dict(zip(ecols, e)), "run_id": new}
+        conn.execute(f"INSERT INTO epochs ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
+                     tuple(values.values()))
+    conn.commit()
+    conn.close()
+    with Store.read(db) as store:
+        answer = totarget.stored(store, "mnist_mlp", 0.9, catalog=Catalog.load(None))
+    assert answer is not None
+    gpus = {r.candidate: r.run_ids for r in answer.results if r.candidate.startswith("the GPU")}
+    assert gpus == {"the GPU (16 vCPUs feeding it) on Intel(R) Xeon(R) Processor": [3, 5],
+                    "the GPU (8 vCPUs feeding it) on Intel(R) Xeon(R) Processor": [new]}, gpus

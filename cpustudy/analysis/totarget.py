@@ -136,7 +136,9 @@ def matches(run: RunRow, c: Candidate, ref: Configuration, fingerprint: str) -> 
         return run.get("machine") == fingerprint and not run.get("instance") and run.get("vcpus") == c.vcpus
     if c.kind == "cloud":
         return run.get("instance") == c.instance and (c.device == "gpu" or run.get("vcpus") == c.vcpus)
-    return run.get("machine") == c.machine and (c.device == "gpu" or run.get("vcpus") == c.vcpus)
+    # a place of the database (:func:`_places`) at its vCPUs, a GPU's too (the host feeding it); ``db:MACHINE:gpu``
+    # (no vCPUs) every run of that GPU
+    return run.get("machine") == c.machine and (c.vcpus is None or run.get("vcpus") == c.vcpus)
 
 
 def usable(run: RunRow) -> bool:
