@@ -462,9 +462,10 @@ def _places(runs: Sequence[RunRow], ref: Configuration) -> dict[tuple, Candidate
     instance type) apart by their fingerprints, so that neither's runs are taken for the other's."""
     places: dict[tuple, Candidate] = {}
     for r in runs:
-        key = identity.key(r, "place")
-        c = Candidate(place_name(r), "stored", str(r["build"]) if (r.get("device") or "cpu") == "cpu" else "gpu",
-                      vcpus=r.get("vcpus"), device=r.get("device") or "cpu", machine=r.get("machine"))
+        where = identity.values(r, "place")  # a GPU's builds are one place: its candidate's build is "gpu"
+        key = tuple(where.values())
+        c = Candidate(place_name(r), "stored", str(where["cpu_build"] or "gpu"), vcpus=r.get("vcpus"),
+                      device=str(where["device"]), machine=r.get("machine"))
         if key not in places and matches(r, c, ref, ""):
             places[key] = c
     names = [c.name for c in places.values()]
