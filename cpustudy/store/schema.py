@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -297,8 +298,9 @@ def v15_statements(conn: sqlite3.Connection) -> None:
     """What ``compare`` stated, per local candidate: its ``level`` prediction interval (``low_s``, ``median_s``,
     ``high_s``) of one training's billed time to ``target_accuracy``, for trainings of the ``convergence`` key
     (:mod:`cpustudy.identity`'s view, JSON) at ``place`` (``names.place_name``: its name in words; v18 adds its key);
-    ``session``, the comparison's measuring session; ``data_sessions``, the sessions of the runs behind it (JSON); ``cpustudy``, the version that
-    stated it. The backtest holds later trainings against it as it was stated, whatever cpustudy computes today."""
+    ``session``, the comparison's measuring session; ``data_sessions``, the sessions of the runs behind it (JSON);
+    ``cpustudy``, the version that stated it. The backtest holds later trainings against it as it was stated,
+    whatever cpustudy computes today."""
     conn.execute("""CREATE TABLE statements (
         id INTEGER PRIMARY KEY,
         machine_id INTEGER REFERENCES machines(id),
@@ -332,7 +334,6 @@ def v17_recalibration_factor(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE checks ADD COLUMN factor REAL")
 
 
-
 def v18_statement_place_key(conn: sqlite3.Connection) -> None:
     """``place_key``: where a statement's candidate measured, as the identity's ``place`` view (JSON), by which the
     backtest joins it to later trainings (``place`` stays its name in words, a label). Filled for statements stored
@@ -351,7 +352,7 @@ def v18_statement_place_key(conn: sqlite3.Connection) -> None:
                                AND r.created_at <= ?""", (workload, machine_id, machine_id, stated_at)).fetchall()
         keys = [json.dumps(identity.values(run, "place"), sort_keys=True) for run in (dict(zip(cols, r)) for r in runs)
                 if _v15_place_name(run) == place and _session(run["settings"]) in behind]
-        ranked = sorted({k: keys.count(k) for k in keys}.items(), key=lambda kv: -kv[1])
+        ranked = Counter(keys).most_common(2)
         if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
             conn.execute("UPDATE statements SET place_key = ? WHERE id = ?", (ranked[0][0], sid))
 
