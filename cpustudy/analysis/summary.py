@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Hashable, Sequence, TypedDict
+from typing import TYPE_CHECKING, Hashable, Sequence
 
 import pandas as pd
 
@@ -40,8 +40,6 @@ from cpustudy.store import Store
 if TYPE_CHECKING:
     from cpustudy.analysis.totarget import Comparison
 
-#: What makes a configuration: the fields a summary row is grouped on (``analysis.runs.add_configuration``).
-KEYS = CONFIG_KEYS
 #: Per configuration, made of its fields: its name (``build``) and what decisions read.
 CONFIG_COLUMNS = ("build", "stock", "changes_accuracy", "series")
 
@@ -123,17 +121,12 @@ def _column(g: pd.DataFrame, name: str) -> pd.Series[float]:
     return pd.to_numeric(g[name], errors="coerce") if name in g else pd.Series(math.nan, index=g.index)
 
 
-class _Efficiency(TypedDict):
-    """A configuration's achieved rate against its peaks, and whether a run's epochs varied (``_efficiency``)."""
-    gflops_per_s: float
-    peak_gflops: float
-    pct_of_peak: float
-    isa_peak_gflops: float
-    within_run_iqr_s: float
-    unstable: bool
+def _median(g: pd.DataFrame, name: str) -> float:
+    """The median of a column's numbers; NaN where it has none."""
+    return float(_column(g, name).median())
 
 
-def _efficiency(g: pd.DataFrame) -> _Efficiency:
+def _efficiency(g: pd.DataFrame) -> dict[str, object]:
     """Achieved training GFLOP/s (analytic FLOPs x samples/s), the measured FP32 peak at the same
     threads, the share of it, and whether any run's timed epochs varied by more than 5 % (CV)."""
     achieved = _column(g, "samples_per_s") * _column(g, "flops_per_sample") / 1e9
@@ -146,17 +139,9 @@ def _efficiency(g: pd.DataFrame) -> _Efficiency:
     pct = pd.Series(shares, index=g.index, dtype="float64")
     peak = _column(g, "peak_gflops").where(pct.notna())
     unstable = _column(g, "unstable")
-    return {
-        "gflops_per_s": float(achieved.median()) if achieved.notna().any() else math.nan,
-        "peak_gflops": float(peak.median()) if peak.notna().any() else math.nan,
-        "pct_of_peak": float(pct.median()) if pct.notna().any() else math.nan,
-        # the instruction sets' theoretical peak (an estimate: cores x FLOP/cycle x reported clock)
-        "isa_peak_gflops": float(_column(g, "isa_peak_gflops").median())
-        if _column(g, "isa_peak_gflops").notna().any() else math.nan,
-        "within_run_iqr_s": float(_column(g, "epoch_time_iqr_s").median())
-        if _column(g, "epoch_time_iqr_s").notna().any() else math.nan,
-        "unstable": bool((unstable.fillna(0) > 0).any()),
-    }
+    return {"gflops_per_s": float(achieved.median()), "peak_gflops": float(peak.median()),
+            "pct_of_peak": float(pct.median()), "within_run_iqr_s": _median(g, "epoch_time_iqr_s"),
+            "unstable": bool((unstable.fillna(0) > 0).any())}
 
 
 def target_text(target: object, accuracy: float) -> str:
@@ -166,40 +151,14 @@ def target_text(target: object, accuracy: float) -> str:
     return f"validation accuracy {float(accuracy):g}"
 
 
-class _Bills(TypedDict):
-    """A configuration's training times' range and its billed seconds (``_billed``)."""
-    time_min: float
-    time_max: float
-    billed_s: float
-    billed_min_s: float
-    billed_max_s: float
-    run_bills: tuple[float, ...]
-
-
-def _billed(g: pd.DataFrame) -> _Bills:
-    """The runs' training times' range, and a full training's billed seconds (each run's ``billed_s``): median
-    and range."""
+def _billed(g: pd.DataFrame) -> dict[str, object]:
+    """A full training's billed seconds (each run's ``billed_s``): median and range."""
     billed = _column(g, "billed_s")
-    return {"time_min": float(g["total_time_s"].min()), "time_max": float(g["total_time_s"].max()),
-            "billed_s": float(billed.median()), "billed_min_s": float(billed.min()),
+    return {"billed_s": float(billed.median()), "billed_min_s": float(billed.min()),
             "billed_max_s": float(billed.max()), "run_bills": tuple(float(x) for x in billed.dropna())}
 
 
-class _ToTarget(TypedDict):
-    """A configuration's time to its target (``_target``): NaN where no run reached one."""
-    target_accuracy: float
-    target: str | None
-    target_runs: int
-    target_reached_runs: int
-    epochs_to_target: float
-    time_to_target_s: float
-    target_time_min: float
-    target_time_max: float
-    target_times: tuple[float, ...]
-    training_to_target_s: float
-
-
-def _target(g: pd.DataFrame) -> _ToTarget:
+def _target(g: pd.DataFrame) -> dict[str, object]:
     """Time to a target accuracy: the target, how many runs reached it, and the median epochs and billed time
     (:class:`~cpustudy.analysis.billed.Billed`) of those that did (NaN when none did, or when no run had a target)."""
     target = _column(g, "target_accuracy")
@@ -207,7 +166,7 @@ def _target(g: pd.DataFrame) -> _ToTarget:
     if not (target.notna().any() or other.notna().any()):
         return {"target_accuracy": math.nan, "target": None, "target_runs": 0, "target_reached_runs": 0,
                 "epochs_to_target": math.nan, "time_to_target_s": math.nan, "target_time_min": math.nan,
-                "target_time_max": math.nan, "target_times": (), "training_to_target_s": math.nan}
+                "target_time_max": math.nan, "target_times": ()}
     reached = g[_column(g, "target_reached").fillna(0) > 0]
     billed = pd.Series([b.seconds(float(e)) for b, e in zip(reached["billed"], _column(reached, "epochs_to_target"))
                         if b is not None and pd.notna(e)], dtype=float)
@@ -216,24 +175,21 @@ def _target(g: pd.DataFrame) -> _ToTarget:
         "target": target_text(other.dropna().iloc[0] if other.notna().any() else None, target.max()),
         "target_runs": int((target.notna() | other.notna()).sum()),
         "target_reached_runs": len(reached),
-        "epochs_to_target": float(_column(reached, "epochs_to_target").median()) if len(reached) else math.nan,
-        "time_to_target_s": float(billed.median()) if len(billed) else math.nan,
-        "target_time_min": float(billed.min()) if len(billed) else math.nan,
-        "target_time_max": float(billed.max()) if len(billed) else math.nan,
+        "epochs_to_target": _median(reached, "epochs_to_target"), "time_to_target_s": float(billed.median()),
+        "target_time_min": float(billed.min()), "target_time_max": float(billed.max()),
         "target_times": tuple(float(x) for x in billed),
-        "training_to_target_s": float(_column(reached, "time_to_target_s").median()) if len(reached) else math.nan,
     }
 
 
 def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per configuration (``KEYS``): medians over its runs, their spread, what they ran on."""
+    """One row per configuration (``runs.CONFIG_KEYS``): medians over its runs, their spread, what they ran on."""
     runs = runs.copy()
     runs["vcpus"] = runs["vcpus"].astype("Int64")
     rows = []
-    for key, g in runs.groupby(KEYS, dropna=False, sort=False):
+    for key, g in runs.groupby(CONFIG_KEYS, dropna=False, sort=False):
         rated, basis = _rated(g)
         rows.append({
-            **dict(zip(KEYS, key)),
+            **dict(zip(CONFIG_KEYS, key)),
             **{c: g[c].iloc[0] for c in CONFIG_COLUMNS},
             "workload_base": g["workload_base"].iloc[0] if "workload_base" in g else key[1],
             "build_family": g["build_family"].iloc[0] if "build_family" in g else guess_family(str(key[4])),
@@ -242,22 +198,18 @@ def aggregate(runs: pd.DataFrame) -> pd.DataFrame:
             "busy": _join(pd.Series([busy_reason(m) or None for m in (g["machine_state"] if "machine_state" in g
                                                                       else [])], dtype="object")),
             "total_basis": _join(g["total_basis"]),
-            **_rate(rated, basis),
+            "samples_per_s": float(rated["samples_per_s_est"].median()), "samples_per_s_basis": basis,
             "projected": bool(g["projected"].fillna(0).astype(int).any()),
             "data": _join(g["data"]),
             "machines": _join(g["cpu_model"]),
             "n_machines": int(g["machine"].nunique() if "machine" in g else g["cpu_model"].nunique()),  # fingerprints
-            "gpu_utilization": float(_column(g, "gpu_utilization").median())
-            if _column(g, "gpu_utilization").notna().any() else math.nan,
+            "gpu_utilization": _median(g, "gpu_utilization"),
             "validation": _join(g["validation"]) if "validation" in g else "",
-            "validation_time_s": float(_column(g, "validation_time_s").median())
-            if _column(g, "validation_time_s").notna().any() else math.nan,
-            "val_accuracy": float(_column(g, "val_accuracy").median())
-            if _column(g, "val_accuracy").notna().any() else math.nan,
+            "validation_time_s": _median(g, "validation_time_s"), "val_accuracy": _median(g, "val_accuracy"),
             "tf_version": _join(g["tf_version"]),
             # one program for every run, else "" (unknown or mixed: never called the same as another)
             "resolved": g["resolved"].iloc[0] if "resolved" in g and g["resolved"].nunique() == 1 else "",
-            "startup_s": float(_column(g, "startup_s").median()) if _column(g, "startup_s").notna().any() else math.nan,
+            "startup_s": _median(g, "startup_s"),
             "batch_size": int(_column(g, "batch_size").median()) if _column(g, "batch_size").notna().any() else None,
             "precision_policy": _join(g["precision_policy"].fillna(precision.DEFAULT)) if "precision_policy" in g
             else precision.DEFAULT,
@@ -287,12 +239,6 @@ def _rated(g: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     the warm-up epochs, graph tracing included, said as such, never mixed with timed ones."""
     warmup = g["warmup_only"].fillna(False).astype(bool) if "warmup_only" in g else pd.Series(False, index=g.index)
     return (g[~warmup], TIMED) if not warmup.all() else (g, WARMUP)
-
-
-def _rate(g: pd.DataFrame, basis: str) -> dict[str, object]:
-    """The median samples/s of the runs ``g`` (:func:`_rated`) and what it rests on."""
-    rate = g["samples_per_s_est"]
-    return {"samples_per_s": float(rate.median()) if rate.notna().any() else math.nan, "samples_per_s_basis": basis}
 
 
 def _times(g: pd.DataFrame) -> dict[str, object]:
@@ -351,20 +297,13 @@ def add_scaling(summary: pd.DataFrame) -> pd.DataFrame:
         ideal = g["vcpus"].astype(float) / float(first["vcpus"])
         summary.loc[g.index, "speedup_vs_fewest_vcpus"] = speed
         summary.loc[g.index, "parallel_efficiency"] = speed / ideal
-    # Against the stock build on the same platform (instance family or CPU model): a build measured on
-    # two platforms is compared with each platform's own stock run.
-    for _, g in cpu.groupby(["study", "workload", "vcpus", "platform"], sort=False):
-        stock = g[g["stock"].astype(bool)]
-        if stock.empty:
-            continue
-        ref_row = stock.sort_values("recipe", key=lambda c: c.map(STOCK_BUILDS.index)).iloc[0]
-        summary.loc[g.index, "build_speedup_vs_stock"] = ref_row["total_time_s"] / g["total_time_s"]
     return judge_builds(summary)
 
 
 def judge_builds(summary: pd.DataFrame) -> pd.DataFrame:
-    """Whether each build's comparison with the stock build at its vCPUs holds up, on the page being
-    judged (``holdup.judging``): ``build_vs_stock_reason`` (empty when it holds) and
+    """Each build's speedup over the stock build at its vCPUs on the same platform (instance family or CPU model: a
+    build measured on two platforms is compared with each platform's own stock run), and whether that comparison
+    holds up on the page being judged (``holdup.judging``): ``build_vs_stock_reason`` (empty when it holds) and
     ``build_same_as_stock``."""
     summary = summary.copy()
     cpu = summary[(summary["device"] != "gpu") & summary["total_time_s"].notna() & summary["vcpus"].notna()]
@@ -373,6 +312,7 @@ def judge_builds(summary: pd.DataFrame) -> pd.DataFrame:
         if stock.empty:
             continue
         ref_row = stock.sort_values("recipe", key=lambda c: c.map(STOCK_BUILDS.index)).iloc[0]
+        summary.loc[g.index, "build_speedup_vs_stock"] = ref_row["total_time_s"] / g["total_time_s"]
         for idx, row in zip(g.index, records(g)):
             if not row["stock"]:
                 why = verdict(row, ref_row)
@@ -562,17 +502,13 @@ def to_target(summary: pd.DataFrame, store: Store, catalog: prices.Catalog, *, s
                     summary.loc[i, "target_accuracy"] = float(target)
                     summary.loc[i, "target"] = target_text(None, float(target))
                     summary.loc[i, ["time_to_target_s", "target_pi_low", "target_pi_high"]] = [
-                        _nan(r.time_to_target_s), _nan(r.time_low_s), _nan(r.time_high_s)]
+                        number(r.time_to_target_s), number(r.time_low_s), number(r.time_high_s)]
                     if r.cost_usd is not None:
                         summary.loc[i, "cost_to_target_usd"] = r.cost_usd
                     summary.loc[i, "target_level"] = r.level if r.time_low_s is not None else math.nan
                     summary.loc[i, "target_basis"] = (
                         f"{FROM_COMPARE}: {len(comparison.seeds)} seed(s), {r.speed_runs} speed run(s)")
     return summary, compared
-
-
-def _nan(x: float | None) -> float:
-    return math.nan if x is None else float(x)
 
 
 def software_table(runs: pd.DataFrame) -> pd.DataFrame:
