@@ -22,7 +22,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from cpustudy import __version__
 
@@ -99,3 +99,16 @@ def versions_text(versions: set[tuple[object, object, object]]) -> str:
         inner = ", ".join(x for x in (str(sha) if sha else "", f"method {method}" if method is not None else "") if x)
         parts.append(f"cpustudy {version or '?'}" + (f" ({inner})" if inner else ""))
     return "; ".join(parts)
+
+
+def measured_by(runs: Sequence[Mapping[str, object]]) -> str:
+    """Which cpustudy measured ``runs`` (``versions_text``), for the line under a table or a page's
+    header: ``measured by cpustudy 0.2.0 (abc123, method 2)``; several where they differ."""
+    def value(x: object) -> object:  # a pandas record's NaN is none; its float 2.0 the method 2
+        if isinstance(x, float):
+            return None if x != x else int(x) if x.is_integer() else x
+        return x
+
+    versions = {(value(r.get("cpustudy_version")), value(r.get("cpustudy_commit")), value(r.get("method_version")))
+                for r in runs if r.get("study") in (None, "cpustudy")}
+    return f"measured by {versions_text(versions)}" if versions else ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cpustudy.analysis.results import cell
+from cpustudy.cli.output import cell
 from cpustudy.cli.table import fit, render
 
 ROWS = [{"run_id": i, "workload": "imdb_bidirectional_lstm", "build": "tf-onednn+tfdata", "epoch_time_s": 1234.5678 * i,

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from cpustudy import workloads
-from cpustudy.analysis import results
+from cpustudy.cli.commands import results
 from cpustudy.environment import machine
 from cpustudy.measure.execute import execute
 from cpustudy.measure.spec import RunSpec, plan

@@ -59,7 +59,8 @@ def test_results_and_price_checks_do_not_import_pandas():
     """cpustudy.analysis imports nothing itself, so the results command's rows and the price catalog
     stay light."""
     code = (
-        "import sys; from cpustudy import prices; from cpustudy.analysis import results, suspect; "
+        "import sys; from cpustudy import prices; from cpustudy.analysis import peakshare, suspect; "
+        "from cpustudy.cli.commands import results; "
         "print(sorted(m for m in ('pandas', 'plotnine', 'matplotlib') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import csv
+import io
+import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -95,13 +98,11 @@ def say(text: str, err: bool = False) -> None:
 def emit_rows(args: argparse.Namespace, rows: Sequence[dict[str, Any]], columns: list[str], title: str,
               note: str | None = None) -> int:
     """``rows`` as ``--format`` asks (a command with ``--format``); ``note``: a line under the table."""
-    from cpustudy.analysis import results
-
     fmt = getattr(args, "format", "table")
     if fmt == "csv":
-        sys.stdout.write(results.to_csv(rows, columns))
+        sys.stdout.write(to_csv(rows, columns))
     elif fmt == "json":
-        sys.stdout.write(results.to_json(rows, columns))
+        sys.stdout.write(to_json(rows, columns))
     else:
         print_table(rows, title, columns, formats=hasattr(args, "format"), note=note)
     return 0
@@ -111,7 +112,6 @@ def print_table(rows: Sequence[dict[str, Any]], title: str, columns: Sequence[st
                 formats: bool = False, note: str | None = None) -> None:
     """``rows`` as a table of the columns that fit the terminal (or ``COLUMNS``), most important first.
     ``formats``: the command has ``--format csv|json`` (commands that print through ``emit_rows``)."""
-    from cpustudy.analysis.results import cell
     from cpustudy.cli.table import render
 
     out = console()
@@ -189,3 +189,27 @@ def print_errors(args: argparse.Namespace, failed: Sequence[dict[str, Any]]) -> 
                  "again)" if f.get("interrupted") else ""))
         print("  " + f["error"].replace("\n", "\n  "))
     return 0
+
+
+def cell(value: object) -> str:
+    """A value as a table or CSV shows it: empty for None, yes/no, 4 significant digits."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
+def to_csv(rows: Iterable[Mapping[str, object]], columns: Sequence[str]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in columns})
+    return buf.getvalue()
+
+
+def to_json(rows: Iterable[Mapping[str, object]], columns: Sequence[str]) -> str:
+    return json.dumps([{k: row.get(k) for k in columns} for row in rows], indent=2, default=str) + "\n"

@@ -13,7 +13,7 @@ from typing import Any, SupportsFloat
 import pandas as pd
 
 from cpustudy.analysis.frames import number, records, rows
-from cpustudy.analysis.results import measured_by
+from cpustudy.provenance import measured_by
 from cpustudy import __version__, provenance
 from cpustudy import prices
 from cpustudy.decision import policy
