@@ -116,35 +116,6 @@ def page(noise: stats.Noise, state_all: Callable[[], object], alpha: float = sta
                   judged=first.judged)
 
 
-def rule_sentence(p: Family) -> str:
-    """How this page's findings were judged, for its header: the rule, and where the page's first pass kept them
-    (``Family.judged``), how many comparisons it states and how each kind was treated."""
-    cleared = f"p at most {p.threshold:.2g}" if p.threshold > 0 else "none cleared it"
-    fam = (f"Benjamini-Hochberg over the {p.family} comparison(s) the page tested, a false-discovery rate of "
-           f"{100 * stats.ALPHA:g} %: {cleared}" if p.corrected and p.family
-           else f"Benjamini-Hochberg over the comparisons a page tests, a false-discovery rate of "
-                f"{100 * stats.ALPHA:g} %: this page tested none" if p.corrected
-           else f"each comparison alone at p <= {p.threshold:g}")
-    rule = (f"a finding is a difference of at least {100 * stats.MIN_EFFECT:g} % between the runs of two "
-            f"configurations on a quiet machine that Welch's test on log times shows ({fam}), with the "
-            f"machine's {p.noise.line}; the rest are marked inconclusive")
-    if p.judged is None:
-        return rule
-    total, published = len(p.judged), p.count("published")
-    kinds = [(p.count("tested"), "tested"),
-             (p.count("busy"), "with a run on a busy machine (not tested: inconclusive)"),
-             (p.count("same"), "of one program under two names (not compared)"),
-             (p.count("untested"), "without values on a side (not tested: inconclusive)"),
-             (published, "of an imported study's figures")]
-    said = ", ".join(f"{n} {what}" for n, what in kinds if n)
-    out = f"{rule}. The page states {total} comparison{'s' if total != 1 else ''}" + (f": {said}" if said else "")
-    if published:
-        out += (". An imported study's figures (one logged run per configuration, on machines cpustudy did not "
-                "watch) are taken as the study published them: their comparisons are stated as its findings, "
-                "not tested here")
-    return out
-
-
 def busy_reason(machine_state: str | Mapping[str, object] | None) -> str:
     """Why a run's machine was busy when it started (empty when quiet or not recorded)."""
     parsed = state.parsed(machine_state)
