@@ -15,6 +15,7 @@ import pytest
 
 from cpustudy.analysis import projection
 from cpustudy.analysis.runs import add_configuration
+from cpustudy.cli.commands.sweep import stored_check
 from cpustudy.errors import UserError
 from cpustudy.measure import spec
 from cpustudy.measure.request import SweepRequest
@@ -359,7 +360,7 @@ def test_the_check_sweep_calibrate_prints_reads_a_stored_calibration():
     from pathlib import Path
 
     db = Path(__file__).resolve().parents[1] / "reports" / "zen4-calibration" / "cpustudy.sqlite"
-    rows = {(r["workload"], r["vcpus"]): r for r in projection.stored_check(db)}
+    rows = {(r["workload"], r["vcpus"]): r for r in stored_check(db)}
     assert set(rows) == {(w, v) for w in ("mnist_cnn", "cifar10_cnn", "imdb_bidirectional_lstm") for v in (1, 2)}
     for r in rows.values():
         assert r["steps (capped)"] == 100 and r["pairs"].endswith("(3 pairs)")
@@ -387,7 +388,7 @@ def test_a_calibration_whose_runs_all_failed_has_nothing_to_check(tmp_path):
     with Store.open(db) as s:
         mid = s.machine_id(machine.collect(use_cpuinfo=False).as_dict())
         s.finish_run(s.start_run(mid, run_config(cell_key="k").as_dict()), "failed", {}, error="worker exited with code 1")
-    assert projection.stored_check(db) == []
+    assert stored_check(db) == []
 
 
 def test_a_runs_contention_note_is_judged_against_its_configurations_other_runs():

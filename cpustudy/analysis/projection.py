@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Mapping
 
 import pandas as pd
@@ -95,28 +94,6 @@ def default_error(measured: int = 0) -> ProjectionError:
     return ProjectionError(TOLERANCE, measured, f"cpustudy's default {TOLERANCE:.0%} (the projection's tolerance; "
                                                 f"{measured} configuration(s) measured both ways here, "
                                                 "`sweep --calibrate` measures more)")
-
-
-def stored_check(db_path: str | Path) -> list[dict[str, object]]:
-    """:func:`projection_check` of the runs stored in ``db_path``, one plain row per configuration measured
-    both ways, as ``sweep --calibrate`` prints it after its runs (the report shows the same table); none
-    where no run finished ok."""
-    from cpustudy.analysis.runs import load_runs
-    from cpustudy.errors import UserError
-    from cpustudy.store import Store
-
-    with Store.read(db_path) as store:
-        try:
-            runs = load_runs(store)
-        except UserError:  # no comparable run (every one failed): nothing to check, and the sweep says why
-            return []
-    check = projection_check(runs)
-    # The verdict before the figures behind it: a narrow terminal drops the last columns first.
-    return [{"workload": r["workload"], "build": r["build"], "vcpus": r["vcpus"], "projected/full": r["ratio"],
-             "verdict": r["verdict"],
-             "pairs": pair_range(r),
-             "projected_s": r["projected_s"], "full_s": r["full_s"], "steps (capped)": r["steps_per_epoch"]}
-            for r in records(check)]
 
 
 def pair_range(row: Mapping[str, object]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import cpustudy.cli.args as a
 
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     if request.calibrate and result.measured:
         from cpustudy.analysis import projection
 
-        check = projection.stored_check(plan.db_path)
+        check = stored_check(plan.db_path)
         if check:
             print_table(check, f"projections checked against full epochs (agree within ±{projection.TOLERANCE:.0%})")
     if result.accounting_line:
@@ -78,3 +79,27 @@ def run(args: argparse.Namespace) -> int:
               f"--errors --db {plan.db_path}` shows why; re-run the same command to retry them)", file=sys.stderr)
         return 1
     return 0
+
+
+def stored_check(db_path: str | Path) -> list[dict[str, object]]:
+    """:func:`cpustudy.analysis.projection.projection_check` of the runs stored in ``db_path``, one plain row per configuration measured
+    both ways, as ``sweep --calibrate`` prints it after its runs (the report shows the same table); none
+    where no run finished ok."""
+    from cpustudy.analysis.projection import pair_range, projection_check
+    from cpustudy.analysis.frames import records
+    from cpustudy.analysis.runs import load_runs
+    from cpustudy.errors import UserError
+    from cpustudy.store import Store
+
+    with Store.read(db_path) as store:
+        try:
+            runs = load_runs(store)
+        except UserError:  # no comparable run (every one failed): nothing to check, and the sweep says why
+            return []
+    check = projection_check(runs)
+    # The verdict before the figures behind it: a narrow terminal drops the last columns first.
+    return [{"workload": r["workload"], "build": r["build"], "vcpus": r["vcpus"], "projected/full": r["ratio"],
+             "verdict": r["verdict"],
+             "pairs": pair_range(r),
+             "projected_s": r["projected_s"], "full_s": r["full_s"], "steps (capped)": r["steps_per_epoch"]}
+            for r in records(check)]
