@@ -204,7 +204,9 @@ def test_check_trains_the_choice_with_fresh_seeds_held_against_the_interval_stat
         r = next(x for x in out.results if x.candidate == c["candidate"])
         assert (c["low_s"], c["high_s"]) == (r.time_low_s, r.time_high_s)
         assert c["inside"] == (c["low_s"] <= c["billed_s"] <= c["high_s"])
-    assert out.check_lines()[-1].endswith("inside the stated interval")
+    from cpustudy.cli.commands.compare import check_lines
+
+    assert check_lines(out)[-1].endswith("inside the stated interval")
 
 
 def test_checks_are_stored_with_their_interval_never_counted_in_it_and_only_a_later_period_counts_as_later(tmp_path):

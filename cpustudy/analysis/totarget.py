@@ -92,21 +92,6 @@ class Comparison:
         f = self.factor
         return float(f.get(candidate, 1.0) if isinstance(f, dict) else f or 1.0)
 
-    def check_lines(self) -> list[str]:
-        """``--check``'s trainings in words, and how many landed inside the interval stated before them."""
-        if not self.checks:
-            return []
-        out = []
-        for c in self.checks:
-            span = (f"[{c['low_s']:.0f}-{c['high_s']:.0f}] s" if c["low_s"] is not None and c["high_s"] is not None
-                    else "no interval")
-            got = "not reached" if c["billed_s"] is None else f"{c['billed_s']:.1f} s ({c['epochs']} epoch(s))"
-            out.append(f"seed {c['seed']} on {c['candidate']}: {got}, "
-                       + ("inside" if c["inside"] else "outside") + f" its {c['level']:.0%} interval {span}")
-        inside = sum(1 for c in self.checks if c["inside"])
-        out.append(f"{inside} of {len(self.checks)} fresh training(s) inside the stated interval")
-        return out
-
     def as_json(self) -> str:
         t = combo.as_target(self.target)
         accuracy = t.value if (t.metric, t.op) == ("val_accuracy", ">=") else None

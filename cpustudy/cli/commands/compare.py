@@ -268,7 +268,7 @@ def show(args: argparse.Namespace, comparison: Comparison) -> int:
         print(f"note: {line}")
     for line in comparison.steps:
         print(f"settling: {line}")
-    for line in comparison.check_lines():
+    for line in check_lines(comparison):
         print(f"check: {line}")
     for line in decision_lines(comparison.decision):
         print(f"decision: {line}")
@@ -277,6 +277,22 @@ def show(args: argparse.Namespace, comparison: Comparison) -> int:
               f"{comparison.training_wall_s:.0f} s (median of its convergence runs): "
               f"{comparison.wall_s / comparison.training_wall_s:.1f} trainings")
     return _draw(args, comparison)
+
+
+def check_lines(comparison: Comparison) -> list[str]:
+    """``--check``'s trainings in words, and how many landed inside the interval stated before them."""
+    if not comparison.checks:
+        return []
+    out = []
+    for c in comparison.checks:
+        span = (f"[{c['low_s']:.0f}-{c['high_s']:.0f}] s" if c["low_s"] is not None and c["high_s"] is not None
+                else "no interval")
+        got = "not reached" if c["billed_s"] is None else f"{c['billed_s']:.1f} s ({c['epochs']} epoch(s))"
+        out.append(f"seed {c['seed']} on {c['candidate']}: {got}, "
+                   + ("inside" if c["inside"] else "outside") + f" its {c['level']:.0%} interval {span}")
+    inside = sum(1 for c in comparison.checks if c["inside"])
+    out.append(f"{inside} of {len(comparison.checks)} fresh training(s) inside the stated interval")
+    return out
 
 
 def _draw(args: argparse.Namespace, comparison: Comparison) -> int:
