@@ -75,14 +75,16 @@ def test_woolf_fixture_bars_follow_the_studys_formulas(woolf_report):
 def test_pareto_front_and_cheapest():
     import pandas as pd
 
+    from cpustudy.report import figures, findings
+
     df = pd.DataFrame({
         "total_time_s": [10, 20, 30, 15, 40],
         "cost_usd": [5.0, 2.0, 1.0, 6.0, 3.0],
     })
-    assert list(summary.pareto_front(df)) == [True, True, True, False, False]
-    assert summary.cheapest(df) == 2
-    assert summary.cheapest(df, deadline=25) == 1
-    assert summary.cheapest(df, deadline=5) is None
+    assert list(figures.pareto_front(df)) == [True, True, True, False, False]
+    assert findings.cheapest(df) == 2
+    assert findings.cheapest(df, deadline=25) == 1
+    assert findings.cheapest(df, deadline=5) is None
 
 
 def _warmup_only_run(s, m, vcpus, seconds, samples_per_s, repeat):

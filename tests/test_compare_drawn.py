@@ -86,7 +86,7 @@ def test_the_front_leaves_out_a_dominated_candidate_and_the_unpriced():
     # The report's summary draws the same front, ties kept alike.
     import pandas as pd
 
-    from cpustudy.analysis.summary import pareto_front as summary_front
+    from cpustudy.report.figures import pareto_front as summary_front
 
     rows = pd.DataFrame({"total_time_s": [10.0, 10.0, 10.0, 5.0, None], "cost_usd": [1.0, 1.0, 2.0, 3.0, 0.5]})
     points = [_result(str(i), t, c, c) for i, (t, c) in enumerate(zip(rows["total_time_s"], rows["cost_usd"]))]

@@ -158,7 +158,7 @@ def test_peak_is_measured_on_the_training_device_with_its_precision():
 def test_then_and_now_adds_validation_where_measured_and_says_which_basis():
     import pandas as pd
 
-    from cpustudy.analysis import summary
+    from cpustudy.report import figures
 
     rows = [
         {"study": "woolf2017", "workload": "mnist_mlp", "device": "gpu", "label": "gpu", "total_time_s": 65.0,
@@ -170,7 +170,7 @@ def test_then_and_now_adds_validation_where_measured_and_says_which_basis():
         {"study": "cpustudy", "workload": "mnist_mlp", "device": "gpu", "label": "gpu torch", "total_time_s": 1.0,
          "total_with_validation_s": 1.2, "cost_usd": 0.02, "projected": False, "suspect": "GPU busy only 9 %"},
     ]
-    df = summary.then_and_now(pd.DataFrame(rows)).set_index("series")
+    df = figures.then_and_now(pd.DataFrame(rows)).set_index("series")
     assert df.loc["now best CPU", "total_time_s"] == 46.0 and df.loc["now best CPU", "basis"] == "training + validation"
     assert df.loc["now GPU", "label"] == "gpu"  # the suspect GPU is left out
     assert df.loc["now GPU", "basis"] == "training only" and df.loc["now GPU", "total_time_s"] == 10.0

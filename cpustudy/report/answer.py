@@ -45,11 +45,10 @@ from plotnine import (
 
 from cpustudy import __version__
 from cpustudy.analysis.compare import CandidateResult, Decision, target_words
-from cpustudy.analysis.summary import front_of
 from cpustudy.decision.policy import leader
 from cpustudy.decision.words import decision_lines
 from cpustudy.errors import UserError
-from cpustudy.report.figures import render
+from cpustudy.report.figures import front_of, render
 from cpustudy.report.labels import LabelledPlot
 from cpustudy.report.page import Bullets, Callout, Chart, Charts, Page, Section, Table, to_html, to_markdown
 from cpustudy.report.theme import FAMILIES, OTHER_FAMILIES, theme_cpustudy
@@ -65,7 +64,7 @@ COLOURS = {FRONT: FAMILIES["pip"][3], DOMINATED: OTHER_FAMILIES[2][1], UNPRICED:
 
 def candidates_on_front(results: Sequence[CandidateResult]) -> list[bool]:
     """Per result, whether it is on the Pareto front of time and cost to the target by the point estimates
-    (the medians): the report's one front (:func:`cpustudy.analysis.summary.front_of`: ties kept)."""
+    (the medians): the report's one front (:func:`cpustudy.report.figures.front_of`: ties kept)."""
     return front_of([(r.time_to_target_s, r.cost_usd) for r in results])
 
 

@@ -21,7 +21,7 @@ import textwrap
 import warnings
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import pandas as pd
 from plotnine import (
@@ -55,13 +55,77 @@ from cpustudy import __version__
 from cpustudy.analysis.runs import vcpus_int
 from cpustudy.analysis import studies
 from cpustudy.analysis.studies import IMPORTED_STUDIES, study_title
-from cpustudy.analysis.summary import Analysis, cheapest, pareto_front, then_and_now
+from cpustudy.analysis.runs import example_validates
+from cpustudy.analysis.summary import Analysis
 from cpustudy.report import beyond
-from cpustudy.report.findings import baseline_phrase, baseline_subtitle, times
+from cpustudy.report.findings import baseline_phrase, baseline_subtitle, cheapest, times
 from cpustudy.report.labels import LabelledPlot
 from cpustudy.report.theme import build_colours, colour_map, theme_cpustudy
 
 # -- figures -----------------------------------------------------------------------------------------
+
+
+def front_of(points: Sequence[tuple[float | None, float | None]]) -> list[bool]:
+    """The one Pareto front of (time, cost) pairs, lower better in both: a point is on it when it has both and no
+    other point is at least as good in both and better in one. Points alike are all on it (a tie is no reason to
+    leave one out); a point without a time or a cost never is."""
+    known = [(float(t), float(c)) for t, c in points if t is not None and c is not None
+             and math.isfinite(float(t)) and math.isfinite(float(c))]
+
+    def dominated(t: float, c: float) -> bool:
+        return any(t2 <= t and c2 <= c and (t2 < t or c2 < c) for t2, c2 in known)
+
+    return [t is not None and c is not None and math.isfinite(float(t)) and math.isfinite(float(c))
+            and not dominated(float(t), float(c)) for t, c in points]
+
+
+def pareto_front(df: pd.DataFrame, x: str = "total_time_s", y: str = "cost_usd") -> pd.Series[bool]:
+    """Per configuration, whether it is on the Pareto front of ``x`` and ``y`` (:func:`front_of`: ties kept)."""
+    points = [(None if pd.isna(a) else float(a), None if pd.isna(b) else float(b)) for a, b in zip(df[x], df[y])]
+    return pd.Series(front_of(points), index=df.index, dtype=bool)
+
+
+def then_and_now(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per workload in both the 2017 study and newer results: the 2017 GPU, the best 2017 CPU, the best
+    CPU now and the GPU now (fastest full training of each; a suspect GPU run is left out).
+
+    Like with like: the study's logged epochs include its validation on the test set, so a newer
+    configuration counts training plus its measured validation where it validated
+    (``--validation study``); where it did not, its training time alone is shown and ``basis`` says so.
+    """
+    old = summary[summary["study"].isin(IMPORTED_STUDIES)]
+    new = summary[~summary["study"].isin(IMPORTED_STUDIES)]
+    rows = []
+    if old.empty or new.empty:
+        return pd.DataFrame(columns=["workload", "series", "label", "study", "total_time_s", "cost_usd", "basis",
+                                     "training_only"])
+    new = new.copy()
+    with_val = pd.to_numeric(new["total_with_validation_s"], errors="coerce") if "total_with_validation_s" in new \
+        else pd.Series(math.nan, index=new.index)
+    validates = [example_validates(w) for w in new.get("workload_base", new["workload"])]
+    new["basis"] = ["training only" if pd.isna(v) else "training + validation" if val
+                    else "training (the example did not validate)" for v, val in zip(with_val, validates)]
+    new["training_only"] = with_val.isna()  # no validation time where the example validated
+    new["total_time_s"] = with_val.fillna(new["total_time_s"])
+    if "suspect" in new:
+        new = new[new["suspect"].fillna("") == ""]
+    old = old.assign(basis="training + validation (logged)", training_only=False)
+    for workload in [w for w in dict.fromkeys(old["workload"]) if w in set(new["workload"])]:
+        for era, df in (("2017", old), ("now", new)):
+            g = df[(df["workload"] == workload)].dropna(subset=["total_time_s"])
+            for device in ("gpu", "cpu"):
+                d = g[(g["device"] == "gpu") == (device == "gpu")].sort_values("total_time_s")
+                if era == "now" and (~d["training_only"]).any():
+                    d = d[~d["training_only"]]  # like with like: validated ones where there are
+                if d.empty:
+                    continue
+                r = d.iloc[0]
+                series = f"{era} {'GPU' if device == 'gpu' else 'best CPU'}"
+                rows.append({"workload": workload, "series": series, "label": r["label"], "study": r["study"],
+                             "total_time_s": r["total_time_s"], "cost_usd": r["cost_usd"],
+                             "projected": bool(r["projected"]), "basis": r["basis"],
+                             "training_only": bool(r["training_only"])})
+    return pd.DataFrame(rows)
 
 
 def bar_text(v: float) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, SupportsFloat
+from typing import Any, Hashable, SupportsFloat
 
 import pandas as pd
 
@@ -23,7 +23,19 @@ from cpustudy.analysis.holdup import HOLDS, Reason, SummaryRow, against_limit, v
 from cpustudy.names import config_name
 from cpustudy.analysis import studies
 from cpustudy.analysis.studies import IMPORTED_STUDIES, study_title
-from cpustudy.analysis.summary import FROM_COMPARE, Analysis, cheapest
+from cpustudy.analysis.summary import FROM_COMPARE, Analysis
+
+
+def cheapest(df: pd.DataFrame, deadline: float | None = None) -> Hashable | None:
+    """Index of the cheapest configuration of a sweep's report (meeting the deadline, if one is given), or None: the
+    least median cost of its runs; a different question from a comparison's choice (``decision.policy.leader``)."""
+    d = df.dropna(subset=["cost_usd"])
+    d = d.assign(bill=d["billed_s"] if "billed_s" in d else d["total_time_s"])  # a summary's, or a time alone
+    if deadline is not None:
+        d = d[d["bill"] <= deadline]  # what a training bills: all of it counts against a deadline
+    if d.empty:
+        return None
+    return d.sort_values(["cost_usd", "bill"]).index[0]
 
 
 def times(v: float, sign: str = "×") -> str:
