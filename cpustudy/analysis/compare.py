@@ -18,16 +18,10 @@ The combination (:func:`combine`), for a seed needing ``e`` epochs and a speed s
     time = r.billed.seconds(e) = e x (epoch_s + validation_s + stall_s)(r) + (tracing_s + startup_s)(r)
     cost = time x the candidate's hourly rate / 3600
 
-That is the billed time of one training: worker start to the target, start-up, tracing, every epoch with
-its idle stalls and the validation after it. Every figure is a **prediction for one training with a seed
-not yet seen** on a run not yet made, read from the one model of the measurements
-(:class:`cpustudy.analysis.model.Model`, from whose draws the decision reads what is known of each candidate's
-mean too): each draw takes the new seed's epochs to the target (from how far past or short of it each measured
-seed's metric was at every epoch it trained, or from the seeds' log epochs; whether it reaches the target at all
-where some seed did not; one draw serves every candidate of the setting: the seed decides the epochs wherever it
-trains), and per candidate a new training's billed time at those epochs: what is known of the candidate's mean
-plus a new period's shift, the candidate's own move in it and a run's noise (the machine's known spread pooled
-with the candidate's runs; a projection's own error where its runs were projected).
+That is the billed time of one training (worker start to the target). Every figure is a **prediction for one
+training with a seed not yet seen** on a run not yet made, read from the draws of the one model of the measurements
+(:class:`cpustudy.analysis.model.Model`, whose module says how a new seed's epochs and a candidate's billed time are
+drawn; the decision reads what is known of each candidate's mean from the same draws).
 
 Time and cost are the median and the central ``level`` interval of the draws (``Rules.level`` by default), printed
 with their n; each candidate's probability of being the cheapest (and of meeting a deadline or budget) is
