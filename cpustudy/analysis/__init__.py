@@ -1,4 +1,4 @@
-"""From stored runs to the numbers a report or ``cpustudy results`` shows. The modules, in data-flow order:
+"""From stored runs to the numbers a report, ``compare`` and ``recommend`` state. The modules, in data-flow order:
 
 * ``studies``: which studies there are and how each is treated, one ``Study`` record each (standard
   library);
@@ -15,17 +15,16 @@
 * ``holdup``: whether a comparison holds up, or the ``Reason`` it is inconclusive;
 * ``projection``: projections from capped epochs checked against full epochs, idle stalls kept out;
 * ``baselines``: the 1.0x of each study and workload, and everything relative to it;
+* ``model``: the one model of a comparison's measurements, every figure of an answer drawn from it;
 * ``compare``: time and cost to a target accuracy per candidate machine, from the seeds' convergence and
   the speed runs, with how sure the answer is;
 * ``totarget``: the same from what a database holds (candidates, speed runs, prices, seeds), for
   ``cpustudy compare``, ``recommend --target-accuracy`` and the report alike;
 * ``summary``: ``analyze()``: runs -> one row per configuration, priced, relative to its baseline,
-  with its scaling; and the questions asked of it (Pareto front, cheapest, then and now);
-* ``recommend``: the cheapest configuration within a deadline, the fastest within a budget;
-* ``results``: what ``cpustudy results`` shows: each stored run or epoch as a row, as CSV, JSON or a
-  table (standard library and rich).
+  with its scaling;
+* ``recommend``: the cheapest configuration within a deadline, the fastest within a budget.
 
 Prices live in ``cpustudy.prices``, below this package (it never imports it). Nothing is imported here,
-so that ``suspect`` and ``results`` stay free of pandas: import the module you need (``from
-cpustudy.analysis import summary``).
+so that ``suspect`` and ``peakshare`` stay free of pandas (``cpustudy results`` reads them): import the module you
+need (``from cpustudy.analysis import summary``).
 """
