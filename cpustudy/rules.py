@@ -67,14 +67,19 @@ class Rules:
     draws: int = 8000
 
     def check(self) -> str | None:
-        """What is wrong with these rules, in one line naming the flag; None when nothing is."""
+        """What is wrong with these rules, in one line naming the flag (or the threshold); None when nothing is."""
         if not 0 < self.regret < 1:
             return f"--regret {self.regret:g}: give a share between 0 and 1, e.g. 0.02 for 2 %"
         if not 0 < self.indifference < 1:
             return f"--indifference {self.indifference:g}: give a share between 0 and 1, e.g. 0.05 for 5 %"
         if self.trainings < 1:
             return f"--trainings {self.trainings}: give how many trainings the answer will serve, 1 or more"
-        return None
+        bad = [f"{k} {getattr(self, k):g} (a share between 0 and 1)" for k in ("confidence", "exclude", "level",
+               "prior_saving") if not 0 < getattr(self, k) < 1 + (k == "prior_saving")] + [
+            f"{k} {getattr(self, k):g} (at least {least})" for k, least in (
+                ("min_seeds", 1), ("narrow", 1), ("budget_trainings", 1), ("budget_per_setting", 0), ("busy_runs", 1),
+                ("draws", 100)) if not getattr(self, k) >= least]
+        return f"rules: {'; '.join(bad)}" if bad else None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -164,6 +164,8 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
     from cpustudy.measure.session import measuring
 
     req, entries = race.request, race.entries
+    if problem := rules.check():
+        raise UserError(problem)
     t0 = time.perf_counter()
     with measuring(req.db, race.plans[0].machine) as session:
         known = Known(session.store)  # the store read once: every step reads this, learning each run measured
