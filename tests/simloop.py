@@ -21,6 +21,10 @@ STREAM = rehearsal.TEMPLATE
 #: The rules the loop's tests run under: the default's, except that a race is never refused before measuring (at
 #: most 100 % saved a training: the up-front valuation, ``Rules.prior_saving``, is tested on its own).
 LOOP = Rules(prior_saving=1.0)
+#: The family every simulated comparison is priced in: every size with a spot rate in proportion to its vCPUs, so that
+#: a truth's cheapest is the same on every CPU the tests run on (a machine's own family need not be: on a Zen 3 VM the
+#: catalog prices 1 and 2 vCPUs alike, as t2d-standard-2).
+FAMILY = "gcp:n2-highcpu"
 TARGET = 0.5
 SLOPE = 0.02  # the metric gained an epoch around the target
 
@@ -30,7 +34,7 @@ def request(db: Path, **over: Any) -> CompareRequest:
         workload="mnist_mlp", target=TARGET, target_text=None, candidates="here:2", seeds=3, first_seed=1,
         max_epochs=4, builds="tf", gpu_builds=None, batch_size=None, precision="float32", data="learnable",
         repeats=1, probe_steps=100, convergence_at="here:2", deadline_s=None, budget_usd=None,
-        probe_budget_usd=None, spot=True, family=None, prices=None, probe_plan=None, workdir=None, db=str(db),
+        probe_budget_usd=None, spot=True, family=FAMILY, prices=None, probe_plan=None, workdir=None, db=str(db),
         timeout=None, max_trainings=12, precisions="float32,mixed_bfloat16", batch_sizes="64,256", checks=0)
     kw.update(over)
     return CompareRequest(**kw)

@@ -47,3 +47,17 @@ def test_a_stored_runs_machine_record_is_read():
     info = prices.machine_of({"machine_info": json.dumps(ZEN4), "cpu_model": "ignored"})
     assert info["extra"] == {"family": 25, "model": 17} and info["cpu_model"] == "AMD EPYC"
     assert prices.machine_of({"cpu_model": "X", "machine_info": "not json"}) == {"cpu_model": "X"}
+
+
+def test_every_vcpu_count_of_a_zen_3_machine_is_priced_in_its_own_family_even_where_a_size_has_no_spot_rate():
+    """A 2-core Zen 3 (Milan) VM: the shipped catalog has t2d-standard-1 without a spot rate. Its 1-vCPU runs were priced
+    as the default family's n2-highcpu-2 (Ice Lake, 0.02345 USD/h) and its 2-vCPU runs as t2d-standard-2 (0.01605):
+    2 vCPUs came out cheaper by the hour than 1, a finding of the prices, not the runs. Now a size without a rate on the
+    basis is passed over for the next larger of the same family, said so."""
+    zen3 = {**ZEN4, "extra": {"family": 25, "model": 1}, "threads_per_core": 1}
+    catalog = _catalog()
+    one, note = prices.own_family(catalog, zen3, 1, None, spot=True)
+    two, _ = prices.own_family(catalog, zen3, 2, None, spot=True)
+    assert one is not None and two is not None and one.family == two.family == "t2d-standard"
+    assert "no spot price for t2d-standard-1 in the catalog: priced as the next larger with one" in note
+    assert prices.own_family(catalog, zen3, 1, None, spot=False)[0].instance_type == "t2d-standard-1"  # on-demand: its own

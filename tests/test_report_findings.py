@@ -344,7 +344,7 @@ def test_a_target_finding_counts_a_candidate_compare_timed_only_in_speed_runs(tm
                                                          "batch_sizes": None, "batch_size": 64})
     assert out.decision is not None and out.decision.choice == "here:1"
     with Store.read(db) as store:
-        a = summary.analyze(store, summary.Options())
+        a = summary.analyze(store, summary.Options(instance_family=simloop.FAMILY))
     (said,) = [f for f in findings.target_findings(a) if "to reach validation accuracy 0.5" in f]
     assert said.startswith("Inconclusive: 1 vCPU tf+b64 is the cheapest"), said
     assert "1 vCPU tf+b64 trained to no target itself" in said and "`cpustudy compare` decides" in said

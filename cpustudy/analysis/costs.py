@@ -69,7 +69,7 @@ def cpu_price(catalog: prices.Catalog, family: str | None, machine: Mapping[str,
     ``memory_gib`` the training needs."""
     if family:
         tpc = machine.get("threads_per_core")
-        return catalog.cpu_instance(family, vcpus, region, memory_gib=memory_gib,
+        return catalog.cpu_instance(family, vcpus, region, memory_gib=memory_gib, spot=spot,
                                     threads_per_core=tpc if isinstance(tpc, int) and tpc > 0 else None)
     return prices.own_family(catalog, machine, vcpus, region, spot, memory_gib)
 

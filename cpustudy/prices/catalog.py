@@ -29,6 +29,8 @@ Standard library only, so the CLI can validate a price file without pandas.
 
 from __future__ import annotations
 
+import math
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,7 +161,7 @@ class Catalog:
         self._family_rows(spec, region)
 
     def cpu_instance(self, spec: str, vcpus: int, region: str | None = None, *, threads_per_core: int | None = None,
-                     memory_gib: float | None = None) -> tuple[Price | None, str]:
+                     memory_gib: float | None = None, spot: bool | None = None) -> tuple[Price | None, str]:
         """The family's instance that holds what ``vcpus`` logical CPUs measured, in ``region`` (default: the
         provider's default region, else the first the catalog lists), with a note on anything that is not
         plain.
@@ -169,13 +171,23 @@ class Catalog:
           None: taken as the family's own vCPUs (a cloud run, an imported study).
         * The memory: with ``memory_gib`` (what the training needs, margin included), the smallest
           instance with enough memory; one whose memory the catalog lacks is taken and said unchecked.
+        * The basis: with ``spot`` (True: spot, False: on-demand), a size without a rate on it is passed over for the
+          next larger of the same family that has one, said so (never another family: every vCPU count of one
+          machine is priced on the same CPU).
         * Else the next larger, said so; None where none is large enough."""
         from cpustudy.prices import platforms
 
         rows = self._family_rows(spec, region)
         family = f"{rows[0].provider}:{rows[0].family}"
         need, why = platforms.equivalent_vcpus(vcpus, threads_per_core, family)
-        notes = [why] if why else []
+        notes, passed = [why] if why else [], list[str]()
+        if spot is not None and any(quote(r, spot) for r in rows):
+            unrated = [r for r in rows if r.vcpus >= need and not quote(r, spot)]
+            rows = [r for r in rows if quote(r, spot)]
+            first = next((r.vcpus for r in rows if r.vcpus >= need), math.inf)
+            passed = [r.instance_type for r in unrated if r.vcpus < first]
+            notes += [f"no {_basis(spot)} price for {', '.join(passed)} in the catalog: priced as the next larger "
+                      "with one"] if passed else []
         big = [r for r in rows if r.vcpus >= need]
         if not big:
             return None, "; ".join(notes + [f"no {rows[-1].family} instance has {need} vCPUs or more "
@@ -189,7 +201,7 @@ class Catalog:
         if r is not big[0]:
             notes.append(f"{big[0].instance_type} has {big[0].memory_gib:g} GiB, less than the {memory_gib:.1f} GiB "
                          f"this training needs: priced as {r.instance_type} ({r.vcpus} vCPUs, {r.memory_gib:g} GiB)")
-        elif r.vcpus != need:
+        elif r.vcpus != need and not passed:
             notes.append(f"no {need}-vCPU {r.family}: priced as the next larger, {r.instance_type} ({r.vcpus} vCPUs)")
         if memory_gib is not None and r.memory_gib is None:
             notes.append(f"{r.instance_type}'s memory is not in the price catalog: the {memory_gib:.1f} GiB this "

@@ -22,7 +22,7 @@ def own_family(catalog: Catalog, info: Mapping[str, Any], vcpus: int, region: st
     tpc = info.get("threads_per_core") if isinstance(info.get("threads_per_core"), int) else None
 
     def sized(family: str) -> tuple[Price | None, str]:
-        return catalog.cpu_instance(family, vcpus, region, threads_per_core=tpc, memory_gib=memory_gib)
+        return catalog.cpu_instance(family, vcpus, region, threads_per_core=tpc, memory_gib=memory_gib, spot=spot)
 
     if platform is None:
         price, note = sized(DEFAULT_FAMILY)
