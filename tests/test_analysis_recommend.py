@@ -224,31 +224,34 @@ def test_recommend_and_compare_take_a_target_on_any_validation_metric(run_cli, t
     assert neither.code == 2 and "--target-accuracy A or as --target METRIC=VALUE" in neither.err
 
 
-def test_recommend_on_a_compare_over_two_batch_sizes_names_the_batch_size_of_its_numbers(run_cli, tmp_path):
-    """A compare raced over batch sizes 64 and 256 (the simulated measurer): `recommend --target-accuracy` answers
-    for one setting, and every answer line names it, batch size and precision, beside the candidate."""
-    import re
-
+def test_recommend_on_a_compare_over_two_batch_sizes_answers_for_both_as_the_compare_raced_them(run_cli, tmp_path):
+    """A compare raced over batch sizes 64 and 256 (the simulated measurer): the database's answer (`recommend
+    --target-accuracy`, the report) weighs both settings, each with its own seeds and its candidates named with its
+    batch size, and names the choice compare's decision named."""
     import simloop
 
     from cpustudy.analysis import totarget
+    from cpustudy.decision import policy
     from cpustudy.prices import Catalog
 
     base = 1.7e-4
     truth = simloop.Truth({"fp32 b64": base, "fp32 b256": base / 1.5},
                           {k: (lambda s: 1.0 + 0.8 * simloop.uniform(s)) for k in ("fp32 b64", "fp32 b256")})
     db = tmp_path / "b.sqlite"
-    simloop.run(truth, db, 0, precisions=None, batch_sizes="64,256", max_trainings=0)
+    compared, _ = simloop.run(truth, db, 0, precisions=None, batch_sizes="64,256", max_trainings=0)
     with Store.read(db) as s:
         answer = totarget.stored(s, "mnist_mlp", simloop.TARGET, catalog=Catalog.load(None))
-    assert answer is not None and re.fullmatch(r"fp32 b(64|256)", answer.setting)
-    r = run_cli("recommend", "mnist_mlp", "--target-accuracy", simloop.TARGET, "--db", db)
+    assert answer is not None and answer.setting == ""
+    assert sorted(label for label, _, _ in answer.groups) == ["b256", "b64"]
+    assert sorted(r.candidate.rsplit(" ", 1)[1] for r in answer.results) == ["b256", "b64"]
+    for label, seeds, _ in answer.groups:  # each setting with its own seeds, as the race trained them
+        assert {s.seed for s in seeds} == {s.seed for s in compared.seeds if s.setting == label}
+    chosen = compared.decision.choice
+    assert chosen is not None and policy.leader_of(answer)[0].endswith(chosen.rsplit(" ", 1)[1])
+    r = run_cli("recommend", "mnist_mlp", "--target-accuracy", simloop.TARGET, "--format", "json", "--db", db)
     assert r.code == 0, r.err
-    answers = [line for line in r.out.splitlines() if line.startswith(("cheapest:", "fastest:"))]
-    assert len(answers) == 2 and all(f", {answer.setting}: " in line for line in answers), r.out
-    assert "the least expected cost" in answers[0]
-    left_out = "b256" if answer.setting.endswith("b64") else "b64"
-    assert not any(left_out in line for line in answers)
+    cheapest = next(c for c in json.loads(r.out)["choices"] if c["role"] == "cheapest")
+    assert cheapest["candidate"].endswith(chosen.rsplit(" ", 1)[1]) and cheapest["setting"] == chosen.rsplit(" ", 1)[1]
 
 
 def test_recommend_says_its_seeds_pool_every_stored_training_where_a_compare_was_stated(run_cli, tmp_path):

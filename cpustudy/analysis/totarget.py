@@ -494,45 +494,60 @@ def stored(store: Readable, workload: str, target: float | Target, *, catalog: C
            noise: Noise | None = None, convergence: tuple | None = None) -> Comparison | None:
     """The comparison the stored runs of ``workload`` support for ``target``: the seeds trained to it (or
     past it) in full epochs, in the configuration (file content, batch size, precision, switches) with the
-    most seeds (``convergence``: the one of that identity key, ``identity.key(run, "convergence")``), and every
-    machine, instance and vCPU count with speed runs of that configuration as a candidate. None where no stored run
+    most seeds and every other that differs from it in batch size or precision alone (a race's settings, each
+    converging with its own seeds and its candidates named with its label, as ``compare`` raced them;
+    ``convergence``: only the one of that identity key, ``identity.key(run, "convergence")``), and every
+    machine, instance and vCPU count with speed runs of a setting as its candidate. None where no stored run
     trained to the target."""
 
     runs = [r for r in store.runs(status="ok") if r["workload"] == workload and r.get("study") == "cpustudy"]
     by = epochs_by_run(store, runs)
     aimed = {r["id"]: r for r in runs if r.get("target_accuracy") is not None or r.get("target")}
-    groups: dict[tuple, dict[int, tuple[combo.SeedResult, RunRow]]] = {}
+    found: dict[tuple, dict[int, tuple[combo.SeedResult, RunRow]]] = {}
     for s in seed_results(store, list(aimed.values()), target, by):
-        groups.setdefault(identity.key(aimed[s.run_id], "convergence"), {}).setdefault(s.seed, (s, aimed[s.run_id]))
-    if not groups:
+        found.setdefault(identity.key(aimed[s.run_id], "convergence"), {}).setdefault(s.seed, (s, aimed[s.run_id]))
+    if convergence is not None and convergence not in found:  # asked for one configuration (its convergence key)
         return None
-    if convergence is not None:  # asked for one configuration (its identity's convergence key)
-        if convergence not in groups:
-            return None
-        key, chosen = convergence, groups[convergence]
-    else:
-        key, chosen = max(groups.items(), key=lambda kv: len(kv[1]))
-    others = [k for k in groups if k != key]
-    seeds, same_note = distinct_seeds(sorted((s for s, _ in chosen.values()), key=lambda s: s.seed), by)
-    if not any(s.reached for s in seeds):
+    key = convergence if convergence is not None else max(found, key=lambda k: len(found[k]), default=None)
+    if key is None:
         return None
-    ref = Configuration.from_row(next(iter(chosen.values()))[1])
-    places = _places(runs, ref)
-    given = candidate_inputs(store, list(places.values()), ref, "", runs, catalog, spot, family)
+    named = identity.VIEWS["convergence"]
+    axes = [i for i, name in enumerate(named) if name in ("batch_size", "precision")]
+    rest = lambda k: tuple(v for i, v in enumerate(k) if i not in axes)  # noqa: E731
+    keys = [key] + ([k for k in found if k != key and rest(k) == rest(key)] if convergence is None else [])
+    vary = [i for i in axes if len({k[i] for k in keys}) > 1]
+    groups: Groups = []
+    notes: list[str] = []
+    refs, places = [], {}
+    for k in keys:
+        label = " ".join(precision.TAGS.get(str(k[i]), "fp32") if named[i] == "precision" else f"b{k[i]}" for i in vary)
+        seeds, same_note = distinct_seeds(sorted((s for s, _ in found[k].values()), key=lambda s: s.seed), by)
+        ref = Configuration.from_row(next(iter(found[k].values()))[1])
+        mine = {c.name: c for c in (dataclasses.replace(c, name=f"{c.name} {label}".strip())
+                                   for c in _places(runs, ref).values())}
+        given = candidate_inputs(store, list(mine.values()), ref, "", runs, catalog, spot, family)
+        groups.append((label, [dataclasses.replace(s, setting=label) for s in seeds], given))
+        refs.append(ref)
+        places.update(mine)
+        notes += [f"{label}: {same_note}" if label else same_note] if same_note else []
+    if not any(s.reached for _, seeds, _ in groups for s in seeds):
+        return None
     noise = noise or stored_noise(store)
     lines: list[str] = []
-    machine_of = {c.name: c.machine for c in places.values()}
+    machine_of = {name: c.machine for name, c in places.items()}
     factor: dict[str, float] = {}
     for fingerprint in sorted({m for m in machine_of.values() if m}):
         f, said = recalibration.factor(store, fingerprint)
         factor.update({name: f for name, m in machine_of.items() if m == fingerprint})
         lines += [f"{fingerprint}: {line}" for line in said] if len(machine_of) > 1 else said
-    named = identity.VIEWS["convergence"]
+    ref = refs[0]
     others_said = [f"also trained to the target, left out of this answer (it answers for the configuration with the "
-                   f"most seeds, batch size {ref.batch_size}, {ref.precision_policy}): "
-                   + ", ".join(f"{name} {value}" for name, value, mine in zip(named, k, key) if value != mine)
-                   + f", {len(groups[k])} seed(s)" for k in others]
-    return compared(store, target, [("", seeds, given)], ref, spot=spot, noise=noise, factor=factor,
-                    notes=[*sorted(set(lines)), *([same_note] if same_note else []), *others_said],
-                    deadline_s=deadline_s, budget_usd=budget_usd, setting=" ".join(
-                        [precision.TAGS.get(ref.precision_policy, "fp32")] + ([f"b{ref.batch_size}"] if ref.batch_size else [])))
+                   f"most seeds, batch size {ref.batch_size}, {ref.precision_policy}"
+                   + (" and the settings differing from it in batch size or precision alone" if len(keys) > 1 else "")
+                   + "): " + ", ".join(f"{name} {value}" for name, value, mine in zip(named, k, key) if value != mine)
+                   + f", {len(found[k])} seed(s)" for k in found if k not in keys]
+    setting = "" if len(keys) > 1 else " ".join(
+        [precision.TAGS.get(ref.precision_policy, "fp32")] + ([f"b{ref.batch_size}"] if ref.batch_size else []))
+    return compared(store, target, groups, ref, spot=spot, noise=noise, factor=factor,
+                    notes=[*sorted(set(lines)), *notes, *others_said], deadline_s=deadline_s, budget_usd=budget_usd,
+                    setting=setting)

@@ -83,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
 
             out = json.loads(comparison.as_json())
             out["decision"] = None  # no decision was measured here: recommend's answer is its choices
-            out["choices"] = [_choice_json(role, r, said, comparison.setting) for role, r, said in choices]
+            label = {i.candidate: g for g, _, inputs in comparison.groups for i in inputs}  # several: each its own
+            out["choices"] = [_choice_json(role, r, said, comparison.setting or (label.get(r.candidate, "") if r else ""))
+                              for role, r, said in choices]
             out["notes"] = [*out.get("notes", []), *notes]
             sys.stdout.write(json.dumps(out, indent=2) + "\n")
             return 0 if any(r is not None for _, r, _ in choices) else 1
