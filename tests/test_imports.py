@@ -103,6 +103,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "cloud": {"identity", "cache", "environment", "errors", "measure", "names", "prices", "provenance", "store", "workloads"},
     # The top: the command line and ``python -m cpustudy``.
     "cli": {"identity", "cpustudy", "analysis", "cloud", "decision", "environment", "errors", "measure", "names", "precision",
+            "provenance",
             "prices", "report", "rules", "store", "targets", "worker", "workloads"},
     "__main__": {"cli"},
 }
