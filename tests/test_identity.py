@@ -59,7 +59,7 @@ def test_compare_recommend_and_the_report_name_the_same_candidates_with_the_same
         runs = {r["id"]: r for r in store.runs(status="ok")}
     assert answer is not None
     measured = [r for r in answer.results if r.speed_runs]
-    assert len(measured) == 2  # tf at 1 and at 2 vCPUs, speed-probed in the answer's setting
+    assert len(answer.groups) == 4 and len(measured) == 8  # tf at 1 and at 2 vCPUs, speed-probed in each setting
     s = a.summary
     for r in measured:
         # each candidate's runs lie in exactly one summary row, which states compare's billed time
@@ -102,13 +102,20 @@ def test_compare_pools_seeds_and_speed_runs_through_the_identity_views(tmp_path)
         answer = totarget.stored(store, "fashion_mnist_cnn", 0.86, catalog=Catalog.load(None))
         runs = {r["id"]: r for r in store.runs(status="ok")}
     assert answer is not None
-    seeds = [runs[s.run_id] for s in answer.seeds]
-    assert len({identity.key(r, "convergence") for r in seeds}) == 1
-    ref = Configuration.from_row(seeds[0])
-    used = [runs[i] for r in answer.results for i in r.run_ids]
-    assert used and all(identity.same(r, ref.columns(), "setting") for r in used)
-    # the other three settings were trained to the target too, and are said to be left out, by what differs
-    assert sum("left out of this answer" in n for n in answer.notes) == 3
+    # four settings (batch size x precision) trained to the target: each one group of its own seeds, one
+    # ``convergence`` key each, and every speed run a candidate of that setting used the same as its seeds in the
+    # ``setting`` view; none left out (they differ in batch size or precision alone)
+    assert len(answer.groups) == 4 and not any("left out of this answer" in n for n in answer.notes)
+    keys = set()
+    for label, seeds, inputs in answer.groups:
+        rows = [runs[s.run_id] for s in seeds]
+        assert len({identity.key(r, "convergence") for r in rows}) == 1 and all(s.setting == label for s in seeds)
+        keys.add(identity.key(rows[0], "convergence"))
+        ref = Configuration.from_row(rows[0])
+        used = [runs[x.run_id] for i in inputs for x in i.samples]
+        assert used and all(identity.same(r, ref.columns(), "setting") for r in used)
+        assert all(i.candidate.endswith(" " + label) for i in inputs)
+    assert len(keys) == 4
 
 
 def test_the_views_tell_apart_what_they_should():

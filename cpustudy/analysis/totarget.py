@@ -515,7 +515,7 @@ def stored(store: Readable, workload: str, target: float | Target, *, catalog: C
     axes = [i for i, name in enumerate(named) if name in ("batch_size", "precision")]
     rest = lambda k: tuple(v for i, v in enumerate(k) if i not in axes)  # noqa: E731
     keys = [key] + ([k for k in found if k != key and rest(k) == rest(key)] if convergence is None else [])
-    vary = [i for i in axes if len({k[i] for k in keys}) > 1]
+    vary = sorted((i for i in axes if len({k[i] for k in keys}) > 1), key=lambda i: named[i] != "precision")  # bf16 b64
     groups: Groups = []
     notes: list[str] = []
     refs, places = [], {}
