@@ -141,7 +141,8 @@ def _pooled_note(store: Store, comparison: Comparison, goal: float | Target) -> 
               if s["workload"] == comparison.workload and abs(float(s["target_accuracy"]) - float(value)) < 1e-9]
     if not stated:
         return ""
-    return (f"seeds: every stored training of this setting to the target is one ({len(comparison.seeds)} here, "
+    which = "of each setting" if len(comparison.groups) > 1 else "of this setting"
+    return (f"seeds: every stored training {which} to the target is one ({len(comparison.seeds)} here, "
             f"--check and held-out trainings included); the compare stated here (latest "
             f"{stated[-1]['stated_at'][:16].replace('T', ' ')}) stated its figures over its own seeds, so the two can "
             "differ")
