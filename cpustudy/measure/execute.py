@@ -33,31 +33,29 @@ from cpustudy.worker.protocol import RunConfig
 Listener = Callable[[str, Mapping[str, object]], None]
 
 
-class Worker(Protocol):
+class Worker:
     """A started worker (:class:`_Worker`, a process; ``measure.replay.Played``, none): its events, and how it
-    ended. ``proc`` is None where no process is behind it."""
+    ended. These defaults are a worker with no process behind it (``proc`` None) and no output of its own."""
 
-    @property
-    def proc(self) -> subprocess.Popen[bytes] | None: ...
+    proc: subprocess.Popen[bytes] | None = None
+    spawn_error: str | None = None
+    spawned_at: float
+    timed_out = False
 
-    @property
-    def spawn_error(self) -> str | None: ...
+    def events(self, timeout_s: float | None) -> Iterator[protocol.Event]:
+        raise NotImplementedError
 
-    @property
-    def spawned_at(self) -> float: ...
+    def close(self, done: bool = False) -> int:
+        return 0
 
-    @property
-    def timed_out(self) -> bool: ...
+    def kill(self) -> None:
+        pass
 
-    def events(self, timeout_s: float | None) -> Iterator[protocol.Event]: ...
+    def log_tail(self, lines: int = 25, chars: int = 4000) -> str:
+        return ""
 
-    def close(self, done: bool = False) -> int: ...
-
-    def kill(self) -> None: ...
-
-    def log_tail(self, lines: int = 25, chars: int = 4000) -> str: ...
-
-    def discard_log(self) -> None: ...
+    def discard_log(self) -> None:
+        pass
 
 
 class WorkerSource(Protocol):
@@ -288,16 +286,13 @@ def _exit_reason(code: int, epochs: int, expected: int) -> str:
 DONE_GRACE_S = 2.0
 
 
-class _Worker:
+class _Worker(Worker):
     """A worker process: its event pipe and its output, kept in a file for the error's tail."""
 
     def __init__(self) -> None:
-        self.proc: subprocess.Popen[bytes] | None = None
         self.read_fd = -1
         self.log = tempfile.NamedTemporaryFile(prefix="cpustudy-worker-", suffix=".log", delete=False)
         self.spawned_at = time.time()
-        self.spawn_error: str | None = None
-        self.timed_out = False
 
     @classmethod
     def start(cls, config: RunConfig) -> "_Worker":

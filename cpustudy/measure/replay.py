@@ -21,7 +21,7 @@ from typing import Callable, Iterator, Sequence, cast
 
 import numpy as np
 
-from cpustudy.measure.execute import Measurer, execute
+from cpustudy.measure.execute import Measurer, Worker, execute
 from cpustudy.targets import of_run, value_in
 from cpustudy.worker import protocol
 from cpustudy.worker.protocol import RunConfig
@@ -39,13 +39,9 @@ def load_stream(path: str | Path) -> list[protocol.Event]:
     return out
 
 
-class Played:
+class Played(Worker):
     """A started worker that plays ``events`` (an iterable, consumed lazily) instead of training: the interface
     ``execute`` reads from a worker process, with no process behind it."""
-
-    proc = None
-    spawn_error: str | None = None
-    timed_out = False
 
     def __init__(self, events: Callable[[float], Iterator[protocol.Event]]) -> None:
         self.spawned_at = time.time()
@@ -53,18 +49,6 @@ class Played:
 
     def events(self, timeout_s: float | None) -> Iterator[protocol.Event]:
         yield from self._events(self.spawned_at)
-
-    def close(self, done: bool = False) -> int:
-        return 0
-
-    def kill(self) -> None:
-        pass
-
-    def log_tail(self, lines: int = 25, chars: int = 4000) -> str:
-        return ""
-
-    def discard_log(self) -> None:
-        pass
 
 
 @dataclass(frozen=True)
