@@ -229,30 +229,6 @@ def estimate_cell(ok_runs: Sequence[RunRow], cell: Cell) -> Estimate:
         policy=c.precision_policy)
 
 
-def run_cells(
-    store: Store,
-    machine_id: int,
-    cells: Sequence[Cell],
-    *,
-    timeout_s: float | None = None,
-    on_start: Callable[[int, Cell], None] | None = None,
-    on_done: Callable[[int, Cell, RunOutcome], None] | None = None,
-    cloud: Mapping[str, object] | None = None,
-) -> list[tuple[Cell, RunOutcome]]:
-    """Measure each cell in a fresh worker; a failed cell is stored as failed and the sweep goes on.
-    ``cloud``: where this job runs (recorded with every run; ``cpustudy.environment.cloud``)."""
-    out = []
-    for i, cell in enumerate(cells):
-        if on_start:
-            on_start(i, cell)
-        config = cell.config.with_(cloud=cloud) if cloud is not None else cell.config
-        outcome = execute(store, machine_id, config, timeout_s=timeout_s)
-        out.append((cell, outcome))
-        if on_done:
-            on_done(i, cell, outcome)
-    return out
-
-
 def interrupted(run: RunRow) -> bool:
     """A run stopped by the user (Ctrl-C) or by its measuring process being killed: not a failure of
     the measurement, and measured again by the next sweep."""
@@ -413,7 +389,7 @@ def plan_rows(store: Store | None, cells: Sequence[Cell], todo: Sequence[Cell]) 
 
 
 class CellRun(Protocol):
-    """The cells to measure, measured (``run_cells``) with the hooks a progress display passes."""
+    """The cells to measure, measured (``SweepPlan.measure``'s ``run``) with the hooks a progress display passes."""
 
     def __call__(self, *, on_start: Callable[[int, Cell], None] | None = None,
                  on_done: Callable[[int, Cell, RunOutcome], None] | None = None) -> list[tuple[Cell, RunOutcome]]: ...
@@ -478,8 +454,17 @@ class SweepPlan:
                 say(f"this job has been cut and started again {where['recoveries']} time(s) (recorded with each run)")
             def run(*, on_start: Callable[[int, Cell], None] | None = None,
                     on_done: Callable[[int, Cell, RunOutcome], None] | None = None) -> list[tuple[Cell, RunOutcome]]:
-                return run_cells(store, session.machine_id, todo, timeout_s=timeout_s, cloud=where,
-                                 on_start=on_start, on_done=on_done)
+                """Each cell in a fresh worker, ``where`` this job runs recorded with its run; a failed cell is stored
+                as failed and the sweep goes on."""
+                out = []
+                for i, cell in enumerate(todo):
+                    if on_start:
+                        on_start(i, cell)
+                    config = cell.config.with_(cloud=where) if where is not None else cell.config
+                    out.append((cell, execute(store, session.machine_id, config, timeout_s=timeout_s)))
+                    if on_done:
+                        on_done(i, cell, out[-1][1])
+                return out
 
             outcomes = progress(run, len(todo))
             account = time_accounting(store, [o.run_id for _, o in outcomes], time.perf_counter() - t0)
