@@ -22,7 +22,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -108,28 +107,6 @@ sys.exit("the script never called fit")
 """
 
 
-@dataclass
-class OverheadResult:
-    workload: str
-    vcpus: int
-    cpustudy_s: list[float]  # per round, the mean of the timed epochs
-    plain_s: list[float]
-    cpustudy_fastest_s: list[float] = field(default_factory=list)  # per round, the fastest timed epoch
-    plain_fastest_s: list[float] = field(default_factory=list)
-    plain_fed: str = ""  # what the plain fit was fed, as it said: arrays, tfdata, the script's own input
-
-    @property
-    def fastest_ratio(self) -> float | None:
-        """The median over rounds of the fastest timed epoch's ratio (a host's slow spell in one epoch of a
-        run moves the mean, not the fastest)."""
-        pairs = [a / b for a, b in zip(self.cpustudy_fastest_s, self.plain_fastest_s)]
-        return statistics.median(pairs) if pairs else None
-
-    @property
-    def ratios(self) -> list[float]:
-        return [a / b for a, b in zip(self.cpustudy_s, self.plain_s)]
-
-
 def bootstrap_interval(values: list[float], level: float = 0.95, resamples: int = 4000,
                        seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval of the median of ``values`` (deterministic for a seed)."""
@@ -167,10 +144,12 @@ def plain_epochs(config: RunConfig, timeout_s: float | None = None) -> tuple[flo
 def overhead(
     store: Store, machine_id: int, config: RunConfig, rounds: int,
     progress: Callable[[str], None] = lambda s: None, plain_side: str = "same",
-) -> OverheadResult:
-    """Alternate cpustudy and plain runs ``rounds`` times each; cpustudy's runs are stored. ``plain_side``:
-    ``same``, the plain fit through cpustudy's input pipeline; ``arrays``, the same arrays into ``fit``
-    (Keras' own path, as a user's script feeds it)."""
+) -> dict[str, object]:
+    """Alternate cpustudy and plain runs ``rounds`` times each (cpustudy's runs are stored): one workload's line of
+    ``cpustudy bench overhead``. ``plain_side``: ``same``, the plain fit through cpustudy's input pipeline;
+    ``arrays``, the same arrays into ``fit`` (Keras' own path, as a user's script feeds it). Each round's figure is
+    the mean of its timed epochs; ``ratio_fastest_epoch`` is the median over rounds of the fastest timed epoch's
+    ratio (a host's slow spell in one epoch of a run moves the mean, not the fastest)."""
     plain_config = config.with_(input_pipeline="numpy") if plain_side == "arrays" else config
     ours: list[float] = []
     plain: list[float] = []
@@ -194,19 +173,14 @@ def overhead(
                 plain.append(mean)
                 plain_fastest.append(fastest)
                 progress(f"round {r + 1}/{rounds} plain keras: {plain[-1]:.3f} s/epoch")
-    return OverheadResult(config.workload, config.vcpus, ours, plain, ours_fastest, plain_fastest, ", ".join(sorted(fed)))
-
-
-
-def overhead_row(res: OverheadResult, rounds: int, input_pipeline: str = "") -> dict[str, object]:
-    """One workload's line of ``cpustudy bench overhead``."""
-    low, high = bootstrap_interval(res.ratios)
-    return {"workload": res.workload, "vcpus": res.vcpus, "input": input_pipeline, "plain_fed": res.plain_fed,
-            "cpustudy_epoch_s": statistics.median(res.cpustudy_s),
-            "plain_keras_epoch_s": statistics.median(res.plain_s),
-            "ratio": statistics.median(res.ratios), "ci95_low": low, "ci95_high": high,
-            "ratio_min": min(res.ratios), "ratio_max": max(res.ratios), "ratio_fastest_epoch": res.fastest_ratio,
-            "rounds": rounds}
+    ratios = [a / b for a, b in zip(ours, plain)]
+    fastest_ratios = [a / b for a, b in zip(ours_fastest, plain_fastest)]
+    low, high = bootstrap_interval(ratios)
+    return {"workload": config.workload, "vcpus": config.vcpus, "input": config.input_pipeline,
+            "plain_fed": ", ".join(sorted(fed)), "cpustudy_epoch_s": statistics.median(ours),
+            "plain_keras_epoch_s": statistics.median(plain), "ratio": statistics.median(ratios), "ci95_low": low,
+            "ci95_high": high, "ratio_min": min(ratios), "ratio_max": max(ratios),
+            "ratio_fastest_epoch": statistics.median(fastest_ratios) if fastest_ratios else None, "rounds": rounds}
 
 
 def measure_overhead(workloads_text: str, *, vcpus: int | None, build: str, epochs: int, steps_per_epoch: int,
@@ -239,9 +213,8 @@ def measure_overhead(workloads_text: str, *, vcpus: int | None, build: str, epoc
     with measuring(db) as session:
         for config in configs:
             try:
-                res = overhead(session.store, session.machine_id, config, rounds,
-                               progress=partial(progress, config.workload), plain_side=plain)
+                rows.append(overhead(session.store, session.machine_id, config, rounds,
+                                     progress=partial(progress, config.workload), plain_side=plain))
             except RuntimeError as exc:
                 raise UserError(f"{config.workload}: {exc}") from None
-            rows.append(overhead_row(res, rounds, config.input_pipeline))
     return rows
