@@ -349,11 +349,7 @@ def apply_tunings(cells: list[Cell], store: Store, machine_fingerprint: str, db_
             raise UserError(f"no tuning stored for {c.workload} {c.build} at {c.vcpus} vCPU(s) "
                             f"on this machine: run `cpustudy tune {c.workload} --vcpus {c.vcpus} "
                             f"--builds {c.build} --db {db_label}` first, or drop --tuned")
-        tuned = Switches(**tuning["setting"]).spec_args()
-        if spec.batch_size is not None or tuned["batch_size"] is None:
-            tuned.pop("batch_size")
-        tuned["env"] = {**spec.env, **tuned["env"]}
-        new_spec = replace(spec, **tuned)
+        new_spec = Switches(**tuning["setting"]).applied_to(spec)
         new = plan(new_spec).with_(tuning_id=tuning["id"])
         out.append(Cell(new.with_(cell_key=cell_key(new, machine_fingerprint)), new_spec))
     return out

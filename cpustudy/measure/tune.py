@@ -19,7 +19,7 @@ not kept.
 from __future__ import annotations
 
 import statistics
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, NotRequired, TypedDict
 
 from cpustudy.environment import machine as machine_mod
@@ -34,17 +34,6 @@ if TYPE_CHECKING:
 
 IMPROVEMENT = 0.97  # a change is kept only when it is at least 3 % faster
 RECHECK = 1.10  # a candidate whose trial is within 10 % of the best (or faster) is measured again
-
-
-class SwitchArgs(TypedDict):
-    """A setting as ``spec.RunSpec`` takes it (``Switches.spec_args``); ``batch_size`` left out where a sweep asked
-    for its own (``sweep.apply_tunings``)."""
-    intra_threads: int
-    inter_threads: int
-    jit_compile: bool | None
-    input_pipeline: str
-    batch_size: NotRequired[int | None]
-    env: dict[str, str]
 
 
 #: A value a tuned dimension takes (a switch, a thread count, an input pipeline, a batch size).
@@ -64,11 +53,13 @@ class Switches:
         """This setting with the dimension ``dim`` (one of its fields, named at run time) set to ``value``."""
         return Switches(**{**asdict(self), dim: value})
 
-    def spec_args(self) -> SwitchArgs:
+    def applied_to(self, spec: RunSpec) -> RunSpec:
+        """``spec`` with this setting's runtime switches (over its own extra settings), and its batch size where
+        ``spec`` asks for none (a sweep's own batch sizes stay: ``sweep.apply_tunings``)."""
         env = {} if self.onednn is None else {"TF_ENABLE_ONEDNN_OPTS": "1" if self.onednn else "0"}
-        return {"intra_threads": self.intra_threads, "inter_threads": self.inter_threads,
-                "jit_compile": self.xla, "input_pipeline": self.input_pipeline,
-                "batch_size": self.batch_size, "env": env}
+        return replace(spec, intra_threads=self.intra_threads, inter_threads=self.inter_threads, jit_compile=self.xla,
+                       input_pipeline=self.input_pipeline, env={**spec.env, **env},
+                       batch_size=self.batch_size if spec.batch_size is None else spec.batch_size)
 
     def label(self) -> str:
         parts = [f"threads {self.intra_threads}/{self.inter_threads}",
@@ -125,9 +116,9 @@ class Trials:
         """Seconds per sample (so that settings with other batch sizes compare fairly) of one new
         trial of ``setting``; None where it failed."""
         # Trials compare training time, which validation does not enter: they skip it.
-        spec = RunSpec(workload=self.workload, vcpus=self.vcpus, build=self.build, epochs=self.epochs,
-                       steps_per_epoch=self.steps_per_epoch, data=self.data, options=dict(self.options or {}),
-                       validation="none", **setting.spec_args())
+        spec = setting.applied_to(RunSpec(workload=self.workload, vcpus=self.vcpus, build=self.build,
+                                          epochs=self.epochs, steps_per_epoch=self.steps_per_epoch, data=self.data,
+                                          options=dict(self.options or {}), validation="none"))
         config = plan(spec).with_(study="tune", tune={"tag": tag, "setting": asdict(setting)})
         outcome = execute(self.store, self.machine_id, config)
         rate = outcome.summary.get("samples_per_s") if outcome.status == "ok" else None
