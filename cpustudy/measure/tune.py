@@ -161,26 +161,11 @@ class Tuning(TypedDict):
     id: NotRequired[int]
 
 
-def tune(
-    store: Store,
-    machine_id: int,
-    workload: Workload,
-    vcpus: int,
-    build: str,
-    *,
-    epochs: int = 3,
-    steps_per_epoch: int = 20,
-    confirm: int = 3,
-    rechecks: int = 1,
-    batch_sizes: list[int] | None = None,
-    data: str = "synthetic",
-    backend_tf: bool = True,
-    pinned_by_build: tuple[str, ...] = (),
-    progress: Callable[[str], None] = lambda s: None,
-    options: Mapping[str, object] | None = None,
-) -> Tuning:
-    """Search, confirm, store and return the tuning (see the module's docstring)."""
-    trials = Trials(store, machine_id, workload, vcpus, build, epochs, steps_per_epoch, data, options, progress)
+def tune(trials: Trials, *, confirm: int = 3, rechecks: int = 1, batch_sizes: list[int] | None = None,
+         backend_tf: bool = True, pinned_by_build: tuple[str, ...] = ()) -> Tuning:
+    """Search, confirm, store and return the tuning of ``trials``' workload, build and vCPUs (see the module's
+    docstring)."""
+    store, workload, vcpus, build = trials.store, trials.workload, trials.vcpus, trials.build
     default = default_setting(vcpus)
     if trials.measure(default, "default") is None:
         raise UserError(f"the default setting of {workload.name} on {build} failed to run: "
@@ -210,7 +195,7 @@ def tune(
         "confirmed_pairs": len(ratios),
         "trials": len(trials.trials),
     }
-    result["id"] = store.add_tuning(machine_id, result)
+    result["id"] = store.add_tuning(trials.machine_id, result)
     return result
 
 
@@ -353,9 +338,9 @@ def tune_builds(workload_name: str, vcpus: int, builds_text: str, *, db: str | N
                      data=data, options=dict(options or {})))
     with measuring(db) as session:
         for b in build_list:
-            result = tune(session.store, session.machine_id, w, vcpus, b.name, epochs=epochs,
-                          steps_per_epoch=steps_per_epoch, confirm=confirm, rechecks=rechecks,
-                          batch_sizes=batch_sizes, data=data,
+            trials = Trials(session.store, session.machine_id, w, vcpus, b.name, epochs, steps_per_epoch, data,
+                            options, progress)
+            result = tune(trials, confirm=confirm, rechecks=rechecks, batch_sizes=batch_sizes,
                           backend_tf=b.env.get("KERAS_BACKEND", "tensorflow") == "tensorflow",
-                          pinned_by_build=pinned_dimensions(b), options=options, progress=progress)
+                          pinned_by_build=pinned_dimensions(b))
             yield f"{w.name} {b.name} {vcpus} vCPU(s)", result
