@@ -22,11 +22,17 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
+from cpustudy.environment import machine
+from cpustudy.errors import UserError
 from cpustudy.measure.execute import execute, worker_env
+from cpustudy.measure.session import measuring
+from cpustudy.measure.spec import RunSpec, plan
 from cpustudy.store import Store
+from cpustudy.workloads import parse_list
 from cpustudy.worker.protocol import RunConfig
 
 #: Both plain sides: the run's pinning and thread sizing before TensorFlow, and the stopwatch (epoch hooks only:
@@ -187,14 +193,6 @@ def measure_overhead(workloads_text: str, *, vcpus: int | None, build: str, epoc
                      rounds: int, db: str | None, input_pipeline: str = "auto", plain: str = "same",
                      progress: Callable[[str, str], None] = lambda w, s: None) -> list[dict[str, object]]:
     """``cpustudy bench overhead``: each workload's rounds, stored as study ``bench-overhead``."""
-    from functools import partial
-
-    from cpustudy.environment import machine
-    from cpustudy.errors import UserError
-    from cpustudy.measure.session import measuring
-    from cpustudy.measure.spec import RunSpec, plan
-    from cpustudy.workloads import parse_list
-
     wls = parse_list(workloads_text)
     for w in wls:
         if w.model is not None and w.model.kind != "script":

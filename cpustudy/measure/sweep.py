@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Mapping, Protocol, Sequence, TypeVar, Unp
 
 from cpustudy import precision
 from cpustudy.analysis.billed import to_target_s
+from cpustudy.environment import builds as builds_mod
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.names import split_list
@@ -27,10 +28,10 @@ from cpustudy.identity import Configuration
 from cpustudy.measure.execute import RunOutcome, execute
 from cpustudy.measure.request import SweepRequest
 from cpustudy.measure.spec import Host, RunSpec, SpecArgs, plan
-from cpustudy.store import Readable, Store
+from cpustudy.store import Readable, Store, default_path
 from cpustudy.store.rows import RunRow
 from cpustudy.worker.protocol import RunConfig
-from cpustudy.workloads import Workload
+from cpustudy.workloads import Workload, parse_list
 
 DEFAULT_STARTUP_S = 10.0
 #: The most cells a sweep plans: beyond it, the grid is a typo (``--repeats 1000000``), not a study.
@@ -408,8 +409,6 @@ class SweepPlan:
     machine: machine_mod.Machine
 
     def dry_run(self, fresh: bool) -> DryRun:
-        from cpustudy.store import Store
-
         if not self.db_path.is_file():
             return plan_rows(None, self.cells, self.cells)
         with Store.read(self.db_path) as store:
@@ -471,8 +470,6 @@ class SweepPlan:
 
 def plan_from(request: SweepRequest, db: str | None) -> SweepPlan:
     """The request's sweep on this machine (names and vCPU counts checked, every cell planned)."""
-    from cpustudy.store import Store, default_path
-
     host = Host.here()
     m = machine_mod.collect()
     vcpus = parse_vcpus(request.vcpus or "auto", host.topo)
@@ -487,9 +484,6 @@ def plan_from(request: SweepRequest, db: str | None) -> SweepPlan:
 
 def request_cells(request: SweepRequest, *, machine_fingerprint: str, host: Host, vcpus: Sequence[int]) -> list[Cell]:
     """The cells of ``request`` on ``host`` (a ``spec.Host``) at ``vcpus``, as ``sweep --dry-run`` lists them."""
-    from cpustudy.environment import builds as builds_mod
-    from cpustudy.workloads import parse_list
-
     workloads = parse_list(request.workloads)
     builds = [b.name for b in builds_mod.parse_list(request.builds)]
     cells = plan_sweep(workloads, builds, vcpus, repeats=request.repeats, machine_fingerprint=machine_fingerprint,
@@ -537,9 +531,6 @@ def refuse_beyond_this_machine(request: SweepRequest, vcpus: Sequence[int], usab
     too_many = [v for v in vcpus if v > usable]
     if not too_many or request.oversubscribe:
         return
-    from cpustudy.environment import builds as builds_mod
-    from cpustudy.workloads import parse_list
-
     parse_list(request.workloads)
     builds_mod.parse_list(request.builds)
     raise BeyondThisMachine(f"{and_list(too_many)} vCPUs cannot be measured honestly here: this machine lets cpustudy "

@@ -20,17 +20,16 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping, NotRequired, TypedDict
+from typing import Callable, Iterator, Mapping, NotRequired, TypedDict
 
+from cpustudy.environment import builds
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
 from cpustudy.measure.execute import execute
+from cpustudy.measure.session import measuring
 from cpustudy.measure.spec import RunSpec, plan
 from cpustudy.store import Store
-from cpustudy.workloads import Workload
-
-if TYPE_CHECKING:
-    from cpustudy.environment.builds import Build
+from cpustudy.workloads import Workload, get
 
 IMPROVEMENT = 0.97  # a change is kept only when it is at least 3 % faster
 RECHECK = 1.10  # a candidate whose trial is within 10 % of the best (or faster) is measured again
@@ -272,7 +271,7 @@ def confirmed(ratios: list[float]) -> bool:
     return paired_gain(ratios, min_effect=1 / IMPROVEMENT - 1)
 
 
-def pinned_dimensions(build: Build) -> tuple[str, ...]:
+def pinned_dimensions(build: builds.Build) -> tuple[str, ...]:
     """The tuner's dimensions a build fixes (``tf-eigen`` fixes oneDNN, ``tf-xla`` fixes XLA)."""
     pinned = []
     if "TF_ENABLE_ONEDNN_OPTS" in build.env:
@@ -324,10 +323,6 @@ def tune_builds(workload_name: str, vcpus: int, builds_text: str, *, db: str | N
                 progress: Callable[[str], None] = lambda s: None) -> Iterator[tuple[str, Tuning]]:
     """Tune ``workload_name`` at ``vcpus`` for each build in ``builds_text`` (every setting checked
     before anything runs); yields ``("WORKLOAD BUILD N vCPU(s)", result)`` as each build is done."""
-    from cpustudy.environment import builds
-    from cpustudy.measure.session import measuring
-    from cpustudy.workloads import get
-
     w = get(workload_name)
     build_list = builds.parse_list(builds_text)
     if rechecks < 0:
