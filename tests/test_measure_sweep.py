@@ -319,12 +319,17 @@ def test_a_cells_estimate_reads_earlier_runs_per_sample_and_of_its_precision():
              "startup_s": 5.0, "precision_policy": "float32"},
             {"workload": "mnist_cnn", "build": "tf", "device": "cpu", "vcpus": 2, "batch_size": 64, "step_time_s": 0.004,
              "startup_s": 5.0, "precision_policy": "mixed_bfloat16"}]
-    kw = dict(workload="mnist_cnn", build="tf", device="cpu", vcpus=2, epochs=1, steps=100, flops_per_step=1e9)
-    fp32 = sweep.estimate_training(runs, batch_size=256, **kw)
+    from conftest import run_config
+
+    def estimate(**fields):
+        kw = dict(workload="mnist_cnn", build="tf", device="cpu", vcpus=2, epochs=1, full_steps_per_epoch=100)
+        return sweep.estimate_cell(runs, sweep.Cell(run_config(**kw, **fields)))
+
+    fp32 = estimate(batch_size=256)
     assert fp32.measured and fp32.training_s == pytest.approx(100 * 0.04) and fp32.startup_s == 5.0
-    bf16 = sweep.estimate_training(runs, batch_size=64, policy="mixed_bfloat16", **kw)
+    bf16 = estimate(batch_size=64, precision_policy="mixed_bfloat16")
     assert bf16.training_s == pytest.approx(100 * 0.004)
-    fp16 = sweep.estimate_training(runs, batch_size=64, policy="mixed_float16", **kw)  # none ran it: every run
+    fp16 = estimate(batch_size=64, precision_policy="mixed_float16")  # none ran it: every run
     assert fp16.measured and fp16.training_s == pytest.approx(100 * 0.007)
 
 

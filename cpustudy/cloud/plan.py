@@ -4,7 +4,7 @@ SkyPilot's parser, and the plan's cost estimated from the price catalog before a
 The estimate per target is VM time x the target's hourly rate (spot or on-demand):
 
 * per cell, the training time and the fixed cost of a fresh worker (its start-up), estimated as
-  ``sweep --dry-run`` does (:func:`cpustudy.measure.sweep.estimate_training`): from earlier ok runs
+  ``sweep --dry-run`` does (:func:`cpustudy.measure.sweep.estimate_cell`): from earlier ok runs
   in ``--db``, else the workload's FLOPs at an assumed rate, a rough guess labelled as such;
 * per target, provisioning the VM and installing cpustudy: ``PROVISION_S``, a guess.
 

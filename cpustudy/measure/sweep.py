@@ -197,37 +197,28 @@ class Estimate:
         return self.training_s + self.startup_s
 
 
-def estimate_training(ok_runs: Sequence[RunRow], *, workload: str, build: str, device: str, vcpus: int,
-                      epochs: int, steps: int, flops_per_step: float, batch_size: int | None = None,
-                      policy: str = precision.DEFAULT) -> Estimate:
-    """One cell's :class:`Estimate`.
+def estimate_cell(ok_runs: Sequence[RunRow], cell: Cell) -> Estimate:
+    """A sweep cell's :class:`Estimate`.
 
     Earlier ok runs (``ok_runs``) of the same workload, build and device (and vCPUs, on a CPU; a GPU's
-    speed hardly depends on its host's vCPUs), of precision ``policy`` where any ran it, give the time per sample (at
-    ``batch_size``, a step's samples) and the start-up; without them, the workload's FLOPs at ``GUESS_FLOPS`` and
-    ``DEFAULT_STARTUP_S`` (a guess, to be labelled as such). The start-up is the cell's fixed cost: spawn to the
-    first step (imports, data, model build).
+    speed hardly depends on its host's vCPUs), of the cell's precision where any ran it, give the time per sample
+    (at the cell's batch size, a step's samples) and the start-up; without them, the workload's FLOPs at
+    ``GUESS_FLOPS`` and ``DEFAULT_STARTUP_S`` (a guess, to be labelled as such). The start-up is the cell's fixed
+    cost: spawn to the first step (imports, data, model build).
     """
-    rows = [r for r in ok_runs if r["workload"] == workload and r["build"] == build
-            and (r.get("device") or "cpu") == device and (device == "gpu" or r["vcpus"] == vcpus)
-            and r["step_time_s"]]
-    rows = [r for r in rows if (r.get("precision_policy") or precision.DEFAULT) == policy] or rows
-    if rows:
-        step = statistics.median((r["step_time_s"] or 0.0) * (batch_size / b if batch_size and (b := r.get("batch_size"))
-                                                              else 1.0) for r in rows)  # each has a step time
-        start = statistics.median(r["startup_s"] or DEFAULT_STARTUP_S for r in rows)
-        return Estimate(epochs * steps * step, start, True)
-    step = flops_per_step / (GUESS_FLOPS[device] * (vcpus if device == "cpu" else 1))
-    return Estimate(epochs * steps * max(step, 1e-3), DEFAULT_STARTUP_S, False)
-
-
-def estimate_cell(ok_runs: Sequence[RunRow], cell: Cell) -> Estimate:
-    """A sweep cell's :class:`Estimate` (:func:`estimate_training`)."""
     c = cell.config
-    return estimate_training(
-        ok_runs, workload=c.workload, build=c.build, device=c.device, vcpus=c.vcpus, epochs=c.epochs,
-        steps=c.steps_run, flops_per_step=(c.flops_per_sample or 0) * c.batch_size, batch_size=c.batch_size,
-        policy=c.precision_policy)
+    rows = [r for r in ok_runs if r["workload"] == c.workload and r["build"] == c.build
+            and (r.get("device") or "cpu") == c.device and (c.device == "gpu" or r["vcpus"] == c.vcpus)
+            and r["step_time_s"]]
+    rows = [r for r in rows if (r.get("precision_policy") or precision.DEFAULT) == c.precision_policy] or rows
+    steps = c.epochs * c.steps_run
+    if rows:
+        step = statistics.median((r["step_time_s"] or 0.0) * (c.batch_size / b if (b := r.get("batch_size")) else 1.0)
+                                 for r in rows)  # each has a step time
+        start = statistics.median(r["startup_s"] or DEFAULT_STARTUP_S for r in rows)
+        return Estimate(steps * step, start, True)
+    step = (c.flops_per_sample or 0) * c.batch_size / (GUESS_FLOPS[c.device] * (c.vcpus if c.device == "cpu" else 1))
+    return Estimate(steps * max(step, 1e-3), DEFAULT_STARTUP_S, False)
 
 
 def interrupted(run: RunRow) -> bool:
