@@ -47,7 +47,7 @@ from cpustudy.measure import compare as single
 from cpustudy.measure.compare import CompareRequest, Planned
 from cpustudy.measure.execute import Measurer, execute
 from cpustudy.measure.sweep import Cell, pending
-from cpustudy.names import split_list
+from cpustudy.names import int_list, split_list
 from cpustudy.rules import RULES, Rules
 from cpustudy.store import Known, Readable
 
@@ -76,13 +76,7 @@ def parse_settings(precisions: str | None, batch_sizes: str | None, default_prec
         problem = precision.unknown(policy)
         if problem:
             raise UserError(problem.replace("--precision ", "--precisions: "))
-    batches: list[int | None] = [default_batch]
-    if batch_sizes:
-        batches = []
-        for item in split_list(batch_sizes, "--batch-sizes", "64,256"):
-            if not item.isdigit() or int(item) < 1:
-                raise UserError(f"--batch-sizes: {item!r} is not a batch size: give positive whole numbers, e.g. 64,256")
-            batches.append(int(item))
+    batches: list[int | None] = [*int_list(batch_sizes, "--batch-sizes")] if batch_sizes else [default_batch]
     for axis, values in (("--precisions", policies), ("--batch-sizes", batches)):
         if len(set(values)) != len(values):
             raise UserError(f"{axis}: a value named twice: give each once")
