@@ -202,11 +202,9 @@ class _Run:
         store, run_id = self.store, self.run_id
         if kind == protocol.SOFTWARE:
             self.software = event
-            store.set_software(run_id, self.software)
         elif kind in (protocol.DATA, protocol.MODEL, protocol.WARMUP):
             # How long data preparation (and from where), model building and warm-up took.
             self.software["data_prep" if kind == protocol.DATA else kind] = event
-            store.set_software(run_id, self.software)
             if kind == protocol.MODEL and event.get("xla") is not None:
                 store.set_xla(run_id, bool(event["xla"]))
         elif kind == protocol.TRAIN_START:
@@ -219,17 +217,17 @@ class _Run:
             self.error = cast(protocol.ErrorEvent, event).get("message")
         elif kind == protocol.GPU_MONITOR:
             self.software["gpu_monitor"] = event
-            store.set_software(run_id, self.software)
         elif kind == protocol.DONE and event.get("anchor_s"):
             # the machine's fixed reference, timed after the epochs (cpustudy.worker.anchor): kept with the software
             self.software["anchor"] = {"seconds": event["anchor_s"], "version": event.get("anchor_version")}
-            store.set_software(run_id, self.software)
         elif kind == protocol.PEAK:
             self.peak_note = {"seconds": event.get("seconds")}  # time spent measuring it
             self.software["peak"] = self.peak_note
-            store.set_software(run_id, self.software)
             # kept once the run's own rate says it can be trusted (_finish)
             self.peak_event = cast(protocol.PeakEvent, event)
+        if kind in (protocol.SOFTWARE, protocol.DATA, protocol.MODEL, protocol.WARMUP, protocol.GPU_MONITOR,
+                    protocol.PEAK) or (kind == protocol.DONE and event.get("anchor_s")):
+            store.set_software(run_id, self.software)  # what the run says of itself, stored as it comes
         if self.listener:
             self.listener(kind, event)
 
