@@ -144,9 +144,9 @@ def plan_sweep(
     return cells
 
 
-def pending(store: Readable | None, cells: Iterable[Cell], fresh: bool = False) -> list[Cell]:
+def pending(store: Readable, cells: Iterable[Cell], fresh: bool = False) -> list[Cell]:
     cells = list(cells)
-    if fresh or store is None:
+    if fresh:
         return cells
     done = {r["cell_key"] for r in store.runs(status="ok", cell_keys=[c.key for c in cells])}
     return [c for c in cells if c.key not in done]
