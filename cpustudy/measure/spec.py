@@ -130,11 +130,6 @@ def resolve_data(workload: Workload, mode: str) -> str:
     )
 
 
-def check_positive(name: str, value: int | None) -> None:
-    if value is not None and value <= 0:
-        raise UserError(f"{name} must be a positive whole number, got {value}")
-
-
 def _check(spec: RunSpec, local: bool = True) -> None:
     for name, value in (
         ("--vcpus", spec.vcpus),
@@ -144,7 +139,8 @@ def _check(spec: RunSpec, local: bool = True) -> None:
         ("--intra-threads", spec.intra_threads),
         ("--inter-threads", spec.inter_threads),
     ):
-        check_positive(name, value)
+        if value is not None and value <= 0:
+            raise UserError(f"{name} must be a positive whole number, got {value}")
     if not 0 <= spec.seed < 2**32:
         raise UserError(f"--seed {spec.seed}: give a whole number from 0 to {2**32 - 1}")
     if spec.warmup_steps < 0:
