@@ -12,7 +12,7 @@ from cpustudy.environment import machine
 from cpustudy.measure import sweep
 from cpustudy.identity import Configuration
 from cpustudy.measure.request import SweepRequest
-from cpustudy.measure.spec import RunSpec, plan
+from cpustudy.measure.spec import Host, RunSpec, plan
 from cpustudy.store import Store
 
 TOPO = machine.CpuTopology(cpus={0: (0, 0, 0), 1: (0, 1, 0)})
@@ -33,7 +33,7 @@ def test_a_database_measured_before_the_type_keeps_its_cell_keys(tmp_path):
 
 
 def test_a_new_workload_version_or_precision_is_a_new_key_and_the_old_fields_are_not():
-    config = plan(RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, data="synthetic"), TOPO)
+    config = plan(RunSpec(workload=workloads.get("mnist_mlp"), vcpus=1, data="synthetic"), Host(TOPO))
     c = Configuration.of(config)
     assert c.workload_version == 1 and c.build == "tf" and c.instance is None
     same = [dataclasses.replace(c, cpu_model="EPYC"), dataclasses.replace(c, instance="gcp:n2-highcpu-2")]
@@ -87,8 +87,8 @@ def test_a_new_workload_version_is_measured_again_and_never_pooled_with_the_old(
         reportdb.add_run(s, m, "mnist_mlp", "tf", 1, [4.0, 4.0])  # measured when the workload was version 1
         reportdb.add_run(s, m, "mnist_mlp", "tf", 2, [3.0, 3.0])
     w = workloads.get("mnist_mlp")
-    v1 = plan(RunSpec(workload=w, vcpus=1, data="synthetic"), TOPO)
-    v2 = plan(RunSpec(workload=dataclasses.replace(w, version=2), vcpus=1, data="synthetic"), TOPO)
+    v1 = plan(RunSpec(workload=w, vcpus=1, data="synthetic"), Host(TOPO))
+    v2 = plan(RunSpec(workload=dataclasses.replace(w, version=2), vcpus=1, data="synthetic"), Host(TOPO))
     assert v2.workload_version == 2 and sweep.cell_key(v1, "m") != sweep.cell_key(v2, "m")  # not resumed into
     with Store.read(db) as s:
         assert len(summary.analyze(s, summary.Options()).summary) == 2

@@ -69,14 +69,14 @@ def test_learnable_data_follows_one_planted_rule_in_the_same_formats():
 def test_target_accuracy_is_refused_on_synthetic_data_and_with_capped_epochs(empty_keras_home):
     w = workloads.get("mnist_mlp")
     with pytest.raises(UserError, match="labels are random"):
-        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="synthetic", target_accuracy=0.9), TOPO)
+        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="synthetic", target_accuracy=0.9), spec.Host(TOPO))
     with pytest.raises(UserError, match="no cached mnist data"):
-        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="auto", target_accuracy=0.9), TOPO)
+        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="auto", target_accuracy=0.9), spec.Host(TOPO))
     with pytest.raises(UserError, match="drop --steps-per-epoch"):
-        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="learnable", target_accuracy=0.9, steps_per_epoch=10), TOPO)
+        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="learnable", target_accuracy=0.9, steps_per_epoch=10), spec.Host(TOPO))
     with pytest.raises(UserError, match="between 0 and 1"):
-        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="learnable", target_accuracy=90), TOPO)
-    c = spec.plan(spec.RunSpec(workload=w, vcpus=1, data="learnable", target_accuracy=0.9, epochs=10), TOPO)
+        spec.plan(spec.RunSpec(workload=w, vcpus=1, data="learnable", target_accuracy=90), spec.Host(TOPO))
+    c = spec.plan(spec.RunSpec(workload=w, vcpus=1, data="learnable", target_accuracy=0.9, epochs=10), spec.Host(TOPO))
     assert c.target_accuracy == 0.9 and c.epochs == 10 and c.data == "learnable"
 
 

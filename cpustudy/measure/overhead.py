@@ -30,7 +30,7 @@ from cpustudy.environment import machine
 from cpustudy.errors import UserError
 from cpustudy.measure.execute import execute, worker_env
 from cpustudy.measure.session import measuring
-from cpustudy.measure.spec import RunSpec, plan
+from cpustudy.measure.spec import Host, RunSpec, plan
 from cpustudy.store import Store
 from cpustudy.workloads import parse_list
 from cpustudy.worker.protocol import RunConfig
@@ -205,7 +205,7 @@ def measure_overhead(workloads_text: str, *, vcpus: int | None, build: str, epoc
                             steps_per_epoch=steps_per_epoch if steps_per_epoch < w.steps_per_epoch else None,
                             data="synthetic", measure_peak=False, input_pipeline=input_pipeline,
                             # like for like: the plain fit neither validates nor augments on the host
-                            validation="none", options={"augment": "none"} if w.model is None else {}), topo).with_(study="bench-overhead")
+                            validation="none", options={"augment": "none"} if w.model is None else {}), Host(topo)).with_(study="bench-overhead")
                for w in wls]
     rows = []
     with measuring(db) as session:

@@ -325,12 +325,12 @@ def input_pipeline(spec: RunSpec, build: Build) -> str:
     return spec.input_pipeline
 
 
-def plan(spec: RunSpec, topo: machine_mod.CpuTopology | None = None, host: Host | None = None) -> RunConfig:
-    """The measurement ``spec`` asks for on ``host`` (default: this machine, of topology ``topo``):
-    validated, with CPUs, threads and data resolved."""
+def plan(spec: RunSpec, host: Host | None = None) -> RunConfig:
+    """The measurement ``spec`` asks for on ``host`` (default: this machine): validated, with CPUs, threads and
+    data resolved."""
     from cpustudy.environment import builds
 
-    host = host or Host.here(topo)
+    host = host or Host.here()
     topo = host.topo
     _check(spec, host.local)
     w = spec.workload

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from cpustudy.measure import wording
     from cpustudy.measure.execute import execute
     from cpustudy.measure.session import measuring
-    from cpustudy.measure.spec import RunSpec, plan
+    from cpustudy.measure.spec import Host, RunSpec, plan
     from cpustudy.workloads import get
 
     topo = machine.read_topology()
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         oversubscribe=args.oversubscribe, intra_threads=args.intra_threads, inter_threads=args.inter_threads,
         build=args.build, device=args.device, warmup_steps=args.warmup_steps, input_pipeline=args.input,
         options=a.options(args.augment), validation=args.validation, precision_policy=args.precision,
-        target_accuracy=args.target_accuracy, target=target_text(args)), topo)
+        target_accuracy=args.target_accuracy, target=target_text(args)), Host(topo))
     err = console(stderr=True)
     with measuring(args.db) as session:
         err.print(wording.plan_line(config))
