@@ -95,11 +95,11 @@ def leader(st: Standing | None, results: Sequence[combo.CandidateResult] = ()) -
 
 
 def standing(groups: Sequence[Group], *, noise: Noise = NO_PRIOR, rules: Rules = RULES,
-             rng_seed: int = 0, factor: float | Mapping[str, float] = 1.0) -> Standing | None:
+             factor: float | Mapping[str, float] = 1.0) -> Standing | None:
     """What is known of every measured candidate's expected cost, read from the one model of the measurements
     (:class:`cpustudy.analysis.model.Model`; ``factor`` its recalibration); None where fewer than two candidates
     have figures (nothing to choose between)."""
-    model = Model(groups, noise=noise, draws=rules.draws, rng_seed=rng_seed, factor=factor)
+    model = Model(groups, noise=noise, draws=rules.draws, factor=factor)
     if len(model.fitted) < 2:
         return None
     out = Standing("USD" if model.priced else "s", {}, {}, {}, {}, {}, {})
