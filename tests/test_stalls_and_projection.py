@@ -392,20 +392,20 @@ def test_a_calibration_whose_runs_all_failed_has_nothing_to_check(tmp_path):
 
 
 def test_a_runs_contention_note_is_judged_against_its_configurations_other_runs():
-    from cpustudy.measure import wording
+    from cpustudy.cli.commands.run import outcome_notes
     from cpustudy.measure.execute import RunOutcome
 
     outcome = RunOutcome(1, "ok", {"wait_share": 0.45, "epoch_time_s": 3.0}, None, 0)
-    said = " ".join(wording.outcome_notes(outcome, peers=[(0.05, 2.0), (0.06, 2.1)]))
+    said = " ".join(outcome_notes(outcome, peers=[(0.05, 2.0), (0.06, 2.1)]))
     assert "contended" in said and "45 %" in said
-    assert not any("contended" in n for n in wording.outcome_notes(outcome, peers=[(0.40, 2.9), (0.5, 3.1)]))
-    assert not any("contended" in n for n in wording.outcome_notes(outcome))  # no other run: not judged
+    assert not any("contended" in n for n in outcome_notes(outcome, peers=[(0.40, 2.9), (0.5, 3.1)]))
+    assert not any("contended" in n for n in outcome_notes(outcome))  # no other run: not judged
 
 
 def test_a_runs_peers_are_the_stored_runs_of_its_configuration_on_this_machine(tmp_path):
     """`cpustudy run` judges a run's wait against the other repeats of its configuration, read from the store
     (their stored settings: the columns keep options and environment as JSON text, which never compared equal)."""
-    from cpustudy.measure import wording
+    from cpustudy.cli.commands.run import peers
     from cpustudy.identity import Configuration
     from cpustudy.store import Store
     from cpustudy.worker.protocol import RunConfig
@@ -422,7 +422,7 @@ def test_a_runs_peers_are_the_stored_runs_of_its_configuration_on_this_machine(t
                                             ("elsewhere", base.with_(repeat=2), other, 0.07)):
             ids[name] = s.start_run(machine, config.as_dict(), Configuration.of(config).columns())
             s.finish_run(ids[name], "ok", {"wait_share": wait, "epoch_time_s": 10.0})
-        found = wording.peers(s, m, base, ids["me"])
+        found = peers(s, m, base, ids["me"])
     assert sorted(found) == [(0.05, 10.0), (0.06, 10.0)]  # the other repeat and seed here; not 2 vCPUs, not elsewhere
 
 

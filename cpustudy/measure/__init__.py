@@ -2,8 +2,8 @@
 
 ``spec.plan`` turns a ``RunSpec`` (what was asked) into a checked ``RunConfig`` (what runs), whose
 identity is a ``Configuration`` (``cpustudy.identity``); ``execute`` runs one in a fresh worker and stores it
-(``tally`` computes its figures, ``peaks`` caches the device's peak, ``wording`` says it in words;
-``replay`` plays recorded or simulated workers back through the same interface);
+(``tally`` computes its figures, ``peaks`` caches the device's peak; ``replay`` plays recorded or simulated
+workers back through the same interface);
 ``session`` holds the database for measuring; ``request`` parses a sweep as asked (``SweepRequest``) and
 ``sweep`` plans and runs its grid of cells, resumably; ``tune`` searches runtime settings; ``compare``
 measures what ``cpustudy compare`` still needs (seeds trained to the target, speed runs), and
