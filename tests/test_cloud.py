@@ -265,12 +265,13 @@ def test_a_cloud_plan_takes_the_sweeps_own_request_and_estimates_its_cells(run_c
     cpu, gpu = p.targets
     assert cpu.cells == 2 * 2 * 2 and gpu.cells == 2 * 2  # batch sizes x precisions (x vCPU counts on the CPU VM)
     # the VM runs exactly the request: its sweep arguments parse back to the same grid as `sweep --dry-run`
+    from cpustudy.cli.args import sweep_request
     from cpustudy.cli.main import build_parser
 
     task = (tmp_path / "p" / cpu.task).read_text()
     line = next(x for x in task.splitlines() if "cpustudy sweep" in x)
     argv = line.split("cpustudy sweep", 1)[1].split(" --db ")[0].split()
-    request = SweepRequest.from_args(build_parser().parse_args(["sweep", *argv]))
+    request = sweep_request(build_parser().parse_args(["sweep", *argv]))
     assert request.batch_sizes == (64, 256) and request.precisions == ("float32", "mixed_bfloat16")
     assert request.data == "learnable" and request.vcpus == "4,8" and request.device == "cpu"
     gpu_task = (tmp_path / "p" / gpu.task).read_text()

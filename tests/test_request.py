@@ -7,12 +7,13 @@ from dataclasses import replace
 
 import pytest
 
+from cpustudy.cli.args import sweep_request
 from cpustudy.cli.main import build_parser
 from cpustudy.measure.request import SweepRequest
 
 
 def _request(*argv: str) -> SweepRequest:
-    return SweepRequest.from_args(build_parser().parse_args(["sweep", *argv]))
+    return sweep_request(build_parser().parse_args(["sweep", *argv]))
 
 
 REQUESTS = [
@@ -38,7 +39,7 @@ def test_a_request_written_as_cloud_plan_arguments_is_the_same_grid(argv):
     """What a refused sweep suggests (`cloud plan`, one VM per size): parsed by `cloud plan`, the same request
     but for what each VM decides (its vCPUs, its device) and what only this machine has (a tuning)."""
     request = _request(*argv)
-    planned = SweepRequest.from_args(build_parser().parse_args(
+    planned = sweep_request(build_parser().parse_args(
         ["cloud", "plan", "--targets", "gcp:n2-highcpu-8", "--out", "plan", *request.cloud_plan_argv()]))
     assert planned == replace(request, vcpus=None, device="cpu", oversubscribe=False, tuned=False)
 

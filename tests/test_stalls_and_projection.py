@@ -15,6 +15,7 @@ import pytest
 
 from cpustudy.analysis import projection
 from cpustudy.analysis.runs import add_configuration
+from cpustudy.cli.args import sweep_request
 from cpustudy.cli.commands.sweep import stored_check
 from cpustudy.errors import UserError
 from cpustudy.measure import spec
@@ -229,7 +230,7 @@ def _request(**args) -> SweepRequest:
                     batch_sizes=None, precision="float32", precisions=None, epochs=2, max_epochs=None,
                     steps_per_epoch=10, data="synthetic", seed=0, input="auto", warmup_steps=0, augment=None,
                     validation="none", target_accuracy=None, timeout=None, calibrate=True)
-    return SweepRequest.from_args(argparse.Namespace(**{**defaults, **args}))
+    return sweep_request(argparse.Namespace(**{**defaults, **args}))
 
 
 def test_calibrate_adds_one_full_epoch_cell_per_workload_and_repeat_beside_its_projection(empty_keras_home):

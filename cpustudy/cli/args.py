@@ -7,7 +7,10 @@ import math
 from typing import Sequence, TypeAlias
 
 from cpustudy.errors import UserError
+from cpustudy.measure.request import SweepRequest
+from cpustudy.names import int_list, split_list
 from cpustudy.precision import DEFAULT, POLICIES
+from cpustudy.precision import unknown as unknown_policy
 
 PROG = "cpustudy"
 
@@ -145,6 +148,61 @@ def add_sweep_request(p: argparse.ArgumentParser, *, cloud: bool = False) -> Non
     if not cloud:
         p.add_argument("--tuned", action="store_true",
                        help="use the setting `cpustudy tune` found for each workload, build and vCPU count")
+
+
+def sweep_request(args: argparse.Namespace) -> SweepRequest:
+    """The parsed ``add_sweep_request`` arguments as the request they make; a contradiction is a one-line
+    ``UserError``."""
+    if getattr(args, "batch_sizes", None) and args.batch_size:
+        raise UserError("give --batch-size or --batch-sizes, not both")
+    if getattr(args, "precisions", None) is not None and args.precision != DEFAULT:
+        raise UserError("give --precision or --precisions, not both")
+    if args.batch_sizes:
+        batch_sizes = tuple(dict.fromkeys(int_list(args.batch_sizes, "--batch-sizes")))
+    else:
+        batch_sizes = (args.batch_size,) if args.batch_size else ()
+    if args.precisions is not None:
+        precisions = tuple(dict.fromkeys(split_list(args.precisions, "--precisions", "float32,mixed_bfloat16")))
+    else:
+        precisions = (args.precision,)
+    for p in precisions:
+        if unknown_policy(p):
+            raise UserError(str(unknown_policy(p)))
+    if getattr(args, "calibrate", False) and not args.steps_per_epoch:
+        raise UserError("--calibrate checks projected epochs against full ones: give --steps-per-epoch too "
+                        "(without it every epoch is already full)")
+    return SweepRequest(
+        workloads=args.workloads, builds=args.builds, vcpus=args.vcpus, repeats=args.repeats,
+        epochs=target_epochs(args), steps_per_epoch=args.steps_per_epoch, batch_sizes=batch_sizes,
+        precisions=precisions, data=args.data, seed=args.seed,
+        oversubscribe=bool(getattr(args, "oversubscribe", False)), device=getattr(args, "device", "cpu"),
+        input_pipeline=args.input, warmup_steps=args.warmup_steps, augment=args.augment,
+        validation=args.validation, target_accuracy=args.target_accuracy, target=target_text(args),
+        timeout=args.timeout, tuned=bool(getattr(args, "tuned", False)), calibrate=bool(getattr(args, "calibrate", False)))
+
+
+
+def target_text(args: argparse.Namespace) -> str | None:
+    """``--target`` checked and written the one way it is stored (``val_loss<=0.3``); None without it."""
+    text = getattr(args, "target", None)
+    if text is None:
+        return None
+    from cpustudy import targets
+
+    return targets.parse(text).text
+
+
+def target_epochs(args: argparse.Namespace) -> int | None:
+    """The epochs to train: --max-epochs with --target-accuracy or --target (which need it or the default),
+    else --epochs; --max-epochs alone, or with --epochs, is refused."""
+    targeted = args.target_accuracy is not None or getattr(args, "target", None) is not None
+    if args.max_epochs is not None and not targeted:
+        raise UserError("--max-epochs goes with --target-accuracy or --target: use --epochs for a fixed number of "
+                        "epochs")
+    if targeted and args.epochs is not None:
+        flag = "--target-accuracy" if args.target_accuracy is not None else "--target"
+        raise UserError(f"{flag} trains until it is reached: give --max-epochs instead of --epochs")
+    return args.max_epochs if targeted else args.epochs
 
 
 def add_grid(p: argparse.ArgumentParser, what: str, oversubscribe: bool = True) -> None:

@@ -1,7 +1,7 @@
 """A sweep as the user asked for it, parsed once: ``SweepRequest``.
 
 ``cpustudy sweep`` and ``cpustudy cloud plan`` take the same arguments (``cli.args.add_sweep_request``)
-and make one of these with :meth:`SweepRequest.from_args`, where every cross-argument rule is checked.
+and make one of these with ``cli.args.sweep_request``, where every cross-argument rule is checked.
 ``sweep`` plans its cells on this machine; ``cloud plan`` plans the same cells for each VM
 (:meth:`SweepRequest.cells` with ``spec.Host.vm``: the cells ``sweep --dry-run`` shows there) and writes
 the request back as the VM's ``sweep`` arguments (:meth:`SweepRequest.argv`). Standard library only.
@@ -13,12 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cpustudy import precision
-from cpustudy.errors import UserError
-from cpustudy.names import int_list, split_list
 
 if TYPE_CHECKING:
-    import argparse
-
     from cpustudy.measure.spec import SpecArgs
 
 
@@ -48,37 +44,6 @@ class SweepRequest:
     timeout: int | None = None
     tuned: bool = False
     calibrate: bool = False  # one cell per workload also in full epochs, beside its projection
-
-    @classmethod
-    def from_args(cls, args: argparse.Namespace) -> "SweepRequest":
-        """From the parsed ``add_sweep_request`` arguments; a contradiction is a one-line ``UserError``."""
-        if getattr(args, "batch_sizes", None) and args.batch_size:
-            raise UserError("give --batch-size or --batch-sizes, not both")
-        if getattr(args, "precisions", None) is not None and args.precision != precision.DEFAULT:
-            raise UserError("give --precision or --precisions, not both")
-        if args.batch_sizes:
-            batch_sizes = tuple(dict.fromkeys(int_list(args.batch_sizes, "--batch-sizes")))
-        else:
-            batch_sizes = (args.batch_size,) if args.batch_size else ()
-        if args.precisions is not None:
-            precisions = tuple(dict.fromkeys(split_list(args.precisions, "--precisions", "float32,mixed_bfloat16")))
-        else:
-            precisions = (args.precision,)
-        for p in precisions:
-            if precision.unknown(p):
-                raise UserError(str(precision.unknown(p)))
-        if getattr(args, "calibrate", False) and not args.steps_per_epoch:
-            raise UserError("--calibrate checks projected epochs against full ones: give --steps-per-epoch too "
-                            "(without it every epoch is already full)")
-        return cls(
-            workloads=args.workloads, builds=args.builds, vcpus=args.vcpus, repeats=args.repeats,
-            epochs=target_epochs(args), steps_per_epoch=args.steps_per_epoch, batch_sizes=batch_sizes,
-            precisions=precisions, data=args.data, seed=args.seed,
-            oversubscribe=bool(getattr(args, "oversubscribe", False)), device=getattr(args, "device", "cpu"),
-            input_pipeline=args.input, warmup_steps=args.warmup_steps, augment=args.augment,
-            validation=args.validation, target_accuracy=args.target_accuracy, target=target_text(args),
-            timeout=args.timeout,
-            tuned=bool(getattr(args, "tuned", False)), calibrate=bool(getattr(args, "calibrate", False)))
 
     def spec_args(self) -> SpecArgs:
         """Every cell's settings, as ``spec.RunSpec`` takes them."""
@@ -141,26 +106,3 @@ def _items(argv: list[str]) -> list[tuple[str, ...]]:
         else:
             out.append((word,))
     return out
-
-
-def target_text(args: argparse.Namespace) -> str | None:
-    """``--target`` checked and written the one way it is stored (``val_loss<=0.3``); None without it."""
-    text = getattr(args, "target", None)
-    if text is None:
-        return None
-    from cpustudy import targets
-
-    return targets.parse(text).text
-
-
-def target_epochs(args: argparse.Namespace) -> int | None:
-    """The epochs to train: --max-epochs with --target-accuracy or --target (which need it or the default),
-    else --epochs; --max-epochs alone, or with --epochs, is refused."""
-    targeted = args.target_accuracy is not None or getattr(args, "target", None) is not None
-    if args.max_epochs is not None and not targeted:
-        raise UserError("--max-epochs goes with --target-accuracy or --target: use --epochs for a fixed number of "
-                        "epochs")
-    if targeted and args.epochs is not None:
-        flag = "--target-accuracy" if args.target_accuracy is not None else "--target"
-        raise UserError(f"{flag} trains until it is reached: give --max-epochs instead of --epochs")
-    return args.max_epochs if targeted else args.epochs

@@ -72,9 +72,7 @@ def run_plan(args: argparse.Namespace) -> int:
     from cpustudy.cli.output import status
     from cpustudy.cloud import plan, tasks
 
-    from cpustudy.measure.request import SweepRequest
-
-    options = tasks.CloudSweep(SweepRequest.from_args(args), gpu_builds=args.gpu_builds)
+    options = tasks.CloudSweep(a.sweep_request(args), gpu_builds=args.gpu_builds)
     reused = _reused(args, options)
     if reused is not None:
         print(f"plan {reused.name} in {reused.folder} was launched already for this request: reused as it is, "

@@ -8,7 +8,6 @@ import sys
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 import cpustudy.cli.args as a
-from cpustudy.measure.request import target_epochs, target_text
 from cpustudy.precision import reduced
 
 if TYPE_CHECKING:
@@ -42,12 +41,12 @@ def run(args: argparse.Namespace) -> int:
 
     topo = machine.read_topology()
     config = plan(RunSpec(  # every check happens before the database is touched
-        workload=get(args.workload), vcpus=args.vcpus or topo.logical, epochs=target_epochs(args),
+        workload=get(args.workload), vcpus=args.vcpus or topo.logical, epochs=a.target_epochs(args),
         steps_per_epoch=args.steps_per_epoch, batch_size=args.batch_size, data=args.data, seed=args.seed,
         oversubscribe=args.oversubscribe, intra_threads=args.intra_threads, inter_threads=args.inter_threads,
         build=args.build, device=args.device, warmup_steps=args.warmup_steps, input_pipeline=args.input,
         options=a.options(args.augment), validation=args.validation, precision_policy=args.precision,
-        target_accuracy=args.target_accuracy, target=target_text(args)), Host(topo))
+        target_accuracy=args.target_accuracy, target=a.target_text(args)), Host(topo))
     err = console(stderr=True)
     with measuring(args.db) as session:
         err.print(plan_line(config))

@@ -29,9 +29,8 @@ def register(sub: a.Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from cpustudy.cli.output import console, print_table, with_cell_progress
     from cpustudy.measure import sweep
-    from cpustudy.measure.request import SweepRequest
 
-    request = SweepRequest.from_args(args)
+    request = a.sweep_request(args)
     try:
         plan = sweep.plan_from(request, args.db)
     except sweep.BeyondThisMachine as exc:  # add the way that does measure it: a cloud plan of the same grid
