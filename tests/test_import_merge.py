@@ -98,7 +98,7 @@ def test_merge_adds_new_runs_remaps_machines_and_is_idempotent(run_cli, here, ot
 def test_a_run_still_running_where_a_process_holds_the_lock_is_said_in_progress(run_cli, here, other):
     """A run left 'running' was always said 'still running ... merge again once they finish', also in a file no
     process measures into (a tune cut off days before)."""
-    from cpustudy.measure.session import SweepLock
+    from cpustudy.store.lock import SweepLock
 
     with SweepLock(other):  # a sweep measuring into it now
         r = run_cli("merge", other, "--db", here)

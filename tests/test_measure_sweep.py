@@ -13,10 +13,11 @@ import pytest
 
 from cpustudy import workloads
 from cpustudy.environment import machine
-from cpustudy.measure import sweep, session
+from cpustudy.measure import sweep
 from cpustudy.measure.spec import Host
 from cpustudy.errors import UserError
 from cpustudy.store import Store
+from cpustudy.store.lock import SweepLock
 
 TOPO = machine.CpuTopology(cpus={0: (0, 0, 0), 1: (0, 1, 0), 2: (0, 2, 0), 3: (0, 3, 0)})
 
@@ -114,7 +115,7 @@ def test_sigkill_then_resume_ends_with_exactly_the_planned_runs(db, empty_keras_
 @pytest.mark.tensorflow
 def test_a_second_sweep_on_the_same_database_is_refused(run_cli, db, empty_keras_home):
     Store.open(db).close()
-    with session.SweepLock(db):
+    with SweepLock(db):
         r = run_cli(*SWEEP, "--db", db)
     assert r.code == 2 and "being measured" in r.err and len(r.err.strip().splitlines()) == 1
     with Store.read(db) as s:

@@ -5,8 +5,6 @@ a killed process marked failed, and this machine's row. Every measuring command 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,39 +12,8 @@ from typing import Iterator
 
 from cpustudy.environment import cloud
 from cpustudy.environment import machine as machine_mod
-from cpustudy.errors import UserError
 from cpustudy.store import Store, default_path, snapshot
-
-
-class SweepLock:
-    """An exclusive lock beside the database: one measuring process per database at a time."""
-
-    def __init__(self, db_path: Path) -> None:
-        self.path = Path(str(db_path) + ".lock")
-        self.fd: int | None = None
-
-    def __enter__(self) -> "SweepLock":
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(self.fd, 64).decode(errors="replace").strip() or "another process"
-            os.close(self.fd)
-            self.fd = None
-            raise UserError(
-                f"{self.path.name[:-5]} is being measured into by pid {holder}: wait for it to finish "
-                "or use another --db (parallel measurements on one machine distort each other)"
-            ) from None
-        os.ftruncate(self.fd, 0)
-        os.write(self.fd, str(os.getpid()).encode())
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.fd is not None:
-            os.ftruncate(self.fd, 0)
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
+from cpustudy.store.lock import SweepLock
 
 
 @contextlib.contextmanager

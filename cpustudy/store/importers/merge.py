@@ -26,6 +26,7 @@ from pathlib import Path
 
 import cpustudy.store.schema as schema
 from cpustudy.errors import UserError
+from cpustudy.store.lock import measuring_pid
 from cpustudy.store.rows import EpochRow, StatementRow, column
 from cpustudy.store.store import Store
 
@@ -43,31 +44,6 @@ class MergeResult:
     unfinished: tuple[tuple[str, str, str, int | None, str], ...] = ()
     #: the pid measuring into the other file (its lock held) while it was merged; None: no process holds it
     measured_by: str | None = None
-
-
-def measuring_pid(path: str | Path) -> str | None:
-    """The pid of the process holding ``path``'s measuring lock (``PATH.lock``, ``measure.session.SweepLock``),
-    ``"another process"`` where it does not say; None where no process holds it (or there is no lock file).
-    The lock file is only read: a shared lock taken for an instant and released, nothing written."""
-    import fcntl
-    import os
-
-    lock = Path(str(path) + ".lock")
-    try:
-        fd = os.open(lock, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return os.read(fd, 64).decode(errors="replace").strip() or "another process"
-        except OSError:
-            return None
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
 
 
 def open_other(path: str | Path) -> Store:
