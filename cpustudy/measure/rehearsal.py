@@ -501,29 +501,4 @@ def best_share(row: TrialAnswer) -> float:
     return 1.0 / len(tied) if row["choice"] in tied else 0.0
 
 
-def lines(result: Result) -> list[str]:
-    """The summary in words, one line each."""
-    s = result["summary"]
-
-    def pct(x: float | None) -> str:
-        return "-" if x is None else f"{x:.0%}" if x >= 0.1 else f"{x:.1%}"
-
-    return [f"{s['trials']} trials; how they ended: " + ", ".join(f"{k} {n}" for k, n in s["stops"].items()),
-            f"expected regret stated at the stop {pct(s['mean_stated_regret'])} on average, realised "
-            f"{pct(s['mean_realised_regret'])} (against the scenario's true costs)",
-            f"two or more named the same within the indifference zone in {pct(s.get('said_same'))} of trials; the "
-            f"choice within it of the best in {pct(s['within_indifference'])}; "
-            f"decided with a realised regret over twice the threshold in {pct(s['decided_over_twice_regret'])}",
-            f"the choice's P(lowest expected cost) {pct(s['mean_p_best_of_choice'])} on average; truly best in "
-            f"{pct(s['choice_truly_best'])}; by bins of the stated P: " + (", ".join(
-                f"{b['stated']:.2f} stated, {b['truly_best']:.2f} truly best ({b['trials']} trials)"
-                for b in s.get("p_best_bins") or []) or "-"),
-            f"deciding took {s['mean_deciding_s'] or 0:.0f} s of (simulated) measuring on average",
-            f"over {s['trainings']} trainings, measuring and the choice's regret cost "
-            f"{s['horizon_measured'] or 0:.2f} trainings' time on average; taking the default unmeasured, "
-            f"{s['horizon_default'] or 0:.2f}",
-            f"a fresh training of the choice in a later period inside its stated interval: {pct(s['fresh_inside'])} "
-            f"of {s['fresh_checked']}"]
-
-
-__all__: Sequence[str] = ("Scenario", "lines", "measure_into", "plan_simulated", "rehearse", "summary")
+__all__: Sequence[str] = ("Scenario", "measure_into", "plan_simulated", "rehearse", "summary")
