@@ -281,20 +281,6 @@ def pinned_dimensions(build: builds.Build) -> tuple[str, ...]:
     return tuple(pinned)
 
 
-def outcome_line(result: Tuning) -> str:
-    """What a tuning found, in one sentence (after ``WORKLOAD BUILD N vCPU(s): ``)."""
-    if result["rejected_by_confirmation"]:
-        return (f"the search's fastest ({result['search_winner']}) was not shown to beat the default by 3 % in "
-                f"the paired confirmation (ratios {result['gain_low']:.2f}-{result['gain_high']:.2f}; a paired t-test "
-                "at 5 %): keeping the default (gain 1.00x)")
-    if not result["changed"]:
-        return f"no setting beat the default by 3 % or more in {result['trials']} trials (gain 1.00x)"
-    if result["gain"] is None:
-        return f"fastest in the search: {result['label']}, but its confirmation runs failed (gain unknown)"
-    return (f"fastest {result['label']}: {result['gain']:.2f}x the default (range {result['gain_low']:.2f}-"
-            f"{result['gain_high']:.2f} over {result['confirmed_pairs']} paired repeats)")
-
-
 def refuse_beyond_this_machine(vcpus: int, topo: machine_mod.CpuTopology | None = None,
                                quota: float | None = None) -> None:
     """Refuse ``vcpus`` this machine cannot give (more than its logical CPUs, or than a cgroup quota allows).

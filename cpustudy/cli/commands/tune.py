@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 import cpustudy.cli.args as a
 from cpustudy.names import int_list
+
+if TYPE_CHECKING:
+    from cpustudy.measure.tune import Tuning
 
 
 def register(sub: a.Subparsers) -> None:
@@ -39,5 +43,19 @@ def run(args: argparse.Namespace) -> int:
             steps_per_epoch=args.steps_per_epoch, confirm=args.confirm, rechecks=args.rechecks,
             batch_sizes=int_list(args.batch_sizes, "--batch-sizes") if args.batch_sizes else None,
             data=args.data, options=a.options(args.augment), progress=lambda line: err.print("  " + line)):
-        print(f"{head}: {tune.outcome_line(result)}")
+        print(f"{head}: {outcome_line(result)}")
     return 0
+
+
+def outcome_line(result: Tuning) -> str:
+    """What a tuning found, in one sentence (after ``WORKLOAD BUILD N vCPU(s): ``)."""
+    if result["rejected_by_confirmation"]:
+        return (f"the search's fastest ({result['search_winner']}) was not shown to beat the default by 3 % in "
+                f"the paired confirmation (ratios {result['gain_low']:.2f}-{result['gain_high']:.2f}; a paired t-test "
+                "at 5 %): keeping the default (gain 1.00x)")
+    if not result["changed"]:
+        return f"no setting beat the default by 3 % or more in {result['trials']} trials (gain 1.00x)"
+    if result["gain"] is None:
+        return f"fastest in the search: {result['label']}, but its confirmation runs failed (gain unknown)"
+    return (f"fastest {result['label']}: {result['gain']:.2f}x the default (range {result['gain_low']:.2f}-"
+            f"{result['gain_high']:.2f} over {result['confirmed_pairs']} paired repeats)")
