@@ -163,10 +163,12 @@ def test_dry_run_format_json_writes_the_plan_as_json(run_cli, db, empty_keras_ho
 
 def test_the_sweep_time_line_keeps_the_digits_of_a_short_training():
     """A tiny sweep said 'sweep time: 28 s wall for 0 s of timed training (71.38x)' of 0.39 s."""
+    from cpustudy.cli.commands.sweep import accounting_line, seconds
+
     a = sweep.TimeAccounting(wall_s=27.84, timed_s=0.39, warmup_s=1.54, startup_s=21.3, peak_s=0.0, other_s=4.61)
-    assert a.line() == ("sweep time: 28 s wall for 0.39 s of timed training (71.38x): worker start-up 21 s, "
+    assert accounting_line(a) == ("sweep time: 28 s wall for 0.39 s of timed training (71.38x): worker start-up 21 s, "
                         "warm-up 1.5 s, peak measurements 0 s, other 4.6 s")
-    assert [sweep.seconds(x) for x in (1234.4, 10.0, 9.94, 0.0042, 0.0)] == ["1234", "10", "9.9", "0.0042", "0"]
+    assert [seconds(x) for x in (1234.4, 10.0, 9.94, 0.0042, 0.0)] == ["1234", "10", "9.9", "0.0042", "0"]
 
 
 @pytest.mark.tensorflow

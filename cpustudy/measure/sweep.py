@@ -288,23 +288,6 @@ class TimeAccounting:
         """Wall time / timed training (1.00 = every second went into timed epochs); None with none."""
         return self.wall_s / self.timed_s if self.timed_s > 0 else None
 
-    def line(self) -> str | None:
-        if self.overhead is None:
-            return None
-        return (f"sweep time: {seconds(self.wall_s)} s wall for {seconds(self.timed_s)} s of timed training "
-                f"({self.overhead:.2f}x): worker start-up {seconds(self.startup_s)} s, warm-up "
-                f"{seconds(self.warmup_s)} s, peak measurements {seconds(self.peak_s)} s, other {seconds(self.other_s)} s")
-
-
-def seconds(s: float) -> str:
-    """Seconds with the digits that matter: whole from 10 s, tenths from 1 s, two significant digits below
-    (a short sweep's 0.39 s of timed training is not '0 s')."""
-    if s >= 10:
-        return f"{s:.0f}"
-    if s >= 1:
-        return f"{s:.1f}"
-    return f"{s:.2g}" if s > 0 else "0"
-
 
 def time_accounting(store: Store, run_ids: Sequence[int], wall_s: float) -> TimeAccounting:
     """The :class:`TimeAccounting` of the runs ``run_ids`` in ``wall_s`` seconds."""
@@ -388,7 +371,7 @@ class SweepResult:
     rows: list[dict[str, object]]  # per (workload, build, vCPUs): ok, failed, median epoch time
     measured: int
     failed: int
-    accounting_line: str | None  # where the wall time went
+    accounting: TimeAccounting  # where the wall time went
 
 
 @dataclass
@@ -456,7 +439,7 @@ class SweepPlan:
             account = time_accounting(store, [o.run_id for _, o in outcomes], time.perf_counter() - t0)
             rows = summary_rows(store, self.cells)
         failed = sum(o.status != "ok" for _, o in outcomes)
-        return SweepResult(rows, len(outcomes), failed, account.line())
+        return SweepResult(rows, len(outcomes), failed, account)
 
 
 def plan_from(request: SweepRequest, db: str | None) -> SweepPlan:

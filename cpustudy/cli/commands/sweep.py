@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cpustudy.cli.args as a
+
+if TYPE_CHECKING:
+    from cpustudy.measure.sweep import TimeAccounting
 
 
 def register(sub: a.Subparsers) -> None:
@@ -71,8 +75,8 @@ def run(args: argparse.Namespace) -> int:
         check = stored_check(plan.db_path)
         if check:
             print_table(check, f"projections checked against full epochs (agree within ±{projection.TOLERANCE:.0%})")
-    if result.accounting_line:
-        err.print(result.accounting_line)
+    if line := accounting_line(result.accounting):
+        err.print(line)
     if result.failed:
         print(f"{a.PROG}: {result.failed} of {result.measured} cell(s) failed (stored as failed: `{a.PROG} results "
               f"--errors --db {plan.db_path}` shows why; re-run the same command to retry them)", file=sys.stderr)
@@ -102,3 +106,22 @@ def stored_check(db_path: str | Path) -> list[dict[str, object]]:
              "pairs": pair_range(r),
              "projected_s": r["projected_s"], "full_s": r["full_s"], "steps (capped)": r["steps_per_epoch"]}
             for r in records(check)]
+
+
+def accounting_line(t: TimeAccounting) -> str | None:
+    """Where a sweep's wall time went, in one line; None where nothing was timed."""
+    if t.overhead is None:
+        return None
+    return (f"sweep time: {seconds(t.wall_s)} s wall for {seconds(t.timed_s)} s of timed training "
+            f"({t.overhead:.2f}x): worker start-up {seconds(t.startup_s)} s, warm-up "
+            f"{seconds(t.warmup_s)} s, peak measurements {seconds(t.peak_s)} s, other {seconds(t.other_s)} s")
+
+
+def seconds(s: float) -> str:
+    """Seconds with the digits that matter: whole from 10 s, tenths from 1 s, two significant digits below
+    (a short sweep's 0.39 s of timed training is not '0 s')."""
+    if s >= 10:
+        return f"{s:.0f}"
+    if s >= 1:
+        return f"{s:.1f}"
+    return f"{s:.2g}" if s > 0 else "0"
