@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from cpustudy.errors import UserError
 
@@ -20,6 +20,12 @@ def split_list(text: str, flag: str, example: str) -> list[str]:
     if any(not t for t in items):
         raise UserError(f"{flag} {text!r}: an item is empty (two commas, or one at an end): give e.g. {example}")
     return items
+
+
+def and_list(values: Sequence[int]) -> str:
+    """``8, 16 and 32``."""
+    words = [str(v) for v in values]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def unknown(kind: str, name: str, known: Iterable[str], see: str) -> UserError:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cpustudy.errors import UserError
 from cpustudy.measure.request import SweepRequest
-from cpustudy.measure.sweep import and_list
+from cpustudy.names import and_list
 
 if TYPE_CHECKING:
     from cpustudy.prices.catalog import Catalog

@@ -23,7 +23,7 @@ from cpustudy.analysis.billed import to_target_s
 from cpustudy.environment import builds as builds_mod
 from cpustudy.environment import machine as machine_mod
 from cpustudy.errors import UserError
-from cpustudy.names import split_list
+from cpustudy.names import and_list, split_list
 from cpustudy.identity import Configuration
 from cpustudy.measure.execute import RunOutcome, execute
 from cpustudy.measure.request import SweepRequest
@@ -510,9 +510,3 @@ def refuse_beyond_this_machine(request: SweepRequest, vcpus: Sequence[int], usab
     raise BeyondThisMachine(f"{and_list(too_many)} vCPUs cannot be measured honestly here: this machine lets cpustudy "
                             f"use {usable} logical CPU(s); use --vcpus {usable} or fewer, or --oversubscribe to measure "
                             "anyway (stored as oversubscribed)", request, vcpus, info)
-
-
-def and_list(values: Sequence[int]) -> str:
-    """``8, 16 and 32``."""
-    words = [str(v) for v in values]
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
