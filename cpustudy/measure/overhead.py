@@ -1,9 +1,9 @@
 """``cpustudy bench overhead``: does measuring with cpustudy change what is measured?
 
 In one interleaved run, the same model, data, input pipeline, CPUs and threads are trained (a) by cpustudy's worker
-and (b) by a plain script that calls ``model.fit`` with no callback and times it with a stopwatch. A user's
-training script is run (b) by plain Python with a stopwatch added to its first fit (``PLAIN_SCRIPT``).
-Both run in fresh processes pinned the same way, alternating which goes first. The figure is the
+and (b) by a plain script that calls ``model.fit`` with no callback and times it with a stopwatch
+(``cpustudy.worker.plain``; a user's training script is run by plain Python with a stopwatch added to its first
+fit). Both run in fresh processes pinned the same way, alternating which goes first. The figure is the
 ratio of steady-state epoch times, cpustudy / plain (1.00 = no overhead): the median over the rounds
 with a 95 % bootstrap interval.
 
@@ -21,9 +21,7 @@ import json
 import statistics
 import subprocess
 import sys
-import tempfile
 from functools import partial
-from pathlib import Path
 from typing import Callable
 
 from cpustudy.environment import machine
@@ -34,83 +32,6 @@ from cpustudy.measure.spec import Host, RunSpec, plan
 from cpustudy.store import Store
 from cpustudy.workloads import parse_list
 from cpustudy.worker.protocol import RunConfig
-
-#: Both plain sides: the run's pinning and thread sizing before TensorFlow, and the stopwatch (epoch hooks only:
-#: Keras calls them with or without it).
-PRELUDE = r"""
-import inspect, json, os, sys, time  # noqa: F401
-cfg = json.loads(sys.argv[1])
-from cpustudy.worker.frameworks import pin_and_size  # the same pinning and thread sizing, before TensorFlow
-pin_and_size(cfg["cpus"], cfg["intra_threads"], cfg["inter_threads"])
-import tensorflow as tf
-tf.config.threading.set_intra_op_parallelism_threads(cfg["intra_threads"])
-tf.config.threading.set_inter_op_parallelism_threads(cfg["inter_threads"])
-"""
-STOPWATCH = r"""
-class Stopwatch(keras.callbacks.Callback):
-    def __init__(self):
-        super().__init__()
-        self.times = []
-    def on_epoch_begin(self, epoch, logs=None):
-        self.t0 = time.perf_counter()
-    def on_epoch_end(self, epoch, logs=None):
-        self.times.append(time.perf_counter() - self.t0)
-"""
-
-PLAIN = PRELUDE + r"""
-if os.environ.get("TF_USE_LEGACY_KERAS") == "1":
-    keras = tf.keras
-else:
-    import keras
-from cpustudy.workloads import ALL
-w = ALL[cfg["workload"]]
-keras.utils.set_random_seed(cfg["seed"])
-steps = cfg["steps_per_epoch"]
-n = w.samples_per_epoch if steps is None else steps * cfg["batch_size"]
-data = w.synthetic(n, cfg.get("params") or {}, cfg["seed"])
-params = dict(cfg.get("params") or {}); params.update(data.derived)
-model = w.build(keras, params, jit_compile=cfg.get("jit_compile"), **(cfg.get("options") or {}))
-if cfg.get("input_pipeline") == "tfdata":  # the same tf.data pipeline, one iterator per fit
-    from cpustudy.worker.data import tf_dataset
-    inputs = dict(x=tf_dataset(data.x, data.y, cfg["batch_size"], cfg["seed"]),
-                  steps_per_epoch=steps or -(-n // cfg["batch_size"]), verbose=0)
-    fed = "tfdata"
-else:
-    inputs = dict(x=data.x, y=data.y, batch_size=cfg["batch_size"], steps_per_epoch=steps, shuffle=True, verbose=0)
-    fed = "arrays"
-""" + STOPWATCH + r"""
-watch = Stopwatch()
-model.fit(epochs=cfg["epochs"], callbacks=[watch], **inputs)
-steady = sum(watch.times[1:]) / (len(watch.times) - 1)  # the first epoch traces: a warm-up, as cpustudy's
-print(json.dumps({"epoch_time_s": steady, "epochs_s": watch.times, "fed": fed}))
-"""
-
-
-#: A user's script under plain Python: pinned and sized the same way, the run's epochs, step cap and validation
-#: applied to its first fit as cpustudy applies them (``cpustudy.worker.script.applied``: only fit's arguments),
-#: and a stopwatch with the epoch hooks only. The script ends after that fit, as under cpustudy.
-PLAIN_SCRIPT = PRELUDE + r"""
-import keras
-from types import SimpleNamespace
-from cpustudy.worker import script
-keras.utils.set_random_seed(cfg["seed"])
-""" + STOPWATCH + r"""
-original = keras.Model.fit
-def fit(self, *args, **kwargs):
-    bound = inspect.signature(original).bind(self, *args, **kwargs)
-    bound.apply_defaults()
-    values = {k: v for k, v in bound.arguments.items() if k != "self"}
-    run = script.applied(script.describe_fit(values, keras, None), SimpleNamespace(**cfg), keras)
-    watch = Stopwatch()
-    run["callbacks"] = [*(run.get("callbacks") or []), watch]
-    original(self, **run)
-    steady = sum(watch.times[1:]) / (len(watch.times) - 1)
-    print(json.dumps({"epoch_time_s": steady, "epochs_s": watch.times, "fed": "the script's own input"}), flush=True)
-    os._exit(0)
-keras.Model.fit = fit
-script.run_path(cfg["model_file"])
-sys.exit("the script never called fit")
-"""
 
 
 def bootstrap_interval(values: list[float], level: float = 0.95, resamples: int = 4000,
@@ -130,12 +51,8 @@ def bootstrap_interval(values: list[float], level: float = 0.95, resamples: int 
 def plain_epochs(config: RunConfig, timeout_s: float | None = None) -> tuple[float, float, str]:
     """The plain side's steady-state epoch (the mean of its epochs after the first), its fastest timed one, and
     what it fed ``fit``, as it said."""
-    env = worker_env(config.env, device="cpu")
-    with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "plain_fit.py"
-        script.write_text(PLAIN_SCRIPT if config.script else PLAIN)
-        proc = subprocess.run([config.python or sys.executable, str(script), config.to_json()], capture_output=True,
-                              text=True, env=env, timeout=timeout_s)
+    proc = subprocess.run([config.python or sys.executable, "-m", "cpustudy.worker.plain", config.to_json()],
+                          capture_output=True, text=True, env=worker_env(config.env, device="cpu"), timeout=timeout_s)
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise RuntimeError(f"plain Keras run failed: {tail}")

@@ -10,7 +10,9 @@ measures the device's peak (``peak``). ``data`` provides the training and valida
 ``usermodel``, a user's training script run as it is by ``script``.
 
 ``python -m cpustudy.worker --probe EVENTS_FD`` only imports the frameworks and reports the software
-(versions, oneDNN, the instruction sets TensorFlow says it was not compiled for).
+(versions, oneDNN, the instruction sets TensorFlow says it was not compiled for). ``python -m
+cpustudy.worker.plain CONFIG_JSON`` is ``cpustudy bench overhead``'s plain side: the same run's training with no
+callback of cpustudy's (``plain``).
 
 This package runs under any build's interpreter (Python >= 3.9, NumPy 1 or 2, Keras 3 or tf.keras
 2.x) and imports only the standard library at import time; it never imports the parent's side
