@@ -181,3 +181,26 @@ def test_a_cloud_run_with_an_unreadable_accelerator_record_is_not_priced_as_its_
     with Store.read(db) as s:
         row = summary.analyze(s, summary.Options(on_demand=True)).summary.iloc[0]
     assert row["instance"] is None and "cannot be read" in row["price_note"]
+
+
+def test_the_next_larger_vm_sentence_says_where_the_smaller_size_had_no_rate_on_the_basis(tmp_path):
+    """A 1-vCPU run on a Zen 3 (Milan) machine: the shipped catalog has t2d-standard-1 on demand only, so on the spot
+    basis the run is priced as t2d-standard-2 (its own family, never another's), and the page says why."""
+    import reportdb
+
+    from cpustudy.analysis import summary
+    from cpustudy.report.findings import findings
+    from cpustudy.store import Store
+
+    db = tmp_path / "z.sqlite"
+    with Store.open(db) as s:
+        m = s.machine_id({"fingerprint": "zen3", "cpu_model": "AMD EPYC", "cpu_vendor": "AuthenticAMD",
+                          "arch": "x86_64", "logical_cpus": 2, "threads_per_core": 1,
+                          "extra": {"family": 25, "model": 1}})
+        reportdb.add_run(s, m, "mnist_mlp", "tf", 1, [4.0, 4.0])
+        reportdb.add_run(s, m, "mnist_mlp", "tf", 2, [2.5, 2.5])
+    with Store.read(db) as s:
+        a = summary.analyze(s, summary.Options(prices=None))
+    assert set(a.summary["instance"]) == {"gcp:t2d-standard-2"}  # 1 and 2 vCPUs alike: one family, one size
+    (said,) = [f for f in findings(a) if f.startswith("Cost at 1 vCPU")]
+    assert "the smallest of its family with a rate on this basis (no spot price for t2d-standard-1" in said, said

@@ -409,6 +409,9 @@ def larger_vm_notes(s: pd.DataFrame) -> list[str]:
         memory = re.findall(r"\S+ has [\d.]+ GiB, less than the [\d.]+ GiB this training needs", notes)
         if memory:
             why.append("the training's memory: " + "; ".join(dict.fromkeys(memory)))
+        unrated = re.findall(r"no (?:spot|on-demand) price for [^;]+ in the catalog", notes)
+        if unrated:
+            why.append("the smallest of its family with a rate on this basis (" + "; ".join(dict.fromkeys(unrated)) + ")")
         reason = "; ".join(why) or "the smallest VM of its family with that many vCPUs"
         out.append(f"Cost at {runs} is that of {inst} ({size}), {reason}: renting it costs the same whatever share "
                    f"of it a run uses, so there cost follows time (it is not cut pro rata).")
