@@ -23,6 +23,13 @@ ARM_MARKER = "asimd"
 NATIVE_ON_GPU = {"mixed_float16": 7.0, "mixed_bfloat16": 8.0}
 
 
+def setting_label(policy: str | None, batch_size: object, *, precisions: bool = True, batches: bool = True) -> str:
+    """A training setting's label as a comparison names it, the axes asked for only: ``bf16 b256``, ``fp32``,
+    ``b64`` (no batch size: no ``b`` part)."""
+    return " ".join(([TAGS.get(policy or DEFAULT, "fp32")] if precisions else [])
+                    + ([f"b{batch_size}"] if batches and batch_size else []))
+
+
 def reduced(policy: object) -> bool:
     """Whether ``policy`` names a precision other than the default (None or "" is the default)."""
     return isinstance(policy, str) and policy not in ("", DEFAULT)

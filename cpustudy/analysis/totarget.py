@@ -515,19 +515,19 @@ def stored(store: Readable, workload: str, target: float | Target, *, catalog: C
     axes = [i for i, name in enumerate(named) if name in ("batch_size", "precision")]
     rest = lambda k: tuple(v for i, v in enumerate(k) if i not in axes)  # noqa: E731
     keys = [key] + ([k for k in found if k != key and rest(k) == rest(key)] if convergence is None else [])
-    vary = sorted((i for i in axes if len({k[i] for k in keys}) > 1), key=lambda i: named[i] != "precision")  # bf16 b64
+    vary = {named[i] for i in axes if len({k[i] for k in keys}) > 1}
     groups: Groups = []
     notes: list[str] = []
-    refs, places = [], {}
+    places: dict[str, Candidate] = {}
     for k in keys:
-        label = " ".join(precision.TAGS.get(str(k[i]), "fp32") if named[i] == "precision" else f"b{k[i]}" for i in vary)
         seeds, same_note = distinct_seeds(sorted((s for s, _ in found[k].values()), key=lambda s: s.seed), by)
         ref = Configuration.from_row(next(iter(found[k].values()))[1])
+        label = precision.setting_label(ref.precision_policy, ref.batch_size, precisions="precision" in vary,
+                                        batches="batch_size" in vary)
         mine = {c.name: c for c in (dataclasses.replace(c, name=f"{c.name} {label}".strip())
                                    for c in _places(runs, ref).values())}
         given = candidate_inputs(store, list(mine.values()), ref, "", runs, catalog, spot, family)
         groups.append((label, [dataclasses.replace(s, setting=label) for s in seeds], given))
-        refs.append(ref)
         places.update(mine)
         notes += [f"{label}: {same_note}" if label else same_note] if same_note else []
     if not any(s.reached for _, seeds, _ in groups for s in seeds):
@@ -540,14 +540,13 @@ def stored(store: Readable, workload: str, target: float | Target, *, catalog: C
         f, said = recalibration.factor(store, fingerprint)
         factor.update({name: f for name, m in machine_of.items() if m == fingerprint})
         lines += [f"{fingerprint}: {line}" for line in said] if len(machine_of) > 1 else said
-    ref = refs[0]
+    ref = Configuration.from_row(next(iter(found[key].values()))[1])  # the most-seeded (or asked-for) setting's
     others_said = [f"also trained to the target, left out of this answer (it answers for the configuration with the "
                    f"most seeds, batch size {ref.batch_size}, {ref.precision_policy}"
                    + (" and the settings differing from it in batch size or precision alone" if len(keys) > 1 else "")
                    + "): " + ", ".join(f"{name} {value}" for name, value, mine in zip(named, k, key) if value != mine)
                    + f", {len(found[k])} seed(s)" for k in found if k not in keys]
-    setting = "" if len(keys) > 1 else " ".join(
-        [precision.TAGS.get(ref.precision_policy, "fp32")] + ([f"b{ref.batch_size}"] if ref.batch_size else []))
+    setting = "" if len(keys) > 1 else precision.setting_label(ref.precision_policy, ref.batch_size)
     return compared(store, target, groups, ref, spot=spot, noise=noise, factor=factor,
                     notes=[*sorted(set(lines)), *notes, *others_said], deadline_s=deadline_s, budget_usd=budget_usd,
                     setting=setting)

@@ -63,8 +63,8 @@ class Setting:
 
     def label(self, default_batch: int, precisions: bool, batches: bool) -> str:
         """``bf16 b256``: the axes that vary only."""
-        return " ".join(([precision.TAGS.get(self.precision, "fp32")] if precisions else [])
-                        + ([f"b{self.batch_size or default_batch}"] if batches else []))
+        return precision.setting_label(self.precision, self.batch_size or default_batch, precisions=precisions,
+                                       batches=batches)
 
 
 def parse_settings(precisions: str | None, batch_sizes: str | None, default_precision: str,
