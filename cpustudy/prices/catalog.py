@@ -30,7 +30,6 @@ Standard library only, so the CLI can validate a price file without pandas.
 from __future__ import annotations
 
 import math
-
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,12 +179,13 @@ class Catalog:
         rows = self._family_rows(spec, region)
         family = f"{rows[0].provider}:{rows[0].family}"
         need, why = platforms.equivalent_vcpus(vcpus, threads_per_core, family)
-        notes, passed = [why] if why else [], list[str]()
-        if spot is not None and any(quote(r, spot) for r in rows):
-            unrated = [r for r in rows if r.vcpus >= need and not quote(r, spot)]
-            rows = [r for r in rows if quote(r, spot)]
-            first = next((r.vcpus for r in rows if r.vcpus >= need), math.inf)
-            passed = [r.instance_type for r in unrated if r.vcpus < first]
+        notes: list[str] = [why] if why else []
+        passed: list[str] = []
+        rated = [r for r in rows if spot is not None and quote(r, spot)]
+        if spot is not None and rated:
+            first = next((r.vcpus for r in rated if r.vcpus >= need), math.inf)
+            passed = [r.instance_type for r in rows if need <= r.vcpus < first]
+            rows = rated
             notes += [f"no {_basis(spot)} price for {', '.join(passed)} in the catalog: priced as the next larger "
                       "with one"] if passed else []
         big = [r for r in rows if r.vcpus >= need]
