@@ -74,11 +74,11 @@ class Rules:
             return f"--indifference {self.indifference:g}: give a share between 0 and 1, e.g. 0.05 for 5 %"
         if self.trainings < 1:
             return f"--trainings {self.trainings}: give how many trainings the answer will serve, 1 or more"
-        bad = [f"{k} {getattr(self, k):g} (a share between 0 and 1)" for k in ("confidence", "exclude", "level",
-               "prior_saving") if not 0 < getattr(self, k) < 1 + (k == "prior_saving")] + [
-            f"{k} {getattr(self, k):g} (at least {least})" for k, least in (
-                ("min_seeds", 1), ("narrow", 1), ("budget_trainings", 1), ("budget_per_setting", 0), ("busy_runs", 1),
-                ("draws", 100)) if not getattr(self, k) >= least]
+        shares = {"confidence": 0 < self.confidence < 1, "exclude": 0 < self.exclude < 1, "level": 0 < self.level < 1,
+                  "prior_saving": 0 < self.prior_saving <= 1}  # 1: deciding may save a whole training
+        least = {"min_seeds": 1, "narrow": 1, "budget_trainings": 1, "budget_per_setting": 0, "busy_runs": 1, "draws": 100}
+        bad = [f"{k} {getattr(self, k):g} (a share between 0 and 1)" for k, ok in shares.items() if not ok] + [
+            f"{k} {getattr(self, k):g} (at least {n})" for k, n in least.items() if not getattr(self, k) >= n]
         return f"rules: {'; '.join(bad)}" if bad else None
 
     def as_dict(self) -> dict[str, Any]:

@@ -140,6 +140,7 @@ def test_rules_are_checked_in_one_line_naming_the_flag_and_said_in_words():
     assert "--trainings" in (Rules(trainings=0).check() or "")
     assert "busy_runs 0 (at least 1)" in (Rules(busy_runs=0).check() or "")  # every threshold, not the flags alone
     assert "level 1.2 (a share" in (Rules(level=1.2).check() or "") and Rules(prior_saving=1.0).check() is None
+    assert "prior_saving 1.5 (a share between 0 and 1)" in (Rules(prior_saving=1.5).check() or "")
     assert "2%" in RULES.words() and json.loads(json.dumps(RULES.as_dict()))["trainings"] == RULES.trainings
     assert "pay for itself over 10 trainings (" in RULES.words()
     assert "pay for itself over 1 training (" in Rules(trainings=1).words()
