@@ -226,6 +226,19 @@ def test_onednn_implementation_names_in_words():
     assert path_of("gemm:jit") == "no AMX or AVX-512 bfloat16 kernel (gemm:jit)"
 
 
+@pytest.mark.tensorflow
+def test_which_kernels_a_reduced_precision_runs_on_is_read_once_per_build(tmp_path, monkeypatch):
+    """The build's answer is remembered, where oneDNN names a kernel and where it reports no matmul (oneDNN off, as
+    TensorFlow leaves it on a CPU without AVX-512): a race on such a CPU does not start TensorFlow again to learn it."""
+    from cpustudy.environment.kernels import reduced_precision_path
+
+    monkeypatch.setenv("CPUSTUDY_CACHE", str(tmp_path))
+    first = reduced_precision_path("mixed_bfloat16")
+    assert ("impl" in first) != ("error" in first) and "cached" not in first, first
+    assert "did not finish" not in str(first.get("error")) and "failed" not in str(first.get("error"))
+    assert reduced_precision_path("mixed_bfloat16") == {**first, "cached": True}
+
+
 def test_a_model_files_batch_sizes_are_configurations_of_their_own():
     from cpustudy.analysis.runs import several_batches
 

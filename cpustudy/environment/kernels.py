@@ -40,7 +40,8 @@ def reduced_precision_path(policy: str, python: str | None = None, env: Mapping[
                            timeout_s: float = 120) -> dict[str, Any]:
     """``{"impl": "brg_matmul:avx10_1_512_amx", "path": "AMX", "policy": policy}`` for the first bfloat16/float16
     matmul oneDNN ran under ``python``; ``{"error": why}`` where none was seen (a build without oneDNN, a
-    framework that failed to import). Cached per interpreter, packages, switches and policy."""
+    framework that failed to import). Cached per interpreter, packages, switches and policy (a build's answer, none
+    seen included; not a probe that failed or timed out)."""
     from cpustudy.environment.probe import probe_key, worker_env
 
     python = python or sys.executable
@@ -60,11 +61,10 @@ def reduced_precision_path(policy: str, python: str | None = None, env: Mapping[
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         return {"policy": policy, "error": f"the kernel probe failed (exit {proc.returncode}): {tail}"}
-    if not impls:
-        return {"policy": policy, "error": "oneDNN reported no matmul (oneDNN off in this build, or a framework "
-                                           "that does not use it): which kernels ran is not known"}
-    result = {"policy": policy, "impl": impls[0], "path": path_of(impls[0])}
-    write_json(cached, result)
+    result = {"policy": policy, "impl": impls[0], "path": path_of(impls[0])} if impls else {
+        "policy": policy, "error": "oneDNN reported no matmul (oneDNN off in this build, or a framework that does not "
+                                   "use it): which kernels ran is not known"}
+    write_json(cached, result)  # the build's answer, no matmul reported included; a failed probe is tried again
     return result
 
 
