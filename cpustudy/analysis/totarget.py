@@ -532,14 +532,7 @@ def stored(store: Readable, workload: str, target: float | Target, *, catalog: C
         notes += [f"{label}: {same_note}" if label else same_note] if same_note else []
     if not any(s.reached for _, seeds, _ in groups for s in seeds):
         return None
-    noise = noise or stored_noise(store)
-    lines: list[str] = []
-    machine_of = {name: c.machine for name, c in places.items()}
-    factor: dict[str, float] = {}
-    for fingerprint in sorted({m for m in machine_of.values() if m}):
-        f, said = recalibration.factor(store, fingerprint)
-        factor.update({name: f for name, m in machine_of.items() if m == fingerprint})
-        lines += [f"{fingerprint}: {line}" for line in said] if len(machine_of) > 1 else said
+    factor, lines = _factors(store, {name: c.machine for name, c in places.items()})
     ref = Configuration.from_row(next(iter(found[key].values()))[1])  # the most-seeded (or asked-for) setting's
     others_said = [f"also trained to the target, left out of this answer (it answers for the configuration with the "
                    f"most seeds, batch size {ref.batch_size}, {ref.precision_policy}"
@@ -547,6 +540,18 @@ def stored(store: Readable, workload: str, target: float | Target, *, catalog: C
                    + "): " + ", ".join(f"{name} {value}" for name, value, mine in zip(named, k, key) if value != mine)
                    + f", {len(found[k])} seed(s)" for k in found if k not in keys]
     setting = "" if len(keys) > 1 else precision.setting_label(ref.precision_policy, ref.batch_size)
-    return compared(store, target, groups, ref, spot=spot, noise=noise, factor=factor,
+    return compared(store, target, groups, ref, spot=spot, noise=noise or stored_noise(store), factor=factor,
                     notes=[*sorted(set(lines)), *notes, *others_said], deadline_s=deadline_s, budget_usd=budget_usd,
                     setting=setting)
+
+
+def _factors(store: Readable, machine_of: dict[str, str | None]) -> tuple[dict[str, float], list[str]]:
+    """Each candidate's recalibration factor, by the backtest of the machine it ran on (``machine_of``: candidate
+    name to fingerprint), and the sentences saying so (named by machine where there are several)."""
+    factor: dict[str, float] = {}
+    lines: list[str] = []
+    for fingerprint in sorted({m for m in machine_of.values() if m}):
+        f, said = recalibration.factor(store, fingerprint)
+        factor.update({name: f for name, m in machine_of.items() if m == fingerprint})
+        lines += [f"{fingerprint}: {line}" for line in said] if len(machine_of) > 1 else said
+    return factor, lines
