@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import tempfile
 from dataclasses import dataclass
@@ -79,6 +81,37 @@ class Result:
     code: int
     out: str
     err: str
+
+
+@contextlib.contextmanager
+def _machine_share(alone: bool):
+    """Under pytest-xdist (the README's ``-n 2``): a test marked ``quiet`` holds the machine alone, the other workers'
+    tests waiting for it and it for theirs to end; the rest share it. A readers-writer lock on two files of this
+    run: the gate keeps a waiting ``quiet`` test from being passed over by tests that start after it."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run:
+        yield
+        return
+    base = os.path.join(tempfile.gettempdir(), f"cpustudy-tests-{run}")
+    with open(f"{base}.gate", "a") as gate, open(f"{base}.share", "a") as share:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(share, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(share, fcntl.LOCK_UN)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Every test's set-up (module and session fixtures made for it included), call and tear-down inside its share
+    of the machine (:func:`_machine_share`): a ``quiet`` test's runs are measured with no other test running, as a
+    user measures, so they are not left out of its speed figures as measured on a busy machine."""
+    with _machine_share(item.get_closest_marker("quiet") is not None):
+        yield
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -171,6 +171,7 @@ def test_a_probe_budget_below_the_probes_estimate_writes_and_launches_nothing(ru
 
 
 @pytest.mark.tensorflow
+@pytest.mark.quiet
 def test_compare_measures_seeds_and_speed_combines_them_and_resumes(run_cli, tmp_path):
     """mnist_mlp on learnable data (its planted rule is learnt in an epoch or two) to 0.5, two seeds at 1 vCPU,
     one speed probe of 100 steps at 1 vCPU (the convergence runs count for it too); a cloud candidate is

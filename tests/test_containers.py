@@ -336,6 +336,7 @@ def test_the_cloud_job_cut_mid_cell_and_recovered_on_a_new_vm_ends_with_the_plan
                                            "measured on gcp:n2-highcpu-2 in us-central1-b"]
 
 
+@pytest.mark.quiet
 def test_a_compare_cloud_probe_runs_on_the_vm_and_joins_the_comparison(engine, image, tmp_path, run_cli, vm_venv):
     """`compare` plans a cloud candidate's speed probe (nothing launched); the probe task runs as SkyPilot runs
     it on a VM, in a container of the image (setup, then run, the bucket a host folder); `cloud fetch` brings

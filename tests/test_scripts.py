@@ -180,6 +180,7 @@ def test_a_setting_a_scripts_fit_cannot_take_is_refused_before_measuring(env, ca
     assert not db.exists()
 
 
+@pytest.mark.quiet
 def test_scripts_sweep_beside_the_study_appear_in_the_report_and_compare_with_their_files(env, run_cli,
                                                                                          monkeypatch):
     """A script that imports a module beside it and reads a file it names sweeps beside mnist_mlp, shows in the
