@@ -1,4 +1,4 @@
-"""The decision loop run against a simulated measurer (``cpustudy.measure.replay``): a known truth (each
+"""The decision loop run against a simulated measurer (``cpustudy.rehearsal.replay``): a known truth (each
 setting's speed and each seed's learning curve), a real plan, the real loop, every run stored through
 ``execute``'s own bookkeeping. Used by ``tests/test_decision.py`` and by ``reports/*/simulate_decision.py``."""
 
@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from cpustudy.measure import rehearsal, replay
+from cpustudy import rehearsal
+from cpustudy.rehearsal import replay
 from cpustudy.measure.compare import CompareRequest
 from cpustudy.rules import Rules
 from cpustudy.worker.protocol import RunConfig

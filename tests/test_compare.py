@@ -12,7 +12,8 @@ from cpustudy.analysis.billed import Billed
 from cpustudy.analysis import compare as combo
 from cpustudy.analysis.holdup import busy_reason
 from cpustudy.decision import policy
-from cpustudy.measure import race, replay
+from cpustudy.measure import race
+from cpustudy.rehearsal import replay
 from cpustudy.store import Store
 
 

@@ -575,7 +575,7 @@ def test_trials_without_simulate_and_a_real_comparison_s_options_with_it_are_ref
 def test_a_rehearsal_scores_a_tie_shared_as_p_lowest_shares_it():
     # two identical candidates: either choice is one of two truly best; P(lowest) states about 0.5 for it, and the
     # truth it is scored against must also sum to 1 over the candidates (counted whole, 0.5 would read as 1.0)
-    from cpustudy.measure import rehearsal
+    from cpustudy import rehearsal
     from cpustudy.rules import RULES
 
     tie = {"trial": 0, "stop": "not worth it", "choice": "a", "stated_regret": 0.03, "unit": "s", "deciding_s": 1.0,
@@ -613,7 +613,7 @@ def test_a_rehearsal_scores_a_tie_shared_as_p_lowest_shares_it():
 def test_a_scenario_with_a_wrong_value_is_refused_in_one_line_naming_it(tmp_path, change, named):
     # before, a negative noise or a string reached numpy as a traceback, and a misspelt key silently took the default
     from cpustudy.errors import UserError
-    from cpustudy.measure.rehearsal import Scenario
+    from cpustudy.rehearsal import Scenario
 
     f = tmp_path / "s.json"
     f.write_text(json.dumps({"candidates": {"here:1": {"sample_s": 2e-4}}, "settings": {"": {"epochs": {"1": 1.0}}},
@@ -647,7 +647,9 @@ def test_measuring_on_a_busy_machine_stops_after_two_busy_runs_and_says_why(tmp_
     # measuring stops after two in a row, saying to measure when nothing else runs.
     import simloop
 
-    from cpustudy.measure import race, rehearsal, replay
+    from cpustudy import rehearsal
+    from cpustudy.measure import race
+    from cpustudy.rehearsal import replay
 
     req = simloop.one_setting(tmp_path / "busy.sqlite")
     busy = simloop.Busy(simloop.ONE_SETTING.scenario(), replay.load_stream(simloop.STREAM))
@@ -684,7 +686,9 @@ def test_the_reference_re_timed_on_a_busy_machine_takes_a_new_repeat_each_time_a
     # timed N h ago". Run again with nothing left to measure, it measures nothing (before: a probe every time).
     import simloop
 
-    from cpustudy.measure import race, rehearsal, replay
+    from cpustudy import rehearsal
+    from cpustudy.measure import race
+    from cpustudy.rehearsal import replay
     from cpustudy.store import Store
 
     truth, db = simloop.ONE_SETTING, tmp_path / "r.sqlite"

@@ -101,10 +101,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "measure": {"identity", "analysis", "cache", "decision", "environment", "errors", "names", "precision", "prices", "rules",
                 "store", "targets", "worker", "workloads"},
     "cloud": {"identity", "cache", "environment", "errors", "measure", "names", "prices", "provenance", "store", "workloads"},
+    # ``compare --simulate``: the real comparison measured against played runs, trial after trial, beside the truth.
+    "rehearsal": {"analysis", "decision", "errors", "measure", "precision", "rules", "store", "targets", "worker"},
     # The top: the command line and ``python -m cpustudy``.
     "cli": {"identity", "cpustudy", "analysis", "cloud", "decision", "environment", "errors", "measure", "names", "precision",
             "provenance",
-            "prices", "report", "rules", "store", "targets", "worker", "workloads"},
+            "prices", "rehearsal", "report", "rules", "store", "targets", "worker", "workloads"},
     "__main__": {"cli"},
 }
 

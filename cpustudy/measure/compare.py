@@ -575,7 +575,7 @@ class Measuring:
     """What every step of measuring one comparison needs: the database open for measuring (``store``: every write), what
     is known of it (``known``: read once, each run measured read back: every read), this machine's id in it, the
     request, its settings (label and plan of each; one labelled "") and each cell's setting in words (``label_of``),
-    what to say and show, what measures a run (``execute``, or ``measure.replay``'s player), the ledger, the rules."""
+    what to say and show, what measures a run (``execute``, or ``rehearsal.replay``'s player), the ledger, the rules."""
 
     store: Store
     known: Known

@@ -34,7 +34,7 @@ Listener = Callable[[str, Mapping[str, object]], None]
 
 
 class Worker:
-    """A started worker (:class:`_Worker`, a process; ``measure.replay.Played``, none): its events, and how it
+    """A started worker (:class:`_Worker`, a process; ``rehearsal.replay.Played``, none): its events, and how it
     ended. These defaults are a worker with no process behind it (``proc`` None) and no output of its own."""
 
     proc: subprocess.Popen[bytes] | None = None
@@ -60,7 +60,7 @@ class Worker:
 
 class WorkerSource(Protocol):
     """Where a run's events come from: :class:`Spawned` (a fresh worker process training for real, the only
-    source a user command takes) or a played-back one (``measure.replay``: recorded or simulated event streams
+    source a user command takes) or a played-back one (``rehearsal.replay``: recorded or simulated event streams
     for the decision loop's tests and simulations). The run is stored the same way from either."""
 
     def start(self, config: RunConfig) -> Worker:

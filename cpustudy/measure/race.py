@@ -154,7 +154,7 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
     0`` the rest of the fixed plan, then the one decision loop (:func:`cpustudy.measure.compare.decide`) and its
     epilogue (:func:`cpustudy.measure.compare.conclude`), resuming from what is stored. ``probes``: the cloud
     candidates' probe plan and its estimated cost (``cpustudy.cloud.probes``); ``measurer``: what measures one run
-    (a fresh worker unless given: ``measure.replay`` plays one)."""
+    (a fresh worker unless given: ``rehearsal.replay`` plays one)."""
     from cpustudy.measure.session import measuring
 
     req, entries = race.request, race.entries

@@ -89,7 +89,7 @@ class Host:
     """The machine a measurement is planned for: this one (:meth:`here`, every check against it), or a
     cloud VM known only by its size and device (:meth:`vm`: its CPU flags, GPU, quota and data cache
     are unknown here, so those checks are left to the sweep that runs on it). ``cpu_flags``: the CPU's flags
-    where they are given (a simulated measurer's CPU: ``cpustudy.measure.replay``); None reads this machine's."""
+    where they are given (a simulated measurer's CPU: ``cpustudy.rehearsal.replay``); None reads this machine's."""
 
     topo: machine_mod.CpuTopology
     local: bool = True

@@ -229,7 +229,7 @@ def rehearse(args: argparse.Namespace, request: Any, rules: Rules) -> int:
     import json
 
     from cpustudy.cli.output import status
-    from cpustudy.measure import rehearsal
+    from cpustudy import rehearsal
 
     scenario = rehearsal.Scenario.load(args.simulate)
     with status("rehearsing") as update:

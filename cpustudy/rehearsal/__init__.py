@@ -1,5 +1,5 @@
 """``compare --simulate SCENARIO.json``: the real comparison, planned as the command line asks and measured to its
-decision by the real loop, against a simulated measurer that plays a scenario (:mod:`cpustudy.measure.replay`),
+decision by the real loop, against a simulated measurer that plays a scenario (:mod:`cpustudy.rehearsal.replay`),
 trial after trial, each in a database of its own; then every trial's answer beside the truth it could not see.
 
 A scenario (JSON; docs/compare.md "Rehearsal" has the format) gives each local candidate's true seconds per
@@ -30,7 +30,8 @@ import numpy as np
 from cpustudy import precision
 from cpustudy.errors import NoSeedReached, UserError
 from cpustudy.measure import compare as single
-from cpustudy.measure import race, replay
+from cpustudy.measure import race
+from cpustudy.rehearsal import replay
 from cpustudy.analysis.totarget import Comparison
 from cpustudy.decision import policy
 from cpustudy.measure.compare import CompareRequest, Planned, plan_compare
