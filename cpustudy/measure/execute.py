@@ -199,24 +199,14 @@ class _Run:
         return bool(target_summary(self.config, self.epochs).get("target_reached"))
 
     def on_event(self, kind: str, event: dict[str, object], spawned_at: float) -> None:
-        store, run_id = self.store, self.run_id
+        store, run_id, said = self.store, self.run_id, True  # said: what the run says of itself grew, stored as it comes
         if kind == protocol.SOFTWARE:
             self.software = event
-        elif kind in (protocol.DATA, protocol.MODEL, protocol.WARMUP):
-            # How long data preparation (and from where), model building and warm-up took.
+        elif kind in (protocol.DATA, protocol.MODEL, protocol.WARMUP, protocol.GPU_MONITOR):
+            # How long data preparation (and from where), model building and warm-up took; how the GPU is sampled.
             self.software["data_prep" if kind == protocol.DATA else kind] = event
             if kind == protocol.MODEL and event.get("xla") is not None:
                 store.set_xla(run_id, bool(event["xla"]))
-        elif kind == protocol.TRAIN_START:
-            self.startup = float(cast(protocol.TrainStartEvent, event)["wall"]) - spawned_at
-        elif kind == protocol.EPOCH:
-            epoch = cast(protocol.EpochEvent, event)
-            store.add_epoch(run_id, epoch)
-            self.epochs.append(epoch)
-        elif kind == protocol.ERROR:
-            self.error = cast(protocol.ErrorEvent, event).get("message")
-        elif kind == protocol.GPU_MONITOR:
-            self.software["gpu_monitor"] = event
         elif kind == protocol.DONE and event.get("anchor_s"):
             # the machine's fixed reference, timed after the epochs (cpustudy.worker.anchor): kept with the software
             self.software["anchor"] = {"seconds": event["anchor_s"], "version": event.get("anchor_version")}
@@ -225,9 +215,18 @@ class _Run:
             self.software["peak"] = self.peak_note
             # kept once the run's own rate says it can be trusted (_finish)
             self.peak_event = cast(protocol.PeakEvent, event)
-        if kind in (protocol.SOFTWARE, protocol.DATA, protocol.MODEL, protocol.WARMUP, protocol.GPU_MONITOR,
-                    protocol.PEAK) or (kind == protocol.DONE and event.get("anchor_s")):
-            store.set_software(run_id, self.software)  # what the run says of itself, stored as it comes
+        else:
+            said = False
+            if kind == protocol.TRAIN_START:
+                self.startup = float(cast(protocol.TrainStartEvent, event)["wall"]) - spawned_at
+            elif kind == protocol.EPOCH:
+                epoch = cast(protocol.EpochEvent, event)
+                store.add_epoch(run_id, epoch)
+                self.epochs.append(epoch)
+            elif kind == protocol.ERROR:
+                self.error = cast(protocol.ErrorEvent, event).get("message")
+        if said:
+            store.set_software(run_id, self.software)
         if self.listener:
             self.listener(kind, event)
 
