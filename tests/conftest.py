@@ -4,6 +4,7 @@ import contextlib
 import fcntl
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,8 @@ class Result:
 def _machine_share(alone: bool):
     """Under pytest-xdist (the README's ``-n 2``): a test marked ``quiet`` holds the machine alone, the other workers'
     tests waiting for it and it for theirs to end; the rest share it. A readers-writer lock on two files of this
-    run: the gate keeps a waiting ``quiet`` test from being passed over by tests that start after it."""
+    run: the gate keeps a waiting ``quiet`` test from being passed over by tests that start after it. Holding the
+    machine, a ``quiet`` test waits (a minute at most) until no other process uses it, as ``machine --check`` reads it."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     if not run:
         yield
@@ -99,6 +101,12 @@ def _machine_share(alone: bool):
             fcntl.flock(share, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
         finally:
             fcntl.flock(gate, fcntl.LOCK_UN)
+        if alone:  # a worker that has run out of tests may still be exiting (a second or two of a CPU): let it end
+            from cpustudy.environment.state import busy_processes
+
+            deadline = time.monotonic() + 60
+            while busy_processes(0.5) and time.monotonic() < deadline:
+                pass
         try:
             yield
         finally:
