@@ -113,15 +113,6 @@ def _machine_share(alone: bool):
             fcntl.flock(share, fcntl.LOCK_UN)
 
 
-def pytest_collection_modifyitems(items):
-    """The container tests' file first (the image's build is minutes of set-up), the files with ``quiet`` tests last,
-    the rest between, each file's tests in their order: under ``-n 2`` a file goes to one worker in this order, so
-    no ``quiet`` test waits on the other worker's image build."""
-    quiet = {item.path for item in items if item.get_closest_marker("quiet")}
-    container = {item.path for item in items if item.get_closest_marker("container")}
-    items.sort(key=lambda item: 0 if item.path in container else 2 if item.path in quiet else 1)
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """Every test's set-up (module and session fixtures made for it included), call and tear-down inside its share
