@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Six fresh trainings of the choice (here:2) in a later period than every run behind the statement, then the backtest.
+set -euo pipefail
+cd "$(dirname "$0")"
+for s in 7301 7302 7303 7304 7305 7306; do
+  cpustudy run mnist_mlp --vcpus 2 --data learnable --target-accuracy 0.9 --max-epochs 3 --seed "$s" --db later-check.sqlite
+done
+cpustudy backtest --db later-check.sqlite
