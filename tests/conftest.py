@@ -89,7 +89,8 @@ def _machine_share(alone: bool):
     """Under pytest-xdist (the README's ``-n 2``): a test marked ``quiet`` holds the machine alone, the other workers'
     tests waiting for it and it for theirs to end; the rest share it. A readers-writer lock on two files of this
     run: the gate keeps a waiting ``quiet`` test from being passed over by tests that start after it. Holding the
-    machine, a ``quiet`` test waits (a minute at most) until no other process uses it, as ``machine --check`` reads it."""
+    machine, a ``quiet`` test waits (a minute at most) until it is not busy as a run's stored state is read
+    (``environment.state.busy_share``: the rule that leaves a run out)."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     if not run:
         yield
@@ -102,10 +103,10 @@ def _machine_share(alone: bool):
         finally:
             fcntl.flock(gate, fcntl.LOCK_UN)
         if alone:  # a worker that has run out of tests may still be exiting (a second or two of a CPU): let it end
-            from cpustudy.environment.state import busy_processes
+            from cpustudy.environment.state import busy_processes, busy_share
 
-            deadline = time.monotonic() + 60
-            while busy_processes(0.5) and time.monotonic() < deadline:
+            deadline = time.monotonic() + 60  # busy as the tool leaves a run out, not by a rule of the tests' own
+            while busy_share({"busy_processes": busy_processes(0.5)}) and time.monotonic() < deadline:
                 pass
         try:
             yield
