@@ -84,6 +84,20 @@ class Result:
     err: str
 
 
+def _own_cpus_first() -> None:
+    """Under pytest-xdist each worker's runs take the CPUs in an order of their own (``CPUSTUDY_CPUS``, rotated by the
+    worker's number): two 1-vCPU runs of two tests go to two CPUs, not both to CPU 0 with CPU 1 idle. The set is
+    the same, so 2-vCPU runs and the machine's fingerprint are as without it."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    cpus = sorted(os.sched_getaffinity(0))
+    if worker.startswith("gw") and count > 1 and "CPUSTUDY_CPUS" not in os.environ:
+        turn = int(worker[2:]) * len(cpus) // count
+        os.environ["CPUSTUDY_CPUS"] = ",".join(map(str, cpus[turn:] + cpus[:turn]))
+
+
+_own_cpus_first()
+
+
 @contextlib.contextmanager
 def _machine_share(alone: bool):
     """Under pytest-xdist (the README's ``-n 2``): a test marked ``quiet`` holds the machine alone, the other workers'

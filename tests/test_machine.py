@@ -134,3 +134,25 @@ def test_precision_on_arm_is_refused_with_the_reason():
     # x86 is judged as before: its own BF16 flags, and no Arm wording
     assert precision.cpu_problem("mixed_bfloat16", {"avx2", "avx512_bf16"}) is None
     assert "AVX512_BF16 or AMX_BF16" in precision.cpu_problem("mixed_bfloat16", {"avx2", "fma"})
+
+
+def test_cpustudy_cpus_narrows_and_orders_the_cpus_runs_take(monkeypatch):
+    """Two measurements side by side take disjoint CPUs (the suite's two workers do, each its own CPU first), or
+    CPU 0 is left to the system; a CPU this process may not run on is refused in one line."""
+    allowed = sorted(os.sched_getaffinity(0))
+    SMT = machine.CpuTopology(cpus=SMT_2x4.cpus, order=(3, 7, 1, 5, 0, 4, 2, 6))
+    assert machine.choose_cpus(2, SMT) == [3, 7] and machine.choose_cpus(4, SMT) == [1, 3, 5, 7]
+    NUMA = machine.CpuTopology(cpus=NUMA_2.cpus, order=(1, 0, 4, 3, 2))
+    assert machine.choose_cpus(2, NUMA) == [3, 4]  # the larger node still first, its CPUs in the order given
+    assert machine.choose_cpus(3, NUMA) == [2, 3, 4] and machine.choose_cpus(1, NUMA) == [4]
+    monkeypatch.setenv("CPUSTUDY_CPUS", ",".join(map(str, reversed(allowed))))
+    t = machine.read_topology()
+    assert t.order == tuple(reversed(allowed)) and machine.choose_cpus(1, t) == [allowed[-1]]
+    monkeypatch.setenv("CPUSTUDY_CPUS", str(allowed[0]))
+    assert machine.read_topology().logical == 1
+    monkeypatch.setenv("CPUSTUDY_CPUS", f"{allowed[-1] + 1}")
+    with pytest.raises(UserError, match=r"names CPU\(s\) \d+ that this process may not run on: use CPUs of"):
+        machine.read_topology()
+    monkeypatch.setenv("CPUSTUDY_CPUS", "0-a")
+    with pytest.raises(UserError, match="is not a CPU list: write it as 0-3"):
+        machine.read_topology()

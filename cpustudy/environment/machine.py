@@ -88,6 +88,8 @@ class CpuTopology:
 
     # logical cpu -> (package, core, numa node)
     cpus: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    # the order runs take CPUs in (``CPUSTUDY_CPUS``); empty: lowest first
+    order: tuple[int, ...] = ()
 
     @property
     def logical(self) -> int:
@@ -127,10 +129,17 @@ def _numa_of(cpu_dir: Path) -> int:
 
 
 def read_topology(allowed: set[int] | None = None, root: Path = SYS_CPU) -> CpuTopology:
-    """The topology of the CPUs this process may run on (its affinity mask by default)."""
+    """The topology of the CPUs this process may run on: its affinity mask by default, narrowed and ordered by
+    ``CPUSTUDY_CPUS`` where that is set (a CPU list such as ``2-9`` or ``1,0``: runs are pinned within it, taking
+    its CPUs in the order given; two measurements side by side on disjoint CPUs, or CPU 0 left to the system)."""
+    order: tuple[int, ...] = ()
     if allowed is None:
         allowed = set(os.sched_getaffinity(0))
-    topo = CpuTopology()
+        given = os.environ.get("CPUSTUDY_CPUS", "").strip()
+        if given:
+            order = _cpu_order(given, allowed)
+            allowed = set(order)
+    topo = CpuTopology(order=order)
     for cpu in sorted(allowed):
         d = root / f"cpu{cpu}"
         t = d / "topology"
@@ -140,6 +149,25 @@ def read_topology(allowed: set[int] | None = None, root: Path = SYS_CPU) -> CpuT
             _numa_of(d),
         )
     return topo
+
+
+def _cpu_order(given: str, allowed: set[int]) -> tuple[int, ...]:
+    """``CPUSTUDY_CPUS`` as CPUs in the order written, each once; a clear error where it is not a CPU list or names
+    a CPU this process may not run on."""
+    from cpustudy.errors import UserError
+
+    order: list[int] = []
+    try:
+        for part in given.split(","):
+            lo, _, hi = part.strip().partition("-")
+            order += [c for c in range(int(lo), int(hi or lo) + 1) if c not in order]
+    except ValueError:
+        raise UserError(f"CPUSTUDY_CPUS={given!r} is not a CPU list: write it as 0-3 or 1,0 (or unset it)") from None
+    outside = [c for c in order if c not in allowed]
+    if outside or not order:
+        raise UserError(f"CPUSTUDY_CPUS={given!r} names CPU(s) {format_cpu_list(outside) or 'none'} that this process "
+                        f"may not run on: use CPUs of {format_cpu_list(allowed)} (or unset it)")
+    return tuple(order)
 
 
 def cgroup_cpu_quota() -> float | None:
@@ -366,8 +394,8 @@ def choose_cpus(vcpus: int, topo: CpuTopology, *, oversubscribe: bool = False) -
     """The logical CPUs that stand for ``vcpus`` cloud vCPUs on this machine.
 
     A cloud vCPU is a hardware thread, so on an SMT machine N vCPUs are N/2 whole cores with both
-    siblings; without SMT, N cores. Cores are taken from one NUMA node (then one package) first.
-    With ``oversubscribe`` and more vCPUs than CPUs, every CPU is returned (the caller records it).
+    siblings; without SMT, N cores. Cores are taken from one NUMA node (then one package) first, in the
+    topology's order where it has one (``CPUSTUDY_CPUS``). With ``oversubscribe`` and more vCPUs than CPUs, every CPU is returned (the caller records it).
     """
     from cpustudy.errors import UserError
 
@@ -384,10 +412,15 @@ def choose_cpus(vcpus: int, topo: CpuTopology, *, oversubscribe: bool = False) -
     for cpu, (pkg, core, node) in sorted(topo.cpus.items()):
         cores.setdefault((node, pkg, core), []).append(cpu)
     by_node: dict[int, list[list[int]]] = {}
-    for (node, _pkg, _core), cpus in sorted(cores.items()):
+    rank = {cpu: i for i, cpu in enumerate(topo.order)}  # CPUSTUDY_CPUS's order; else by node, package and core
+
+    def first(cpus: list[int]) -> int:
+        return min(rank[c] for c in cpus)
+
+    for (node, _pkg, _core), cpus in sorted(cores.items(), key=lambda kv: (kv[0][0], first(kv[1])) if rank else kv[0]):
         by_node.setdefault(node, []).append(cpus)
     # Prefer a node that can hold all vCPUs; otherwise fill nodes in order, largest first.
-    nodes = sorted(by_node, key=lambda n: (-sum(map(len, by_node[n])), n))
+    nodes = sorted(by_node, key=lambda n: (-sum(map(len, by_node[n])), first(by_node[n][0]) if rank else n))
     fitting = [n for n in nodes if sum(map(len, by_node[n])) >= vcpus]
     order = ([fitting[0]] + [n for n in nodes if n != fitting[0]]) if fitting else nodes
     chosen: list[int] = []
