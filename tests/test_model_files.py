@@ -303,15 +303,15 @@ def build_model():
 def test_time_and_cost_to_accuracy_on_real_fashion_mnist(run_cli, tmp_path, empty_keras_home):
     path = _tiny_fashion(tmp_path / "fashion_tiny.py")
     db = tmp_path / "r.sqlite"
-    r = run_cli("run", path, "--vcpus", 2, "--target-accuracy", 0.88, "--max-epochs", 10, "--db", db)
+    r = run_cli("run", path, "--vcpus", 2, "--target-accuracy", 0.85, "--max-epochs", 10, "--db", db)
     assert r.code == 0, r.err
     assert "MFLOP per training sample (tensorflow cost analysis)" in r.err
     assert (empty_keras_home / "datasets" / "fashion-mnist" / "train-images-idx3-ubyte.gz").exists()
     (run,) = runs(db)
     assert run["data"] == "real" and run["target_reached"] == 1 and 1 <= run["epochs_to_target"] <= 10
     assert run["time_to_target_s"] > 0 and json.loads(run["model_summary"])["samples"] == 60_000
-    r = run_cli("recommend", "fashion_tiny", "--target-accuracy", 0.88, "--db", db)
-    assert "judged by the time and cost of one training to validation accuracy 0.88" in r.out  # compare's way
+    r = run_cli("recommend", "fashion_tiny", "--target-accuracy", 0.85, "--db", db)
+    assert "judged by the time and cost of one training to validation accuracy 0.85" in r.out  # compare's way
     if busy_reason(run["machine_state"]):  # a run on a busy machine is no speed sample: nothing to choose, and why
         assert r.code == 1 and "cheapest: none" in r.out
         assert "every run of fashion_tiny (1) started on a busy machine (other processes used" in r.out
