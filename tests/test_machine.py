@@ -153,6 +153,7 @@ def test_cpustudy_cpus_narrows_and_orders_the_cpus_runs_take(monkeypatch):
     monkeypatch.setenv("CPUSTUDY_CPUS", f"{allowed[-1] + 1}")
     with pytest.raises(UserError, match=r"names CPU\(s\) \d+ that this process may not run on: use CPUs of"):
         machine.read_topology()
-    monkeypatch.setenv("CPUSTUDY_CPUS", "0-a")
-    with pytest.raises(UserError, match="is not a CPU list: write it as 0-3"):
-        machine.read_topology()
+    for wrong in ("0-a", "1,,0", "1-0"):  # not a number, an empty item, a range written backwards
+        monkeypatch.setenv("CPUSTUDY_CPUS", wrong)
+        with pytest.raises(UserError, match="is not a CPU list: write it as 0-3"):
+            machine.read_topology()

@@ -156,16 +156,18 @@ def _cpu_order(given: str, allowed: set[int]) -> tuple[int, ...]:
     a CPU this process may not run on."""
     from cpustudy.errors import UserError
 
-    order: list[int] = []
-    try:
-        for part in given.split(","):
-            lo, _, hi = part.strip().partition("-")
-            order += [c for c in range(int(lo), int(hi or lo) + 1) if c not in order]
+    parts = [part.strip() for part in given.split(",")]
+    try:  # each part as Linux writes it (parse_cpu_list), kept in the order given; an empty part is refused
+        if not all(parts):
+            raise ValueError(given)
+        order = list(dict.fromkeys(c for part in parts for c in sorted(parse_cpu_list(part))))
+        if not order:  # a range written backwards (1-0)
+            raise ValueError(given)
     except ValueError:
         raise UserError(f"CPUSTUDY_CPUS={given!r} is not a CPU list: write it as 0-3 or 1,0 (or unset it)") from None
     outside = [c for c in order if c not in allowed]
-    if outside or not order:
-        raise UserError(f"CPUSTUDY_CPUS={given!r} names CPU(s) {format_cpu_list(outside) or 'none'} that this process "
+    if outside:
+        raise UserError(f"CPUSTUDY_CPUS={given!r} names CPU(s) {format_cpu_list(outside)} that this process "
                         f"may not run on: use CPUs of {format_cpu_list(allowed)} (or unset it)")
     return tuple(order)
 
@@ -395,7 +397,8 @@ def choose_cpus(vcpus: int, topo: CpuTopology, *, oversubscribe: bool = False) -
 
     A cloud vCPU is a hardware thread, so on an SMT machine N vCPUs are N/2 whole cores with both
     siblings; without SMT, N cores. Cores are taken from one NUMA node (then one package) first, in the
-    topology's order where it has one (``CPUSTUDY_CPUS``). With ``oversubscribe`` and more vCPUs than CPUs, every CPU is returned (the caller records it).
+    topology's order where it has one (``CPUSTUDY_CPUS``). With ``oversubscribe`` and more vCPUs than CPUs,
+    every CPU is returned (the caller records it).
     """
     from cpustudy.errors import UserError
 
