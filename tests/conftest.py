@@ -98,34 +98,69 @@ def _own_cpus_first() -> None:
 _own_cpus_first()
 
 
+#: The lock files of this run's machine share while a test of this worker runs (:func:`_machine_share`).
+_SHARE: dict[str, Any] = {}
+
+
 @contextlib.contextmanager
 def _machine_share(alone: bool):
     """Under pytest-xdist (the README's ``-n 2``): a test marked ``quiet`` holds the machine alone, the other workers'
-    tests waiting for it and it for theirs to end; the rest share it. A readers-writer lock on two files of this
-    run: the gate keeps a waiting ``quiet`` test from being passed over by tests that start after it. Holding the
-    machine, a ``quiet`` test waits (a minute at most) until it is not busy as a run's stored state is read
-    (``environment.state.busy_share``: the rule that leaves a run out)."""
+    tests waiting for it and it for theirs to end; the rest share it (and may hold it alone for a block:
+    :func:`alone`). A readers-writer lock on two files of this run: the gate keeps a waiting ``quiet`` test from
+    being passed over by tests that start after it."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     if not run:
         yield
         return
     base = os.path.join(tempfile.gettempdir(), f"cpustudy-tests-{run}")
     with open(f"{base}.gate", "a") as gate, open(f"{base}.share", "a") as share:
-        fcntl.flock(gate, fcntl.LOCK_EX)
+        _take(gate, share, alone)
+        _SHARE.update(gate=gate, share=share)
         try:
-            fcntl.flock(share, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+            yield
         finally:
-            fcntl.flock(gate, fcntl.LOCK_UN)
-        if alone:  # a worker that has run out of tests may still be exiting (a second or two of a CPU): let it end
-            from cpustudy.environment.state import busy_processes, busy_share
+            _SHARE.clear()
+            fcntl.flock(share, fcntl.LOCK_UN)
 
-            deadline = time.monotonic() + 60  # busy as the tool leaves a run out, not by a rule of the tests' own
-            while busy_share({"busy_processes": busy_processes(0.5)}) and time.monotonic() < deadline:
-                pass
+
+def _take(gate, share, alone: bool) -> None:
+    """Take the machine, alone or shared, through the gate. Holding it alone, wait (a minute at most) until it is not
+    busy as a run's stored state is read (``environment.state.busy_share``: the rule that leaves a run out): a worker
+    that has run out of tests may still be exiting (a second or two of a CPU)."""
+    fcntl.flock(gate, fcntl.LOCK_EX)
+    try:
+        fcntl.flock(share, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+    finally:
+        fcntl.flock(gate, fcntl.LOCK_UN)
+    if alone:
+        from cpustudy.environment.state import busy_processes, busy_share
+
+        deadline = time.monotonic() + 60  # busy as the tool leaves a run out, not by a rule of the tests' own
+        while busy_share({"busy_processes": busy_processes(0.5)}) and time.monotonic() < deadline:
+            pass
+
+
+@pytest.fixture
+def alone():
+    """``with alone():`` holds the machine alone for a block of a test, as a test marked ``quiet`` does for all of
+    it: the block measures speed here, the rest of the test (a container's setup, a report) shares the machine.
+    The test's shared hold is let go first, so a ``quiet`` test already waiting at the gate goes before it."""
+
+    @contextlib.contextmanager
+    def block():
+        if not _SHARE:  # not under pytest-xdist: every test runs alone
+            yield
+            return
+        gate, share = _SHARE["gate"], _SHARE["share"]
+        fcntl.flock(share, fcntl.LOCK_UN)
+        _take(gate, share, alone=True)
         try:
             yield
         finally:
             fcntl.flock(share, fcntl.LOCK_UN)
+            _take(gate, share, alone=False)
+
+    return block
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -180,20 +180,21 @@ def test_a_setting_a_scripts_fit_cannot_take_is_refused_before_measuring(env, ca
     assert not db.exists()
 
 
-@pytest.mark.quiet
 def test_scripts_sweep_beside_the_study_appear_in_the_report_and_compare_with_their_files(env, run_cli,
-                                                                                         monkeypatch):
+                                                                                         monkeypatch, alone):
     """A script that imports a module beside it and reads a file it names sweeps beside mnist_mlp, shows in the
     report with its input and callbacks, and is compared to a target: the local seeds measured, the cloud
-    candidate's probe planned with the script and both of its files."""
+    candidate's probe planned with the script and both of its files. The sweep and the compare measure with the
+    machine alone (``alone``), the report shares it."""
     (env / "helpers.py").write_text("def scale(v):\n    return v * float(open(RULE).read())\nRULE = None\n")
     (env / "rule.txt").write_text("1.0\n")
     monkeypatch.chdir(env)  # run from its folder, as `python train_companions.py` would be
     script = write(env, "train_companions.py", "import helpers\nhelpers.RULE = 'rule.txt'\n" + SCRIPTS["tf.data"]
                    .replace('print("prepared"', 'x = helpers.scale(x)\nprint("prepared"'))
     db = env / "s.sqlite"
-    r = run_cli("sweep", "--workloads", f"{script},mnist_mlp", "--vcpus", "1", "--epochs", "2", "--steps-per-epoch",
-                "10", "--data", "synthetic", "--db", db)
+    with alone():
+        r = run_cli("sweep", "--workloads", f"{script},mnist_mlp", "--vcpus", "1", "--epochs", "2",
+                    "--steps-per-epoch", "10", "--data", "synthetic", "--db", db)
     assert r.code == 0, r.err
     with Store.read(db) as s:
         runs = s.runs()
@@ -206,9 +207,11 @@ def test_scripts_sweep_beside_the_study_appear_in_the_report_and_compare_with_th
     assert "script " in row and "| tf.data |" in row
 
     plan = env / "probes"
-    r = run_cli("compare", script, "--target-accuracy", "0.8", "--candidates", "here:1,gcp:n2-highcpu-2",
-                "--seeds", "2", "--max-epochs", "4", "--convergence-at", "here:1", "--repeats", "2",
-                "--probe-plan", plan, "--probe-budget", "5", "--max-trainings", "0", "--format", "json", "--db", db)
+    with alone():
+        r = run_cli("compare", script, "--target-accuracy", "0.8", "--candidates", "here:1,gcp:n2-highcpu-2",
+                    "--seeds", "2", "--max-epochs", "4", "--convergence-at", "here:1", "--repeats", "2",
+                    "--probe-plan", plan, "--probe-budget", "5", "--max-trainings", "0", "--format", "json",
+                    "--db", db)
     assert r.code == 0, r.err
     here = json.loads(r.out)["candidates"][0]
     assert here["candidate"] == "here:1" and here["reached"] == 1.0 and here["time_to_target_s"] > 0
