@@ -176,7 +176,8 @@ def test_a_probe_budget_below_the_probes_estimate_writes_and_launches_nothing(ru
 def test_compare_measures_seeds_and_speed_combines_them_and_resumes(run_cli, tmp_path):
     """mnist_mlp on learnable data (its planted rule is learnt in an epoch or two) to 0.5, two seeds at 1 vCPU,
     one speed probe of 100 steps at 1 vCPU (the convergence runs count for it too); a cloud candidate is
-    planned, not measured. Run again, it measures nothing new and answers the same."""
+    planned, not measured. Run again with ``--check 1``, it measures nothing new, answers the same and trains its
+    choice once more."""
     db, plan = tmp_path / "c.sqlite", tmp_path / "probes"
     args = ["compare", "mnist_mlp", "--target-accuracy", "0.5", "--candidates", "here:1,gcp:n2-highcpu-2",
             "--seeds", "2", "--max-epochs", "3", "--convergence-at", "here:1", "--repeats", "3",
@@ -210,24 +211,23 @@ def test_compare_measures_seeds_and_speed_combines_them_and_resumes(run_cli, tmp
     # the three are speed samples, but for any measured while other processes kept the machine busy (a shared
     # runner), which every comparison leaves out
     assert here["speed_runs"] == 3 - busy
-    r2 = run_cli(*args)
+    # Run again with --check 1: it resumes (everything was stored; a run left out as busy is measured again), answers
+    # the same, then trains the likeliest cheapest local candidate once more with a seed of its own, held against
+    # the interval stated before it.
+    r2 = run_cli(*args, "--check", "1")
     assert r2.code == 0, r2.err
-    with Store.read(db) as store:  # resumed: everything was stored (a run left out as busy is measured again)
-        assert len(store.runs()) == len(runs) or busy
+    out2 = json.loads(r2.out)
     if not busy:
-        assert json.loads(r2.out)["candidates"][0]["time_to_target_s"] == here["time_to_target_s"]
-    # --check 1: one more training of the likeliest cheapest local candidate with a seed of its own, held
-    # against the interval stated before it.
-    r3 = run_cli(*args, "--check", "1")
-    assert r3.code == 0, r3.err
-    out3 = json.loads(r3.out)
-    (c,) = out3["checks"]
+        assert out2["candidates"][0]["time_to_target_s"] == here["time_to_target_s"]
+    (c,) = out2["checks"]
     assert c["candidate"] == "here:1" and c["seed"] == 10_001 and (c["low_s"], c["high_s"]) == (
-        out3["candidates"][0]["time_low_s"], out3["candidates"][0]["time_high_s"])
+        out2["candidates"][0]["time_low_s"], out2["candidates"][0]["time_high_s"])
     assert c["billed_s"] is not None and c["billed_s"] > 0 and c["epochs"] >= 1
     assert c["inside"] == (c["low_s"] <= c["billed_s"] <= c["high_s"])
     with Store.read(db) as store:
-        (fresh,) = [x for x in store.runs() if x["seed"] == 10_001]
+        after = store.runs()
+    assert len(after) == len(runs) + 1 or busy  # the check's training, and nothing measured again
+    (fresh,) = [x for x in after if x["seed"] == 10_001]
     assert fresh["vcpus"] == 1 and fresh["target_accuracy"] == 0.5 and fresh["id"] == c["run_id"]
 
 
