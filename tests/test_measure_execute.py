@@ -168,7 +168,7 @@ def test_peak_is_measured_once_per_configuration_and_stored_with_runs(two_runs):
 @pytest.mark.tensorflow
 @pytest.mark.quiet  # the peak is kept only where it was measured on a quiet machine
 def test_tfdata_input_and_warmup_steps(run_cli, db, empty_keras_home):
-    r = run_cli("run", "mnist_cnn", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 10, "--input", "tfdata",
+    r = run_cli("run", "mnist_mlp", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 10, "--input", "tfdata",
                 "--warmup-steps", 2, "--db", db)
     assert r.code == 0, r.err
     (row,) = json.loads(run_cli("results", "--db", db, "--format", "json").out)

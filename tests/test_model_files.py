@@ -230,30 +230,30 @@ def build_model():
 
 
 @pytest.mark.tensorflow
-def test_a_model_file_sweeps_beside_mnist_cnn_reports_its_gflops_and_an_edit_is_a_new_model(
+def test_a_model_file_sweeps_beside_mnist_mlp_reports_its_gflops_and_an_edit_is_a_new_model(
         run_cli, tmp_path, empty_keras_home):
     path = tiny(tmp_path / "tiny.py")
     db = tmp_path / "r.sqlite"
-    r = run_cli("sweep", "--workloads", f"{path},mnist_cnn", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 10,
+    r = run_cli("sweep", "--workloads", f"{path},mnist_mlp", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 10,
                 "--data", "synthetic", "--db", db)
     assert r.code == 0, r.err
     stored = {x["workload"]: x for x in runs(db)}
-    assert set(stored) == {"tiny_user", "mnist_cnn"} and all(x["status"] == "ok" for x in stored.values())
+    assert set(stored) == {"tiny_user", "mnist_mlp"} and all(x["status"] == "ok" for x in stored.values())
     mine = stored["tiny_user"]
     assert mine["model_file"] == str(path) and mine["data"] == "synthetic"
     assert mine["flops_source"] == "tensorflow cost analysis" and mine["flops_per_sample"] > 0
     assert json.loads(mine["model_summary"])["input_shapes"] == [[None, 8, 8, 1]]
-    assert stored["mnist_cnn"]["model_hash"] is None and stored["mnist_cnn"]["flops_source"] == "analytic"
+    assert stored["mnist_mlp"]["model_hash"] is None and stored["mnist_mlp"]["flops_source"] == "analytic"
 
     # The same file edited: measured again as a new configuration, never pooled with the old runs.
     tiny(path, filters=6)
-    r = run_cli("sweep", "--workloads", f"{path},mnist_cnn", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 10,
+    r = run_cli("sweep", "--workloads", f"{path},mnist_mlp", "--vcpus", 1, "--epochs", 2, "--steps-per-epoch", 10,
                 "--data", "synthetic", "--db", db)
     assert r.code == 0, r.err
     after = [x for x in runs(db) if x["workload"] == "tiny_user"]
     assert len(after) == 2 and after[0]["model_hash"] != after[1]["model_hash"]
     assert after[0]["cell_key"] != after[1]["cell_key"]
-    assert len(runs(db)) == 3  # mnist_cnn's cell was resumed, not measured again
+    assert len(runs(db)) == 3  # mnist_mlp's cell was resumed, not measured again
     out = tmp_path / "report"
     assert run_cli("report", "--db", db, "--out", out).code == 0
     md = (out / "report.md").read_text()
