@@ -465,11 +465,17 @@ def compared(store: Readable, goal: float | Target, groups: Groups, ref: Configu
     (a label, its seeds, its candidates' inputs; several: a race, each setting converging with its own seeds), every
     figure drawn from the one model (:func:`cpustudy.analysis.compare.combine_groups`) at ``rules.level`` from
     ``rules.draws`` draws with the backtest's ``factor``; the assumptions, then ``notes`` and what every comparison
-    says of its intervals, the shift between periods and the draws no candidate reaches the target in."""
+    says of its intervals, the shift between periods and the draws no candidate reaches the target in. With no seed in
+    any setting (the policy stopped before anything was measured): every candidate named, without figures."""
     raced, seeds = len(groups) > 1, [s for _, ss, _ in groups for s in ss]
     results = combo.combine_groups([(ss, inputs) for _, ss, inputs in groups], deadline_s=deadline_s,
-                                   budget_usd=budget_usd, noise=noise, draws=rules.draws, level=rules.level, factor=factor)
+                                   budget_usd=budget_usd, noise=noise, draws=rules.draws, level=rules.level,
+                                   factor=factor) if seeds else [
+        combo.CandidateResult(i.candidate, None, None, None, None, None, None, None, None, None, 0.0, 0, i.usd_per_hour,
+                              i.price, [], [], level=rules.level) for _, _, inputs in groups for i in inputs]
     out = Comparison(ref.workload, goal, results, seeds, groups=groups, noise=noise, factor=factor, setting=setting)
+    if not seeds:
+        return out
     out.assumptions = assumptions(goal, spot, ref, seeds, noise, settings=raced, level=rules.level)
     if raced:
         out.assumptions.append("each setting (precision, batch size) converges with its own seeds: a candidate's "

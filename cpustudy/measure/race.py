@@ -40,6 +40,8 @@ from typing import Callable, Sequence, TypeVar
 
 from cpustudy import precision
 from cpustudy.analysis import compare as combo
+from cpustudy.analysis import totarget
+from cpustudy.analysis.stats import NO_PRIOR
 from cpustudy.analysis.totarget import Comparison
 from cpustudy.decision.policy import Step, before_measuring, leader, standing_of
 from cpustudy.errors import UserError
@@ -171,7 +173,7 @@ def measure(race: Race, say: Callable[[str], None], progress: Callable[[str], No
             float(sum(_first_seeds(race, p) for p in race.plans)), single.default_of(entries, req), rules)
         if stop is not None:  # answered before anything runs, the kernels' reading included
             say(f"compare: {stop.why}")
-            out = nothing_measured(race, stop, rules)
+            out = nothing_measured(race, known, stop, rules)
             out.wall_s = time.perf_counter() - t0
             return out
         kernels = reduced_precision_kernels(race, progress)
@@ -219,12 +221,14 @@ def first_round(race: Race, store: Readable, say: Callable[[str], None]) -> list
     return first
 
 
-def nothing_measured(race: Race, stop: Step, rules: Rules) -> Comparison:
-    """The answer where nothing was worth measuring: every candidate without figures, the default chosen."""
+def nothing_measured(race: Race, store: Readable, stop: Step, rules: Rules) -> Comparison:
+    """The answer where nothing was worth measuring: every candidate without figures (the one builder,
+    :func:`~cpustudy.analysis.totarget.compared`, given no seeds), the default chosen."""
     default = single.default_of(race.entries, race.request)
-    results = [combo.CandidateResult(c.name, None, None, None, None, None, None, None, None, None, 0.0, 0, None,
-                                     "", [], []) for p in race.plans for c in p.candidates]
-    out = Comparison(race.plans[0].reference.workload, race.request.goal, results, [])
+    groups: totarget.Groups = [(label, [], [combo.CandidateInput(c.name, [], None, "") for c in p.candidates])
+                               for label, p in race.entries]
+    out = totarget.compared(store, race.request.goal, groups, race.plans[0].reference, spot=race.request.spot,
+                            noise=NO_PRIOR, factor=1.0, rules=rules)
     single.attach(out, None, stop, single.Ledger(), rules, default)
     if out.decision:
         out.decision.choice = default  # nothing measured, no leader: the default is the answer
