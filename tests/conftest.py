@@ -99,29 +99,37 @@ def _own_cpus_first() -> None:
 _own_cpus_first()
 
 
-#: The lock files of this run's machine share while a test of this worker runs (:func:`_machine_share`).
+#: This worker's lock files of the run's machine share (``gate``, ``share``) and what it holds: "alone", "shared" or
+#: None (:func:`pytest_runtest_protocol`).
 _SHARE: dict[str, Any] = {}
 
 
-@contextlib.contextmanager
-def _machine_share(alone: bool):
-    """Under pytest-xdist (the README's ``-n 2``): a test marked ``quiet`` holds the machine alone, the other workers'
-    tests waiting for it and it for theirs to end; the rest share it (and may hold it alone for a block:
-    :func:`alone`). A readers-writer lock on two files of this run: the gate keeps a waiting ``quiet`` test from
-    being passed over by tests that start after it."""
+def _lock_files() -> tuple[Any, Any] | None:
+    """Under pytest-xdist (the README's ``-n 2``), the two files of this run's readers-writer lock, opened once per
+    worker: a test marked ``quiet`` holds the machine alone, the other workers' tests waiting for it and it for theirs
+    to end; the rest share it (and may hold it alone for a block: :func:`alone`). The gate keeps a waiting ``quiet``
+    test from being passed over by tests that start after it. None without pytest-xdist: every test runs alone."""
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     if not run:
-        yield
+        return None
+    if "gate" not in _SHARE:
+        base = os.path.join(tempfile.gettempdir(), f"cpustudy-tests-{run}")
+        _SHARE.update(gate=open(f"{base}.gate", "a"), share=open(f"{base}.share", "a"), held=None)
+    return _SHARE["gate"], _SHARE["share"]
+
+
+def _hold(want: str | None) -> None:
+    """Hold the machine as ``want`` says ("alone", "shared"; None: let it go), through the gate."""
+    files = _lock_files()
+    if files is None or _SHARE["held"] == want:
         return
-    base = os.path.join(tempfile.gettempdir(), f"cpustudy-tests-{run}")
-    with open(f"{base}.gate", "a") as gate, open(f"{base}.share", "a") as share:
-        _take(gate, share, alone)
-        _SHARE.update(gate=gate, share=share)
-        try:
-            yield
-        finally:
-            _SHARE.clear()
-            fcntl.flock(share, fcntl.LOCK_UN)
+    gate, share = files
+    if _SHARE["held"] is not None:
+        fcntl.flock(share, fcntl.LOCK_UN)
+        _SHARE["held"] = None
+    if want is not None:
+        _take(gate, share, want == "alone")
+        _SHARE["held"] = want
 
 
 def _take(gate, share, alone: bool) -> None:
@@ -149,17 +157,12 @@ def alone():
 
     @contextlib.contextmanager
     def block():
-        if not _SHARE:  # not under pytest-xdist: every test runs alone
-            yield
-            return
-        gate, share = _SHARE["gate"], _SHARE["share"]
-        fcntl.flock(share, fcntl.LOCK_UN)
-        _take(gate, share, alone=True)
+        before = _SHARE.get("held")
+        _hold("alone")
         try:
             yield
         finally:
-            fcntl.flock(share, fcntl.LOCK_UN)
-            _take(gate, share, alone=False)
+            _hold(before)
 
     return block
 
@@ -182,13 +185,22 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=lambda item: (item.path.name != FIRST, -count[item.path], str(item.path)))
 
 
+def _quiet(item) -> bool:
+    return item is not None and item.get_closest_marker("quiet") is not None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """Every test's set-up (module and session fixtures made for it included), call and tear-down inside its share
-    of the machine (:func:`_machine_share`): a ``quiet`` test's runs are measured with no other test running, as a
-    user measures, so they are not left out of its speed figures as measured on a busy machine."""
-    with _machine_share(item.get_closest_marker("quiet") is not None):
+    of the machine (:func:`_lock_files`): a ``quiet`` test's runs are measured with no other test running, as a
+    user measures, so they are not left out of its speed figures as measured on a busy machine. A ``quiet`` test
+    followed by another keeps the machine for it (the other worker's tests wait once, not once each)."""
+    _hold("alone" if _quiet(item) else "shared")
+    try:
         yield
+    finally:
+        if not (_quiet(item) and _quiet(nextitem)):
+            _hold(None)
 
 
 @pytest.fixture(scope="session", autouse=True)
