@@ -371,6 +371,16 @@ def _probe(tmp_path: Path, said: list[str], **changes) -> str | None:
     return folder
 
 
+def test_a_cloud_candidate_over_two_builds_is_probed_once_as_named(tmp_path):
+    """With two CPU builds a cloud candidate is shown once per build (``gcp:n2-highcpu-2 tf-eigen``); its probe
+    plan asks for the target as ``--candidates`` named it, once, its sweep running both builds."""
+    said: list[str] = []
+    folder = _probe(tmp_path, said, builds="tf,tf-eigen")
+    assert folder is not None and "for gcp:n2-highcpu-2:" in said[-1]
+    (target,) = plan.load(folder).targets
+    assert target.target == "gcp:n2-highcpu-2"
+
+
 def _gsutil_serving(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
     """A stand-in for gsutil first on PATH: ``gsutil -m cp -r gs://BUCKET/FOLDER/* DEST`` copies from a local
     folder standing in for Cloud Storage (no account here), and every call is noted in a log."""

@@ -60,6 +60,7 @@ class Candidate:
     target: Rented | None = None  # cloud: where it runs (a ``cloud.targets.CloudTarget``)
     machine: str | None = None  # stored: the machine's fingerprint
     instance: str | None = None  # cloud: ``CLOUD:INSTANCE_TYPE`` as its runs record it
+    asked: str | None = None  # cloud: the target as ``--candidates`` named it (what its probe plan is asked for)
 
 
 #: A comparison's settings: each one's label ("" alone), its seeds, its candidates' inputs.

@@ -64,7 +64,9 @@ def plan_probes(p: Planned, say: Callable[[str], None]) -> tuple[str | None, flo
 
 
 def _targets(candidates: Sequence[Candidate]) -> str:
-    return ",".join(dict.fromkeys(c.name.split(" ")[0] for c in candidates))
+    """The cloud candidates' targets as ``--candidates`` named them (a name shown with its build is not parsed
+    back), each once."""
+    return ",".join(dict.fromkeys(c.asked or c.name for c in candidates))
 
 
 def _options(p: Planned, candidates: Sequence[Candidate]) -> CloudSweep:

@@ -208,10 +208,11 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
             t = clouds.one(item, catalog, None, "--candidates")  # in any region
             instance = f"{t.cloud}:{t.instance_type}"
             if t.device == "gpu":
-                out.append(Candidate(item, "cloud", "gpu", vcpus=t.vcpus, device="gpu", target=t, instance=instance))
+                out.append(Candidate(item, "cloud", "gpu", vcpus=t.vcpus, device="gpu", target=t, instance=instance,
+                                     asked=item))
             else:
                 out += [Candidate(item + (f" {b}" if several else ""), "cloud", b, vcpus=t.vcpus, target=t,
-                                  instance=instance) for b in builds]
+                                  instance=instance, asked=item) for b in builds]
         else:
             raise UserError(f"--candidates: {item!r}: write here:N, here:all, here:gpu, CLOUD:INSTANCE_TYPE "
                             "(gcp:c4d-highcpu-8, aws:c7i.4xlarge), CLOUD:GPU:1 (gcp:T4:1) or db:MACHINE:VCPUS")
