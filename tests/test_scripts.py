@@ -184,17 +184,16 @@ def test_scripts_sweep_beside_the_study_appear_in_the_report_and_compare_with_th
                                                                                          monkeypatch, alone):
     """A script that imports a module beside it and reads a file it names sweeps beside mnist_mlp, shows in the
     report with its input and callbacks, and is compared to a target: the local seeds measured, the cloud
-    candidate's probe planned with the script and both of its files. The sweep and the compare measure with the
-    machine alone (``alone``), the report shares it."""
+    candidate's probe planned with the script and both of its files. The compare measures with the machine alone
+    (``alone``: a run on a busy machine is left out of its figures); the sweep and the report share it."""
     (env / "helpers.py").write_text("def scale(v):\n    return v * float(open(RULE).read())\nRULE = None\n")
     (env / "rule.txt").write_text("1.0\n")
     monkeypatch.chdir(env)  # run from its folder, as `python train_companions.py` would be
     script = write(env, "train_companions.py", "import helpers\nhelpers.RULE = 'rule.txt'\n" + SCRIPTS["tf.data"]
                    .replace('print("prepared"', 'x = helpers.scale(x)\nprint("prepared"'))
     db = env / "s.sqlite"
-    with alone():
-        r = run_cli("sweep", "--workloads", f"{script},mnist_mlp", "--vcpus", "1", "--epochs", "2",
-                    "--steps-per-epoch", "10", "--data", "synthetic", "--db", db)
+    r = run_cli("sweep", "--workloads", f"{script},mnist_mlp", "--vcpus", "1", "--epochs", "2", "--steps-per-epoch",
+                "10", "--data", "synthetic", "--db", db)  # a run measured on a busy machine still shows, flagged
     assert r.code == 0, r.err
     with Store.read(db) as s:
         runs = s.runs()
