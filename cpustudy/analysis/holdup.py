@@ -28,7 +28,6 @@ from typing import Callable, Iterator, Mapping, Protocol, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from cpustudy import identity
 from cpustudy.analysis import stats
@@ -254,14 +253,14 @@ def against_limit(r: SummaryRow, limit: float, what: str = "deadline") -> Reason
     middle = float(np.median(values))
     under = middle <= limit
     d = (math.log(limit) - float(x.mean())) * (1 if under else -1)  # the margin on the side the median is
-    p = float(sps.t.sf(d / se, dof)) if se > 0 else (0.0 if d > 0 else 1.0)
+    p = stats.t_sf(d / se, dof) if se > 0 else (0.0 if d > 0 else 1.0)
     if page_.seen is not None and math.isfinite(p):
         page_.seen[key] = p
     page_.note(key, Judged("tested", single=n == 1))
     threshold = page_.threshold
     if math.isfinite(p) and p <= threshold:
         return HOLDS
-    q = float(sps.t.ppf(1 - stats.ALPHA / 2, dof)) * se
+    q = stats.t_ppf(1 - stats.ALPHA / 2, dof) * se
     low, high = math.exp(float(x.mean()) - q), math.exp(float(x.mean()) + q)
     margin = abs(middle / limit - 1)
     return Reason(f"{middle:.0f} s billed is {100 * margin:.1f} % {'under' if under else 'over'} the {limit:g} s "

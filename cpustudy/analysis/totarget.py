@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping, Protocol, Sequence
 
 import numpy as np
-from scipy import stats as sps
+from scipy.special import betaincinv
 
 from cpustudy import identity, precision, prices
 from cpustudy.analysis import anchor, recalibration
@@ -201,8 +201,8 @@ def coverage(inside: Sequence[bool], period: Sequence[str], statement: Sequence[
         den = msb + ((n - m) / max(g - 1, 1) - 1) * msw
         deff += (m - 1) * (float(np.clip((msb - msw) / den, least, 1.0)) if g > 1 and n > g and den > 0 else least)
     n_eff, k_eff = n / min(n, deff), k / min(n, deff)
-    low = float(sps.beta.ppf(tail, k_eff, n_eff - k_eff + 1)) if k else 0.0
-    high = float(sps.beta.ppf(1 - tail, k_eff + 1, n_eff - k_eff)) if k < n else 1.0
+    low = float(betaincinv(k_eff, n_eff - k_eff + 1, tail)) if k else 0.0
+    high = float(betaincinv(k_eff + 1, n_eff - k_eff, 1 - tail)) if k < n else 1.0
     return low, high, n_eff
 
 
