@@ -161,6 +161,18 @@ class CompareRequest:
 # --- candidates -----------------------------------------------------------------------------------------------
 
 
+def _here_vcpus(item: str, rest: str, topo: machine_mod.CpuTopology) -> int:
+    """The vCPUs of ``here:N`` or ``here:all`` (``rest``: what follows ``here:``), checked against this machine."""
+    if rest == "all":
+        return topo.logical
+    if not (rest.isdigit() and int(rest) > 0):
+        raise UserError(f"--candidates: {item!r}: write here:N (vCPUs of this machine), here:all or here:gpu")
+    if int(rest) > topo.logical:
+        raise UserError(f"--candidates: {item}: this machine has {topo.logical} vCPUs: give here:1 to "
+                        f"here:{topo.logical}, or here:all")
+    return int(rest)
+
+
 def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopology, catalog: Catalog,
                      machines: Sequence[MachineRow], *, clouds: CloudTargets | None = None,
                      gpu_build: str = "jax-here") -> list[Candidate]:
@@ -187,16 +199,7 @@ def parse_candidates(text: str, builds: Sequence[str], topo: machine_mod.CpuTopo
             out.append(Candidate(local_name("gpu", topo.logical, gpu_build), "here", gpu_build, vcpus=topo.logical,
                                  device="gpu"))
         elif head == "here":
-            if rest == "all":
-                v = topo.logical
-            elif rest.isdigit() and int(rest) > 0:
-                v = int(rest)
-            else:
-                raise UserError(f"--candidates: {item!r}: write here:N (vCPUs of this machine), here:all or "
-                                "here:gpu")
-            if v > topo.logical:
-                raise UserError(f"--candidates: {item}: this machine has {topo.logical} vCPUs: give here:1 to "
-                                f"here:{topo.logical}, or here:all")
+            v = _here_vcpus(item, rest, topo)
             out += [Candidate(local_name("cpu", v, b, several), "here", b, vcpus=v) for b in builds]
         elif head == "db":
             stored = [_stored(item, rest, machines, b, several) for b in builds]
