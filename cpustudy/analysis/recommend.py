@@ -16,6 +16,7 @@ from typing import TypedDict, cast
 import pandas as pd
 
 from cpustudy.names import config_name
+from cpustudy.analysis.frames import records
 from cpustudy.analysis.studies import IMPORTED_STUDIES
 from cpustudy.analysis.summary import Analysis
 from cpustudy.errors import UserError
@@ -74,7 +75,7 @@ class Considered(TypedDict, total=False):
 
 def _rows(df: pd.DataFrame) -> list[Considered]:
     """The rows of :func:`_candidates` (or a part of it) as records."""
-    return cast("list[Considered]", df.to_dict("records"))
+    return cast("list[Considered]", records(df))
 
 
 def _first(df: pd.DataFrame) -> Considered:
