@@ -186,8 +186,8 @@ def pytest_collection_modifyitems(session, config, items):
     runs: at the start, where every worker begins with such a test, none waits for a long test (a container's build,
     a sweep) to end, and the holds follow one another (on a 2-core Zen 3 VM the waits had been 8-18 s each)."""
     count = collections.Counter(item.path for item in items)
-    alone = {item.path for item in items if _quiet(item)}
-    items.sort(key=lambda item: (item.path not in alone, item.path.name != FIRST, -count[item.path], str(item.path),
+    quiet_files = {item.path for item in items if _quiet(item)}
+    items.sort(key=lambda item: (item.path not in quiet_files, item.path.name != FIRST, -count[item.path], str(item.path),
                                  not _quiet(item)))
 
 

@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import stdtr, stdtrit
 
+
 def t_sf(x: float, df: float) -> float:
     """Student's t upper tail, ``scipy.stats.t.sf(x, df)`` to the bit without its argument checks (a rehearsal or a
     calibration test asks it 10^5 times) or the import of ``scipy.stats`` (0.7 s of a command's start)."""
